@@ -1,0 +1,73 @@
+# Skylift — every target installs what it needs and is safe to repeat.
+# Tools are cached outside the clone in $(SKYLIFT_CACHE) (see hack/lib.sh).
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+# Node 24: the system node when it is 24, else the cached `node@24` npm package.
+NODE_BIN_DIR := $(shell hack/install-node.sh --print)
+export PATH := $(NODE_BIN_DIR):$(PATH)
+
+NODE_STAMP := $(NODE_BIN_DIR)/node
+DEPS_STAMP := node_modules/.package-lock.json
+
+.PHONY: help
+help: ## Show the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+.PHONY: setup
+setup: node deps kube-bins moto ## Install everything: Node 24, npm deps, kube binaries, moto venv.
+
+.PHONY: node
+node: ## Install Node 24 if the system Node is older.
+	@hack/install-node.sh >/dev/null
+
+$(DEPS_STAMP): package.json package-lock.json | node
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $(DEPS_STAMP)
+
+.PHONY: deps
+deps: $(DEPS_STAMP) ## npm ci (only when package-lock.json changed).
+
+.PHONY: kube-bins
+kube-bins: ## Build kube-apiserver, kube-controller-manager and etcd from the Go module proxy (cached).
+	@hack/install-kube.sh >/dev/null
+
+.PHONY: moto
+moto: ## Create the moto server venv (cached).
+	@localstack/install-moto.sh >/dev/null
+
+.PHONY: test
+test: setup ## Run unit and integration tests against a real kube-apiserver + etcd and moto.
+	npx vitest run
+
+.PHONY: test-unit
+test-unit: node deps ## Unit tests only (no control plane, no emulator).
+	npx vitest run --project unit
+
+.PHONY: lint
+lint: node deps ## Type-check, ESLint and Prettier.
+	npx tsc -p tsconfig.json --noEmit
+	npx eslint .
+	npx prettier --check .
+
+.PHONY: format
+format: node deps ## Rewrite files with Prettier.
+	npx prettier --write .
+
+.PHONY: build
+build: node deps ## Compile TypeScript to dist/.
+	npx tsc -p tsconfig.build.json
+
+.PHONY: crds
+crds: node deps ## Generate crds/ from the kinds in src/apis/.
+	node src/apis/generate.ts
+
+.PHONY: dev
+dev: setup ## Start a local control plane + AWS emulator until Ctrl-C (writes .skylift/dev/).
+	node src/dev/main.ts
+
+.PHONY: clean
+clean: ## Remove build output and local state (not the tool cache).
+	rm -rf dist coverage .skylift

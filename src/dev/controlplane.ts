@@ -1,0 +1,314 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { generateLocalPki, newIdentity, tokenAuthFile, type LocalPki, type TokenIdentity } from './certs.ts';
+import { simpleRequest } from './http.ts';
+import { renderKubeconfig } from './kubeconfig.ts';
+import { toolPaths } from './paths.ts';
+import { freePort } from './ports.ts';
+import { ManagedProcess } from './process.ts';
+import { AbortWait, waitFor } from './wait.ts';
+
+/** The identities a local control plane hands out. */
+export interface ControlPlaneIdentities {
+  /** Member of system:masters: can do anything. */
+  readonly admin: TokenIdentity;
+  /**
+   * User `skylift-operator` in group `skylift:operators`, with no permissions
+   * beyond discovery until a test binds a Role/ClusterRole to it: the
+   * operator's own least-privilege identity.
+   */
+  readonly operator: TokenIdentity;
+}
+
+/** Options for {@link startControlPlane}. */
+export interface ControlPlaneOptions {
+  /** Working directory for certs, etcd data and logs; created if missing. */
+  readonly dir: string;
+  /** Also run kube-controller-manager (garbage collection, namespace deletion, service accounts). */
+  readonly controllerManager?: boolean;
+  /** Directory with kube-apiserver, kube-controller-manager and etcd; default from hack/lib.sh's rules. */
+  readonly binDir?: string;
+  /** Deadline for each component to become healthy (default 60 s). */
+  readonly startTimeoutMs?: number;
+}
+
+/** A running etcd + kube-apiserver (+ kube-controller-manager) on loopback. */
+export interface ControlPlane {
+  /** https://127.0.0.1:<port> */
+  readonly server: string;
+  readonly caPem: string;
+  readonly identities: ControlPlaneIdentities;
+  readonly dir: string;
+  readonly logDir: string;
+  /** Path of a kubeconfig file for the identity (written at start). */
+  kubeconfigPath(who: keyof ControlPlaneIdentities): string;
+  /** Stops kube-apiserver and starts it again on the same port and etcd data; resolves when ready. */
+  restartApiServer(): Promise<void>;
+  /** Stops everything (controller-manager, apiserver, etcd). Idempotent. Keeps `logDir`. */
+  stop(): Promise<void>;
+}
+
+const controllers = [
+  'garbage-collector-controller',
+  'namespace-controller',
+  'serviceaccount-controller',
+  'serviceaccount-token-controller',
+].join(',');
+
+/**
+ * Starts etcd and kube-apiserver (RBAC on, secure serving with a generated CA,
+ * static-token identities, service-account signing keys) on free loopback
+ * ports, and waits until `/readyz` answers 200. Throws with the component's log
+ * tail when something does not come up within the deadline; whatever was
+ * started is stopped again in that case.
+ */
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+  const binDir = opts.binDir ?? toolPaths().kubeBinDir;
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  const logDir = join(opts.dir, 'logs');
+  const pkiDir = join(opts.dir, 'pki');
+  const etcdDir = join(opts.dir, 'etcd');
+  await mkdir(logDir, { recursive: true });
+  await mkdir(pkiDir, { recursive: true });
+  await rm(etcdDir, { recursive: true, force: true });
+
+  const pki = await generateLocalPki(pkiDir);
+  const identities: ControlPlaneIdentities = {
+    admin: newIdentity('skylift-admin', ['system:masters']),
+    operator: newIdentity('skylift-operator', ['skylift:operators']),
+  };
+  const controllerManagerIdentity = newIdentity('system:kube-controller-manager', ['system:masters']);
+  const tokenFile = join(pkiDir, 'tokens.csv');
+  await writeFile(
+    tokenFile,
+    tokenAuthFile([identities.admin, identities.operator, controllerManagerIdentity]),
+    {
+      mode: 0o600,
+    },
+  );
+
+  const started: ManagedProcess[] = [];
+  try {
+    const etcd = await startEtcd(binDir, etcdDir, logDir, timeoutMs);
+    started.push(etcd.process);
+
+    const port = await freePort();
+    const server = `https://127.0.0.1:${port}`;
+    const apiArgs = apiServerArgs({ port, etcdUrl: etcd.url, pki, tokenFile, certDir: pkiDir });
+    let apiserver = await startApiServer(binDir, apiArgs, logDir, server, pki, identities.admin, timeoutMs);
+    started.push(apiserver);
+
+    const kubeconfigs = {
+      admin: join(opts.dir, 'admin.kubeconfig'),
+      operator: join(opts.dir, 'operator.kubeconfig'),
+    };
+    for (const who of ['admin', 'operator'] as const) {
+      await writeFile(
+        kubeconfigs[who],
+        renderKubeconfig([
+          {
+            clusterName: 'skylift-local',
+            server,
+            caPem: pki.caPem,
+            user: identities[who].user,
+            token: identities[who].token,
+            context: `skylift-local-${who}`,
+          },
+        ]),
+        { mode: 0o600 },
+      );
+    }
+
+    let kcm: ManagedProcess | undefined;
+    if (opts.controllerManager === true) {
+      const kcmConfig = join(opts.dir, 'controller-manager.kubeconfig');
+      await writeFile(
+        kcmConfig,
+        renderKubeconfig([
+          {
+            clusterName: 'skylift-local',
+            server,
+            caPem: pki.caPem,
+            user: controllerManagerIdentity.user,
+            token: controllerManagerIdentity.token,
+          },
+        ]),
+        { mode: 0o600 },
+      );
+      kcm = await ManagedProcess.start({
+        name: 'kube-controller-manager',
+        command: join(binDir, 'kube-controller-manager'),
+        args: [
+          `--kubeconfig=${kcmConfig}`,
+          '--secure-port=0',
+          '--leader-elect=false',
+          `--controllers=${controllers}`,
+          `--root-ca-file=${pki.caCert}`,
+          `--service-account-private-key-file=${pki.saKey}`,
+          '--use-service-account-credentials=false',
+          '--concurrent-gc-syncs=5',
+        ],
+        logFile: join(logDir, 'kube-controller-manager.log'),
+      });
+      started.push(kcm);
+    }
+
+    let stopped = false;
+    return {
+      server,
+      caPem: pki.caPem,
+      identities,
+      dir: opts.dir,
+      logDir,
+      kubeconfigPath: (who) => kubeconfigs[who],
+      async restartApiServer() {
+        await apiserver.stop();
+        apiserver = await startApiServer(binDir, apiArgs, logDir, server, pki, identities.admin, timeoutMs);
+      },
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        if (kcm !== undefined) await kcm.stop();
+        await apiserver.stop();
+        await etcd.process.stop();
+        await rm(etcdDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    for (const p of started.reverse()) await p.stop(2000);
+    throw err;
+  }
+}
+
+interface ApiServerArgInputs {
+  readonly port: number;
+  readonly etcdUrl: string;
+  readonly pki: LocalPki;
+  readonly tokenFile: string;
+  readonly certDir: string;
+}
+
+/** kube-apiserver flags for a single-node local control plane. Pure. */
+export function apiServerArgs(i: ApiServerArgInputs): string[] {
+  return [
+    `--etcd-servers=${i.etcdUrl}`,
+    `--secure-port=${i.port}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--cert-dir=${i.certDir}`,
+    `--tls-cert-file=${i.pki.serverCert}`,
+    `--tls-private-key-file=${i.pki.serverKey}`,
+    `--client-ca-file=${i.pki.caCert}`,
+    '--authorization-mode=RBAC',
+    `--token-auth-file=${i.tokenFile}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${i.pki.saPub}`,
+    `--service-account-signing-key-file=${i.pki.saKey}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    '--profiling=false',
+    // Benchmarks drive thousands of objects through one apiserver.
+    '--max-requests-inflight=1000',
+    '--max-mutating-requests-inflight=500',
+  ];
+}
+
+async function startEtcd(
+  binDir: string,
+  dataDir: string,
+  logDir: string,
+  timeoutMs: number,
+): Promise<{ process: ManagedProcess; url: string }> {
+  // A free port can be taken between probing and binding: retry with new ports.
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const clientPort = await freePort();
+    const peerPort = await freePort();
+    const url = `http://127.0.0.1:${clientPort}`;
+    const peer = `http://127.0.0.1:${peerPort}`;
+    await rm(dataDir, { recursive: true, force: true });
+    const proc = await ManagedProcess.start({
+      name: 'etcd',
+      command: join(binDir, 'etcd'),
+      args: [
+        '--name=skylift',
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${url}`,
+        `--advertise-client-urls=${url}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=skylift=${peer}`,
+        // Test data is throwaway; fsync dominates etcd latency on small disks.
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+      ],
+      logFile: join(logDir, 'etcd.log'),
+    });
+    try {
+      await waitFor(
+        async () => {
+          if (proc.exitStatus !== undefined) throw new ExitedError(proc);
+          const res = await simpleRequest(`${url}/health`, { timeoutMs: 2000 });
+          return res.status === 200 && res.body.includes('"health":"true"') ? true : undefined;
+        },
+        { timeoutMs, description: `etcd healthy at ${url}`, intervalMs: 100 },
+      );
+      return { process: proc, url };
+    } catch (err) {
+      lastError = err;
+      await proc.stop(2000);
+      if (!(err instanceof ExitedError)) break;
+    }
+  }
+  throw new Error(`etcd did not start: ${describe(lastError)}`);
+}
+
+async function startApiServer(
+  binDir: string,
+  args: string[],
+  logDir: string,
+  server: string,
+  pki: LocalPki,
+  admin: TokenIdentity,
+  timeoutMs: number,
+): Promise<ManagedProcess> {
+  const proc = await ManagedProcess.start({
+    name: 'kube-apiserver',
+    command: join(binDir, 'kube-apiserver'),
+    args,
+    logFile: join(logDir, 'kube-apiserver.log'),
+  });
+  try {
+    await waitFor(
+      async () => {
+        if (proc.exitStatus !== undefined) throw new ExitedError(proc);
+        const res = await simpleRequest(`${server}/readyz`, {
+          ca: pki.caPem,
+          headers: { authorization: `Bearer ${admin.token}` },
+          timeoutMs: 5000,
+        });
+        return res.status === 200 ? true : undefined;
+      },
+      { timeoutMs, description: `kube-apiserver ready at ${server}/readyz`, intervalMs: 200 },
+    );
+    return proc;
+  } catch (err) {
+    await proc.stop(2000);
+    throw new Error(
+      `kube-apiserver did not become ready: ${describe(err)}\n--- ${proc.logFile} ---\n${proc.tail()}`,
+    );
+  }
+}
+
+class ExitedError extends AbortWait {
+  constructor(proc: ManagedProcess) {
+    const s = proc.exitStatus;
+    super(`${proc.name} exited (code ${String(s?.code)}, signal ${String(s?.signal)}):\n${proc.tail()}`);
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error)
+    return err.cause instanceof Error ? `${err.message}\n${err.cause.message}` : err.message;
+  return String(err);
+}

@@ -1,0 +1,317 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { errorResponse, identifyCall, type AwsCall } from './awsOperation.ts';
+
+/** What a matching rule does to a call. */
+export type Fault =
+  /** Answer with a throttling error (default code `Throttling`, HTTP 400) without reaching the emulator. */
+  | { readonly kind: 'throttle'; readonly code?: string; readonly status?: number }
+  /** Answer with a server error (default HTTP 503 `ServiceUnavailable`). */
+  | { readonly kind: 'error'; readonly status?: number; readonly code?: string; readonly message?: string }
+  /** Wait, then forward. */
+  | { readonly kind: 'latency'; readonly ms: number }
+  /** Close the connection without answering. */
+  | { readonly kind: 'drop' }
+  /** Forward, then rewrite the response body (e.g. to fake a slow state transition). */
+  | { readonly kind: 'rewrite'; readonly rewrite: (body: string, call: AwsCall) => string };
+
+/** When a fault applies. Omitted fields match anything. */
+export interface FaultRule {
+  readonly service?: string;
+  readonly operation?: string | RegExp;
+  /** Extra predicate over the call (e.g. a hosted zone id in the path). */
+  readonly match?: (call: AwsCall) => boolean;
+  readonly fault: Fault;
+  /** Apply to the next N matching calls only. */
+  readonly times?: number;
+  /** Apply to each matching call with this probability (0..1), drawn from the proxy's rng. */
+  readonly probability?: number;
+}
+
+/** A rule once installed: how often it fired, and a way to remove it. */
+export interface InstalledRule {
+  readonly hits: number;
+  remove(): void;
+}
+
+/** One call the proxy saw, and what it did with it. */
+export interface CallRecord extends Omit<AwsCall, 'body'> {
+  /** The fault kind applied, or 'forwarded'. */
+  readonly outcome: Fault['kind'] | 'forwarded';
+  readonly status: number;
+}
+
+/** Options for {@link AwsFaultProxy.start}. */
+export interface AwsFaultProxyOptions {
+  /** The emulator's endpoint, e.g. http://127.0.0.1:5000. */
+  readonly target: string;
+  /** Random source in [0,1) for probabilistic rules; injectable for repeatable tests. */
+  readonly random?: () => number;
+}
+
+interface RuleState {
+  readonly rule: FaultRule;
+  hits: number;
+  removed: boolean;
+}
+
+/**
+ * A loopback HTTP proxy between the AWS SDK and the emulator that counts
+ * calls by service and operation and injects faults per rule: throttling,
+ * 5xx, latency, dropped connections and rewritten responses. Rules are
+ * checked in installation order; the first that matches (and has budget left)
+ * applies. Safe to use from one test at a time; `stop()` is idempotent.
+ */
+export class AwsFaultProxy {
+  readonly endpoint: string;
+  private readonly server: Server;
+  private readonly target: URL;
+  private readonly random: () => number;
+  private readonly rules: RuleState[] = [];
+  private readonly log: CallRecord[] = [];
+
+  private constructor(server: Server, endpoint: string, target: URL, random: () => number) {
+    this.server = server;
+    this.endpoint = endpoint;
+    this.target = target;
+    this.random = random;
+  }
+
+  /** Starts listening on a free loopback port. */
+  static async start(opts: AwsFaultProxyOptions): Promise<AwsFaultProxy> {
+    const server = createServer();
+    await new Promise<void>((resolveListen, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        resolveListen();
+      });
+    });
+    const port = (server.address() as AddressInfo).port;
+    const proxy = new AwsFaultProxy(
+      server,
+      `http://127.0.0.1:${port}`,
+      new URL(opts.target),
+      opts.random ?? Math.random,
+    );
+    server.on('request', (req, res) => {
+      proxy.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) {
+          res.writeHead(502, { 'content-type': 'text/plain' });
+          res.end(`skylift fault proxy: ${err instanceof Error ? err.message : String(err)}`);
+        } else {
+          res.destroy();
+        }
+      });
+    });
+    return proxy;
+  }
+
+  /** Installs a rule; it stays until removed, exhausted (`times`) or {@link clearFaults}. */
+  inject(rule: FaultRule): InstalledRule {
+    const state: RuleState = { rule, hits: 0, removed: false };
+    this.rules.push(state);
+    return {
+      get hits() {
+        return state.hits;
+      },
+      remove: () => {
+        state.removed = true;
+      },
+    };
+  }
+
+  /** Removes every rule. */
+  clearFaults(): void {
+    for (const r of this.rules) r.removed = true;
+    this.rules.length = 0;
+  }
+
+  /** Every call seen since the last {@link resetCalls}, oldest first. */
+  calls(): readonly CallRecord[] {
+    return this.log;
+  }
+
+  /** How many calls matched (all faults included). */
+  count(filter: { service?: string; operation?: string; outcome?: CallRecord['outcome'] } = {}): number {
+    return this.log.filter(
+      (c) =>
+        (filter.service === undefined || c.service === filter.service) &&
+        (filter.operation === undefined || c.operation === filter.operation) &&
+        (filter.outcome === undefined || c.outcome === filter.outcome),
+    ).length;
+  }
+
+  /** Call counts keyed `service:Operation`, for reports. */
+  countsByOperation(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const c of this.log) {
+      const key = `${c.service}:${c.operation}`;
+      out[key] = (out[key] ?? 0) + 1;
+    }
+    return out;
+  }
+
+  /** Forgets the call log (rules stay). */
+  resetCalls(): void {
+    this.log.length = 0;
+  }
+
+  /** Stops listening and closes open connections. Idempotent. */
+  async stop(): Promise<void> {
+    if (!this.server.listening) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolveClose) => this.server.close(() => resolveClose()));
+  }
+
+  private pickRule(call: AwsCall): RuleState | undefined {
+    for (const state of this.rules) {
+      const r = state.rule;
+      if (state.removed) continue;
+      if (r.times !== undefined && state.hits >= r.times) continue;
+      if (r.service !== undefined && r.service !== call.service) continue;
+      if (r.operation !== undefined) {
+        const ok =
+          typeof r.operation === 'string' ? r.operation === call.operation : r.operation.test(call.operation);
+        if (!ok) continue;
+      }
+      if (r.match !== undefined && !r.match(call)) continue;
+      if (r.probability !== undefined && this.random() >= r.probability) continue;
+      return state;
+    }
+    return undefined;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const bodyBuf = Buffer.concat(chunks);
+    const call = identifyCall({
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: req.headers,
+      body: bodyBuf.toString('utf8'),
+    });
+    const { body: _body, ...callInfo } = call;
+    const state = this.pickRule(call);
+    if (state !== undefined) state.hits++;
+    const fault = state?.rule.fault;
+    const record = (outcome: CallRecord['outcome'], status: number): void => {
+      this.log.push({ ...callInfo, outcome, status });
+    };
+
+    switch (fault?.kind) {
+      case 'throttle': {
+        const status = fault.status ?? 400;
+        const e = errorResponse(
+          call.service,
+          status,
+          fault.code ?? 'Throttling',
+          'Rate exceeded',
+          randomUUID(),
+        );
+        record('throttle', status);
+        res.writeHead(e.status, e.headers).end(e.body);
+        return;
+      }
+      case 'error': {
+        const status = fault.status ?? 503;
+        const e = errorResponse(
+          call.service,
+          status,
+          fault.code ?? (status === 500 ? 'InternalFailure' : 'ServiceUnavailable'),
+          fault.message ?? 'injected server error',
+          randomUUID(),
+        );
+        record('error', status);
+        res.writeHead(e.status, e.headers).end(e.body);
+        return;
+      }
+      case 'drop':
+        record('drop', 0);
+        req.socket.destroy();
+        return;
+      case 'latency':
+        await delay(fault.ms);
+        break;
+      case 'rewrite':
+      case undefined:
+        break;
+    }
+
+    const upstream = await this.forward(req, bodyBuf, fault?.kind === 'rewrite');
+    let out = upstream.body;
+    if (fault?.kind === 'rewrite') out = Buffer.from(fault.rewrite(out.toString('utf8'), call), 'utf8');
+    const headers = { ...upstream.headers };
+    delete headers['transfer-encoding'];
+    headers['content-length'] = String(out.length);
+    record(fault?.kind ?? 'forwarded', upstream.status);
+    res.writeHead(upstream.status, headers).end(out);
+  }
+
+  private forward(
+    req: IncomingMessage,
+    body: Buffer,
+    identity: boolean,
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+    const headers = { ...req.headers };
+    if (identity) headers['accept-encoding'] = 'identity';
+    return new Promise((resolveForward, reject) => {
+      const up = request(
+        {
+          protocol: this.target.protocol,
+          hostname: this.target.hostname,
+          port: this.target.port,
+          method: req.method,
+          path: req.url,
+          headers,
+        },
+        (upRes) => {
+          const chunks: Buffer[] = [];
+          upRes.on('data', (c: Buffer) => chunks.push(c));
+          upRes.on('end', () => {
+            resolveForward({
+              status: upRes.statusCode ?? 502,
+              headers: upRes.headers,
+              body: Buffer.concat(chunks),
+            });
+          });
+          upRes.on('error', reject);
+        },
+      );
+      up.on('error', reject);
+      up.end(body);
+    });
+  }
+}
+
+/** A rule that makes RDS report `creating` for the next `describes` DescribeDBInstances calls. */
+export function rdsSlowCreate(describes: number, status = 'creating'): FaultRule {
+  return {
+    service: 'rds',
+    operation: 'DescribeDBInstances',
+    times: describes,
+    fault: {
+      kind: 'rewrite',
+      rewrite: (body) =>
+        body.replace(
+          /<DBInstanceStatus>[^<]*<\/DBInstanceStatus>/g,
+          `<DBInstanceStatus>${status}</DBInstanceStatus>`,
+        ),
+    },
+  };
+}
+
+/** A rule that makes Route 53 report change status PENDING for the next `calls` change/GetChange calls. */
+export function route53Pending(calls: number): FaultRule {
+  return {
+    service: 'route53',
+    operation: /^(GetChange|ChangeResourceRecordSets)$/,
+    times: calls,
+    fault: {
+      kind: 'rewrite',
+      rewrite: (body) => body.replace(/<Status>INSYNC<\/Status>/g, '<Status>PENDING</Status>'),
+    },
+  };
+}

@@ -1,0 +1,56 @@
+// What integration tests use to reach the local stack.
+import { KubeConfig } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { emulatorCredentials } from '../../src/dev/emulator.ts';
+import { simpleRequest } from '../../src/dev/http.ts';
+import { AwsFaultProxy } from './awsFaultProxy.ts';
+import type { StackInfo } from './stackInfo.ts';
+
+export type { StackInfo } from './stackInfo.ts';
+
+/** The stack started by globalSetup. Throws outside the integration project. */
+export function stackInfo(): StackInfo {
+  const info = inject('stack');
+  // inject() returns undefined when no globalSetup provided the value.
+  if ((info as StackInfo | undefined) === undefined) {
+    throw new Error(
+      'no local stack: run this file in the integration project (vitest --project integration)',
+    );
+  }
+  return info;
+}
+
+/** A client-node KubeConfig for the admin or the limited operator identity. */
+export function kubeConfig(who: 'admin' | 'operator' = 'admin'): KubeConfig {
+  const kc = new KubeConfig();
+  const info = stackInfo();
+  kc.loadFromFile(who === 'admin' ? info.adminKubeconfig : info.operatorKubeconfig);
+  return kc;
+}
+
+/** Forgets every AWS resource in the emulator. */
+export async function resetEmulator(): Promise<void> {
+  const res = await simpleRequest(`${stackInfo().awsEndpoint}/moto-api/reset`, { method: 'POST' });
+  if (res.status !== 200) throw new Error(`moto reset failed: HTTP ${res.status}`);
+}
+
+/** Starts a fault proxy in front of the stack's emulator; stop it in afterEach/afterAll. */
+export async function startFaultProxy(random?: () => number): Promise<AwsFaultProxy> {
+  return AwsFaultProxy.start({
+    target: stackInfo().awsEndpoint,
+    ...(random !== undefined ? { random } : {}),
+  });
+}
+
+/** AWS SDK v3 client configuration for an endpoint (the proxy or the emulator). */
+export function awsClientConfig(endpoint: string, maxAttempts = 3) {
+  return {
+    endpoint,
+    region: emulatorCredentials.region,
+    credentials: {
+      accessKeyId: emulatorCredentials.accessKeyId,
+      secretAccessKey: emulatorCredentials.secretAccessKey,
+    },
+    maxAttempts,
+  };
+}

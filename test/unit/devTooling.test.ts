@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tokenAuthFile, newIdentity } from '../../src/dev/certs.ts';
+import { emulatorEnv } from '../../src/dev/emulator.ts';
+import { renderKubeconfig } from '../../src/dev/kubeconfig.ts';
+import { parseEnvFile, pinnedVersions, repoRoot, toolPaths } from '../../src/dev/paths.ts';
+
+describe('pinned versions', () => {
+  const v = pinnedVersions();
+  it('agree between hack/versions.env, the Go wrapper modules and the moto requirements', () => {
+    const kubeMod = readFileSync(join(repoRoot, 'hack/kubebins/go.mod'), 'utf8');
+    expect(kubeMod).toContain(`k8s.io/kubernetes ${v.KUBE_VERSION}`);
+    const staging = v.KUBE_VERSION.replace(/^v1\./, 'v0.');
+    const replaces = kubeMod.split('\n').filter((l) => l.includes(' => '));
+    expect(replaces.length).toBeGreaterThan(20);
+    for (const line of replaces)
+      expect(line.trim()).toMatch(new RegExp(`^(\\S+) => \\1 ${staging.replace(/\./g, '\\.')}$`));
+    expect(readFileSync(join(repoRoot, 'hack/etcd/go.mod'), 'utf8')).toContain(
+      `go.etcd.io/etcd/server/v3 ${v.ETCD_VERSION}`,
+    );
+    expect(readFileSync(join(repoRoot, 'localstack/requirements.txt'), 'utf8')).toContain(
+      `moto[server]==${v.MOTO_VERSION}\n`,
+    );
+    const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      engines: { node: string };
+    };
+    expect(pkg.engines.node).toContain(`>=${v.NODE_VERSION.split('.')[0]}`);
+  });
+
+  it('rejects malformed env files', () => {
+    expect(() => parseEnvFile('NOEQUALS')).toThrow(/malformed/);
+    expect(parseEnvFile('# c\n\nA=1\nB=x=y\n')).toEqual({ A: '1', B: 'x=y' });
+  });
+});
+
+describe('toolPaths', () => {
+  const versions = {
+    KUBE_VERSION: 'v1.2.3',
+    ETCD_VERSION: 'v3',
+    NODE_VERSION: '24.0.0',
+    MOTO_VERSION: '9.9',
+  };
+  it.each([
+    {
+      reason: 'XDG cache',
+      env: { XDG_CACHE_HOME: '/x' },
+      kube: '/x/skylift/kube/v1.2.3',
+      venv: '/x/skylift/venv/moto-9.9',
+    },
+    {
+      reason: 'explicit cache dir wins',
+      env: { XDG_CACHE_HOME: '/x', SKYLIFT_CACHE_DIR: '/c' },
+      kube: '/c/kube/v1.2.3',
+      venv: '/c/venv/moto-9.9',
+    },
+    {
+      reason: 'binary dir override',
+      env: { SKYLIFT_CACHE_DIR: '/c', SKYLIFT_KUBE_BIN_DIR: '/k' },
+      kube: '/k',
+      venv: '/c/venv/moto-9.9',
+    },
+  ])('$reason', ({ env, kube, venv }) => {
+    const p = toolPaths(env, versions);
+    expect(p.kubeBinDir).toBe(kube);
+    expect(p.venvDir).toBe(venv);
+  });
+});
+
+describe('renderKubeconfig', () => {
+  it('writes one cluster, a user and context per identity, first context current', () => {
+    const base = { clusterName: 'c', server: 'https://127.0.0.1:1', caPem: 'PEM' };
+    const cfg = JSON.parse(
+      renderKubeconfig([
+        { ...base, user: 'a', token: 't1' },
+        { ...base, user: 'b', token: 't2', context: 'ctx-b' },
+      ]),
+    ) as {
+      clusters: unknown[];
+      users: { name: string; user: { token: string } }[];
+      contexts: { name: string }[];
+      'current-context': string;
+    };
+    expect(cfg.clusters).toHaveLength(1);
+    expect(cfg.users.map((u) => u.user.token)).toEqual(['t1', 't2']);
+    expect(cfg.contexts.map((c) => c.name)).toEqual(['c-a', 'ctx-b']);
+    expect(cfg['current-context']).toBe('c-a');
+    expect(() => renderKubeconfig([])).toThrow();
+  });
+});
+
+describe('tokenAuthFile', () => {
+  it('quotes the group list and gives every identity its own token', () => {
+    const a = newIdentity('alice', ['g1', 'g2']);
+    const b = newIdentity('bob', []);
+    expect(a.token).not.toBe(b.token);
+    expect(tokenAuthFile([a, b])).toBe(`${a.token},alice,uid-alice,"g1,g2"\n${b.token},bob,uid-bob,""\n`);
+  });
+});
+
+describe('emulatorEnv', () => {
+  it('points the SDK at the endpoint with test credentials', () => {
+    expect(emulatorEnv('http://127.0.0.1:9')).toMatchObject({
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+      AWS_REGION: 'us-east-1',
+    });
+  });
+});
