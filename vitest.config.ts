@@ -9,6 +9,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'src/**/*.test.ts'],
           testTimeout: 10_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -20,6 +21,17 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

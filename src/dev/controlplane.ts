@@ -149,6 +149,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
           '--concurrent-gc-syncs=5',
         ],
         logFile: join(logDir, 'kube-controller-manager.log'),
+        pidFile: join(logDir, 'kube-controller-manager.pid'),
       });
       started.push(kcm);
     }
@@ -243,6 +244,7 @@ async function startEtcd(
         '--log-level=warn',
       ],
       logFile: join(logDir, 'etcd.log'),
+      pidFile: join(logDir, 'etcd.pid'),
     });
     try {
       await waitFor(
@@ -260,7 +262,7 @@ async function startEtcd(
       if (!(err instanceof ExitedError)) break;
     }
   }
-  throw new Error(`etcd did not start: ${describe(lastError)}`);
+  throw new Error(`etcd did not start: ${describe(lastError)}`, { cause: lastError });
 }
 
 async function startApiServer(
@@ -277,6 +279,7 @@ async function startApiServer(
     command: join(binDir, 'kube-apiserver'),
     args,
     logFile: join(logDir, 'kube-apiserver.log'),
+    pidFile: join(logDir, 'kube-apiserver.pid'),
   });
   try {
     await waitFor(
@@ -296,6 +299,7 @@ async function startApiServer(
     await proc.stop(2000);
     throw new Error(
       `kube-apiserver did not become ready: ${describe(err)}\n--- ${proc.logFile} ---\n${proc.tail()}`,
+      { cause: err },
     );
   }
 }

@@ -53,6 +53,7 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
       command: join(venvDir, 'bin', 'moto_server'),
       args: ['-H', '127.0.0.1', '-p', String(port)],
       logFile,
+      pidFile: join(opts.dir, 'moto.pid'),
       env: { ...process.env, PYTHONUNBUFFERED: '1' },
     });
     const reset = async (): Promise<void> => {
@@ -69,7 +70,14 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
         },
         { timeoutMs: opts.startTimeoutMs ?? 60_000, description: `moto at ${endpoint}`, intervalMs: 100 },
       );
-      return { endpoint, logFile, reset, stop: async () => void (await proc.stop(5000)) };
+      return {
+        endpoint,
+        logFile,
+        reset,
+        stop: async () => {
+          await proc.stop(5000);
+        },
+      };
     } catch (err) {
       lastError = err;
       await proc.stop(2000);

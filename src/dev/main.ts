@@ -4,9 +4,12 @@
 import { once } from 'node:events';
 import { join, relative } from 'node:path';
 import { repoRoot } from './paths.ts';
+import { reapStaleProcesses } from './reaper.ts';
 import { startLocalStack } from './stack.ts';
 
 const dir = process.env.SKYLIFT_DEV_DIR ?? join(repoRoot, '.skylift', 'dev');
+const reaped = await reapStaleProcesses(dir);
+if (reaped > 0) process.stdout.write(`Stopped ${reaped} processes left over from an earlier \`make dev\`.\n`);
 const started = Date.now();
 process.stdout.write('Starting kube-apiserver, etcd, kube-controller-manager and moto…\n');
 const stack = await startLocalStack({ dir });

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 /** How a {@link ManagedProcess} ended. */
 export interface ProcessExit {
@@ -18,6 +18,11 @@ export interface StartOptions {
   readonly logFile: string;
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
+  /**
+   * Records `<pid> <command>` here while the process runs, so a later run can
+   * reap it if this one is killed before it can clean up (see reaper.ts).
+   */
+  readonly pidFile?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -43,13 +48,14 @@ export class ManagedProcess {
   private readonly child: ChildProcess;
   private exit: ProcessExit | undefined;
 
-  private constructor(name: string, logFile: string, child: ChildProcess) {
+  private constructor(name: string, logFile: string, child: ChildProcess, pidFile: string | undefined) {
     this.name = name;
     this.logFile = logFile;
     this.child = child;
     this.exited = new Promise((resolveExit) => {
       child.on('exit', (code, signal) => {
         live.delete(child);
+        if (pidFile !== undefined) rmSync(pidFile, { force: true });
         this.exit = { code, signal };
         resolveExit(this.exit);
       });
@@ -65,8 +71,11 @@ export class ManagedProcess {
         stdio: ['ignore', fd, fd],
         env: opts.env ?? process.env,
         cwd: opts.cwd,
+        // Own process group: a terminal's Ctrl-C reaches only us, and we stop
+        // the children in order (controller-manager, apiserver, etcd).
+        detached: true,
       });
-      const proc = new ManagedProcess(opts.name, opts.logFile, child);
+      const proc = new ManagedProcess(opts.name, opts.logFile, child, opts.pidFile);
       await Promise.race([
         once(child, 'spawn'),
         once(child, 'error').then(([err]: unknown[]) => {
@@ -74,6 +83,9 @@ export class ManagedProcess {
         }),
       ]);
       live.add(child);
+      if (opts.pidFile !== undefined && child.pid !== undefined) {
+        writeFileSync(opts.pidFile, `${child.pid} ${opts.command}\n`);
+      }
       return proc;
     } finally {
       closeSync(fd);

@@ -36,7 +36,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   if (cp.status === 'rejected' || emu.status === 'rejected') {
     if (cp.status === 'fulfilled') await cp.value.stop();
     if (emu.status === 'fulfilled') await emu.value.stop();
-    const reason = cp.status === 'rejected' ? cp.reason : emu.status === 'rejected' ? emu.reason : undefined;
+    const reason: unknown =
+      cp.status === 'rejected' ? cp.reason : emu.status === 'rejected' ? emu.reason : undefined;
     throw reason instanceof Error ? reason : new Error(String(reason));
   }
   const controlPlane = cp.value;

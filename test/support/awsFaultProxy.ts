@@ -162,7 +162,11 @@ export class AwsFaultProxy {
   async stop(): Promise<void> {
     if (!this.server.listening) return;
     this.server.closeAllConnections();
-    await new Promise<void>((resolveClose) => this.server.close(() => resolveClose()));
+    await new Promise<void>((resolveClose) =>
+      this.server.close(() => {
+        resolveClose();
+      }),
+    );
   }
 
   private pickRule(call: AwsCall): RuleState | undefined {

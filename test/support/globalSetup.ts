@@ -5,6 +5,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { repoRoot } from '../../src/dev/paths.ts';
+import { reapStaleProcesses } from '../../src/dev/reaper.ts';
 import { startLocalStack, type LocalStack } from '../../src/dev/stack.ts';
 import type { StackInfo } from './stackInfo.ts';
 
@@ -15,6 +16,7 @@ let stack: LocalStack | undefined;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   await mkdir(runsDir, { recursive: true });
+  await reapStaleProcesses(runsDir);
   await pruneOldRuns();
   const dir = join(runsDir, new Date().toISOString().replace(/[:.]/g, '-'));
   const started = Date.now();

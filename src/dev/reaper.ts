@@ -1,0 +1,47 @@
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * Kills processes left behind by an earlier run that was itself killed
+ * (SIGKILL, OOM, CI timeout) before it could stop its children. Looks for
+ * `*.pid` files (written by ManagedProcess) under `dir`, and kills a recorded
+ * pid only while its command line still contains the recorded command (as
+ * argv[0], or argv[1] for scripts such as moto_server), so a recycled pid is
+ * never hit. Returns how many processes it killed.
+ * Idempotent; never throws for missing files or dead processes.
+ */
+export async function reapStaleProcesses(dir: string): Promise<number> {
+  let killed = 0;
+  for (const file of await pidFiles(dir)) {
+    const [pidText, command] = (await readFile(file, 'utf8').catch(() => '')).trim().split(' ', 2);
+    const pid = Number(pidText);
+    if (
+      Number.isInteger(pid) &&
+      pid > 1 &&
+      command !== undefined &&
+      (await argvOf(pid))?.includes(command) === true
+    ) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        killed++;
+      } catch {
+        // already gone
+      }
+    }
+    await rm(file, { force: true });
+  }
+  return killed;
+}
+
+async function argvOf(pid: number): Promise<string[] | undefined> {
+  try {
+    return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').slice(0, 2);
+  } catch {
+    return undefined;
+  }
+}
+
+async function pidFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile() && e.name.endsWith('.pid')).map((e) => join(e.parentPath, e.name));
+}

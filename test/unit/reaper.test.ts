@@ -1,0 +1,26 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { reapStaleProcesses } from '../../src/dev/reaper.ts';
+
+describe('reapStaleProcesses', () => {
+  it('kills a recorded process whose command still matches, and leaves others alone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'skylift-reaper-'));
+    const orphan = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    await once(orphan, 'spawn');
+    const exited = once(orphan, 'exit');
+    await writeFile(join(dir, 'orphan.pid'), `${orphan.pid} ${process.execPath}\n`);
+    // A pid file whose pid now runs something else (pid reuse) must not be killed.
+    await writeFile(join(dir, 'reused.pid'), `${process.pid} /usr/bin/not-this-command\n`);
+    await writeFile(join(dir, 'garbage.pid'), 'nonsense\n');
+
+    expect(await reapStaleProcesses(dir)).toBe(1);
+    const [, signal] = (await exited) as [number | null, string | null];
+    expect(signal).toBe('SIGKILL');
+    expect(await readdir(dir)).toEqual([]);
+    expect(await reapStaleProcesses(join(dir, 'missing'))).toBe(0);
+  });
+});
