@@ -1,0 +1,111 @@
+import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { RDSClient } from '@aws-sdk/client-rds';
+import { Route53Client } from '@aws-sdk/client-route-53';
+import type { Clock } from '../../runtime/clock.ts';
+import type { Metrics } from '../../runtime/metrics.ts';
+import { classifyAwsError } from './errors.ts';
+import { AdaptiveRateLimiter, defaultServiceRates, type AdaptiveRateOptions } from './rateLimiter.ts';
+
+/** The shared SDK clients, one per service, for one region. */
+export interface AwsClients {
+  readonly region: string;
+  readonly route53: Route53Client;
+  readonly elbv2: ElasticLoadBalancingV2Client;
+  readonly rds: RDSClient;
+  /** The client-side limiters, by signing name (route53, elasticloadbalancing, rds). */
+  readonly limiters: ReadonlyMap<string, AdaptiveRateLimiter>;
+  destroy(): void;
+}
+
+/** Options for {@link createAwsClients}. */
+export interface AwsClientOptions {
+  readonly region: string;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  /** Defaults to $AWS_ENDPOINT_URL; unset means real AWS. */
+  readonly endpoint?: string | undefined;
+  /** Attempts per call including SDK retries (default 3). */
+  readonly maxAttempts?: number;
+  readonly rates?: Readonly<Record<string, AdaptiveRateOptions>>;
+}
+
+interface MiddlewareStackLike {
+  add(
+    mw: (
+      next: (args: unknown) => Promise<unknown>,
+      context: { commandName?: string },
+    ) => (args: unknown) => Promise<unknown>,
+    opts: { step: 'finalizeRequest'; priority: 'low'; name: string },
+  ): void;
+}
+
+/**
+ * Builds the SDK clients every controller shares. Credentials come from the
+ * SDK's default chain (environment, IRSA web identity, instance role); the
+ * endpoint from AWS_ENDPOINT_URL, so the emulator, LocalStack and real AWS
+ * differ only in configuration. Each client gets a middleware that runs per
+ * HTTP attempt (inside the SDK's retries): it waits for the service's
+ * adaptive rate limiter, and records `skylift_aws_api_calls_total` and
+ * throttles.
+ */
+export function createAwsClients(opts: AwsClientOptions): AwsClients {
+  const endpoint = opts.endpoint ?? process.env.AWS_ENDPOINT_URL;
+  const base = {
+    region: opts.region,
+    maxAttempts: opts.maxAttempts ?? 3,
+    ...(endpoint !== undefined && endpoint !== '' ? { endpoint } : {}),
+  };
+  const rates = { ...defaultServiceRates, ...opts.rates };
+  const limiters = new Map<string, AdaptiveRateLimiter>();
+  const instrument = (service: string, stack: MiddlewareStackLike): void => {
+    const rate = rates[service] ?? { maxPerSecond: 10, minPerSecond: 1, burst: 10 };
+    const limiter = new AdaptiveRateLimiter(opts.clock, rate);
+    limiters.set(service, limiter);
+    opts.metrics.awsRateLimit.set({ service }, limiter.ratePerSecond);
+    stack.add(
+      (next, context) => async (args) => {
+        const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
+        await limiter.acquire();
+        try {
+          const out = await next(args);
+          limiter.onSuccess();
+          opts.metrics.awsCalls.inc({ service, operation, outcome: 'success' });
+          return out;
+        } catch (err) {
+          const cls = classifyAwsError(err);
+          if (cls === 'throttling') {
+            limiter.onThrottle();
+            opts.metrics.awsThrottles.inc({ service });
+          }
+          opts.metrics.awsCalls.inc({
+            service,
+            operation,
+            outcome: cls === 'throttling' ? 'throttled' : cls === 'unknown' ? 'error' : cls,
+          });
+          throw err;
+        } finally {
+          opts.metrics.awsRateLimit.set({ service }, limiter.ratePerSecond);
+        }
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'skyliftRateLimitAndMetrics' },
+    );
+  };
+  const route53 = new Route53Client(base);
+  const elbv2 = new ElasticLoadBalancingV2Client(base);
+  const rds = new RDSClient(base);
+  instrument('route53', route53.middlewareStack as unknown as MiddlewareStackLike);
+  instrument('elasticloadbalancing', elbv2.middlewareStack as unknown as MiddlewareStackLike);
+  instrument('rds', rds.middlewareStack as unknown as MiddlewareStackLike);
+  return {
+    region: opts.region,
+    route53,
+    elbv2,
+    rds,
+    limiters,
+    destroy() {
+      route53.destroy();
+      elbv2.destroy();
+      rds.destroy();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import { RetryableError, TerminalError } from '../../runtime/errors.ts';
+
+/** How an AWS error should be treated. */
+export type AwsErrorClass = 'throttling' | 'transient' | 'terminal' | 'unknown';
+
+/** Codes AWS uses for "slow down" across services (smithy's list plus service-specific ones). */
+export const throttlingCodes: readonly string[] = [
+  'Throttling',
+  'ThrottlingException',
+  'ThrottledException',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'ProvisionedThroughputExceededException',
+  'TransactionInProgressException',
+  'RequestLimitExceeded',
+  'BandwidthLimitExceeded',
+  'LimitExceededException',
+  'RequestThrottled',
+  'SlowDown',
+  'PriorRequestNotComplete',
+  'EC2ThrottledException',
+];
+
+/** Codes that mean "try again": server-side trouble and timeouts. */
+export const transientCodes: readonly string[] = [
+  'InternalFailure',
+  'InternalError',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'TimeoutError',
+  'IDPCommunicationError',
+];
+
+/** Network-level error codes (Node) that mean the request may not have reached AWS. */
+export const networkErrorCodes: readonly string[] = [
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+];
+
+/**
+ * Codes no retry will fix: the request itself is wrong, or not allowed.
+ * Quotas are terminal too (PRODUCT.md): retrying will not raise them.
+ */
+export const terminalCodes: readonly string[] = [
+  'ValidationError',
+  'ValidationException',
+  'InvalidParameterValue',
+  'InvalidParameterValueException',
+  'InvalidParameterCombination',
+  'InvalidParameter',
+  'InvalidParameterException',
+  'MissingParameter',
+  'InvalidInput',
+  'InvalidAction',
+  'AccessDenied',
+  'AccessDeniedException',
+  'UnauthorizedOperation',
+  'OptInRequired',
+  'UnrecognizedClientException',
+  'InvalidClientTokenId',
+  'SignatureDoesNotMatch',
+  'IncompleteSignature',
+];
+
+/** The error code of an SDK (or network) error, if it has one. Pure. */
+export function awsErrorCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { name?: unknown; code?: unknown; Code?: unknown };
+  if (typeof e.code === 'string' && networkErrorCodes.includes(e.code)) return e.code;
+  if (typeof e.Code === 'string') return e.Code;
+  if (typeof e.name === 'string' && e.name !== 'Error') return e.name;
+  return typeof e.code === 'string' ? e.code : undefined;
+}
+
+function httpStatus(err: unknown): number | undefined {
+  const m = (err as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata;
+  return typeof m?.httpStatusCode === 'number' ? m.httpStatusCode : undefined;
+}
+
+/**
+ * Classifies an AWS error from the generic tables plus a service's own
+ * (`extra`, checked first). Unknown 4xx errors are 'unknown' (the caller
+ * retries them with backoff); 5xx are transient. Pure.
+ */
+export function classifyAwsError(
+  err: unknown,
+  extra: { readonly terminal?: readonly string[]; readonly transient?: readonly string[] } = {},
+): AwsErrorClass {
+  const code = awsErrorCode(err);
+  if (code !== undefined) {
+    if (extra.terminal?.includes(code) === true) return 'terminal';
+    if (extra.transient?.includes(code) === true) return 'transient';
+    if (throttlingCodes.includes(code)) return 'throttling';
+    if (transientCodes.includes(code) || networkErrorCodes.includes(code)) return 'transient';
+    if (terminalCodes.includes(code)) return 'terminal';
+  }
+  const status = httpStatus(err);
+  if (status === 429) return 'throttling';
+  if (status !== undefined && status >= 500) return 'transient';
+  return 'unknown';
+}
+
+/** An AWS error that no retry fixes, keeping the AWS code. */
+export class AwsTerminalError extends TerminalError {
+  readonly code: string | undefined;
+  constructor(message: string, code: string | undefined, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** An AWS error worth retrying with backoff, keeping the AWS code. */
+export class AwsRetryableError extends RetryableError {
+  readonly code: string | undefined;
+  constructor(reason: string, message: string, code: string | undefined, options?: ErrorOptions) {
+    super(reason, message, options);
+    this.code = code;
+  }
+}
+
+/**
+ * Turns an AWS error into the engine's typed errors: `what` names the step
+ * ("create load balancer"). Throttling → retryable with reason Throttled;
+ * terminal → TerminalError; everything else → retryable. Pure.
+ */
+export function toTypedAwsError(
+  what: string,
+  err: unknown,
+  extra?: Parameters<typeof classifyAwsError>[1],
+): AwsTerminalError | AwsRetryableError {
+  const code = awsErrorCode(err);
+  const detail = err instanceof Error ? err.message : String(err);
+  const message = `${what}: ${code !== undefined && !detail.includes(code) ? `${code}: ` : ''}${detail}`;
+  switch (classifyAwsError(err, extra)) {
+    case 'terminal':
+      return new AwsTerminalError(message, code, { cause: err });
+    case 'throttling':
+      return new AwsRetryableError('Throttled', message, code, { cause: err });
+    case 'transient':
+    case 'unknown':
+      return new AwsRetryableError('AWSError', message, code, { cause: err });
+  }
+}

@@ -1,0 +1,205 @@
+import type { Logger } from 'pino';
+import type { Clock } from './clock.ts';
+import { Engine, type ExternalClient } from './engine.ts';
+import type { EventRecorder } from './events.ts';
+import type { KubeClient } from './kube/client.ts';
+import { Informer, WatchEventType } from './kube/informer.ts';
+import { objectKey, type KubeObject, type ResourceType } from './kube/resource.ts';
+import type { ManagedObject } from './managed.ts';
+import type { Metrics } from './metrics.ts';
+import { WorkQueue } from './workqueue.ts';
+import { getCondition, ConditionType } from './conditions.ts';
+
+/** Another resource type whose changes should reconcile primary objects (e.g. Services for MyIngress). */
+export interface SecondaryWatch {
+  readonly type: ResourceType;
+  /** Primary keys (`namespace/name`) affected by a change of `obj`. Pure, fast. */
+  map(obj: KubeObject): string[];
+}
+
+/** Options for {@link Controller}. */
+export interface ControllerOptions<T extends ManagedObject> {
+  readonly type: ResourceType;
+  readonly adapter: ExternalClient<T>;
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly events: EventRecorder;
+  readonly clusterId: string;
+  /** Watch only these namespaces (default: all). */
+  readonly namespaces?: readonly string[] | undefined;
+  readonly labelSelector?: string | undefined;
+  readonly workers?: number;
+  readonly resyncPeriodMs?: number;
+  readonly pollMs?: number;
+  readonly createGraceMs?: number;
+  readonly watchdogMs?: number;
+  readonly watches?: readonly SecondaryWatch[];
+  readonly random?: () => number;
+}
+
+/**
+ * One kind's control loop: informers (primary and secondary, per namespace
+ * when scoped) → a deduplicating work queue → N workers running the engine.
+ * Primary changes are enqueued only when they matter (spec generation or
+ * deletion), so the engine's own status writes do not loop back.
+ */
+export class Controller<T extends ManagedObject> {
+  readonly type: ResourceType;
+  private readonly o: ControllerOptions<T>;
+  private readonly queue: WorkQueue;
+  private readonly engine: Engine<T>;
+  private readonly primary: Informer<T>[] = [];
+  private readonly secondary: Informer<KubeObject>[] = [];
+  private readonly secondaryByType = new Map<ResourceType, Informer<KubeObject>[]>();
+  private workers: Promise<void>[] = [];
+
+  constructor(opts: ControllerOptions<T>) {
+    this.o = opts;
+    this.type = opts.type;
+    const name = opts.type.kind.toLowerCase();
+    this.queue = new WorkQueue({
+      clock: opts.clock,
+      metrics: opts.metrics.queueSink(name),
+      ...(opts.random !== undefined ? { random: opts.random } : {}),
+    });
+    this.engine = new Engine<T>({
+      type: opts.type,
+      adapter: opts.adapter,
+      client: opts.client,
+      clock: opts.clock,
+      logger: opts.logger,
+      metrics: opts.metrics,
+      events: opts.events,
+      clusterId: opts.clusterId,
+      ...(opts.resyncPeriodMs !== undefined ? { resyncPeriodMs: opts.resyncPeriodMs } : {}),
+      ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
+      ...(opts.createGraceMs !== undefined ? { createGraceMs: opts.createGraceMs } : {}),
+      ...(opts.random !== undefined ? { random: opts.random } : {}),
+    });
+    const scopes =
+      opts.namespaces !== undefined && opts.namespaces.length > 0 ? opts.namespaces : [undefined];
+    for (const namespace of scopes) {
+      const inf = this.informer<T>(opts.type, namespace);
+      inf.on((type, obj, old) => {
+        if (type === WatchEventType.Deleted) return;
+        if (type === WatchEventType.Modified && old !== undefined && !significant(old, obj)) return;
+        this.queue.add(objectKey(obj.metadata));
+      });
+      this.primary.push(inf);
+      for (const w of opts.watches ?? []) {
+        const sec = this.informer<KubeObject>(w.type, namespace);
+        sec.on((_type, obj) => {
+          for (const key of w.map(obj)) this.queue.add(key);
+        });
+        this.secondary.push(sec);
+        this.secondaryByType.set(w.type, [...(this.secondaryByType.get(w.type) ?? []), sec]);
+      }
+    }
+    opts.metrics.managedSources.push(() => this.readiness());
+  }
+
+  /** The cached primary object for a key. */
+  get(key: string): T | undefined {
+    for (const inf of this.primary) {
+      const obj = inf.get(key);
+      if (obj !== undefined) return obj;
+    }
+    return undefined;
+  }
+
+  /** Cached objects of a secondary type (for adapters that read Services, Secrets, …). */
+  secondaryObjects(type: ResourceType): KubeObject[] {
+    return (this.secondaryByType.get(type) ?? []).flatMap((s) => s.list());
+  }
+
+  /** Starts informers, waits for their first list, then starts the workers. */
+  async start(): Promise<void> {
+    for (const inf of [...this.primary, ...this.secondary]) inf.start();
+    await Promise.all([...this.primary, ...this.secondary].map((i) => i.waitForSync()));
+    const n = this.o.workers ?? 4;
+    this.workers = Array.from({ length: n }, () => this.work());
+  }
+
+  /** True once every informer has listed. */
+  get synced(): boolean {
+    return [...this.primary, ...this.secondary].every((i) => i.hasSynced);
+  }
+
+  /**
+   * Stops taking work, lets in-flight reconciles finish for up to `deadlineMs`,
+   * then stops watching. Idempotent.
+   */
+  async stop(deadlineMs: number): Promise<void> {
+    this.queue.shutDown();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.workers),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, deadlineMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    await Promise.all([...this.primary, ...this.secondary].map((i) => i.stop()));
+  }
+
+  private informer<O extends KubeObject>(type: ResourceType, namespace: string | undefined): Informer<O> {
+    return new Informer<O>({
+      client: this.o.client,
+      type,
+      clock: this.o.clock,
+      logger: this.o.logger,
+      namespace,
+      labelSelector: type === this.o.type ? this.o.labelSelector : undefined,
+      ...(this.o.watchdogMs !== undefined ? { watchdogMs: this.o.watchdogMs } : {}),
+      onRestart: (reason) => this.o.metrics.watchRestarts.inc({ resource: type.plural, reason }),
+    });
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        const obj = this.get(key);
+        if (obj === undefined) {
+          this.queue.forget(key);
+          continue;
+        }
+        const outcome = await this.engine.reconcile(structuredClone(obj));
+        if (outcome.kind === 'backoff') {
+          this.queue.addRateLimited(key);
+        } else {
+          this.queue.forget(key);
+          if (outcome.requeueAfterMs !== undefined) this.queue.addAfter(key, outcome.requeueAfterMs);
+        }
+      } catch (err) {
+        // The engine never throws; this guards the worker loop itself.
+        this.o.logger.error({ err: err instanceof Error ? err.message : String(err), key }, 'worker error');
+        this.queue.addRateLimited(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private readiness(): { kind: string; ready: string; count: number }[] {
+    const counts = new Map<string, number>();
+    for (const inf of this.primary) {
+      for (const obj of inf.list()) {
+        const ready = getCondition(obj.status?.conditions, ConditionType.Ready)?.status ?? 'Unknown';
+        counts.set(ready, (counts.get(ready) ?? 0) + 1);
+      }
+    }
+    return [...counts].map(([ready, count]) => ({ kind: this.o.type.kind, ready, count }));
+  }
+}
+
+/** A primary change worth reconciling: the spec (generation) or deletion state changed. Pure. */
+export function significant(old: KubeObject, obj: KubeObject): boolean {
+  return (
+    old.metadata.generation !== obj.metadata.generation ||
+    old.metadata.deletionTimestamp !== obj.metadata.deletionTimestamp
+  );
+}

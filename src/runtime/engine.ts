@@ -1,0 +1,559 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { jittered } from './backoff.ts';
+import type { Clock } from './clock.ts';
+import { ConditionType, getCondition, Reason, setCondition, type ConditionUpdate } from './conditions.ts';
+import {
+  decideRetry,
+  definitelyNotCreated,
+  OwnershipConflictError,
+  RequeueAfter,
+  TerminalError,
+  wrap,
+} from './errors.ts';
+import { EventReason, type EventRecorder, type EventSpec } from './events.ts';
+import type { KubeClient } from './kube/client.ts';
+import { resourcePath, type ResourceType } from './kube/resource.ts';
+import {
+  createPendingAnnotation,
+  finalizerName,
+  ownershipOf,
+  type ManagedObject,
+  type ManagedStatus,
+  type OwnershipTags,
+} from './managed.ts';
+import { mergePatchFor } from './mergePatch.ts';
+import type { Metrics, ReconcileResult } from './metrics.ts';
+
+/** Whether the AWS resource is usable, as an adapter judges it. */
+export interface ReadyState {
+  readonly ready: boolean;
+  /** Condition reason, e.g. Available, Creating, Provisioning. */
+  readonly reason: string;
+  readonly message?: string;
+}
+
+/** What an adapter found in AWS for a CR. */
+export type Observation = { readonly exists: false } | ExistingObservation;
+
+/** An AWS resource that exists. */
+export interface ExistingObservation {
+  readonly exists: true;
+  /** Skylift ownership tags on the resource; undefined when it carries none. */
+  readonly ownership: OwnershipTags | undefined;
+  /** False when AWS differs from the spec (or ownership tags must be added on adoption). */
+  readonly upToDate: boolean;
+  /** What differs, for Events and logs (e.g. "ttl 300 → 60"). */
+  readonly diff?: string;
+  readonly ready: ReadyState;
+  /** Kind-specific status fields (arn, dnsName, …), replacing the previous ones. */
+  readonly status: Record<string, unknown>;
+  /** Observe again sooner than the resync period (e.g. still provisioning). */
+  readonly requeueAfterMs?: number;
+}
+
+/** What an adapter's calls may use. */
+export interface ReconcileContext {
+  readonly logger: Logger;
+  /** The tags this CR stamps on what it creates. */
+  readonly ownership: OwnershipTags;
+  readonly clock: Clock;
+}
+
+/**
+ * One kind's AWS side, as crossplane-runtime's ExternalClient. The engine
+ * owns the lifecycle; an adapter only talks to AWS. Contract for every method:
+ * idempotent (may be repeated or interrupted at any point); never blocks on a
+ * long AWS wait (report progress and let the engine poll); throws typed errors
+ * (TerminalError, RequeueAfter, OwnershipConflictError) or anything else for
+ * "retry with backoff"; never mutates the CR it is given.
+ */
+export interface ExternalClient<T extends ManagedObject> {
+  /**
+   * Finds the AWS resource for `mr` — by the identity recorded in status, by
+   * `spec.externalName`, or by deterministic name / ownership tags — and
+   * compares it with the spec. Never modifies AWS.
+   */
+  observe(mr: T, ctx: ReconcileContext): Promise<Observation>;
+  /**
+   * Creates the resource tagged with `ctx.ownership`. Must be safe when a
+   * previous attempt's outcome is unknown (deterministic names, idempotency
+   * tokens). Returns status fields that identify what was created.
+   */
+  create(mr: T, ctx: ReconcileContext): Promise<{ status: Record<string, unknown>; description?: string }>;
+  /** Brings AWS in line with the spec with a minimal change (and adds ownership tags on adoption). */
+  update(mr: T, observed: ExistingObservation, ctx: ReconcileContext): Promise<{ description?: string }>;
+  /** Deletes the resource and its children, or advances deletion; `gone` once AWS confirms. */
+  delete(mr: T, observed: ExistingObservation, ctx: ReconcileContext): Promise<{ gone: boolean }>;
+}
+
+/** Options for {@link Engine}. */
+export interface EngineOptions<T extends ManagedObject> {
+  readonly type: ResourceType;
+  readonly adapter: ExternalClient<T>;
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly events: EventRecorder;
+  /** Written into the ownership tags of everything this operator creates. */
+  readonly clusterId: string;
+  /** Periodic drift check of Ready resources. Default 10 min. */
+  readonly resyncPeriodMs?: number;
+  /** Poll interval while AWS is busy (creating, updating, deleting). Default 5 s. */
+  readonly pollMs?: number;
+  /** How long a create-pending marker makes the engine wait for a lookup to find the resource. Default 30 s. */
+  readonly createGraceMs?: number;
+  readonly random?: () => number;
+}
+
+/** What the work queue should do with the key after a reconcile. */
+export type ReconcileOutcome =
+  | { readonly kind: 'done'; readonly requeueAfterMs?: number }
+  /** Retry with per-key exponential backoff. */
+  | { readonly kind: 'backoff' };
+
+/** The per-reconcile scratchpad: status changes accumulate here and are written once. */
+interface Pass<T extends ManagedObject> {
+  obj: T;
+  readonly statusBefore: ManagedStatus;
+  status: ManagedStatus;
+  readonly log: Logger;
+  readonly ctx: ReconcileContext;
+  /** Set when the object was stale: nothing learnt is worth writing. */
+  skipStatus?: boolean;
+}
+
+/**
+ * The managed-resource lifecycle shared by every kind: finalizer, create
+ * with a pending marker and lookup-before-create, observe → create | update |
+ * nothing, deletion per deletionPolicy, ObserveOnly, adoption through
+ * spec.externalName with ownership checks, drift correction, typed error
+ * handling, and one status write per reconcile, only when something changed.
+ * `reconcile()` never throws.
+ */
+export class Engine<T extends ManagedObject> {
+  private readonly o: EngineOptions<T>;
+  private readonly name: string;
+
+  constructor(opts: EngineOptions<T>) {
+    this.o = opts;
+    this.name = opts.type.kind.toLowerCase();
+  }
+
+  /** Reconciles one object read from the cache. Never throws. */
+  async reconcile(obj: T): Promise<ReconcileOutcome> {
+    const started = this.o.clock.now();
+    const log = this.o.logger.child({
+      reconcileId: randomUUID(),
+      kind: this.o.type.kind,
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+    });
+    const pass: Pass<T> = {
+      obj,
+      statusBefore: obj.status ?? {},
+      status: structuredClone(obj.status ?? {}),
+      log,
+      ctx: { logger: log, ownership: ownershipOf(obj, this.o.clusterId), clock: this.o.clock },
+    };
+    let outcome: ReconcileOutcome;
+    let result: ReconcileResult;
+    try {
+      outcome =
+        obj.metadata.deletionTimestamp !== undefined
+          ? await this.reconcileDelete(pass)
+          : await this.reconcileLive(pass);
+      result = outcome.kind === 'done' && outcome.requeueAfterMs !== undefined ? 'requeue_after' : 'success';
+    } catch (err) {
+      ({ outcome, result } = this.handleError(pass, err));
+    }
+    try {
+      await this.writeStatus(pass);
+    } catch (err) {
+      const decision = decideRetry(err);
+      if (decision.kind !== 'staleObject') log.warn({ err: errText(err) }, 'status write failed');
+      outcome = { kind: 'backoff' };
+      result = 'error';
+    }
+    this.o.metrics.reconcileTotal.inc({ controller: this.name, result });
+    if (result === 'error') this.o.metrics.reconcileErrors.inc({ controller: this.name });
+    this.o.metrics.reconcileTime.observe({ controller: this.name }, (this.o.clock.now() - started) / 1000);
+    return outcome;
+  }
+
+  private async reconcileLive(p: Pass<T>): Promise<ReconcileOutcome> {
+    const { spec, metadata } = p.obj;
+    const observeOnly = spec.managementPolicy === 'ObserveOnly';
+    if (observeOnly) {
+      if (hasFinalizer(p.obj)) await this.setFinalizer(p, false);
+    } else if (!hasFinalizer(p.obj)) {
+      await this.setFinalizer(p, true);
+    }
+
+    const obs = await this.step('observe', () => this.o.adapter.observe(p.obj, p.ctx));
+    const gen = metadata.generation;
+    const wasSynced =
+      p.statusBefore.observedGeneration === gen &&
+      getCondition(p.statusBefore.conditions, ConditionType.Synced)?.status === 'True';
+    const wasReady = getCondition(p.statusBefore.conditions, ConditionType.Ready)?.status === 'True';
+
+    if (!obs.exists) {
+      if (observeOnly) {
+        this.setReady(p, { status: 'False', reason: Reason.NotFound, message: notFoundMessage(p.obj) });
+        this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+        return { kind: 'done', requeueAfterMs: this.resync() };
+      }
+      if (spec.externalName !== undefined && spec.externalName !== '') {
+        throw new TerminalError(
+          `spec.externalName ${JSON.stringify(spec.externalName)} does not exist in AWS; nothing to adopt`,
+        );
+      }
+      const pendingSince = pendingCreate(p.obj);
+      if (pendingSince !== undefined) {
+        const waited = this.o.clock.now() - pendingSince;
+        const grace = this.o.createGraceMs ?? 30_000;
+        if (waited < grace) {
+          // A create was attempted but is not visible yet: AWS lookups can lag a create.
+          p.log.info({ waitedMs: waited }, 'create pending, waiting for the resource to become visible');
+          this.setReady(p, {
+            status: 'False',
+            reason: Reason.Creating,
+            message: 'waiting for a pending create to become visible',
+          });
+          return { kind: 'done', requeueAfterMs: Math.min(grace - waited, this.poll()) };
+        }
+      }
+      const drift = wasSynced && wasReady;
+      await this.setAnnotation(p, createPendingAnnotation, new Date(this.o.clock.now()).toISOString());
+      const created = await this.step('create', async () => {
+        try {
+          return await this.o.adapter.create(p.obj, p.ctx);
+        } catch (err) {
+          // AWS answered "no": nothing was created, so the marker must not hold back the retry.
+          if (definitelyNotCreated(err)) await this.setAnnotation(p, createPendingAnnotation, undefined);
+          throw err;
+        }
+      });
+      p.status = { ...keepCommon(p.status), ...created.status };
+      this.setReady(p, {
+        status: 'False',
+        reason: Reason.Creating,
+        message: created.description ?? 'created, waiting for AWS',
+      });
+      this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+      // Record the identity first; the marker goes only once status holds it.
+      await this.writeStatus(p);
+      await this.setAnnotation(p, createPendingAnnotation, undefined);
+      if (drift) {
+        this.o.metrics.driftCorrections.inc({ kind: this.o.type.kind });
+        this.event(p, {
+          type: 'Warning',
+          reason: EventReason.DriftCorrected,
+          action: 'Create',
+          note: `recreated: the AWS resource was deleted outside Skylift${created.description !== undefined ? ` (${created.description})` : ''}`,
+        });
+      } else {
+        this.event(p, {
+          type: 'Normal',
+          reason: EventReason.Created,
+          action: 'Create',
+          note: created.description ?? 'created the AWS resource',
+        });
+      }
+      return { kind: 'done', requeueAfterMs: this.poll() };
+    }
+
+    if (pendingCreate(p.obj) !== undefined) await this.setAnnotation(p, createPendingAnnotation, undefined);
+    if (!observeOnly) this.checkOwnership(p.obj, obs, p.ctx.ownership);
+
+    p.status = { ...keepCommon(p.status), ...obs.status };
+    if (!observeOnly && !obs.upToDate) {
+      const adopting = obs.ownership === undefined;
+      const drift = wasSynced && !adopting;
+      const updated = await this.step('update', () => this.o.adapter.update(p.obj, obs, p.ctx));
+      const what = updated.description ?? obs.diff ?? 'updated the AWS resource';
+      if (adopting) {
+        this.event(p, {
+          type: 'Normal',
+          reason: EventReason.Adopted,
+          action: 'Adopt',
+          note: `adopted ${spec.externalName ?? ''}: ${what}`,
+        });
+      } else if (drift) {
+        this.o.metrics.driftCorrections.inc({ kind: this.o.type.kind });
+        this.event(p, {
+          type: 'Warning',
+          reason: EventReason.DriftCorrected,
+          action: 'Update',
+          note: `corrected drift: ${what}`,
+        });
+      } else {
+        this.event(p, { type: 'Normal', reason: EventReason.Updated, action: 'Update', note: what });
+      }
+      this.setReady(p, {
+        status: obs.ready.ready ? 'True' : 'False',
+        reason: obs.ready.reason,
+        ...msg(obs.ready.message),
+      });
+      this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+      return { kind: 'done', requeueAfterMs: this.poll() };
+    }
+
+    this.setReady(p, {
+      status: obs.ready.ready ? 'True' : 'False',
+      reason: obs.ready.reason,
+      ...msg(obs.ready.message),
+    });
+    this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+    return {
+      kind: 'done',
+      requeueAfterMs: obs.requeueAfterMs ?? (obs.ready.ready ? this.resync() : this.poll()),
+    };
+  }
+
+  private async reconcileDelete(p: Pass<T>): Promise<ReconcileOutcome> {
+    if (!hasFinalizer(p.obj)) return { kind: 'done' };
+    const { spec } = p.obj;
+    if (spec.managementPolicy === 'ObserveOnly' || spec.deletionPolicy === 'Orphan') {
+      await this.setFinalizer(p, false);
+      this.event(p, {
+        type: 'Normal',
+        reason: EventReason.Orphaned,
+        action: 'Orphan',
+        note: 'left the AWS resource in place (deletionPolicy Orphan or ObserveOnly)',
+      });
+      return { kind: 'done' };
+    }
+    const obs = await this.step('observe', () => this.o.adapter.observe(p.obj, p.ctx));
+    if (!obs.exists) {
+      const pendingSince = pendingCreate(p.obj);
+      const grace = this.o.createGraceMs ?? 30_000;
+      if (pendingSince !== undefined && this.o.clock.now() - pendingSince < grace) {
+        // A create may have happened but not be visible yet; do not let go of it.
+        this.setReady(p, {
+          status: 'False',
+          reason: Reason.Deleting,
+          message: 'waiting for a pending create to become visible before deleting',
+        });
+        return { kind: 'done', requeueAfterMs: this.poll() };
+      }
+      await this.setFinalizer(p, false);
+      return { kind: 'done' };
+    }
+    const owner = obs.ownership;
+    if (owner === undefined ? (spec.externalName ?? '') === '' : owner.uid !== p.ctx.ownership.uid) {
+      // Never ours: let the CR go and leave the resource alone.
+      p.log.info(
+        { owner: owner?.owner },
+        'resource belongs to someone else; releasing the CR without deleting it',
+      );
+      await this.setFinalizer(p, false);
+      return { kind: 'done' };
+    }
+    const res = await this.step('delete', () => this.o.adapter.delete(p.obj, obs, p.ctx));
+    if (res.gone) {
+      this.event(p, {
+        type: 'Normal',
+        reason: EventReason.Deleted,
+        action: 'Delete',
+        note: 'deleted the AWS resource',
+      });
+      await this.setFinalizer(p, false);
+      return { kind: 'done' };
+    }
+    this.setReady(p, {
+      status: 'False',
+      reason: Reason.Deleting,
+      message: 'waiting for AWS to finish deleting',
+    });
+    this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+    return { kind: 'done', requeueAfterMs: this.poll() };
+  }
+
+  private checkOwnership(obj: T, obs: ExistingObservation, ours: OwnershipTags): void {
+    const owner = obs.ownership;
+    if (owner !== undefined && owner.uid !== ours.uid) {
+      throw new OwnershipConflictError(
+        `the AWS resource is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it`,
+      );
+    }
+    if (owner === undefined && (obj.spec.externalName ?? '') === '') {
+      throw new OwnershipConflictError(
+        'an AWS resource with this identity already exists and is not managed by Skylift; set spec.externalName to adopt it',
+      );
+    }
+  }
+
+  private handleError(p: Pass<T>, err: unknown): { outcome: ReconcileOutcome; result: ReconcileResult } {
+    const d = decideRetry(err);
+    switch (d.kind) {
+      case 'terminal':
+        p.log.warn({ err: d.message }, 'terminal error');
+        this.setSynced(p, { status: 'False', reason: Reason.Terminal, message: d.message });
+        this.event(p, {
+          type: 'Warning',
+          reason: EventReason.TerminalError,
+          action: 'Reconcile',
+          note: d.message,
+        });
+        if (getCondition(p.status.conditions, ConditionType.Ready) === undefined) {
+          this.setReady(p, { status: 'False', reason: Reason.Terminal, message: d.message });
+        }
+        return { outcome: { kind: 'done', requeueAfterMs: this.resync() }, result: 'error' };
+      case 'conflict':
+        p.log.warn({ err: d.message }, 'ownership conflict');
+        this.setSynced(p, { status: 'False', reason: Reason.Conflict, message: d.message });
+        this.setReady(p, { status: 'False', reason: Reason.Conflict, message: d.message });
+        this.event(p, {
+          type: 'Warning',
+          reason: EventReason.Conflict,
+          action: 'Reconcile',
+          note: d.message,
+        });
+        return { outcome: { kind: 'done', requeueAfterMs: this.resync() }, result: 'error' };
+      case 'requeueAfter': {
+        const reason = err instanceof RequeueAfter && err.reason !== undefined ? err.reason : Reason.Waiting;
+        this.setReady(p, { status: 'False', reason, message: d.message });
+        this.setSynced(p, { status: 'False', reason, message: d.message });
+        return { outcome: { kind: 'done', requeueAfterMs: d.delayMs }, result: 'requeue_after' };
+      }
+      case 'staleObject':
+        p.log.debug('object changed while reconciling; requeueing');
+        p.skipStatus = true;
+        return { outcome: { kind: 'backoff' }, result: 'requeue' };
+      case 'retry':
+        p.log.warn({ err: d.message, reason: d.reason }, 'reconcile failed; will retry');
+        this.setSynced(p, { status: 'False', reason: d.reason, message: d.message });
+        return { outcome: { kind: 'backoff' }, result: 'error' };
+    }
+  }
+
+  private async step<R>(what: string, fn: () => Promise<R>): Promise<R> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw wrap(what, err);
+    }
+  }
+
+  private setReady(p: Pass<T>, c: Omit<ConditionUpdate, 'type'>): void {
+    p.status.conditions = setCondition(
+      p.status.conditions,
+      { ...c, type: ConditionType.Ready },
+      p.obj.metadata.generation,
+      new Date(this.o.clock.now()),
+    );
+  }
+
+  private setSynced(p: Pass<T>, c: Omit<ConditionUpdate, 'type'>): void {
+    p.status.conditions = setCondition(
+      p.status.conditions,
+      { ...c, type: ConditionType.Synced },
+      p.obj.metadata.generation,
+      new Date(this.o.clock.now()),
+    );
+  }
+
+  /** Writes status if it differs from what the object carries; at most once per change. */
+  private async writeStatus(p: Pass<T>): Promise<void> {
+    if (p.skipStatus === true) return;
+    if (p.obj.metadata.deletionTimestamp !== undefined && !hasFinalizer(p.obj)) return; // object is about to vanish
+    if (p.obj.metadata.generation !== undefined) p.status.observedGeneration = p.obj.metadata.generation;
+    const base = p.obj.status ?? {};
+    const patch = mergePatchFor(base, p.status);
+    if (patch === undefined) return;
+    const updated = await this.o.client.patch<T>(
+      resourcePath(this.o.type, {
+        namespace: p.obj.metadata.namespace,
+        name: p.obj.metadata.name,
+        subresource: 'status',
+      }),
+      { status: patch },
+      'merge',
+    );
+    p.obj = {
+      ...p.obj,
+      metadata: { ...p.obj.metadata, resourceVersion: updated.metadata.resourceVersion },
+      status: structuredClone(p.status),
+    };
+  }
+
+  private async setFinalizer(p: Pass<T>, present: boolean): Promise<void> {
+    const current = p.obj.metadata.finalizers ?? [];
+    const next = present
+      ? [...current.filter((f) => f !== finalizerName), finalizerName]
+      : current.filter((f) => f !== finalizerName);
+    const updated = await this.o.client.patch<T>(
+      resourcePath(this.o.type, { namespace: p.obj.metadata.namespace, name: p.obj.metadata.name }),
+      // resourceVersion makes this a compare-and-swap: a concurrent change gives 409.
+      { metadata: { finalizers: next, resourceVersion: p.obj.metadata.resourceVersion } },
+      'merge',
+    );
+    p.obj = {
+      ...p.obj,
+      metadata: { ...p.obj.metadata, finalizers: next, resourceVersion: updated.metadata.resourceVersion },
+    };
+  }
+
+  private async setAnnotation(p: Pass<T>, key: string, value: string | undefined): Promise<void> {
+    const updated = await this.o.client.patch<T>(
+      resourcePath(this.o.type, { namespace: p.obj.metadata.namespace, name: p.obj.metadata.name }),
+      { metadata: { annotations: { [key]: value ?? null } } },
+      'merge',
+    );
+    const annotations = { ...(p.obj.metadata.annotations ?? {}) };
+    if (value === undefined) delete annotations[key];
+    else annotations[key] = value;
+    p.obj = {
+      ...p.obj,
+      metadata: { ...p.obj.metadata, annotations, resourceVersion: updated.metadata.resourceVersion },
+    };
+  }
+
+  private event(p: Pass<T>, spec: EventSpec): void {
+    this.o.events.record(p.obj, spec);
+  }
+
+  private resync(): number {
+    return jittered(this.o.resyncPeriodMs ?? 600_000, 0.1, this.o.random);
+  }
+
+  private poll(): number {
+    return this.o.pollMs ?? 5000;
+  }
+}
+
+function hasFinalizer(obj: ManagedObject): boolean {
+  return obj.metadata.finalizers?.includes(finalizerName) === true;
+}
+
+function pendingCreate(obj: ManagedObject): number | undefined {
+  const v = obj.metadata.annotations?.[createPendingAnnotation];
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? 0 : t;
+}
+
+/** Status fields the engine owns; kind fields are replaced by each observation. */
+function keepCommon(s: ManagedStatus): ManagedStatus {
+  return {
+    ...(s.conditions !== undefined ? { conditions: s.conditions } : {}),
+    ...(s.observedGeneration !== undefined ? { observedGeneration: s.observedGeneration } : {}),
+  };
+}
+
+function notFoundMessage(obj: ManagedObject): string {
+  const ext = obj.spec.externalName;
+  return ext !== undefined && ext !== ''
+    ? `${ext} not found in AWS`
+    : 'the AWS resource does not exist (ObserveOnly never creates it)';
+}
+
+function msg(message: string | undefined): { message?: string } {
+  return message !== undefined ? { message } : {};
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,411 @@
+// The engine's lifecycle against the real apiserver, driven one reconcile at
+// a time so every step is observable: finalizer, create with a pending
+// marker, status written once and only on change, update and drift, typed
+// errors, deletion policies, ObserveOnly, adoption and ownership conflicts.
+import { pino } from 'pino';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../src/dev/wait.ts';
+import { realClock } from '../../src/runtime/clock.ts';
+import { Engine, type ReconcileOutcome } from '../../src/runtime/engine.ts';
+import { RetryableError, TerminalError } from '../../src/runtime/errors.ts';
+import { EventRecorder } from '../../src/runtime/events.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { createPendingAnnotation, finalizerName, type Condition } from '../../src/runtime/managed.ts';
+import { Metrics } from '../../src/runtime/metrics.ts';
+import {
+  FakeCloud,
+  GadgetAdapter,
+  gadgetCrd,
+  gadgetType,
+  type Gadget,
+  type GadgetSpec,
+} from '../support/gadget.ts';
+import { ensureCrd, eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
+
+const resyncPeriodMs = 60_000;
+const pollMs = 1000;
+const createGraceMs = 30_000;
+
+interface Harness {
+  engine: Engine<Gadget>;
+  cloud: FakeCloud;
+  client: KubeClient;
+  metrics: Metrics;
+  statusWrites(): number;
+  ns: string;
+  apply(name: string, spec: GadgetSpec): Promise<Gadget>;
+  read(name: string): Promise<Gadget>;
+  reconcile(name: string): Promise<ReconcileOutcome>;
+  condition(name: string, type: string): Promise<Condition | undefined>;
+}
+
+let admin: KubeClient;
+
+beforeAll(async () => {
+  admin = kubeClient();
+  await ensureCrd(admin, gadgetCrd, gadgetType);
+});
+
+async function harness(): Promise<Harness> {
+  const client = kubeClient();
+  let statusWrites = 0;
+  client.observe((method, path) => {
+    if (method === 'PATCH' && path.endsWith('/status')) statusWrites++;
+  });
+  const cloud = new FakeCloud();
+  const metrics = new Metrics();
+  const logger = pino({ level: 'silent' });
+  const events = new EventRecorder({
+    client,
+    clock: realClock,
+    logger,
+    controller: 'skylift.dev/test',
+    instance: 'test',
+  });
+  const engine = new Engine<Gadget>({
+    type: gadgetType,
+    adapter: new GadgetAdapter(cloud),
+    client,
+    clock: realClock,
+    logger,
+    metrics,
+    events,
+    clusterId: 'test-cluster',
+    resyncPeriodMs,
+    pollMs,
+    createGraceMs,
+  });
+  const ns = await newNamespace(admin, 'engine');
+  const path = (name?: string): string => resourcePath(gadgetType, { namespace: ns, name });
+  const read = async (name: string): Promise<Gadget> => {
+    const obj = await readObject<Gadget>(client, gadgetType, ns, name);
+    if (obj === undefined) throw new Error(`${name} not found`);
+    return obj;
+  };
+  return {
+    engine,
+    cloud,
+    client,
+    metrics,
+    ns,
+    statusWrites: () => statusWrites,
+    apply: (name, spec) =>
+      client.create<Gadget>(path(), {
+        apiVersion: 'test.skylift.dev/v1',
+        kind: 'Gadget',
+        metadata: { name },
+        spec,
+      }),
+    read,
+    reconcile: async (name) => h_engine(engine, await read(name)),
+    condition: async (name, type) => (await read(name)).status?.conditions?.find((c) => c.type === type),
+  };
+}
+
+function h_engine(engine: Engine<Gadget>, obj: Gadget): Promise<ReconcileOutcome> {
+  return engine.reconcile(obj);
+}
+
+async function driftCount(m: Metrics): Promise<number> {
+  const v = (await m.driftCorrections.get()).values.find((x) => x.labels.kind === 'Gadget');
+  return v?.value ?? 0;
+}
+
+async function eventReasons(h: Harness, name: string, reason: string): Promise<string[]> {
+  return waitFor(
+    async () => {
+      const notes = (await eventsFor(h.client, h.ns, name))
+        .filter((e) => e.reason === reason)
+        .map((e) => e.note);
+      return notes.length > 0 ? notes : undefined;
+    },
+    { timeoutMs: 10_000, description: `a ${reason} event for ${name}` },
+  );
+}
+
+describe('engine lifecycle', () => {
+  it('adds the finalizer before creating, records identity, then reports Ready', async () => {
+    const h = await harness();
+    await h.apply('g1', { size: 1 });
+    const first = await h.reconcile('g1');
+    expect(first).toEqual({ kind: 'done', requeueAfterMs: pollMs });
+
+    const obj = await h.read('g1');
+    expect(obj.metadata.finalizers).toContain(finalizerName);
+    expect(obj.metadata.annotations?.[createPendingAnnotation]).toBeUndefined();
+    const [gadget] = h.cloud.all();
+    expect(h.cloud.all()).toHaveLength(1);
+    expect(obj.status?.id).toBe(gadget?.id);
+    expect(gadget?.tags).toEqual({
+      'skylift.dev/cluster': 'test-cluster',
+      'skylift.dev/owner': `${h.ns}/g1`,
+      'skylift.dev/uid': obj.metadata.uid,
+    });
+    expect(await h.condition('g1', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Creating',
+      observedGeneration: 1,
+    });
+
+    const second = await h.reconcile('g1');
+    expect(second.kind).toBe('done');
+    expect(await h.condition('g1', 'Ready')).toMatchObject({ status: 'True', reason: 'Available' });
+    expect(await h.condition('g1', 'Synced')).toMatchObject({ status: 'True', reason: 'ReconcileSuccess' });
+    expect((await h.read('g1')).status?.observedGeneration).toBe(1);
+    expect(h.cloud.calls.create).toBe(1);
+    expect(await eventReasons(h, 'g1', 'Created')).toEqual([`created gadget ${gadget?.id ?? ''}`]);
+  });
+
+  it('writes no status on a no-op resync and schedules the next one with jitter', async () => {
+    const h = await harness();
+    await h.apply('quiet', { size: 1 });
+    await h.reconcile('quiet');
+    await h.reconcile('quiet');
+    const writes = h.statusWrites();
+    const rv = (await h.read('quiet')).metadata.resourceVersion;
+    const outcomes = [await h.reconcile('quiet'), await h.reconcile('quiet'), await h.reconcile('quiet')];
+    expect(h.statusWrites()).toBe(writes);
+    expect((await h.read('quiet')).metadata.resourceVersion).toBe(rv);
+    for (const o of outcomes) {
+      expect(o.kind).toBe('done');
+      const after = o.kind === 'done' ? (o.requeueAfterMs ?? 0) : 0;
+      expect(after).toBeGreaterThanOrEqual(resyncPeriodMs * 0.9);
+      expect(after).toBeLessThanOrEqual(resyncPeriodMs * 1.1);
+    }
+  });
+
+  it('applies spec changes, and puts back drift (changed or deleted behind its back), counting it', async () => {
+    const h = await harness();
+    await h.apply('drifty', { size: 1 });
+    await h.reconcile('drifty');
+    await h.reconcile('drifty');
+
+    await h.client.patch(
+      resourcePath(gadgetType, { namespace: h.ns, name: 'drifty' }),
+      { spec: { size: 3 } },
+      'merge',
+    );
+    await h.reconcile('drifty');
+    expect(h.cloud.all().map((g) => g.size)).toEqual([3]);
+    expect(await eventReasons(h, 'drifty', 'Updated')).toEqual(['size set to 3']);
+    await h.reconcile('drifty');
+    expect(await driftCount(h.metrics)).toBe(0);
+    expect((await h.read('drifty')).status?.observedGeneration).toBe(2);
+
+    const g = h.cloud.all()[0];
+    if (g === undefined) throw new Error('no gadget');
+    h.cloud.put({ ...g, size: 7 });
+    await h.reconcile('drifty');
+    expect(h.cloud.all().map((x) => x.size)).toEqual([3]);
+    expect(await driftCount(h.metrics)).toBe(1);
+    expect(await eventReasons(h, 'drifty', 'DriftCorrected')).toEqual(['corrected drift: size set to 3']);
+    await h.reconcile('drifty');
+
+    h.cloud.remove(g.id);
+    await h.reconcile('drifty');
+    expect(h.cloud.all()).toHaveLength(1);
+    expect(h.cloud.all()[0]?.id).not.toBe(g.id);
+    expect(await driftCount(h.metrics)).toBe(2);
+  });
+
+  it('stops on a terminal error until the spec changes, and backs off on retryable ones', async () => {
+    const h = await harness();
+    await h.apply('bad', { size: 13 });
+    h.cloud.failNext('create', new TerminalError('size 13 is not offered in this region'));
+    const outcome = await h.reconcile('bad');
+    expect(outcome.kind).toBe('done');
+    expect(outcome.kind === 'done' ? outcome.requeueAfterMs : 0).toBeGreaterThanOrEqual(resyncPeriodMs * 0.9);
+    expect(await h.condition('bad', 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'Terminal',
+      message: 'create: size 13 is not offered in this region',
+    });
+    expect(h.cloud.all()).toHaveLength(0);
+    expect(await eventReasons(h, 'bad', 'TerminalError')).toHaveLength(1);
+
+    await h.client.patch(
+      resourcePath(gadgetType, { namespace: h.ns, name: 'bad' }),
+      { spec: { size: 2 } },
+      'merge',
+    );
+    h.cloud.failNext('create', new RetryableError('Throttled', 'Rate exceeded'));
+    expect(await h.reconcile('bad')).toEqual({ kind: 'backoff' });
+    expect(await h.condition('bad', 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'Throttled',
+      message: 'create: Rate exceeded',
+    });
+    await h.reconcile('bad');
+    await h.reconcile('bad');
+    expect(await h.condition('bad', 'Synced')).toMatchObject({ status: 'True' });
+    expect(await h.condition('bad', 'Ready')).toMatchObject({ status: 'True' });
+    expect(h.cloud.calls.create).toBe(3);
+    expect(h.cloud.all()).toHaveLength(1);
+  });
+
+  it('requeues silently on a stale object (409) without touching status', async () => {
+    const h = await harness();
+    await h.apply('stale', { size: 1 });
+    const stale = await h.read('stale');
+    await h.client.patch(
+      resourcePath(gadgetType, { namespace: h.ns, name: 'stale' }),
+      { metadata: { labels: { touched: 'yes' } } },
+      'merge',
+    );
+    const writes = h.statusWrites();
+    expect(await h.engine.reconcile(stale)).toEqual({ kind: 'backoff' });
+    expect(h.statusWrites()).toBe(writes);
+    expect((await h.read('stale')).status).toBeUndefined();
+    expect(h.cloud.calls.create).toBe(0);
+  });
+
+  it('neither leaks nor duplicates when the create result is lost', async () => {
+    const h = await harness();
+    await h.apply('lost', { size: 1 });
+    h.cloud.afterCreate = () => {
+      h.cloud.afterCreate = undefined;
+      throw new Error('connection reset after the create reached AWS');
+    };
+    expect(await h.reconcile('lost')).toEqual({ kind: 'backoff' });
+    const crashed = await h.read('lost');
+    expect(crashed.metadata.annotations?.[createPendingAnnotation]).toBeDefined();
+    expect(crashed.status?.id).toBeUndefined();
+    expect(h.cloud.all()).toHaveLength(1);
+
+    await h.reconcile('lost');
+    const healed = await h.read('lost');
+    expect(h.cloud.calls.create).toBe(1);
+    expect(h.cloud.all()).toHaveLength(1);
+    expect(healed.status?.id).toBe(h.cloud.all()[0]?.id);
+    expect(healed.metadata.annotations?.[createPendingAnnotation]).toBeUndefined();
+  });
+
+  it('waits out a fresh create-pending marker instead of creating again, then creates once it is stale', async () => {
+    const h = await harness();
+    await h.apply('pending', { size: 1 });
+    const path = resourcePath(gadgetType, { namespace: h.ns, name: 'pending' });
+    await h.client.patch(
+      path,
+      {
+        metadata: {
+          finalizers: [finalizerName],
+          annotations: { [createPendingAnnotation]: new Date().toISOString() },
+        },
+      },
+      'merge',
+    );
+    const wait = await h.reconcile('pending');
+    expect(wait.kind).toBe('done');
+    expect(wait.kind === 'done' ? wait.requeueAfterMs : 0).toBeLessThanOrEqual(pollMs);
+    expect(h.cloud.calls.create).toBe(0);
+
+    await h.client.patch(
+      path,
+      {
+        metadata: {
+          annotations: {
+            [createPendingAnnotation]: new Date(Date.now() - createGraceMs - 1000).toISOString(),
+          },
+        },
+      },
+      'merge',
+    );
+    await h.reconcile('pending');
+    expect(h.cloud.calls.create).toBe(1);
+    expect(h.cloud.all()).toHaveLength(1);
+  });
+});
+
+describe('engine deletion', () => {
+  it('keeps the finalizer until AWS confirms the resource is gone', async () => {
+    const h = await harness();
+    await h.apply('doomed', { size: 1 });
+    await h.reconcile('doomed');
+    await h.reconcile('doomed');
+    h.cloud.slowDeletes = 1;
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'doomed' }));
+    expect(await h.reconcile('doomed')).toEqual({ kind: 'done', requeueAfterMs: pollMs });
+    expect((await h.read('doomed')).metadata.finalizers).toContain(finalizerName);
+    expect(await h.condition('doomed', 'Ready')).toMatchObject({ status: 'False', reason: 'Deleting' });
+    expect(h.cloud.all()).toHaveLength(1);
+
+    await h.reconcile('doomed');
+    expect(h.cloud.all()).toHaveLength(0);
+    expect(await readObject(h.client, gadgetType, h.ns, 'doomed')).toBeUndefined();
+  });
+
+  it('leaves the AWS resource in place with deletionPolicy Orphan', async () => {
+    const h = await harness();
+    await h.apply('keep', { size: 1, deletionPolicy: 'Orphan' });
+    await h.reconcile('keep');
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'keep' }));
+    await h.reconcile('keep');
+    expect(await readObject(h.client, gadgetType, h.ns, 'keep')).toBeUndefined();
+    expect(h.cloud.all()).toHaveLength(1);
+    expect(h.cloud.calls.delete).toBe(0);
+  });
+});
+
+describe('engine policies and ownership', () => {
+  it('ObserveOnly reports on a resource and never writes AWS or holds a finalizer', async () => {
+    const h = await harness();
+    h.cloud.put({ id: 'legacy-1', size: 5, tags: {} });
+    await h.apply('watcher', { size: 9, managementPolicy: 'ObserveOnly', externalName: 'legacy-1' });
+    await h.reconcile('watcher');
+    const obj = await h.read('watcher');
+    expect(obj.metadata.finalizers ?? []).not.toContain(finalizerName);
+    expect(obj.status?.size).toBe(5);
+    expect(await h.condition('watcher', 'Ready')).toMatchObject({ status: 'True' });
+    expect(h.cloud.get('legacy-1')).toEqual({ id: 'legacy-1', size: 5, tags: {} });
+    expect(h.cloud.calls).toMatchObject({ create: 0, update: 0, delete: 0 });
+
+    await h.apply('ghost', { size: 1, managementPolicy: 'ObserveOnly', externalName: 'nope' });
+    await h.reconcile('ghost');
+    expect(await h.condition('ghost', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'NotFound',
+      message: 'nope not found in AWS',
+    });
+    expect(h.cloud.calls.create).toBe(0);
+
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'watcher' }));
+    expect(await readObject(h.client, gadgetType, h.ns, 'watcher')).toBeUndefined();
+    expect(h.cloud.get('legacy-1')).toBeDefined();
+  });
+
+  it('adopts an unowned resource through externalName and refuses one owned by another CR', async () => {
+    const h = await harness();
+    h.cloud.put({ id: 'orphan-7', size: 1, tags: { team: 'web' } });
+    await h.apply('adopter', { size: 2, externalName: 'orphan-7' });
+    await h.reconcile('adopter');
+    const adopter = await h.read('adopter');
+    expect(h.cloud.get('orphan-7')).toMatchObject({
+      size: 2,
+      tags: { team: 'web', 'skylift.dev/uid': adopter.metadata.uid, 'skylift.dev/owner': `${h.ns}/adopter` },
+    });
+    expect(await eventReasons(h, 'adopter', 'Adopted')).toHaveLength(1);
+
+    await h.apply('thief', { size: 4, externalName: 'orphan-7' });
+    await h.reconcile('thief');
+    const synced = await h.condition('thief', 'Synced');
+    expect(synced).toMatchObject({ status: 'False', reason: 'Conflict' });
+    expect(synced?.message).toContain(`owned by ${h.ns}/adopter`);
+    expect(h.cloud.get('orphan-7')?.size).toBe(2);
+    expect(await eventReasons(h, 'thief', 'Conflict')).toHaveLength(1);
+
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'thief' }));
+    await h.reconcile('thief');
+    expect(await readObject(h.client, gadgetType, h.ns, 'thief')).toBeUndefined();
+    expect(h.cloud.get('orphan-7')).toBeDefined();
+    expect(h.cloud.calls.delete).toBe(0);
+  });
+
+  it('reports an externalName that does not exist as a terminal error instead of creating', async () => {
+    const h = await harness();
+    await h.apply('missing', { size: 1, externalName: 'does-not-exist' });
+    await h.reconcile('missing');
+    expect(await h.condition('missing', 'Synced')).toMatchObject({ status: 'False', reason: 'Terminal' });
+    expect(h.cloud.calls.create).toBe(0);
+  });
+});
