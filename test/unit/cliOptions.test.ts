@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { parseDuration, parseRunOptions, UsageError } from '../../src/cli/options.ts';
+
+describe('parseRunOptions', () => {
+  it('applies defaults', () => {
+    const o = parseRunOptions([], { AWS_REGION: 'eu-west-1' });
+    expect(o).toMatchObject({
+      region: 'eu-west-1',
+      namespaces: [],
+      workers: 4,
+      resyncPeriodMs: 600_000,
+      probeAddress: ':8080',
+      leaderElection: true,
+      leaderElectionNamespace: 'skylift-system',
+      leaderElectionId: 'skylift-leader',
+      logLevel: 'info',
+      logFormat: 'json',
+      clusterId: 'default',
+      shutdownDeadlineMs: 20_000,
+    });
+  });
+
+  it('reads the environment and lets flags win', () => {
+    const env = { AWS_DEFAULT_REGION: 'us-west-2', SKYLIFT_WORKERS: '8', SKYLIFT_NAMESPACES: 'a, b,,c', POD_NAMESPACE: 'ops', SKYLIFT_LEADER_ELECT: 'false' };
+    const o = parseRunOptions(['--workers', '2', '--resync-period=30s', '--log-format', 'text'], env);
+    expect(o).toMatchObject({ region: 'us-west-2', workers: 2, namespaces: ['a', 'b', 'c'], leaderElectionNamespace: 'ops', leaderElection: false, resyncPeriodMs: 30_000, logFormat: 'text' });
+  });
+
+  it.each([
+    { reason: 'no region', argv: [], env: {}, msg: /no AWS region/ },
+    { reason: 'unknown flag', argv: ['--wat'], env: { AWS_REGION: 'x' }, msg: /wat/ },
+    { reason: 'zero workers', argv: ['--workers', '0'], env: { AWS_REGION: 'x' }, msg: /--workers/ },
+    { reason: 'bad duration', argv: ['--resync-period', '10 minutes'], env: { AWS_REGION: 'x' }, msg: /invalid duration/ },
+    { reason: 'bad bool', argv: ['--leader-elect', 'maybe'], env: { AWS_REGION: 'x' }, msg: /true or false/ },
+    { reason: 'bad format', argv: ['--log-format', 'xml'], env: { AWS_REGION: 'x' }, msg: /json or text/ },
+    { reason: 'bad level', argv: ['--log-level', 'loud'], env: { AWS_REGION: 'x' }, msg: /unknown level/ },
+  ])('rejects $reason with a usage error', ({ argv, env, msg }) => {
+    expect(() => parseRunOptions(argv, env)).toThrow(UsageError);
+    expect(() => parseRunOptions(argv, env)).toThrow(msg);
+  });
+
+  it('parses durations', () => {
+    expect([parseDuration('1500ms'), parseDuration('2s'), parseDuration('1.5m'), parseDuration('1h')]).toEqual([1500, 2000, 90_000, 3_600_000]);
+  });
+});
