@@ -28,6 +28,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/support/globalSetup.ts'],
           fileParallelism: false,
           testTimeout: 300_000,
           hookTimeout: 120_000,

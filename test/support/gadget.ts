@@ -1,7 +1,7 @@
 // A test kind, Gadget, whose "cloud" is in-process (optionally persisted to a
 // file, so it survives an operator process being killed). Its calls can be
 // made to fail or block, which is how the engine's lifecycle is exercised.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type {
   ExistingObservation,
   ExternalClient,
@@ -92,9 +92,12 @@ export class FakeCloud {
   /** Deletes take this many calls to finish (gone: false before). */
   slowDeletes = 0;
 
-  constructor(file?: string) {
+  /** With `file`, state lives there; `reuse` keeps what an earlier process left (else it starts empty). */
+  constructor(file?: string, opts: { reuse?: boolean } = {}) {
     this.file = file;
-    if (file !== undefined) this.save();
+    if (file === undefined) return;
+    if (opts.reuse === true && existsSync(file)) this.load();
+    else this.save();
   }
 
   all(): CloudGadget[] {

@@ -1,0 +1,41 @@
+// An operator process serving the Gadget test kind, started by end-to-end
+// tests exactly like `skylift run` (same flags, environment, plumbing), with
+// its fake cloud in a file so it survives the process being killed.
+//   GADGET_CLOUD_FILE=…  GADGET_CRASH_AFTER_CREATE=1  node test/support/gadgetOperator.ts [skylift run flags]
+import { parseRunOptions } from '../../src/cli/options.ts';
+import { startOperator, type ControllerFactory } from '../../src/operator.ts';
+import { Controller } from '../../src/runtime/controller.ts';
+import type { ManagedObject } from '../../src/runtime/managed.ts';
+import { FakeCloud, GadgetAdapter, gadgetType, type Gadget } from './gadget.ts';
+
+const cloudFile = process.env.GADGET_CLOUD_FILE;
+if (cloudFile === undefined) throw new Error('GADGET_CLOUD_FILE is required');
+const cloud = new FakeCloud(cloudFile, { reuse: true });
+if (process.env.GADGET_CRASH_AFTER_CREATE === '1') {
+  // The worst moment: AWS has the resource, the CR does not know it yet.
+  cloud.afterCreate = () => process.kill(process.pid, 'SIGKILL');
+}
+
+const gadgets: ControllerFactory = (s) =>
+  new Controller<Gadget>({
+    type: gadgetType,
+    adapter: new GadgetAdapter(cloud),
+    client: s.client,
+    clock: s.clock,
+    logger: s.logger,
+    metrics: s.metrics,
+    events: s.events,
+    clusterId: s.options.clusterId,
+    namespaces: s.options.namespaces,
+    labelSelector: s.options.labelSelector,
+    workers: s.options.workers,
+    resyncPeriodMs: s.options.resyncPeriodMs,
+    pollMs: 200,
+    createGraceMs: 3000,
+  }) as unknown as Controller<ManagedObject>;
+
+const op = startOperator(parseRunOptions(process.argv.slice(2), process.env), [gadgets], {
+  leaseTiming: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 },
+});
+const exit = await op.done;
+process.exitCode = exit === 'lost-leadership' ? 1 : 0;
