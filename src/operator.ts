@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { RunOptions } from './cli/options.ts';
 import { realClock, type Clock } from './runtime/clock.ts';
-import { Controller } from './runtime/controller.ts';
+import type { Controller } from './runtime/controller.ts';
 import { EventRecorder } from './runtime/events.ts';
 import { KubeClient, loadKubeConfig } from './runtime/kube/client.ts';
 import { createLogger } from './runtime/logger.ts';

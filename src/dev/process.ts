@@ -19,8 +19,9 @@ export interface StartOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
   /**
-   * Records `<pid> <command>` here while the process runs, so a later run can
-   * reap it if this one is killed before it can clean up (see reaper.ts).
+   * Records `<pid> <owner pid> <command>` here while the process runs, so a
+   * later run can reap it if this one is killed before it can clean up (see
+   * reaper.ts).
    */
   readonly pidFile?: string;
 }
@@ -84,7 +85,7 @@ export class ManagedProcess {
       ]);
       live.add(child);
       if (opts.pidFile !== undefined && child.pid !== undefined) {
-        writeFileSync(opts.pidFile, `${child.pid} ${opts.command}\n`);
+        writeFileSync(opts.pidFile, `${child.pid} ${process.pid} ${opts.command}\n`);
       }
       return proc;
     } finally {

@@ -24,6 +24,11 @@ export const realClock: Clock = {
   },
 };
 
+/** Whether `signal` has aborted. A function, so TypeScript does not narrow it away across awaits. */
+export function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
 /** Resolves after `ms` on `clock`, or at once when `signal` aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolveSleep) => {

@@ -502,9 +502,11 @@ export class Engine<T extends ManagedObject> {
       { metadata: { annotations: { [key]: value ?? null } } },
       'merge',
     );
-    const annotations = { ...(p.obj.metadata.annotations ?? {}) };
-    if (value === undefined) delete annotations[key];
-    else annotations[key] = value;
+    const annotations = Object.fromEntries(
+      Object.entries({ ...(p.obj.metadata.annotations ?? {}), [key]: value }).filter(
+        (e): e is [string, string] => e[1] !== undefined,
+      ),
+    );
     p.obj = {
       ...p.obj,
       metadata: { ...p.obj.metadata, annotations, resourceVersion: updated.metadata.resourceVersion },

@@ -21,7 +21,8 @@ export type EventReason = (typeof EventReason)[keyof typeof EventReason];
 /** One event to record about an object. */
 export interface EventSpec {
   readonly type: 'Normal' | 'Warning';
-  readonly reason: EventReason | string;
+  /** One of {@link EventReason}, or a kind's own CamelCase reason. */
+  readonly reason: string;
   /** What was done, in CamelCase (events.k8s.io `action`), e.g. CreateLoadBalancer. */
   readonly action: string;
   readonly note: string;
@@ -68,6 +69,8 @@ interface Series {
 export class EventRecorder {
   private readonly opts: EventRecorderOptions;
   private readonly series = new Map<string, Series>();
+  /** Writes about the same series go out in order (a later count must not be overwritten by an earlier one). */
+  private readonly chains = new Map<string, Promise<void>>();
   private readonly budget: TokenBucket;
 
   constructor(opts: EventRecorderOptions) {
@@ -77,19 +80,25 @@ export class EventRecorder {
 
   /** Records an event about `obj` (fire-and-forget). */
   record(obj: KubeObject, spec: EventSpec): void {
-    void this.write(obj, spec).catch((err: unknown) => {
-      this.opts.onRecorded?.(spec, 'failed');
-      this.opts.logger.debug(
-        { err: err instanceof Error ? err.message : String(err) },
-        'could not record event',
-      );
-    });
+    const key = seriesKey(obj, spec);
+    const next = (this.chains.get(key) ?? Promise.resolve())
+      .then(() => this.write(obj, spec, key))
+      .catch((err: unknown) => {
+        this.opts.onRecorded?.(spec, 'failed');
+        this.opts.logger.debug(
+          { err: err instanceof Error ? err.message : String(err) },
+          'could not record event',
+        );
+      })
+      .finally(() => {
+        if (this.chains.get(key) === next) this.chains.delete(key);
+      });
+    this.chains.set(key, next);
   }
 
-  private async write(obj: KubeObject, spec: EventSpec): Promise<void> {
+  private async write(obj: KubeObject, spec: EventSpec, key: string): Promise<void> {
     const now = this.opts.clock.now();
     const namespace = obj.metadata.namespace ?? 'default';
-    const key = `${obj.metadata.uid ?? obj.metadata.name}\u0000${spec.reason}\u0000${spec.note}`;
     const window = this.opts.dedupeWindowMs ?? 600_000;
     this.gc(now, window);
     const existing = this.series.get(key);
@@ -146,4 +155,8 @@ export class EventRecorder {
 /** RFC 3339 with microseconds, as metav1.MicroTime wants. Pure. */
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+function seriesKey(obj: KubeObject, spec: EventSpec): string {
+  return `${obj.metadata.uid ?? obj.metadata.name}\u0000${spec.reason}\u0000${spec.note}`;
 }

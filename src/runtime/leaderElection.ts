@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { sleep, type Clock } from './clock.ts';
+import { isAborted, sleep, type Clock } from './clock.ts';
 import { isKubeConflict, isKubeNotFound } from './errors.ts';
 import { microTime } from './events.ts';
 import type { KubeClient } from './kube/client.ts';
@@ -96,7 +96,7 @@ export class LeaderElector {
     let lastRenew = this.o.clock.now();
     while (!signal.aborted) {
       await sleep(this.o.clock, this.t.retryPeriodMs, signal);
-      if (signal.aborted) break;
+      if (isAborted(signal)) break;
       if (await this.tryAcquireOrRenew()) {
         lastRenew = this.o.clock.now();
       } else if (this.o.clock.now() - lastRenew >= this.t.renewDeadlineMs) {

@@ -39,10 +39,27 @@ beforeAll(async () => {
   await ensureCrd(admin, gadgetCrd, gadgetType);
 });
 
-function startOperator(opts: { cloudFile: string; namespace: string; leaderElect: boolean; crashAfterCreate?: boolean }): OperatorProcess {
+function startOperator(opts: {
+  cloudFile: string;
+  namespace: string;
+  leaderElect: boolean;
+  crashAfterCreate?: boolean;
+}): OperatorProcess {
   const child = spawn(
     process.execPath,
-    [join(repoRoot, 'test/support/gadgetOperator.ts'), '--probe-address', '127.0.0.1:0', '--namespaces', opts.namespace, '--leader-elect', String(opts.leaderElect), '--leader-election-namespace', opts.namespace, '--shutdown-deadline', '5s'],
+    [
+      join(repoRoot, 'test/support/gadgetOperator.ts'),
+      '--probe-address',
+      '127.0.0.1:0',
+      '--namespaces',
+      opts.namespace,
+      '--leader-elect',
+      String(opts.leaderElect),
+      '--leader-election-namespace',
+      opts.namespace,
+      '--shutdown-deadline',
+      '5s',
+    ],
     {
       env: {
         ...process.env,
@@ -55,29 +72,45 @@ function startOperator(opts: { cloudFile: string; namespace: string; leaderElect
     },
   );
   let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  const p = { child, output: () => out, exited: once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]> };
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const p = {
+    child,
+    output: () => out,
+    exited: once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>,
+  };
   running.push(p);
   return p;
 }
 
 async function createGadget(ns: string, name: string): Promise<void> {
-  await admin.create(resourcePath(gadgetType, { namespace: ns }), { apiVersion: 'test.skylift.dev/v1', kind: 'Gadget', metadata: { name }, spec: { size: 1 } });
+  await admin.create(resourcePath(gadgetType, { namespace: ns }), {
+    apiVersion: 'test.skylift.dev/v1',
+    kind: 'Gadget',
+    metadata: { name },
+    spec: { size: 1 },
+  });
 }
 
 async function waitReady(ns: string, name: string): Promise<Gadget> {
   return waitFor(
     async () => {
       const g = await readObject<Gadget>(admin, gadgetType, ns, name);
-      return g?.status?.conditions?.some((c) => c.type === ConditionType.Ready && c.status === 'True') === true ? g : undefined;
+      return g?.status?.conditions?.some((c) => c.type === ConditionType.Ready && c.status === 'True') ===
+        true
+        ? g
+        : undefined;
     },
     { timeoutMs: 30_000, description: `${ns}/${name} Ready` },
   );
 }
 
 async function leaseHolder(ns: string): Promise<string | undefined> {
-  const l = await admin.get<{ spec?: { holderIdentity?: string | null } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/skylift-leader`).catch(() => undefined);
+  const l = await admin
+    .get<{ spec?: { holderIdentity?: string | null } }>(
+      `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/skylift-leader`,
+    )
+    .catch(() => undefined);
   return l?.spec?.holderIdentity ?? undefined;
 }
 
@@ -103,7 +136,10 @@ describe('operator process', () => {
     expect(ready.metadata.annotations?.[createPendingAnnotation]).toBeUndefined();
 
     await admin.delete(resourcePath(gadgetType, { namespace: ns, name: 'survivor' }));
-    await waitFor(async () => ((await readObject(admin, gadgetType, ns, 'survivor')) === undefined ? true : undefined), { timeoutMs: 30_000, description: 'survivor deleted' });
+    await waitFor(
+      async () => ((await readObject(admin, gadgetType, ns, 'survivor')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'survivor deleted' },
+    );
     expect(cloud.all()).toHaveLength(0);
   });
 
@@ -111,7 +147,10 @@ describe('operator process', () => {
     const ns = await newNamespace(admin, 'handover');
     const cloudFile = join(await mkdtemp(join(tmpdir(), 'skylift-cloud-')), 'cloud.json');
     const a = startOperator({ cloudFile, namespace: ns, leaderElect: true });
-    const aIdentity = await waitFor(leaseHolder.bind(null, ns), { timeoutMs: 30_000, description: 'a leader' });
+    const aIdentity = await waitFor(leaseHolder.bind(null, ns), {
+      timeoutMs: 30_000,
+      description: 'a leader',
+    });
     const b = startOperator({ cloudFile, namespace: ns, leaderElect: true });
     await createGadget(ns, 'first');
     await waitReady(ns, 'first');
@@ -120,20 +159,26 @@ describe('operator process', () => {
     const [code] = await a.exited;
     expect(code).toBe(0);
     expect(a.output()).toContain('released leadership');
-    const bIdentity = await waitFor(async () => {
-      const h = await leaseHolder(ns);
-      return h !== undefined && h !== aIdentity ? h : undefined;
-    }, { timeoutMs: 15_000, description: 'b takes over' });
+    const bIdentity = await waitFor(
+      async () => {
+        const h = await leaseHolder(ns);
+        return h !== undefined && h !== aIdentity ? h : undefined;
+      },
+      { timeoutMs: 15_000, description: 'b takes over' },
+    );
     await createGadget(ns, 'second');
     await waitReady(ns, 'second');
 
     const c = startOperator({ cloudFile, namespace: ns, leaderElect: true });
     b.child.kill('SIGKILL');
     await b.exited;
-    await waitFor(async () => {
-      const h = await leaseHolder(ns);
-      return h !== undefined && h !== bIdentity ? h : undefined;
-    }, { timeoutMs: 30_000, description: 'c takes over after the lease expires' });
+    await waitFor(
+      async () => {
+        const h = await leaseHolder(ns);
+        return h !== undefined && h !== bIdentity ? h : undefined;
+      },
+      { timeoutMs: 30_000, description: 'c takes over after the lease expires' },
+    );
     await createGadget(ns, 'third');
     await waitReady(ns, 'third');
     expect(c.output()).toContain('acquired leadership');

@@ -32,7 +32,13 @@ beforeAll(async () => {
   await ensureCrd(admin, gadgetCrd, gadgetType);
 });
 
-function createGadget(client: KubeClient, ns: string, name: string, size: number, labels?: Record<string, string>): Promise<Gadget> {
+function createGadget(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  size: number,
+  labels?: Record<string, string>,
+): Promise<Gadget> {
   return client.create<Gadget>(resourcePath(gadgetType, { namespace: ns }), {
     apiVersion: 'test.skylift.dev/v1',
     kind: 'Gadget',
@@ -45,20 +51,37 @@ async function waitReady(client: KubeClient, ns: string, name: string, timeoutMs
   return waitFor(
     async () => {
       const g = await readObject<Gadget>(client, gadgetType, ns, name);
-      return g?.status?.conditions?.some((c) => c.type === ConditionType.Ready && c.status === 'True') === true ? g : undefined;
+      return g?.status?.conditions?.some((c) => c.type === ConditionType.Ready && c.status === 'True') ===
+        true
+        ? g
+        : undefined;
     },
     { timeoutMs, description: `${ns}/${name} Ready` },
   );
 }
 
 async function waitGone(client: KubeClient, ns: string, name: string): Promise<void> {
-  await waitFor(async () => ((await readObject(client, gadgetType, ns, name)) === undefined ? true : undefined), {
-    timeoutMs: 30_000,
-    description: `${ns}/${name} deleted`,
-  });
+  await waitFor(
+    async () => ((await readObject(client, gadgetType, ns, name)) === undefined ? true : undefined),
+    {
+      timeoutMs: 30_000,
+      description: `${ns}/${name} deleted`,
+    },
+  );
 }
 
-function startManager(client: KubeClient, opts: { cloud: FakeCloud; metrics?: Metrics; identity: string; lease?: { namespace: string; name: string }; namespaces?: string[]; labelSelector?: string; watchdogMs?: number }) {
+function startManager(
+  client: KubeClient,
+  opts: {
+    cloud: FakeCloud;
+    metrics?: Metrics;
+    identity: string;
+    lease?: { namespace: string; name: string };
+    namespaces?: string[];
+    labelSelector?: string;
+    watchdogMs?: number;
+  },
+) {
   const metrics = opts.metrics ?? new Metrics();
   const { controller } = gadgetController({
     client,
@@ -76,7 +99,10 @@ function startManager(client: KubeClient, opts: { cloud: FakeCloud; metrics?: Me
     identity: opts.identity,
     probeAddress: '127.0.0.1:0',
     shutdownDeadlineMs: 5000,
-    leaderElection: opts.lease !== undefined ? { ...opts.lease, timing: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 } } : undefined,
+    leaderElection:
+      opts.lease !== undefined
+        ? { ...opts.lease, timing: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 } }
+        : undefined,
   });
   manager.add(controller);
   const done = manager.run();
@@ -98,19 +124,36 @@ describe('controller loop', () => {
     const m = startManager(kubeClient(), { cloud, identity: 'solo', namespaces: [ns] });
     await Promise.all([1, 2, 3].map((i) => createGadget(admin, ns, `g${i}`, i)));
     for (const i of [1, 2, 3]) await waitReady(admin, ns, `g${i}`);
-    expect(cloud.all().map((g) => g.size).sort()).toEqual([1, 2, 3]);
+    expect(
+      cloud
+        .all()
+        .map((g) => g.size)
+        .sort(),
+    ).toEqual([1, 2, 3]);
 
-    await admin.patch(resourcePath(gadgetType, { namespace: ns, name: 'g2' }), { spec: { size: 20 } }, 'merge');
-    await waitFor(() => (cloud.all().some((g) => g.size === 20) ? true : undefined), { timeoutMs: 30_000, description: 'size 20 in the cloud' });
+    await admin.patch(
+      resourcePath(gadgetType, { namespace: ns, name: 'g2' }),
+      { spec: { size: 20 } },
+      'merge',
+    );
+    await waitFor(() => (cloud.all().some((g) => g.size === 20) ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'size 20 in the cloud',
+    });
 
     await admin.delete(resourcePath(gadgetType, { namespace: ns, name: 'g1' }));
     await waitGone(admin, ns, 'g1');
     expect(cloud.all()).toHaveLength(2);
     expect(cloud.calls.create).toBe(3);
 
-    const address = await waitFor(() => m.manager.probeAddress, { timeoutMs: 5000, description: 'probe server' });
+    const address = await waitFor(() => m.manager.probeAddress, {
+      timeoutMs: 5000,
+      description: 'probe server',
+    });
     const metricsText = (await simpleRequest(`http://${address}/metrics`)).body;
-    expect(metricsText).toMatch(/controller_runtime_reconcile_total\{controller="gadget",result="(success|requeue_after)"\} \d+/);
+    expect(metricsText).toMatch(
+      /controller_runtime_reconcile_total\{controller="gadget",result="(success|requeue_after)"\} \d+/,
+    );
     expect(metricsText).toContain('workqueue_adds_total{name="gadget"}');
     expect(metricsText).toContain('skylift_managed_resources{kind="Gadget",ready="True"} 2');
     expect((await simpleRequest(`http://${address}/readyz`)).status).toBe(200);
@@ -133,7 +176,9 @@ describe('controller loop', () => {
           type: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
           map: (cm: KubeObject) => {
             const g = cm.metadata.labels?.gadget;
-            return g !== undefined && cm.metadata.namespace !== undefined ? [`${cm.metadata.namespace}/${g}`] : [];
+            return g !== undefined && cm.metadata.namespace !== undefined
+              ? [`${cm.metadata.namespace}/${g}`]
+              : [];
           },
         },
       ],
@@ -149,8 +194,13 @@ describe('controller loop', () => {
     expect(cloud.all().map((g) => g.tags['skylift.dev/owner'])).toEqual([`${mine}/in-scope`]);
 
     const before = cloud.calls.observe;
-    await admin.create(`/api/v1/namespaces/${mine}/configmaps`, { metadata: { name: 'cfg', labels: { gadget: 'in-scope' } } });
-    await waitFor(() => (cloud.calls.observe > before ? true : undefined), { timeoutMs: 15_000, description: 'a reconcile triggered by the ConfigMap' });
+    await admin.create(`/api/v1/namespaces/${mine}/configmaps`, {
+      metadata: { name: 'cfg', labels: { gadget: 'in-scope' } },
+    });
+    await waitFor(() => (cloud.calls.observe > before ? true : undefined), {
+      timeoutMs: 15_000,
+      description: 'a reconcile triggered by the ConfigMap',
+    });
     expect(await counterValue(metrics.reconcileTotal, { controller: 'gadget' })).toBeGreaterThanOrEqual(2);
   });
 });
@@ -181,12 +231,25 @@ describe('watch recovery', () => {
     expect(await counterValue(metrics.watchRestarts, { resource: 'gadgets' })).toBeGreaterThan(0);
 
     // With nothing happening, a 1.5 s watchdog sees a silent watch and restarts it.
-    await waitFor(async () => ((await counterValue(metrics.watchRestarts, { resource: 'gadgets', reason: 'stalled' })) > 0 ? true : undefined), {
-      timeoutMs: 20_000,
-      description: 'a stalled-watch restart',
+    await waitFor(
+      async () =>
+        (await counterValue(metrics.watchRestarts, { resource: 'gadgets', reason: 'stalled' })) > 0
+          ? true
+          : undefined,
+      {
+        timeoutMs: 20_000,
+        description: 'a stalled-watch restart',
+      },
+    );
+    await client.patch(
+      resourcePath(gadgetType, { namespace: ns, name: 'after' }),
+      { spec: { size: 5 } },
+      'merge',
+    );
+    await waitFor(() => (cloud.all().some((g) => g.size === 5) ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'update after watch restarts',
     });
-    await client.patch(resourcePath(gadgetType, { namespace: ns, name: 'after' }), { spec: { size: 5 } }, 'merge');
-    await waitFor(() => (cloud.all().some((g) => g.size === 5) ? true : undefined), { timeoutMs: 30_000, description: 'update after watch restarts' });
   });
 });
 
@@ -197,10 +260,17 @@ describe('leader election', () => {
     const lease = { namespace: ns, name: 'skylift-test-leader' };
     const a = startManager(kubeClient(), { cloud, identity: 'replica-a', lease, namespaces: [ns] });
     const holder = async (): Promise<string | undefined> => {
-      const l = await admin.get<{ spec?: { holderIdentity?: string | null } }>(`/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${lease.name}`).catch(() => undefined);
+      const l = await admin
+        .get<{ spec?: { holderIdentity?: string | null } }>(
+          `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${lease.name}`,
+        )
+        .catch(() => undefined);
       return l?.spec?.holderIdentity ?? undefined;
     };
-    await waitFor(async () => ((await holder()) === 'replica-a' ? true : undefined), { timeoutMs: 15_000, description: 'replica-a leading' });
+    await waitFor(async () => ((await holder()) === 'replica-a' ? true : undefined), {
+      timeoutMs: 15_000,
+      description: 'replica-a leading',
+    });
     const b = startManager(kubeClient(), { cloud, identity: 'replica-b', lease, namespaces: [ns] });
 
     await createGadget(admin, ns, 'one', 1);
@@ -211,7 +281,10 @@ describe('leader election', () => {
 
     await a.stop();
     expect(await holder()).not.toBe('replica-a');
-    await waitFor(async () => ((await holder()) === 'replica-b' ? true : undefined), { timeoutMs: 15_000, description: 'replica-b leading' });
+    await waitFor(async () => ((await holder()) === 'replica-b' ? true : undefined), {
+      timeoutMs: 15_000,
+      description: 'replica-b leading',
+    });
     await createGadget(admin, ns, 'two', 2);
     await waitReady(admin, ns, 'two');
     expect(await counterValue(b.metrics.reconcileTotal, { controller: 'gadget' })).toBeGreaterThan(0);

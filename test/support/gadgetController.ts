@@ -21,11 +21,20 @@ export interface GadgetControllerOptions {
   readonly resyncPeriodMs?: number;
 }
 
-export function gadgetController(o: GadgetControllerOptions): { controller: Controller<Gadget>; metrics: Metrics } {
+export function gadgetController(o: GadgetControllerOptions): {
+  controller: Controller<Gadget>;
+  metrics: Metrics;
+} {
   const metrics = o.metrics ?? new Metrics();
   const logger = o.logger ?? pino({ level: 'silent' });
   const clock = o.clock ?? realClock;
-  const events = new EventRecorder({ client: o.client, clock, logger, controller: 'skylift.dev/test', instance: 'test' });
+  const events = new EventRecorder({
+    client: o.client,
+    clock,
+    logger,
+    controller: 'skylift.dev/test',
+    instance: 'test',
+  });
   const controller = new Controller<Gadget>({
     type: gadgetType,
     adapter: new GadgetAdapter(o.cloud),
@@ -52,6 +61,8 @@ export async function counterValue(
   metric: { get(): Promise<{ values: { labels: Record<string, string | number>; value: number }[] }> },
   labels: Record<string, string>,
 ): Promise<number> {
-  const values = (await metric.get()).values.filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
+  const values = (await metric.get()).values.filter((v) =>
+    Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want),
+  );
   return values.reduce((sum, v) => sum + v.value, 0);
 }

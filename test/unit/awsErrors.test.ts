@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AwsRetryableError, AwsTerminalError, classifyAwsError, toTypedAwsError } from '../../src/providers/aws/errors.ts';
+import {
+  AwsRetryableError,
+  AwsTerminalError,
+  classifyAwsError,
+  toTypedAwsError,
+} from '../../src/providers/aws/errors.ts';
 import { AdaptiveRateLimiter } from '../../src/providers/aws/rateLimiter.ts';
 import { FakeClock } from '../support/fakeClock.ts';
 
@@ -15,7 +20,11 @@ describe('classifyAwsError', () => {
     { reason: 'HTTP 429 without a known code', err: sdkError('Whatever', 429), want: 'throttling' },
     { reason: 'service unavailable', err: sdkError('ServiceUnavailable', 503), want: 'transient' },
     { reason: 'unknown 5xx', err: sdkError('Mystery', 502), want: 'transient' },
-    { reason: 'connection reset', err: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), want: 'transient' },
+    {
+      reason: 'connection reset',
+      err: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+      want: 'transient',
+    },
     { reason: 'validation', err: sdkError('ValidationError', 400), want: 'terminal' },
     { reason: 'access denied', err: sdkError('AccessDenied', 403), want: 'terminal' },
     { reason: 'unknown 4xx', err: sdkError('LoadBalancerNotFound', 400), want: 'unknown' },
@@ -25,7 +34,9 @@ describe('classifyAwsError', () => {
   });
 
   it('lets a service table override the generic one', () => {
-    expect(classifyAwsError(sdkError('TooManyLoadBalancers', 400), { terminal: ['TooManyLoadBalancers'] })).toBe('terminal');
+    expect(
+      classifyAwsError(sdkError('TooManyLoadBalancers', 400), { terminal: ['TooManyLoadBalancers'] }),
+    ).toBe('terminal');
   });
 
   it('turns errors into typed errors naming the step and keeping the code', () => {
@@ -33,7 +44,9 @@ describe('classifyAwsError', () => {
     expect(t).toBeInstanceOf(AwsTerminalError);
     expect(t.message).toBe('create load balancer: ValidationError happened');
     expect(toTypedAwsError('x', sdkError('AccessDenied')).message).toContain('AccessDenied');
-    expect(toTypedAwsError('x', Object.assign(new Error('denied'), { name: 'AccessDenied' })).message).toBe('x: AccessDenied: denied');
+    expect(toTypedAwsError('x', Object.assign(new Error('denied'), { name: 'AccessDenied' })).message).toBe(
+      'x: AccessDenied: denied',
+    );
     expect(t.code).toBe('ValidationError');
     const r = toTypedAwsError('list records', sdkError('Throttling', 400));
     expect(r).toBeInstanceOf(AwsRetryableError);
@@ -43,7 +56,12 @@ describe('classifyAwsError', () => {
 
 describe('AdaptiveRateLimiter', () => {
   it('halves on throttling down to the floor and recovers on success up to the ceiling', () => {
-    const l = new AdaptiveRateLimiter(new FakeClock(), { maxPerSecond: 8, minPerSecond: 1, burst: 1, increase: 1 });
+    const l = new AdaptiveRateLimiter(new FakeClock(), {
+      maxPerSecond: 8,
+      minPerSecond: 1,
+      burst: 1,
+      increase: 1,
+    });
     l.onThrottle();
     expect(l.ratePerSecond).toBe(4);
     l.onThrottle();

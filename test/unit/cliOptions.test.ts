@@ -21,16 +21,35 @@ describe('parseRunOptions', () => {
   });
 
   it('reads the environment and lets flags win', () => {
-    const env = { AWS_DEFAULT_REGION: 'us-west-2', SKYLIFT_WORKERS: '8', SKYLIFT_NAMESPACES: 'a, b,,c', POD_NAMESPACE: 'ops', SKYLIFT_LEADER_ELECT: 'false' };
+    const env = {
+      AWS_DEFAULT_REGION: 'us-west-2',
+      SKYLIFT_WORKERS: '8',
+      SKYLIFT_NAMESPACES: 'a, b,,c',
+      POD_NAMESPACE: 'ops',
+      SKYLIFT_LEADER_ELECT: 'false',
+    };
     const o = parseRunOptions(['--workers', '2', '--resync-period=30s', '--log-format', 'text'], env);
-    expect(o).toMatchObject({ region: 'us-west-2', workers: 2, namespaces: ['a', 'b', 'c'], leaderElectionNamespace: 'ops', leaderElection: false, resyncPeriodMs: 30_000, logFormat: 'text' });
+    expect(o).toMatchObject({
+      region: 'us-west-2',
+      workers: 2,
+      namespaces: ['a', 'b', 'c'],
+      leaderElectionNamespace: 'ops',
+      leaderElection: false,
+      resyncPeriodMs: 30_000,
+      logFormat: 'text',
+    });
   });
 
   it.each([
     { reason: 'no region', argv: [], env: {}, msg: /no AWS region/ },
     { reason: 'unknown flag', argv: ['--wat'], env: { AWS_REGION: 'x' }, msg: /wat/ },
     { reason: 'zero workers', argv: ['--workers', '0'], env: { AWS_REGION: 'x' }, msg: /--workers/ },
-    { reason: 'bad duration', argv: ['--resync-period', '10 minutes'], env: { AWS_REGION: 'x' }, msg: /invalid duration/ },
+    {
+      reason: 'bad duration',
+      argv: ['--resync-period', '10 minutes'],
+      env: { AWS_REGION: 'x' },
+      msg: /invalid duration/,
+    },
     { reason: 'bad bool', argv: ['--leader-elect', 'maybe'], env: { AWS_REGION: 'x' }, msg: /true or false/ },
     { reason: 'bad format', argv: ['--log-format', 'xml'], env: { AWS_REGION: 'x' }, msg: /json or text/ },
     { reason: 'bad level', argv: ['--log-level', 'loud'], env: { AWS_REGION: 'x' }, msg: /unknown level/ },
@@ -40,6 +59,11 @@ describe('parseRunOptions', () => {
   });
 
   it('parses durations', () => {
-    expect([parseDuration('1500ms'), parseDuration('2s'), parseDuration('1.5m'), parseDuration('1h')]).toEqual([1500, 2000, 90_000, 3_600_000]);
+    expect([
+      parseDuration('1500ms'),
+      parseDuration('2s'),
+      parseDuration('1.5m'),
+      parseDuration('1h'),
+    ]).toEqual([1500, 2000, 90_000, 3_600_000]);
   });
 });

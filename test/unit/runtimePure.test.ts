@@ -25,15 +25,34 @@ describe('setCondition', () => {
   const t1 = new Date('2026-11-22T02:00:00Z');
   it('keeps lastTransitionTime while the status stays the same', () => {
     const a = setCondition(undefined, { type: 'Ready', status: 'False', reason: 'Creating' }, 1, t0);
-    const b = setCondition(a, { type: 'Ready', status: 'False', reason: 'Provisioning', message: 'x' }, 2, t1);
-    expect(b).toEqual([{ type: 'Ready', status: 'False', reason: 'Provisioning', message: 'x', lastTransitionTime: '2026-11-22T01:00:00Z', observedGeneration: 2 }]);
+    const b = setCondition(
+      a,
+      { type: 'Ready', status: 'False', reason: 'Provisioning', message: 'x' },
+      2,
+      t1,
+    );
+    expect(b).toEqual([
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'Provisioning',
+        message: 'x',
+        lastTransitionTime: '2026-11-22T01:00:00Z',
+        observedGeneration: 2,
+      },
+    ]);
     const c = setCondition(b, { type: 'Ready', status: 'True', reason: 'Available' }, 2, t1);
     expect(getCondition(c, 'Ready')?.lastTransitionTime).toBe('2026-11-22T02:00:00Z');
     expect(a).toHaveLength(1); // input not mutated
     expect(a[0]?.reason).toBe('Creating');
   });
   it('truncates huge messages', () => {
-    const c = setCondition(undefined, { type: 'Synced', status: 'False', reason: 'X', message: 'm'.repeat(10_000) }, 1, t0);
+    const c = setCondition(
+      undefined,
+      { type: 'Synced', status: 'False', reason: 'X', message: 'm'.repeat(10_000) },
+      1,
+      t0,
+    );
     expect(c[0]?.message.length).toBe(2000);
   });
 });
@@ -43,7 +62,12 @@ describe('mergePatchFor', () => {
     { reason: 'no change', from: { a: 1, b: [1] }, to: { b: [1], a: 1 }, want: undefined },
     { reason: 'changed scalar', from: { a: 1 }, to: { a: 2 }, want: { a: 2 } },
     { reason: 'removed key becomes null', from: { a: 1, b: 2 }, to: { a: 1 }, want: { b: null } },
-    { reason: 'nested change only', from: { s: { x: 1, y: 2 } }, to: { s: { x: 1, y: 3 } }, want: { s: { y: 3 } } },
+    {
+      reason: 'nested change only',
+      from: { s: { x: 1, y: 2 } },
+      to: { s: { x: 1, y: 3 } },
+      want: { s: { y: 3 } },
+    },
     { reason: 'arrays replaced whole', from: { c: [1, 2] }, to: { c: [1] }, want: { c: [1] } },
     { reason: 'added object', from: {}, to: { s: { x: 1 } }, want: { s: { x: 1 } } },
   ])('$reason', ({ from, to, want }) => {
@@ -114,17 +138,29 @@ describe('TokenBucket', () => {
 describe('ownership tags', () => {
   it('round-trips and ignores untagged resources', () => {
     const o = ownershipOf({ metadata: { name: 'web', namespace: 'shop', uid: 'u-1' } }, 'prod');
-    expect(ownershipTagMap(o)).toEqual({ 'skylift.dev/cluster': 'prod', 'skylift.dev/owner': 'shop/web', 'skylift.dev/uid': 'u-1' });
+    expect(ownershipTagMap(o)).toEqual({
+      'skylift.dev/cluster': 'prod',
+      'skylift.dev/owner': 'shop/web',
+      'skylift.dev/uid': 'u-1',
+    });
     expect(ownershipFromTags(ownershipTagMap(o))).toEqual(o);
     expect(ownershipFromTags({ Name: 'x' })).toBeUndefined();
   });
 });
 
 describe('resource paths and keys', () => {
-  const crd = { group: 'aws.skylift.dev', version: 'v1alpha1', plural: 'dnsrecords', kind: 'DNSRecord', namespaced: true };
+  const crd = {
+    group: 'aws.skylift.dev',
+    version: 'v1alpha1',
+    plural: 'dnsrecords',
+    kind: 'DNSRecord',
+    namespaced: true,
+  };
   const core = { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true };
   it('builds REST paths', () => {
-    expect(resourcePath(crd, { namespace: 'a', name: 'b', subresource: 'status' })).toBe('/apis/aws.skylift.dev/v1alpha1/namespaces/a/dnsrecords/b/status');
+    expect(resourcePath(crd, { namespace: 'a', name: 'b', subresource: 'status' })).toBe(
+      '/apis/aws.skylift.dev/v1alpha1/namespaces/a/dnsrecords/b/status',
+    );
     expect(resourcePath(core, {})).toBe('/api/v1/services');
     expect(resourcePath(core, { namespace: 'x' })).toBe('/api/v1/namespaces/x/services');
   });
@@ -136,7 +172,9 @@ describe('resource paths and keys', () => {
     const base = { metadata: { name: 'x', generation: 1, resourceVersion: '1' } };
     expect(significant(base, { metadata: { ...base.metadata, resourceVersion: '2' } })).toBe(false);
     expect(significant(base, { metadata: { ...base.metadata, generation: 2 } })).toBe(true);
-    expect(significant(base, { metadata: { ...base.metadata, deletionTimestamp: '2026-11-22T00:00:00Z' } })).toBe(true);
+    expect(
+      significant(base, { metadata: { ...base.metadata, deletionTimestamp: '2026-11-22T00:00:00Z' } }),
+    ).toBe(true);
   });
 });
 

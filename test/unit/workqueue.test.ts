@@ -3,7 +3,16 @@ import { WorkQueue } from '../../src/runtime/workqueue.ts';
 import { FakeClock } from '../support/fakeClock.ts';
 
 function queue(clock = new FakeClock(), random = () => 0.5): { q: WorkQueue; clock: FakeClock } {
-  return { q: new WorkQueue({ clock, random, backoff: { baseMs: 100, capMs: 1000, jitter: 0.2 }, overallRatePerSecond: 1000, overallBurst: 1000 }), clock };
+  return {
+    q: new WorkQueue({
+      clock,
+      random,
+      backoff: { baseMs: 100, capMs: 1000, jitter: 0.2 },
+      overallRatePerSecond: 1000,
+      overallBurst: 1000,
+    }),
+    clock,
+  };
 }
 
 /** Takes every ready key without waiting. */
@@ -86,7 +95,13 @@ describe('WorkQueue', () => {
 
   it('applies an overall rate limit across keys', () => {
     const clock = new FakeClock();
-    const q = new WorkQueue({ clock, random: () => 0.5, backoff: { baseMs: 1, capMs: 1, jitter: 0 }, overallRatePerSecond: 2, overallBurst: 2 });
+    const q = new WorkQueue({
+      clock,
+      random: () => 0.5,
+      backoff: { baseMs: 1, capMs: 1, jitter: 0 },
+      overallRatePerSecond: 2,
+      overallBurst: 2,
+    });
     const delays = ['a', 'b', 'c', 'd'].map((k) => q.addRateLimited(k));
     expect(delays).toEqual([1, 1, 500, 1000]);
   });
@@ -113,7 +128,13 @@ describe('WorkQueue', () => {
 
   it('reports depth, adds, latency and retries', async () => {
     const clock = new FakeClock();
-    const seen = { depth: [] as number[], adds: 0, latency: [] as number[], retries: 0, work: [] as number[] };
+    const seen = {
+      depth: [] as number[],
+      adds: 0,
+      latency: [] as number[],
+      retries: 0,
+      work: [] as number[],
+    };
     const q = new WorkQueue({
       clock,
       metrics: {

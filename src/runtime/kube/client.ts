@@ -83,7 +83,7 @@ export class KubeClient {
       body = JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
-    const dispatcher = ctx.getDispatcher() as Dispatcher | undefined;
+    const dispatcher: Dispatcher | undefined = ctx.getDispatcher();
     return fetch(url, {
       method,
       headers,

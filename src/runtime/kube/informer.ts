@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
-import { sleep, type Clock, type TimerHandle } from '../clock.ts';
+import { isAborted, sleep, type Clock, type TimerHandle } from '../clock.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
 import { objectKey, resourcePath, type KubeObject, type ResourceType } from './resource.ts';
 
@@ -123,7 +123,7 @@ export class Informer<T extends KubeObject> {
         await this.watch();
         failures = 0;
       } catch (err) {
-        if (this.abort.signal.aborted) break;
+        if (isAborted(this.abort.signal)) break;
         if (err instanceof GoneError) {
           log.debug({ resource: this.opts.type.plural }, 'watch expired (410), relisting');
           this.opts.onRestart?.('gone');
@@ -201,12 +201,12 @@ export class Informer<T extends KubeObject> {
     this.streamAbort = stream;
     const onStop = (): void => stream.abort();
     this.abort.signal.addEventListener('abort', onStop, { once: true });
-    let stalled = false;
+    const watch = { stalled: false };
     let watchdog: TimerHandle | undefined;
     const armWatchdog = (): void => {
       watchdog?.cancel();
       watchdog = this.opts.clock.setTimer(this.opts.watchdogMs ?? 150_000, () => {
-        stalled = true;
+        watch.stalled = true;
         stream.abort();
       });
     };
@@ -239,14 +239,14 @@ export class Informer<T extends KubeObject> {
         this.apply(JSON.parse(line) as WatchLine);
       }
     } catch (err) {
-      if (stalled) throw new StalledError('no watch event within the watchdog period', { cause: err });
-      if (this.abort.signal.aborted) return;
+      if (watch.stalled) throw new StalledError('no watch event within the watchdog period', { cause: err });
+      if (isAborted(this.abort.signal)) return;
       throw err;
     } finally {
       watchdog?.cancel();
       this.abort.signal.removeEventListener('abort', onStop);
     }
-    if (stalled) throw new StalledError('no watch event within the watchdog period');
+    if (watch.stalled) throw new StalledError('no watch event within the watchdog period');
   }
 
   private apply(ev: WatchLine): void {

@@ -1,0 +1,248 @@
+// Process plumbing on real components: Events are de-duplicated in the real
+// apiserver; the shared AWS clients count calls per attempt and slow down
+// when the (proxied) emulator throttles; a graceful stop lets an in-flight
+// reconcile finish; reconcile log lines carry their context.
+import { ListHostedZonesCommand } from '@aws-sdk/client-route-53';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { waitFor } from '../../src/dev/wait.ts';
+import { createAwsClients } from '../../src/providers/aws/clients.ts';
+import { realClock } from '../../src/runtime/clock.ts';
+import { EventRecorder } from '../../src/runtime/events.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { Manager } from '../../src/runtime/manager.ts';
+import { Metrics } from '../../src/runtime/metrics.ts';
+import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { FakeCloud, gadgetCrd, gadgetType, type Gadget } from '../support/gadget.ts';
+import { counterValue, gadgetController } from '../support/gadgetController.ts';
+import { ensureCrd, eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { resetEmulator, startFaultProxy } from '../support/stack.ts';
+
+let admin: KubeClient;
+let proxy: AwsFaultProxy;
+beforeAll(async () => {
+  admin = kubeClient();
+  await ensureCrd(admin, gadgetCrd, gadgetType);
+  await resetEmulator();
+  proxy = await startFaultProxy();
+});
+afterAll(async () => {
+  await proxy.stop();
+});
+
+describe('events', () => {
+  it('folds repeats of the same event into one Event with a series count', async () => {
+    const ns = await newNamespace(admin, 'events');
+    const obj = await admin.create<Gadget>(resourcePath(gadgetType, { namespace: ns }), {
+      apiVersion: 'test.skylift.dev/v1',
+      kind: 'Gadget',
+      metadata: { name: 'noisy' },
+      spec: { size: 1 },
+    });
+    const outcomes: string[] = [];
+    const recorder = new EventRecorder({
+      client: admin,
+      clock: realClock,
+      logger: pino({ level: 'silent' }),
+      controller: 'skylift.dev/test',
+      instance: 'test',
+      seriesUpdateMs: 0,
+      onRecorded: (_s, outcome) => outcomes.push(outcome),
+    });
+    const spec = {
+      type: 'Warning',
+      reason: 'TerminalError',
+      action: 'Reconcile',
+      note: 'quota exceeded',
+    } as const;
+    recorder.record(obj, spec);
+    await waitFor(() => (outcomes.includes('created') ? true : undefined), {
+      timeoutMs: 10_000,
+      description: 'event created',
+    });
+    for (let i = 0; i < 4; i++) recorder.record(obj, spec);
+    recorder.record(obj, { ...spec, note: 'a different problem' });
+    await waitFor(() => (outcomes.length === 6 ? true : undefined), {
+      timeoutMs: 10_000,
+      description: 'all events handled',
+    });
+    const events = await eventsFor(admin, ns, 'noisy');
+    expect(events).toHaveLength(2);
+    const quota = events.find((e) => e.note === 'quota exceeded');
+    expect(quota?.series?.count).toBe(5);
+    expect(quota?.type).toBe('Warning');
+  });
+
+  it('drops events beyond the overall budget instead of flooding the apiserver', async () => {
+    const ns = await newNamespace(admin, 'flood');
+    const obj = await admin.create<Gadget>(resourcePath(gadgetType, { namespace: ns }), {
+      apiVersion: 'test.skylift.dev/v1',
+      kind: 'Gadget',
+      metadata: { name: 'flood' },
+      spec: { size: 1 },
+    });
+    const outcomes: string[] = [];
+    const recorder = new EventRecorder({
+      client: admin,
+      clock: realClock,
+      logger: pino({ level: 'silent' }),
+      controller: 'skylift.dev/test',
+      instance: 'test',
+      ratePerSecond: 0.001,
+      burst: 3,
+      onRecorded: (_s, outcome) => outcomes.push(outcome),
+    });
+    for (let i = 0; i < 10; i++)
+      recorder.record(obj, { type: 'Normal', reason: 'Updated', action: 'Update', note: `change ${i}` });
+    await waitFor(() => (outcomes.length === 10 ? true : undefined), {
+      timeoutMs: 10_000,
+      description: 'all events handled',
+    });
+    expect(outcomes.filter((o) => o === 'created')).toHaveLength(3);
+    expect(outcomes.filter((o) => o === 'dropped')).toHaveLength(7);
+    expect(await eventsFor(admin, ns, 'flood')).toHaveLength(3);
+  });
+});
+
+describe('AWS clients', () => {
+  it('count every attempt by service, operation and outcome, and slow down when throttled', async () => {
+    const metrics = new Metrics();
+    const aws = createAwsClients({
+      region: 'us-east-1',
+      clock: realClock,
+      metrics,
+      endpoint: proxy.endpoint,
+      maxAttempts: 3,
+    });
+    process.env.AWS_ACCESS_KEY_ID ??= 'testing';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'testing';
+    try {
+      proxy.resetCalls();
+      await aws.route53.send(new ListHostedZonesCommand({}));
+      expect(
+        await counterValue(metrics.awsCalls, {
+          service: 'route53',
+          operation: 'ListHostedZones',
+          outcome: 'success',
+        }),
+      ).toBe(1);
+      const before = aws.limiters.get('route53')?.ratePerSecond ?? 0;
+
+      proxy.resetCalls();
+      proxy.inject({
+        service: 'route53',
+        operation: 'ListHostedZones',
+        fault: { kind: 'throttle' },
+        times: 2,
+      });
+      await aws.route53.send(new ListHostedZonesCommand({}));
+      expect(
+        await counterValue(metrics.awsCalls, {
+          service: 'route53',
+          operation: 'ListHostedZones',
+          outcome: 'throttled',
+        }),
+      ).toBe(2);
+      expect(await counterValue(metrics.awsThrottles, { service: 'route53' })).toBe(2);
+      expect(proxy.count({ service: 'route53', operation: 'ListHostedZones' })).toBe(3);
+      const after = aws.limiters.get('route53')?.ratePerSecond ?? 0;
+      expect(after).toBeLessThan(before);
+    } finally {
+      aws.destroy();
+    }
+  });
+});
+
+describe('graceful stop', () => {
+  it('finishes an in-flight reconcile before the manager returns', async () => {
+    const ns = await newNamespace(admin, 'graceful');
+    const cloud = new FakeCloud();
+    const metrics = new Metrics();
+    const client = kubeClient();
+    const { controller } = gadgetController({ client, cloud, metrics, namespaces: [ns] });
+    const manager = new Manager({
+      client,
+      clock: realClock,
+      logger: pino({ level: 'silent' }),
+      metrics,
+      identity: 'graceful',
+      shutdownDeadlineMs: 20_000,
+    });
+    manager.add(controller);
+    const done = manager.run();
+    const blocked = cloud.block('create');
+    await admin.create(resourcePath(gadgetType, { namespace: ns }), {
+      apiVersion: 'test.skylift.dev/v1',
+      kind: 'Gadget',
+      metadata: { name: 'inflight' },
+      spec: { size: 1 },
+    });
+    await blocked.entered;
+    manager.stop();
+    let returned = false;
+    void done.then(() => (returned = true));
+    await Promise.resolve();
+    expect(returned).toBe(false);
+    blocked.release();
+    expect(await done).toBe('stopped');
+    const obj = await readObject<Gadget>(admin, gadgetType, ns, 'inflight');
+    expect(obj?.status?.id).toBe(cloud.all()[0]?.id);
+    expect(cloud.all()).toHaveLength(1);
+  });
+});
+
+describe('logs', () => {
+  it('put reconcile id, kind, namespace and name on every line of a reconcile', async () => {
+    const ns = await newNamespace(admin, 'logs');
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        for (const l of chunk.toString().split('\n'))
+          if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
+        cb();
+      },
+    });
+    const cloud = new FakeCloud();
+    cloud.failNext('create', new Error('boom'));
+    const client = kubeClient();
+    const { controller } = gadgetController({
+      client,
+      cloud,
+      namespaces: [ns],
+      logger: pino({ level: 'debug' }, sink),
+    });
+    await controller.start();
+    try {
+      await admin.create(resourcePath(gadgetType, { namespace: ns }), {
+        apiVersion: 'test.skylift.dev/v1',
+        kind: 'Gadget',
+        metadata: { name: 'talky' },
+        spec: { size: 1 },
+      });
+      await waitFor(
+        async () =>
+          (await readObject<Gadget>(admin, gadgetType, ns, 'talky'))?.status?.id !== undefined
+            ? true
+            : undefined,
+        {
+          timeoutMs: 30_000,
+          description: 'talky created after one failure',
+        },
+      );
+    } finally {
+      await controller.stop(5000);
+    }
+    const reconcileLines = lines.filter(
+      (l) =>
+        l.msg === 'reconcile failed; will retry' ||
+        l.msg === 'create pending, waiting for the resource to become visible',
+    );
+    expect(reconcileLines.length).toBeGreaterThan(0);
+    for (const l of reconcileLines) {
+      expect(l).toMatchObject({ kind: 'Gadget', namespace: ns, name: 'talky' });
+      expect(typeof l.reconcileId).toBe('string');
+    }
+  });
+});
