@@ -30,6 +30,8 @@ export interface ControlPlaneOptions {
   readonly binDir?: string;
   /** Deadline for each component to become healthy (default 60 s). */
   readonly startTimeoutMs?: number;
+  /** Extra kube-apiserver flags (tests use e.g. --etcd-compaction-interval). */
+  readonly extraApiServerArgs?: readonly string[];
 }
 
 /** A running etcd + kube-apiserver (+ kube-controller-manager) on loopback. */
@@ -94,7 +96,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 
     const port = await freePort();
     const server = `https://127.0.0.1:${port}`;
-    const apiArgs = apiServerArgs({ port, etcdUrl: etcd.url, pki, tokenFile, certDir: pkiDir });
+    const apiArgs = [
+      ...apiServerArgs({ port, etcdUrl: etcd.url, pki, tokenFile, certDir: pkiDir }),
+      ...(opts.extraApiServerArgs ?? []),
+    ];
     let apiserver = await startApiServer(binDir, apiArgs, logDir, server, pki, identities.admin, timeoutMs);
     started.push(apiserver);
 

@@ -1,0 +1,63 @@
+// The `skylift` command as a user runs it.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../src/dev/paths.ts';
+
+function skylift(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(repoRoot, 'src/cli/main.ts'), ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('skylift CLI', () => {
+  it('documents run flags and their environment variables', () => {
+    const r = skylift(['run', '--help']);
+    expect(r.code).toBe(0);
+    for (const flag of [
+      '--region',
+      '--namespaces',
+      '--label-selector',
+      '--workers',
+      '--resync-period',
+      '--probe-address',
+      '--leader-elect',
+      '--log-format',
+    ]) {
+      expect(r.stdout).toContain(flag);
+    }
+  });
+
+  it.each([
+    {
+      reason: 'no region',
+      args: ['run'],
+      env: {},
+      message: 'skylift: no AWS region: set --region or AWS_REGION',
+    },
+    {
+      reason: 'an unknown flag',
+      args: ['run', '--bogus'],
+      env: { AWS_REGION: 'us-east-1' },
+      message: "Unknown option '--bogus'",
+    },
+    {
+      reason: 'a bad duration',
+      args: ['run', '--resync-period', 'soon'],
+      env: { AWS_REGION: 'us-east-1' },
+      message: 'invalid duration "soon"',
+    },
+    { reason: 'an unknown command', args: ['fly'], env: {}, message: 'unknown command "fly"' },
+  ])('exits 2 with a clear message on $reason', ({ args, env, message }) => {
+    const r = skylift(args, env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).not.toContain('    at ');
+  });
+});
