@@ -1,4 +1,44 @@
-import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { Schema } from './schema.ts';
+
+/** A printer column of `kubectl get`. */
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+/**
+ * A CustomResourceDefinition as written to crds/ and sent to the apiserver:
+ * plain JSON with the wire names (`x-kubernetes-validations`, …), which
+ * client-node's model classes would rename.
+ */
+export interface CrdManifest {
+  apiVersion: 'apiextensions.k8s.io/v1';
+  kind: 'CustomResourceDefinition';
+  metadata: { name: string };
+  spec: {
+    group: string;
+    scope: 'Namespaced' | 'Cluster';
+    names: {
+      plural: string;
+      singular: string;
+      kind: string;
+      listKind: string;
+      shortNames: string[];
+      categories: string[];
+    };
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      subresources: { status: Record<string, never> };
+      additionalPrinterColumns: PrinterColumn[];
+      schema: { openAPIV3Schema: Schema };
+    }[];
+  };
+}
 
 /** API group and version shared by every Skylift kind. */
 export const apiGroup = 'aws.skylift.dev';
@@ -12,10 +52,10 @@ export const apiCategory = 'skylift';
  */
 export interface KindDefinition {
   /** The CRD, fully rendered (schema with descriptions, CEL rules, printer columns). */
-  crd(): V1CustomResourceDefinition;
+  crd(): CrdManifest;
 }
 
 /** File name of a CRD under crds/: `<group>_<plural>.yaml`, as controller-gen names them. Pure. */
-export function crdFileName(crd: V1CustomResourceDefinition): string {
+export function crdFileName(crd: CrdManifest): string {
   return `${crd.spec.group}_${crd.spec.names.plural}.yaml`;
 }
