@@ -11,6 +11,7 @@ import type { ManagedObject } from './runtime/managed.ts';
 import { Manager, type ManagerExit } from './runtime/manager.ts';
 import { Metrics } from './runtime/metrics.ts';
 import type { LeaseTiming } from './runtime/leaderElection.ts';
+import { createAwsClients, type AwsClients } from './providers/aws/clients.ts';
 
 /** What a kind contributes to the operator: its controller, built from the shared plumbing. */
 export type ControllerFactory = (shared: SharedPlumbing) => Controller<ManagedObject>;
@@ -23,6 +24,8 @@ export interface SharedPlumbing {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly events: EventRecorder;
+  /** The shared AWS SDK clients (one per service) for the configured region. */
+  readonly aws: AwsClients;
 }
 
 /** A running operator process's handle. */
@@ -58,7 +61,8 @@ export function startOperator(
     instance: identity,
     onRecorded: (spec, outcome) => metrics.events.inc({ reason: spec.reason, outcome }),
   });
-  const shared: SharedPlumbing = { options, client, clock, logger, metrics, events };
+  const aws = createAwsClients({ region: options.region, clock, metrics });
+  const shared: SharedPlumbing = { options, client, clock, logger, metrics, events, aws };
   const manager = new Manager({
     client,
     clock,
@@ -94,6 +98,7 @@ export function startOperator(
   const done = manager.run().finally(() => {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    aws.destroy();
   });
   return { manager, logger, done };
 }

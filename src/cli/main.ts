@@ -1,10 +1,19 @@
 #!/usr/bin/env node
 // The `skylift` command.
+import { dnsRecordController } from '../controllers/dnsrecord/controller.ts';
 import { startOperator, type ControllerFactory } from '../operator.ts';
 import { parseRunOptions, runUsage, UsageError } from './options.ts';
 
 /** Controllers of the kinds Skylift serves; each kind's work adds its factory here. */
-const controllers: readonly ControllerFactory[] = [];
+const controllers: readonly ControllerFactory[] = [
+  (s) =>
+    dnsRecordController(s, {
+      ownerPrefix: s.options.txtOwnerPrefix,
+      batchWindowMs: s.options.route53BatchWindowMs,
+      zoneCacheTtlMs: s.options.route53ZoneCacheTtlMs,
+      pollMs: 2000,
+    }),
+];
 
 const usage = `Usage: skylift <command> [flags]
 

@@ -21,6 +21,12 @@ export interface RunOptions {
   /** Written into the `skylift.dev/cluster` ownership tag. */
   readonly clusterId: string;
   readonly shutdownDeadlineMs: number;
+  /** DNSRecord: prefix of ownership TXT record names. */
+  readonly txtOwnerPrefix: string;
+  /** DNSRecord: how long a zone collects changes before one Route 53 call. */
+  readonly route53BatchWindowMs: number;
+  /** DNSRecord: maximum age of a zone's record snapshot. */
+  readonly route53ZoneCacheTtlMs: number;
 }
 
 /** Thrown for bad flags or environment; the message says what to fix. */
@@ -47,6 +53,9 @@ Every flag can also be set by the environment variable in brackets.
   --log-level LEVEL              trace|debug|info|warn|error [SKYLIFT_LOG_LEVEL] (default info)
   --log-format FORMAT            json|text [SKYLIFT_LOG_FORMAT] (default json)
   --shutdown-deadline DURATION   time for in-flight reconciles on SIGTERM [SKYLIFT_SHUTDOWN_DEADLINE] (default 20s)
+  --txt-owner-prefix PREFIX      name prefix of DNSRecord ownership TXT records [SKYLIFT_TXT_OWNER_PREFIX] (default _skylift-owner)
+  --route53-batch-window DURATION  time a zone collects changes before one Route 53 call [SKYLIFT_ROUTE53_BATCH_WINDOW] (default 200ms)
+  --route53-zone-cache-ttl DURATION  maximum age of a zone's record listing used to detect drift [SKYLIFT_ROUTE53_ZONE_CACHE_TTL] (default 30s)
 `;
 
 /** Parses `10m`, `30s`, `1500ms`, `1h` into milliseconds. Pure. */
@@ -88,6 +97,9 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
         'log-level': { type: 'string' },
         'log-format': { type: 'string' },
         'shutdown-deadline': { type: 'string' },
+        'txt-owner-prefix': { type: 'string' },
+        'route53-batch-window': { type: 'string' },
+        'route53-zone-cache-ttl': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -137,5 +149,15 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
     logLevel,
     logFormat,
     shutdownDeadlineMs: parseDuration(get('shutdown-deadline', 'SKYLIFT_SHUTDOWN_DEADLINE') ?? '20s'),
+    txtOwnerPrefix: parsePrefix(get('txt-owner-prefix', 'SKYLIFT_TXT_OWNER_PREFIX') ?? '_skylift-owner'),
+    route53BatchWindowMs: parseDuration(get('route53-batch-window', 'SKYLIFT_ROUTE53_BATCH_WINDOW') ?? '200ms'),
+    route53ZoneCacheTtlMs: parseDuration(get('route53-zone-cache-ttl', 'SKYLIFT_ROUTE53_ZONE_CACHE_TTL') ?? '30s'),
   };
+}
+
+function parsePrefix(prefix: string): string {
+  if (!/^[a-z0-9_][a-z0-9_-]{0,40}$/i.test(prefix)) {
+    throw new UsageError(`--txt-owner-prefix: want one DNS label of letters, digits, _ and - (at most 41), got ${JSON.stringify(prefix)}`);
+  }
+  return prefix;
 }

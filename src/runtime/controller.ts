@@ -11,10 +11,14 @@ import { WorkQueue } from './workqueue.ts';
 import { getCondition, ConditionType } from './conditions.ts';
 
 /** Another resource type whose changes should reconcile primary objects (e.g. Services for MyIngress). */
-export interface SecondaryWatch {
+export interface SecondaryWatch<T extends ManagedObject = ManagedObject> {
   readonly type: ResourceType;
-  /** Primary keys (`namespace/name`) affected by a change of `obj`. Pure, fast. */
-  map(obj: KubeObject): string[];
+  /**
+   * Primary keys (`namespace/name`) affected by a change of `obj`; `primaries`
+   * lists the cached primary objects (e.g. to find those referring to `obj`).
+   * Pure, fast.
+   */
+  map(obj: KubeObject, primaries: () => readonly T[]): string[];
 }
 
 /** Options for {@link Controller}. */
@@ -35,7 +39,7 @@ export interface ControllerOptions<T extends ManagedObject> {
   readonly pollMs?: number;
   readonly createGraceMs?: number;
   readonly watchdogMs?: number;
-  readonly watches?: readonly SecondaryWatch[];
+  readonly watches?: readonly SecondaryWatch<T>[];
   readonly random?: () => number;
 }
 
@@ -91,7 +95,7 @@ export class Controller<T extends ManagedObject> {
       for (const w of opts.watches ?? []) {
         const sec = this.informer<KubeObject>(w.type, namespace);
         sec.on((_type, obj) => {
-          for (const key of w.map(obj)) this.queue.add(key);
+          for (const key of w.map(obj, () => this.primary.flatMap((p) => p.list()))) this.queue.add(key);
         });
         this.secondary.push(sec);
         this.secondaryByType.set(w.type, [...(this.secondaryByType.get(w.type) ?? []), sec]);
@@ -109,22 +113,36 @@ export class Controller<T extends ManagedObject> {
     return undefined;
   }
 
+  /** A cached secondary object by type and `namespace/name`; undefined until its informer has listed. */
+  getSecondary(type: ResourceType, key: string): KubeObject | undefined {
+    for (const inf of this.secondaryByType.get(type) ?? []) {
+      const obj = inf.get(key);
+      if (obj !== undefined) return obj;
+    }
+    return undefined;
+  }
+
   /** Cached objects of a secondary type (for adapters that read Services, Secrets, …). */
   secondaryObjects(type: ResourceType): KubeObject[] {
     return (this.secondaryByType.get(type) ?? []).flatMap((s) => s.list());
   }
 
-  /** Starts informers, waits for their first list, then starts the workers. */
+  /**
+   * Starts informers, waits for the primary ones' first list, then starts the
+   * workers. Secondary informers sync in the background (a referenced kind
+   * whose CRD is not installed yet must not stop this one); their events
+   * enqueue the primaries that care.
+   */
   async start(): Promise<void> {
     for (const inf of [...this.primary, ...this.secondary]) inf.start();
-    await Promise.all([...this.primary, ...this.secondary].map((i) => i.waitForSync()));
+    await Promise.all(this.primary.map((i) => i.waitForSync()));
     const n = this.o.workers ?? 4;
     this.workers = Array.from({ length: n }, () => this.work());
   }
 
-  /** True once every informer has listed. */
+  /** True once every primary informer has listed. */
   get synced(): boolean {
-    return [...this.primary, ...this.secondary].every((i) => i.hasSynced);
+    return this.primary.every((i) => i.hasSynced);
   }
 
   /**

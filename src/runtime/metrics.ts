@@ -119,6 +119,18 @@ export class Metrics {
     labelNames: ['resource', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly route53Batches = new Counter({
+    name: 'skylift_route53_change_batches_total',
+    help: 'ChangeResourceRecordSets calls by outcome (applied, throttled, error, split)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly route53BatchSize = new Histogram({
+    name: 'skylift_route53_change_batch_size',
+    help: 'Changes per applied ChangeResourceRecordSets call',
+    buckets: [1, 2, 5, 10, 50, 100, 250, 500, 1000],
+    registers: [this.registry],
+  });
   readonly kubeRequests = new Counter({
     name: 'skylift_kube_api_requests_total',
     help: 'Kubernetes API requests by verb and status code',

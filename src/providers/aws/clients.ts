@@ -27,6 +27,8 @@ export interface AwsClientOptions {
   /** Attempts per call including SDK retries (default 3). */
   readonly maxAttempts?: number;
   readonly rates?: Readonly<Record<string, AdaptiveRateOptions>>;
+  /** Static credentials (tests); default: the SDK's default chain. */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
 }
 
 interface MiddlewareStackLike {
@@ -54,6 +56,7 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     region: opts.region,
     maxAttempts: opts.maxAttempts ?? 3,
     ...(endpoint !== undefined && endpoint !== '' ? { endpoint } : {}),
+    ...(opts.credentials !== undefined ? { credentials: { ...opts.credentials } } : {}),
   };
   const rates = { ...defaultServiceRates, ...opts.rates };
   const limiters = new Map<string, AdaptiveRateLimiter>();

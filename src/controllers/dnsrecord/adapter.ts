@@ -1,0 +1,240 @@
+import type { Change, ResourceRecordSet } from '@aws-sdk/client-route-53';
+import type { DNSRecord } from '../../apis/dnsrecord.ts';
+import type { MyIngressAliasStatus } from '../../apis/myingress.ts';
+import type { ChangeBatcher, ChangeTicket } from '../../providers/route53/changeBatcher.ts';
+import type { ChangeTracker } from '../../providers/route53/changeTracker.ts';
+import { ownerRecordName, ownerRecordValue, parseOwnerValue, recordFqdn, recordKey } from '../../providers/route53/names.ts';
+import type { HostedZone, ZoneDirectory } from '../../providers/route53/zones.ts';
+import type { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
+import type { ExistingObservation, ExternalClient, Observation, ReconcileContext, ReadyState } from '../../runtime/engine.ts';
+import { RequeueAfter, TerminalError } from '../../runtime/errors.ts';
+import type { KubeObject } from '../../runtime/kube/resource.ts';
+import { compareRecordSets, desiredRecordSet, type AliasTarget } from './desired.ts';
+
+/** Ready/Synced reasons particular to DNSRecord. */
+export const DNSReason = {
+  /** The change is queued or in flight to Route 53. */
+  Pending: 'Pending',
+  /** Route 53 accepted the change; its name servers are not all in sync yet. */
+  Propagating: 'Propagating',
+  Throttled: 'Throttled',
+  WaitingForReference: 'WaitingForReference',
+} as const;
+
+/** What the DNSRecord adapter needs. */
+export interface DNSRecordAdapterDeps {
+  readonly zones: ZoneDirectory;
+  readonly records: ZoneRecordCache;
+  readonly batcher: ChangeBatcher;
+  readonly tracker: ChangeTracker;
+  /** Prefix of ownership TXT record names (default `_skylift-owner`). */
+  readonly ownerPrefix: string;
+  /** A cached MyIngress by namespace and name (undefined when unknown). */
+  readonly lookupMyIngress: (namespace: string, name: string) => KubeObject | undefined;
+  /** How soon to look again while a change is queued or propagating. */
+  readonly pollMs?: number;
+  /** How long to wait for a referenced MyIngress before looking again (its watch usually triggers sooner). */
+  readonly referenceRetryMs?: number;
+}
+
+interface Target {
+  readonly zone: HostedZone;
+  readonly fqdn: string;
+  readonly key: string;
+  readonly ownerName: string;
+  readonly ownerKey: string;
+}
+
+/**
+ * DNSRecord's AWS side. Observation reads the zone's shared record snapshot;
+ * writes go through the zone's change batcher and are followed on later
+ * reconciles through the ticket they left (never awaited in a worker);
+ * Ready waits for GetChange INSYNC. Ownership lives in a TXT record beside
+ * each record, written in the same change batch.
+ */
+export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
+  private readonly d: DNSRecordAdapterDeps;
+  /** In-flight changes by object uid. */
+  private readonly tickets = new Map<string, ChangeTicket>();
+
+  constructor(deps: DNSRecordAdapterDeps) {
+    this.d = deps;
+  }
+
+  async observe(mr: DNSRecord, ctx: ReconcileContext): Promise<Observation> {
+    const t = await this.target(mr);
+    const status: Record<string, unknown> = {
+      fqdn: t.fqdn,
+      zoneId: t.zone.id,
+      ...pick(mr.status, ['changeId', 'changeStatus', 'aliasDNSName']),
+    };
+    const ticket = this.tickets.get(ctx.ownership.uid);
+    if (ticket !== undefined) {
+      if (ticket.state === 'failed') {
+        this.tickets.delete(ctx.ownership.uid);
+        throw ticket.error ?? new Error('Route 53 change failed');
+      }
+      if (ticket.state !== 'applied') {
+        const throttled = ticket.note?.includes('throttling') === true;
+        return {
+          exists: true,
+          ownership: ctx.ownership,
+          upToDate: true,
+          ready: {
+            ready: false,
+            reason: throttled ? DNSReason.Throttled : DNSReason.Pending,
+            message: ticket.note ?? 'change queued for Route 53',
+          },
+          status,
+          requeueAfterMs: this.d.pollMs ?? 1000,
+        };
+      }
+      this.tickets.delete(ctx.ownership.uid);
+      if (ticket.changeId !== undefined && ticket.changeId !== '') {
+        status.changeId = ticket.changeId;
+        status.changeStatus = 'PENDING';
+      }
+    }
+
+    const snap = await this.d.records.get(t.zone.id);
+    const rr = snap.records.get(t.key);
+    if (rr === undefined) return { exists: false };
+    const ownerRr = snap.records.get(t.ownerKey);
+    const ownership = ownerRr !== undefined ? parseOwnerValue((ownerRr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' ')) : undefined;
+
+    let upToDate = true;
+    let diff: string | undefined;
+    if (mr.metadata.deletionTimestamp === undefined && mr.spec.managementPolicy !== 'ObserveOnly') {
+      const alias = this.resolveAlias(mr);
+      if (alias !== undefined) status.aliasDNSName = alias.dnsName;
+      else delete status.aliasDNSName;
+      const cmp = compareRecordSets(rr, desiredRecordSet(mr.spec, t.fqdn, alias));
+      const ownedByUs = ownership?.uid === ctx.ownership.uid;
+      upToDate = cmp.equal && ownedByUs;
+      diff = cmp.diff ?? (ownedByUs ? undefined : 'ownership record missing');
+    }
+
+    let ready: ReadyState = { ready: true, reason: 'Available' };
+    let requeueAfterMs: number | undefined;
+    const changeId = typeof status.changeId === 'string' ? status.changeId : undefined;
+    if (changeId !== undefined && status.changeStatus !== 'INSYNC') {
+      status.changeStatus = await this.d.tracker.status(changeId);
+      if (status.changeStatus !== 'INSYNC') {
+        ready = { ready: false, reason: DNSReason.Propagating, message: `Route 53 is propagating change ${changeId}` };
+        requeueAfterMs = this.d.pollMs ?? 2000;
+      }
+    }
+    return {
+      exists: true,
+      ownership,
+      upToDate,
+      ...(diff !== undefined ? { diff } : {}),
+      ready,
+      status,
+      ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+    };
+  }
+
+  async create(mr: DNSRecord, ctx: ReconcileContext): Promise<{ status: Record<string, unknown>; description: string }> {
+    const t = await this.target(mr);
+    const alias = this.resolveAlias(mr);
+    const rr = desiredRecordSet(mr.spec, t.fqdn, alias);
+    this.submit(t, ctx, [
+      { Action: 'CREATE', ResourceRecordSet: rr },
+      { Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) },
+    ]);
+    return {
+      status: { fqdn: t.fqdn, zoneId: t.zone.id, ...(alias !== undefined ? { aliasDNSName: alias.dnsName } : {}) },
+      description: `submitted ${mr.spec.type} ${t.fqdn} to Route 53`,
+    };
+  }
+
+  async update(mr: DNSRecord, observed: ExistingObservation, ctx: ReconcileContext): Promise<{ description: string }> {
+    const t = await this.target(mr);
+    if (this.inFlight(ctx)) return { description: 'a change is already in flight' };
+    const rr = desiredRecordSet(mr.spec, t.fqdn, this.resolveAlias(mr));
+    const changes: Change[] = [{ Action: 'UPSERT', ResourceRecordSet: rr }];
+    if (observed.ownership?.uid !== ctx.ownership.uid) changes.push({ Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) });
+    this.submit(t, ctx, changes);
+    return { description: `UPSERT ${mr.spec.type} ${t.fqdn}${observed.diff !== undefined ? `: ${observed.diff}` : ''}` };
+  }
+
+  async delete(mr: DNSRecord, _observed: ExistingObservation, ctx: ReconcileContext): Promise<{ gone: boolean }> {
+    if (this.inFlight(ctx)) return { gone: false };
+    const t = await this.target(mr);
+    const snap = await this.d.records.get(t.zone.id);
+    const changes: Change[] = [];
+    const rr = snap.records.get(t.key);
+    if (rr !== undefined) changes.push({ Action: 'DELETE', ResourceRecordSet: rr });
+    const ownerRr = snap.records.get(t.ownerKey);
+    const ours = ownerRr !== undefined && parseOwnerValue((ownerRr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' '))?.uid === ctx.ownership.uid;
+    if (ownerRr !== undefined && ours) changes.push({ Action: 'DELETE', ResourceRecordSet: ownerRr });
+    if (changes.length === 0) return { gone: true };
+    this.submit(t, ctx, changes);
+    return { gone: false };
+  }
+
+  private inFlight(ctx: ReconcileContext): boolean {
+    const t = this.tickets.get(ctx.ownership.uid);
+    return t !== undefined && (t.state === 'queued' || t.state === 'submitted');
+  }
+
+  private submit(t: Target, ctx: ReconcileContext, changes: Change[]): void {
+    this.tickets.set(ctx.ownership.uid, this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes));
+  }
+
+  private ownerRecord(t: Target, ctx: ReconcileContext): ResourceRecordSet {
+    return { Name: t.ownerName, Type: 'TXT', TTL: 300, ResourceRecords: [{ Value: ownerRecordValue(ctx.ownership) }] };
+  }
+
+  private async target(mr: DNSRecord): Promise<Target> {
+    const zone = await this.d.zones.resolve(mr.spec);
+    const fqdn = recordFqdn(mr.spec.name, zone.name);
+    if (mr.spec.type === 'CNAME' && fqdn === zone.name) throw new TerminalError('a CNAME cannot be at the zone apex');
+    const ext = mr.spec.externalName;
+    if (ext !== undefined && ext !== '') checkExternalName(ext, fqdn, mr.spec.type, mr.spec.setIdentifier, zone.name);
+    const ownerName = ownerRecordName(fqdn, mr.spec.type, mr.spec.setIdentifier, this.d.ownerPrefix);
+    return { zone, fqdn, key: recordKey(fqdn, mr.spec.type, mr.spec.setIdentifier), ownerName, ownerKey: recordKey(ownerName, 'TXT') };
+  }
+
+  private resolveAlias(mr: DNSRecord): AliasTarget | undefined {
+    const a = mr.spec.aliasTarget;
+    if (a === undefined) return undefined;
+    const evaluateTargetHealth = a.evaluateTargetHealth ?? false;
+    if (a.myIngressRef === undefined) return { dnsName: a.dnsName ?? '', hostedZoneId: a.hostedZoneId ?? '', evaluateTargetHealth };
+    const ns = mr.metadata.namespace ?? '';
+    const ref = a.myIngressRef.name;
+    const wait = this.d.referenceRetryMs ?? 60_000;
+    const ming = this.d.lookupMyIngress(ns, ref) as (KubeObject & { status?: MyIngressAliasStatus }) | undefined;
+    if (ming === undefined) throw new RequeueAfter(wait, `waiting for MyIngress ${ref}: it does not exist (yet)`, DNSReason.WaitingForReference);
+    const dnsName = ming.status?.dnsName;
+    const hostedZoneId = ming.status?.canonicalHostedZoneId;
+    if (dnsName === undefined || dnsName === '' || hostedZoneId === undefined || hostedZoneId === '') {
+      throw new RequeueAfter(wait, `waiting for MyIngress ${ref} to report its load balancer (status.dnsName and status.canonicalHostedZoneId)`, DNSReason.WaitingForReference);
+    }
+    return { dnsName, hostedZoneId, evaluateTargetHealth };
+  }
+}
+
+/** externalName names the record to adopt: `<name>/<type>[/<setIdentifier>]`; it must be this spec's record. */
+function checkExternalName(ext: string, fqdn: string, type: string, setIdentifier: string | undefined, zone: string): void {
+  const [name = '', extType = '', ...rest] = ext.split('/');
+  const extSet = rest.length > 0 ? rest.join('/') : undefined;
+  let extFqdn: string;
+  try {
+    extFqdn = recordFqdn(name, zone);
+  } catch {
+    extFqdn = '';
+  }
+  if (extFqdn !== fqdn || extType.toUpperCase() !== type || (extSet ?? '') !== (setIdentifier ?? '')) {
+    throw new TerminalError(
+      `spec.externalName ${JSON.stringify(ext)} must name this record as <name>/<type>[/<setIdentifier>], e.g. ${JSON.stringify(`${fqdn}/${type}${setIdentifier !== undefined ? `/${setIdentifier}` : ''}`)}`,
+    );
+  }
+}
+
+function pick(status: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (status?.[k] !== undefined) out[k] = status[k];
+  return out;
+}

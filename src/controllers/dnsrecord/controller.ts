@@ -1,0 +1,83 @@
+import { dnsRecordType, type DNSRecord } from '../../apis/dnsrecord.ts';
+import { myIngressType } from '../../apis/myingress.ts';
+import { ChangeBatcher } from '../../providers/route53/changeBatcher.ts';
+import { ChangeTracker } from '../../providers/route53/changeTracker.ts';
+import { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
+import { ZoneDirectory } from '../../providers/route53/zones.ts';
+import { Controller } from '../../runtime/controller.ts';
+import type { ManagedObject } from '../../runtime/managed.ts';
+import type { SharedPlumbing } from '../../operator.ts';
+import { DNSRecordAdapter } from './adapter.ts';
+
+/** Tuning of the DNSRecord controller (flags of `skylift run`). */
+export interface DNSRecordSettings {
+  /** Ownership TXT record name prefix. */
+  readonly ownerPrefix: string;
+  /** How long a zone collects changes before one ChangeResourceRecordSets call. */
+  readonly batchWindowMs: number;
+  /** Maximum age of a zone's record snapshot used for observation. */
+  readonly zoneCacheTtlMs: number;
+  /** Poll interval while a change is queued or propagating. */
+  readonly pollMs: number;
+}
+
+export const defaultDNSRecordSettings: DNSRecordSettings = {
+  ownerPrefix: '_skylift-owner',
+  batchWindowMs: 200,
+  zoneCacheTtlMs: 30_000,
+  pollMs: 2000,
+};
+
+/** The DNSRecord controller with its Route 53 plumbing, sharing the process's clients and caches. */
+export function dnsRecordController(s: SharedPlumbing, settings: DNSRecordSettings = defaultDNSRecordSettings): Controller<ManagedObject> {
+  const route53 = s.aws.route53;
+  const records = new ZoneRecordCache(route53, s.clock, settings.zoneCacheTtlMs);
+  const batcher = new ChangeBatcher({
+    route53,
+    clock: s.clock,
+    logger: s.logger.child({ component: 'route53-batcher' }),
+    records,
+    windowMs: settings.batchWindowMs,
+    onBatch: (_zone, tickets, changes, outcome) => {
+      s.metrics.route53Batches.inc({ outcome });
+      if (outcome === 'applied') s.metrics.route53BatchSize.observe(changes);
+      void tickets;
+    },
+  });
+  let controller: Controller<DNSRecord> | undefined;
+  const adapter = new DNSRecordAdapter({
+    zones: new ZoneDirectory(route53, s.clock),
+    records,
+    batcher,
+    tracker: new ChangeTracker(route53, s.clock),
+    ownerPrefix: settings.ownerPrefix,
+    pollMs: settings.pollMs,
+    lookupMyIngress: (ns, name) => controller?.getSecondary(myIngressType, `${ns}/${name}`),
+  });
+  controller = new Controller<DNSRecord>({
+    type: dnsRecordType,
+    adapter,
+    client: s.client,
+    clock: s.clock,
+    logger: s.logger,
+    metrics: s.metrics,
+    events: s.events,
+    clusterId: s.options.clusterId,
+    namespaces: s.options.namespaces,
+    labelSelector: s.options.labelSelector,
+    workers: s.options.workers,
+    resyncPeriodMs: s.options.resyncPeriodMs,
+    pollMs: settings.pollMs,
+    watches: [
+      {
+        // An alias follows its MyIngress: a change there reconciles the records that point at it.
+        type: myIngressType,
+        map: (ming, primaries) =>
+          primaries()
+            .filter((r) => r.metadata.namespace === ming.metadata.namespace && r.spec.aliasTarget?.myIngressRef?.name === ming.metadata.name)
+            .map((r) => `${r.metadata.namespace ?? ''}/${r.metadata.name}`),
+      },
+    ],
+  });
+  return controller as unknown as Controller<ManagedObject>;
+}

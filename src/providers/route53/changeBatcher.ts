@@ -1,0 +1,258 @@
+import { ChangeResourceRecordSetsCommand, type Change, type Route53Client } from '@aws-sdk/client-route-53';
+import type { Logger } from 'pino';
+import { backoffDelay, type BackoffPolicy } from '../../runtime/backoff.ts';
+import type { Clock, TimerHandle } from '../../runtime/clock.ts';
+import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
+import { AwsRetryableError, awsErrorCode, classifyAwsError } from '../aws/errors.ts';
+import { isAlreadyExists, isNotFoundOnDelete, route53ErrorTable } from './errors.ts';
+import { recordKey } from './names.ts';
+import type { ZoneRecordCache } from './zoneRecords.ts';
+
+/** Route 53's per-request limits. */
+export const route53Limits = { maxRecords: 1000, maxValueChars: 32_000 } as const;
+
+/** Where a submitted change stands. */
+export type TicketState = 'queued' | 'submitted' | 'applied' | 'failed';
+
+/** One object's changes (applied atomically, never split across batches) and their fate. */
+export interface ChangeTicket {
+  readonly id: number;
+  readonly zoneId: string;
+  /** The owning object's uid. */
+  readonly owner: string;
+  readonly changes: readonly Change[];
+  state: TicketState;
+  /** The Route 53 change ID once applied. */
+  changeId?: string;
+  /** Why it failed (typed: TerminalError, OwnershipConflictError, AwsRetryableError). */
+  error?: Error;
+  /** Why it is still waiting, e.g. throttling. */
+  note?: string;
+  /** Bisection group after a failed batch; tickets of different groups never share a batch. */
+  group?: number;
+}
+
+/** Options for {@link ChangeBatcher}. */
+export interface ChangeBatcherOptions {
+  readonly route53: Route53Client;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly records: ZoneRecordCache;
+  /** How long a zone collects changes before sending them. Default 200 ms. */
+  readonly windowMs?: number;
+  readonly backoff?: BackoffPolicy;
+  /** Give up on non-throttling transient errors after this many attempts (throttling retries forever). Default 8. */
+  readonly maxTransientAttempts?: number;
+  readonly random?: () => number;
+  /** Told about every ChangeResourceRecordSets call: tickets and changes it carried, and how it ended. */
+  readonly onBatch?: (zoneId: string, tickets: number, changes: number, outcome: 'applied' | 'throttled' | 'error' | 'split') => void;
+}
+
+interface ZoneQueue {
+  queue: ChangeTicket[];
+  timer: TimerHandle | undefined;
+  sending: boolean;
+  failures: number;
+}
+
+/** Weight of a ticket against the limits (UPSERT counts twice, as Route 53 counts it). Pure. */
+export function ticketWeight(changes: readonly Change[]): { records: number; chars: number } {
+  let records = 0;
+  let chars = 0;
+  for (const c of changes) {
+    const factor = c.Action === 'UPSERT' ? 2 : 1;
+    const values = c.ResourceRecordSet?.ResourceRecords ?? [];
+    records += Math.max(1, values.length) * factor;
+    chars += values.reduce((n, v) => n + (v.Value?.length ?? 0), 0) * factor;
+  }
+  return { records, chars };
+}
+
+/**
+ * Coalesces record changes from many objects into few ChangeResourceRecordSets
+ * calls per zone: submissions wait up to a short window, then go out in
+ * batches within Route 53's limits (1,000 records, 32,000 value characters,
+ * UPSERT counted twice), each object's changes kept together. `submit()`
+ * never blocks: callers keep the ticket and look at it on their next
+ * reconcile. Throttling backs off per zone and retries (never a terminal
+ * outcome); a batch Route 53 rejects is bisected until the faulty object's
+ * changes fail alone, so one bad record cannot fail the others.
+ */
+export class ChangeBatcher {
+  private readonly o: ChangeBatcherOptions;
+  private readonly zones = new Map<string, ZoneQueue>();
+  private nextId = 1;
+  private nextGroup = 1;
+  private stopped = false;
+
+  constructor(opts: ChangeBatcherOptions) {
+    this.o = opts;
+  }
+
+  /**
+   * Queues `changes` for `zoneId` on behalf of `owner`. Throws
+   * OwnershipConflictError when another owner has a pending change to the
+   * same record set, and TerminalError when the changes alone exceed Route
+   * 53's limits.
+   */
+  submit(zoneId: string, owner: string, changes: readonly Change[]): ChangeTicket {
+    const zq = this.zone(zoneId);
+    const keys = new Set(changes.map((c) => keyOf(c)));
+    for (const t of zq.queue) {
+      if (t.owner !== owner && t.changes.some((c) => keys.has(keyOf(c)))) {
+        throw new OwnershipConflictError(
+          `another object is writing the same record set (${[...keys][0] ?? ''}) in zone ${zoneId}; Skylift will not let two objects own one record`,
+        );
+      }
+    }
+    const w = ticketWeight(changes);
+    if (w.records > route53Limits.maxRecords || w.chars > route53Limits.maxValueChars) {
+      throw new TerminalError(
+        `the record is too large for one Route 53 change (${w.records} records, ${w.chars} value characters; the limits are ${route53Limits.maxRecords} and ${route53Limits.maxValueChars}, UPSERT counted twice)`,
+      );
+    }
+    const ticket: ChangeTicket = { id: this.nextId++, zoneId, owner, changes, state: 'queued' };
+    zq.queue.push(ticket);
+    this.schedule(zoneId, this.o.windowMs ?? 200);
+    return ticket;
+  }
+
+  /** Tickets waiting or in flight, per zone (for metrics and tests). */
+  pending(zoneId: string): number {
+    return this.zones.get(zoneId)?.queue.length ?? 0;
+  }
+
+  /** Stops sending; queued tickets stay queued. */
+  stop(): void {
+    this.stopped = true;
+    for (const zq of this.zones.values()) zq.timer?.cancel();
+  }
+
+  private zone(zoneId: string): ZoneQueue {
+    let zq = this.zones.get(zoneId);
+    if (zq === undefined) {
+      zq = { queue: [], timer: undefined, sending: false, failures: 0 };
+      this.zones.set(zoneId, zq);
+    }
+    return zq;
+  }
+
+  private schedule(zoneId: string, delayMs: number): void {
+    const zq = this.zone(zoneId);
+    if (zq.sending || zq.timer !== undefined || this.stopped) return;
+    zq.timer = this.o.clock.setTimer(delayMs, () => {
+      zq.timer = undefined;
+      void this.flush(zoneId);
+    });
+  }
+
+  /** The next batch: a run of queued tickets of one bisection group, within the limits. */
+  private pack(zq: ZoneQueue): ChangeTicket[] {
+    const batch: ChangeTicket[] = [];
+    let records = 0;
+    let chars = 0;
+    const first = zq.queue.find((t) => t.state === 'queued');
+    if (first === undefined) return batch;
+    for (const t of zq.queue) {
+      if (t.state !== 'queued' || t.group !== first.group) continue;
+      const w = ticketWeight(t.changes);
+      if (records + w.records > route53Limits.maxRecords || chars + w.chars > route53Limits.maxValueChars) break;
+      records += w.records;
+      chars += w.chars;
+      batch.push(t);
+    }
+    return batch;
+  }
+
+  private async flush(zoneId: string): Promise<void> {
+    const zq = this.zone(zoneId);
+    if (zq.sending || this.stopped) return;
+    const batch = this.pack(zq);
+    if (batch.length === 0) return;
+    zq.sending = true;
+    for (const t of batch) t.state = 'submitted';
+    const changes = batch.flatMap((t) => t.changes);
+    let again = 0;
+    try {
+      const out = await this.o.route53.send(
+        new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: [...changes] } }),
+      );
+      const changeId = (out.ChangeInfo?.Id ?? '').replace(/^\/?change\//, '');
+      for (const t of batch) this.finish(zq, t, { state: 'applied', changeId });
+      this.o.records.applyChanges(zoneId, changes);
+      zq.failures = 0;
+      this.o.onBatch?.(zoneId, batch.length, changes.length, 'applied');
+    } catch (err) {
+      again = this.handleFailure(zoneId, zq, batch, err);
+    } finally {
+      zq.sending = false;
+    }
+    if (zq.queue.some((t) => t.state === 'queued')) this.schedule(zoneId, again);
+  }
+
+  /** Decides what a failed batch means; returns the delay before the next attempt. */
+  private handleFailure(zoneId: string, zq: ZoneQueue, batch: ChangeTicket[], err: unknown): number {
+    const cls = classifyAwsError(err, route53ErrorTable);
+    const log = this.o.logger;
+    if (cls === 'terminal') {
+      this.o.records.invalidate(zoneId);
+      if (batch.length > 1) {
+        // Bisect: the halves go out separately, so only the faulty object's changes fail in the end.
+        const mid = Math.ceil(batch.length / 2);
+        const [a, b] = [this.nextGroup++, this.nextGroup++];
+        batch.forEach((t, i) => {
+          t.state = 'queued';
+          t.group = i < mid ? a : b;
+        });
+        this.o.onBatch?.(zoneId, batch.length, batch.reduce((n, t) => n + t.changes.length, 0), 'split');
+        log.info({ zoneId, tickets: batch.length }, 'Route 53 rejected a change batch; splitting it to find the faulty change');
+        return 0;
+      }
+      const t = batch[0];
+      if (t === undefined) return 0;
+      this.o.onBatch?.(zoneId, 1, t.changes.length, 'error');
+      if (t.changes.every((c) => c.Action === 'DELETE') && isNotFoundOnDelete(err)) {
+        this.finish(zq, t, { state: 'applied', changeId: '' });
+        return 0;
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      const error = isAlreadyExists(err)
+        ? new OwnershipConflictError(`Route 53 already has this record set and it is not managed by Skylift: ${message}`)
+        : new TerminalError(`Route 53 rejected the change: ${awsErrorCode(err) ?? 'error'}: ${message}`);
+      this.finish(zq, t, { state: 'failed', error });
+      return 0;
+    }
+    zq.failures++;
+    const delay = backoffDelay(this.o.backoff ?? { baseMs: 500, capMs: 30_000, jitter: 0.2 }, zq.failures, this.o.random);
+    const throttled = cls === 'throttling';
+    this.o.onBatch?.(zoneId, batch.length, batch.reduce((n, t) => n + t.changes.length, 0), throttled ? 'throttled' : 'error');
+    const message = err instanceof Error ? err.message : String(err);
+    if (!throttled && zq.failures >= (this.o.maxTransientAttempts ?? 8)) {
+      for (const t of batch) {
+        this.finish(zq, t, { state: 'failed', error: new AwsRetryableError('AWSError', `Route 53 change failed: ${message}`, awsErrorCode(err)) });
+      }
+      zq.failures = 0;
+      return 0;
+    }
+    for (const t of batch) {
+      t.state = 'queued';
+      t.note = `${throttled ? 'Route 53 is throttling' : 'Route 53 failed'} (${awsErrorCode(err) ?? message}); retrying the zone's batch in ${Math.round(delay / 100) / 10} s`;
+    }
+    log.warn({ zoneId, tickets: batch.length, err: message, delayMs: delay }, throttled ? 'Route 53 throttled a change batch' : 'Route 53 change batch failed');
+    return delay;
+  }
+
+  private finish(zq: ZoneQueue, t: ChangeTicket, result: { state: 'applied'; changeId: string } | { state: 'failed'; error: Error }): void {
+    t.state = result.state;
+    if (result.state === 'applied') t.changeId = result.changeId;
+    else t.error = result.error;
+    delete t.note;
+    const i = zq.queue.indexOf(t);
+    if (i >= 0) zq.queue.splice(i, 1);
+  }
+}
+
+function keyOf(c: Change): string {
+  const rr = c.ResourceRecordSet;
+  return recordKey(rr?.Name ?? '', rr?.Type ?? '', rr?.SetIdentifier);
+}

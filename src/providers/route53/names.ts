@@ -1,0 +1,146 @@
+import { createHash } from 'node:crypto';
+import { TerminalError } from '../../runtime/errors.ts';
+import type { OwnershipTags } from '../../runtime/managed.ts';
+
+/**
+ * Canonical form of a DNS name for comparisons and keys: lower case, one
+ * trailing dot, Route 53's octal escapes (`\052` for `*`) decoded. Pure.
+ */
+export function normalizeName(name: string): string {
+  const decoded = name.replace(/\\(\d{3})/g, (_m, oct: string) => String.fromCharCode(parseInt(oct, 8)));
+  const lower = decoded.toLowerCase();
+  return lower.endsWith('.') ? lower : `${lower}.`;
+}
+
+/**
+ * The fully qualified name (with trailing dot) of a record named `name` in
+ * `zone`: `@` is the apex; a name ending in a dot, or equal to or ending in
+ * the zone name, is already qualified; anything else is relative. Throws a
+ * TerminalError when the result is outside the zone. Pure.
+ */
+export function recordFqdn(name: string, zone: string): string {
+  const z = normalizeName(zone);
+  const n = name.trim();
+  let fqdn: string;
+  if (n === '@' || n === '') fqdn = z;
+  else if (n.endsWith('.')) fqdn = normalizeName(n);
+  else {
+    const lower = `${n.toLowerCase()}.`;
+    fqdn = lower === z || lower.endsWith(`.${z}`) ? lower : normalizeName(`${n}.${z}`);
+  }
+  if (fqdn !== z && !fqdn.endsWith(`.${z}`)) {
+    throw new TerminalError(`record name ${JSON.stringify(name)} is not inside zone ${z}`);
+  }
+  return fqdn;
+}
+
+/** Host names compare without case or trailing dot. */
+function host(v: string): string {
+  return v.toLowerCase().replace(/\.$/, '');
+}
+
+/** Splits text into DNS character-strings of at most 255 bytes, quoted. Pure. */
+export function quoteTxt(text: string): string {
+  const escaped = [...text].map((c) => (c === '"' || c === '\\' ? `\\${c}` : c));
+  const chunks: string[] = [];
+  let current = '';
+  for (const c of escaped) {
+    if (Buffer.byteLength(current + c) > 255) {
+      chunks.push(current);
+      current = '';
+    }
+    current += c;
+  }
+  chunks.push(current);
+  return chunks.map((c) => `"${c}"`).join(' ');
+}
+
+/**
+ * The value Skylift sends to Route 53 for a record value as a user wrote it:
+ * TXT values are quoted (already quoted ones are kept), the rest as given. Pure.
+ */
+export function wireValue(type: string, value: string): string {
+  const v = value.trim();
+  if (type === 'TXT') return v.startsWith('"') ? v : quoteTxt(v);
+  return v;
+}
+
+/**
+ * Canonical form of a record value for comparisons, so that case, trailing
+ * dots, quoting and IPv6 spelling never cause a perpetual update. Pure.
+ */
+export function normalizeValue(type: string, value: string): string {
+  const v = wireValue(type, value);
+  switch (type) {
+    case 'A':
+      return v;
+    case 'AAAA':
+      return canonicalIPv6(v);
+    case 'CNAME':
+    case 'NS':
+    case 'PTR':
+      return host(v);
+    case 'MX': {
+      const [prio, h = ''] = v.split(/\s+/, 2);
+      return `${Number(prio)} ${host(h)}`;
+    }
+    case 'SRV': {
+      const [p, w, port, h = ''] = v.split(/\s+/, 4);
+      return `${Number(p)} ${Number(w)} ${Number(port)} ${host(h)}`;
+    }
+    case 'CAA': {
+      const m = /^(\d+)\s+(\S+)\s+(.*)$/.exec(v);
+      return m === null ? v : `${Number(m[1])} ${(m[2] ?? '').toLowerCase()} ${m[3] ?? ''}`;
+    }
+    default:
+      return v;
+  }
+}
+
+function canonicalIPv6(v: string): string {
+  try {
+    return new URL(`http://[${v}]/`).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return v.toLowerCase();
+  }
+}
+
+/** The ownership TXT record's name for a record: `<prefix>.<type>[-<set>].<fqdn>` (a leading `*` becomes `_wildcard`). Pure. */
+export function ownerRecordName(fqdn: string, type: string, setIdentifier: string | undefined, prefix: string): string {
+  const base = normalizeName(fqdn).replace(/^\*\./, '_wildcard.');
+  const set =
+    setIdentifier !== undefined && setIdentifier !== ''
+      ? `-${createHash('sha256').update(setIdentifier).digest('hex').slice(0, 10)}`
+      : '';
+  return `${prefix}.${type.toLowerCase()}${set}.${base}`;
+}
+
+/** The ownership TXT value: heritage, cluster, owner and uid, as one or more quoted strings. Pure. */
+export function ownerRecordValue(o: OwnershipTags): string {
+  return quoteTxt(`heritage=skylift,skylift/cluster=${o.cluster},skylift/owner=${o.owner},skylift/uid=${o.uid}`);
+}
+
+/** Reads an ownership TXT value back; undefined when it is not Skylift's. Pure. */
+export function parseOwnerValue(value: string): OwnershipTags | undefined {
+  const text = [...value.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1')).join('');
+  if (!text.startsWith('heritage=skylift,')) return undefined;
+  const fields = new Map(
+    text
+      .split(',')
+      .map((kv) => kv.split('=', 2) as [string, string | undefined])
+      .map(([k, v]) => [k, v ?? '']),
+  );
+  const uid = fields.get('skylift/uid');
+  if (uid === undefined || uid === '') return undefined;
+  return { uid, owner: fields.get('skylift/owner') ?? '', cluster: fields.get('skylift/cluster') ?? '' };
+}
+
+/** Key of a record set within a zone: name, type and set identifier. Pure. */
+export function recordKey(name: string, type: string, setIdentifier?: string): string {
+  return `${normalizeName(name)}|${type}|${setIdentifier ?? ''}`;
+}
+
+/** A hosted zone ID without the `/hostedzone/` prefix. Pure. */
+export function bareZoneId(id: string): string {
+  return id.replace(/^\/?hostedzone\//, '');
+}

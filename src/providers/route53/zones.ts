@@ -1,0 +1,92 @@
+import { GetHostedZoneCommand, ListHostedZonesByNameCommand, type Route53Client } from '@aws-sdk/client-route-53';
+import type { Clock } from '../../runtime/clock.ts';
+import { TerminalError } from '../../runtime/errors.ts';
+import { toTypedAwsError } from '../aws/errors.ts';
+import { route53ErrorTable } from './errors.ts';
+import { bareZoneId, normalizeName } from './names.ts';
+
+/** A hosted zone, as records refer to it. */
+export interface HostedZone {
+  /** Without the /hostedzone/ prefix. */
+  readonly id: string;
+  /** Normalised, with the trailing dot. */
+  readonly name: string;
+  readonly private: boolean;
+}
+
+/**
+ * Resolves hosted zones by ID or name, caching answers (a zone's ID and name
+ * never change; a missing zone is asked about again after `negativeTtlMs`).
+ * Concurrent lookups of the same zone share one call.
+ */
+export class ZoneDirectory {
+  private readonly route53: Route53Client;
+  private readonly clock: Clock;
+  private readonly negativeTtlMs: number;
+  private readonly byId = new Map<string, Promise<HostedZone>>();
+  private readonly byName = new Map<string, { at: number; zone: Promise<HostedZone> }>();
+
+  constructor(route53: Route53Client, clock: Clock, negativeTtlMs = 30_000) {
+    this.route53 = route53;
+    this.clock = clock;
+    this.negativeTtlMs = negativeTtlMs;
+  }
+
+  /** The zone for a spec's zoneId or zoneName. Throws TerminalError when it does not exist or is ambiguous. */
+  resolve(ref: { zoneId?: string | undefined; zoneName?: string | undefined }): Promise<HostedZone> {
+    if (ref.zoneId !== undefined) return this.getById(bareZoneId(ref.zoneId));
+    if (ref.zoneName !== undefined) return this.getByName(normalizeName(ref.zoneName));
+    return Promise.reject(new TerminalError('set zoneId or zoneName'));
+  }
+
+  private getById(id: string): Promise<HostedZone> {
+    let p = this.byId.get(id);
+    if (p === undefined) {
+      p = this.route53.send(new GetHostedZoneCommand({ Id: id })).then(
+        (out) => ({
+          id,
+          name: normalizeName(out.HostedZone?.Name ?? ''),
+          private: out.HostedZone?.Config?.PrivateZone === true,
+        }),
+        (err: unknown) => {
+          this.byId.delete(id);
+          throw toTypedAwsError(`look up hosted zone ${id}`, err, route53ErrorTable);
+        },
+      );
+      this.byId.set(id, p);
+    }
+    return p;
+  }
+
+  private getByName(name: string): Promise<HostedZone> {
+    const cached = this.byName.get(name);
+    if (cached !== undefined) return cached.zone;
+    const zone = this.route53.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 })).then(
+      (out) => {
+        const matches = (out.HostedZones ?? []).filter((z) => normalizeName(z.Name ?? '') === name);
+        if (matches.length === 0) throw new TerminalError(`no hosted zone named ${name} in this account`);
+        if (matches.length > 1) {
+          throw new TerminalError(
+            `${matches.length} hosted zones are named ${name} (${matches.map((z) => `${bareZoneId(z.Id ?? '')}${z.Config?.PrivateZone === true ? ' private' : ' public'}`).join(', ')}): set spec.zoneId instead of zoneName`,
+          );
+        }
+        const m = matches[0];
+        return { id: bareZoneId(m?.Id ?? ''), name, private: m?.Config?.PrivateZone === true };
+      },
+      (err: unknown) => {
+        throw toTypedAwsError(`look up hosted zone ${name}`, err, route53ErrorTable);
+      },
+    );
+    const entry = { at: this.clock.now(), zone };
+    this.byName.set(name, entry);
+    zone.catch(() => {
+      // Forget failures after a while, so a zone created later is found.
+      const forgetAt = entry.at + this.negativeTtlMs;
+      const t = this.clock.setTimer(Math.max(0, forgetAt - this.clock.now()), () => {
+        if (this.byName.get(name) === entry) this.byName.delete(name);
+      });
+      void t;
+    });
+    return zone;
+  }
+}

@@ -1,0 +1,150 @@
+// The Route 53 change batcher alone, with the SDK client mocked and time faked.
+import { ChangeResourceRecordSetsCommand, Route53Client, type Change } from '@aws-sdk/client-route-53';
+import { mockClient } from 'aws-sdk-client-mock';
+import { pino } from 'pino';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ChangeBatcher, ticketWeight } from '../../src/providers/route53/changeBatcher.ts';
+import { ZoneRecordCache } from '../../src/providers/route53/zoneRecords.ts';
+import { OwnershipConflictError, TerminalError } from '../../src/runtime/errors.ts';
+import { FakeClock } from '../support/fakeClock.ts';
+
+const r53 = mockClient(Route53Client);
+
+function aRecord(name: string, value = '192.0.2.1', action: Change['Action'] = 'CREATE'): Change {
+  return { Action: action, ResourceRecordSet: { Name: `${name}.example.com.`, Type: 'A', TTL: 60, ResourceRecords: [{ Value: value }] } };
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+}
+
+function setup(): { batcher: ChangeBatcher; clock: FakeClock; outcomes: string[] } {
+  const clock = new FakeClock();
+  const client = new Route53Client({ region: 'us-east-1' });
+  const outcomes: string[] = [];
+  const batcher = new ChangeBatcher({
+    route53: client,
+    clock,
+    logger: pino({ level: 'silent' }),
+    records: new ZoneRecordCache(client, clock, 30_000),
+    windowMs: 100,
+    random: () => 0.5,
+    onBatch: (_z, tickets, _c, outcome) => outcomes.push(`${outcome}:${tickets}`),
+  });
+  return { batcher, clock, outcomes };
+}
+
+function sentBatches(): string[][] {
+  return r53
+    .commandCalls(ChangeResourceRecordSetsCommand)
+    .map((c) => (c.args[0].input.ChangeBatch?.Changes ?? []).map((ch) => ch.ResourceRecordSet?.Name ?? ''));
+}
+
+beforeEach(() => {
+  r53.reset();
+});
+
+describe('ChangeBatcher', () => {
+  it('coalesces changes from many owners within the window into one call', async () => {
+    r53.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } });
+    const { batcher, clock } = setup();
+    const tickets = Array.from({ length: 50 }, (_, i) => batcher.submit('Z1', `uid-${i}`, [aRecord(`r${i}`)]));
+    expect(tickets.every((t) => t.state === 'queued')).toBe(true);
+    clock.advance(100);
+    await settle();
+    expect(sentBatches()).toHaveLength(1);
+    expect(sentBatches()[0]).toHaveLength(50);
+    expect(tickets.every((t) => t.state === 'applied' && t.changeId === 'C1')).toBe(true);
+  });
+
+  it('splits by Route 53 limits, UPSERT counting twice, never splitting one owner’s changes', async () => {
+    r53.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: '/change/C2', Status: 'PENDING', SubmittedAt: new Date() } });
+    const { batcher, clock } = setup();
+    // 300 owners × (UPSERT A + UPSERT TXT) = 1,200 weighted records: more than one call's 1,000.
+    for (let i = 0; i < 300; i++) {
+      batcher.submit('Z1', `uid-${i}`, [aRecord(`r${i}`, '192.0.2.1', 'UPSERT'), aRecord(`_o.r${i}`, '192.0.2.2', 'UPSERT')]);
+    }
+    expect(ticketWeight([aRecord('x', '1', 'UPSERT')]).records).toBe(2);
+    clock.advance(100);
+    await settle();
+    clock.advance(0); // the rest goes out right after the first call returns
+    await settle();
+    const batches = sentBatches();
+    expect(batches.map((b) => b.length)).toEqual([500, 100]);
+    for (const b of batches) for (let i = 0; i < b.length; i += 2) expect(b[i + 1]).toBe(`_o.${b[i] ?? ''}`);
+  });
+
+  it('bisects a rejected batch so that only the faulty owner fails', async () => {
+    r53.on(ChangeResourceRecordSetsCommand).callsFake((input: { ChangeBatch?: { Changes?: Change[] } }) => {
+      if ((input.ChangeBatch?.Changes ?? []).some((c) => c.ResourceRecordSet?.Name?.startsWith('poison'))) {
+        throw Object.assign(new Error('Invalid Resource Record: poison'), { name: 'InvalidChangeBatch', $metadata: { httpStatusCode: 400 } });
+      }
+      return { ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } };
+    });
+    const { batcher, clock, outcomes } = setup();
+    const good = Array.from({ length: 7 }, (_, i) => batcher.submit('Z1', `g${i}`, [aRecord(`good${i}`)]));
+    const bad = batcher.submit('Z1', 'bad', [aRecord('poison')]);
+    clock.advance(100);
+    for (let i = 0; i < 10; i++) {
+      await settle();
+      clock.advance(0);
+    }
+    expect(good.every((t) => t.state === 'applied')).toBe(true);
+    expect(bad.state).toBe('failed');
+    expect(bad.error).toBeInstanceOf(TerminalError);
+    expect(bad.error?.message).toContain('Invalid Resource Record: poison');
+    expect(outcomes.filter((o) => o.startsWith('split')).length).toBeGreaterThanOrEqual(1);
+    expect(sentBatches().length).toBeLessThanOrEqual(8);
+  });
+
+  it('backs off per zone on throttling and retries the same batch, never failing it', async () => {
+    let calls = 0;
+    r53.on(ChangeResourceRecordSetsCommand).callsFake(() => {
+      calls++;
+      if (calls <= 3) throw Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } });
+      return { ChangeInfo: { Id: '/change/C3', Status: 'PENDING', SubmittedAt: new Date() } };
+    });
+    const { batcher, clock } = setup();
+    const t = batcher.submit('Z1', 'u', [aRecord('www')]);
+    clock.advance(100);
+    await settle();
+    expect(t.state).toBe('queued');
+    expect(t.note).toContain('Route 53 is throttling');
+    // 500 ms, 1 s, 2 s of backoff (jitter pinned to the middle).
+    clock.advance(499);
+    await settle();
+    expect(calls).toBe(1);
+    clock.advance(1);
+    await settle();
+    expect(calls).toBe(2);
+    clock.advance(1000);
+    await settle();
+    clock.advance(2000);
+    await settle();
+    expect(calls).toBe(4);
+    expect(t.state).toBe('applied');
+  });
+
+  it('refuses a second owner for a record set with a pending change', () => {
+    const { batcher } = setup();
+    batcher.submit('Z1', 'first', [aRecord('www')]);
+    expect(() => batcher.submit('Z1', 'second', [aRecord('www', '192.0.2.9', 'UPSERT')])).toThrow(OwnershipConflictError);
+    expect(() => batcher.submit('Z2', 'second', [aRecord('www')])).not.toThrow();
+    expect(() => batcher.submit('Z1', 'first', [aRecord('www', '192.0.2.9', 'UPSERT')])).not.toThrow();
+  });
+
+  it('refuses a change too large for one call', () => {
+    const { batcher } = setup();
+    const huge: Change = { Action: 'UPSERT', ResourceRecordSet: { Name: 'big.example.com.', Type: 'TXT', TTL: 60, ResourceRecords: Array.from({ length: 100 }, () => ({ Value: `"${'x'.repeat(200)}"` })) } };
+    expect(() => batcher.submit('Z1', 'u', [huge])).toThrow(/too large/);
+  });
+
+  it('treats deleting a record that is already gone as done', async () => {
+    r53.on(ChangeResourceRecordSetsCommand).rejects(Object.assign(new Error("Tried to delete resource record set [name='x.example.com.', type='A'] but it was not found"), { name: 'InvalidChangeBatch', $metadata: { httpStatusCode: 400 } }));
+    const { batcher, clock } = setup();
+    const t = batcher.submit('Z1', 'u', [aRecord('x', '192.0.2.1', 'DELETE')]);
+    clock.advance(100);
+    await settle();
+    expect(t.state).toBe('applied');
+  });
+});

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { compareRecordSets, desiredRecordSet } from '../../src/controllers/dnsrecord/desired.ts';
+import {
+  normalizeName,
+  normalizeValue,
+  ownerRecordName,
+  ownerRecordValue,
+  parseOwnerValue,
+  quoteTxt,
+  recordFqdn,
+  recordKey,
+  wireValue,
+} from '../../src/providers/route53/names.ts';
+import { TerminalError } from '../../src/runtime/errors.ts';
+
+describe('names', () => {
+  it.each([
+    { reason: 'adds the trailing dot and lowers case', name: 'WWW.Example.COM', want: 'www.example.com.' },
+    { reason: 'keeps one trailing dot', name: 'www.example.com.', want: 'www.example.com.' },
+    { reason: 'decodes Route 53 octal escapes', name: '\\052.example.com.', want: '*.example.com.' },
+  ])('normalizeName $reason', ({ name, want }) => {
+    expect(normalizeName(name)).toBe(want);
+  });
+
+  it.each([
+    { reason: 'relative', name: 'www', want: 'www.example.com.' },
+    { reason: 'apex', name: '@', want: 'example.com.' },
+    { reason: 'fully qualified without dot', name: 'www.Example.com', want: 'www.example.com.' },
+    { reason: 'fully qualified with dot', name: 'api.example.com.', want: 'api.example.com.' },
+    { reason: 'the zone name itself', name: 'example.com', want: 'example.com.' },
+    { reason: 'a wildcard', name: '*.apps', want: '*.apps.example.com.' },
+    { reason: 'a name that merely ends like the zone', name: 'myexample.com', want: 'myexample.com.example.com.' },
+  ])('recordFqdn: $reason', ({ name, want }) => {
+    expect(recordFqdn(name, 'example.com')).toBe(want);
+  });
+
+  it('refuses a fully qualified name outside the zone', () => {
+    expect(() => recordFqdn('www.other.org.', 'example.com.')).toThrow(TerminalError);
+  });
+
+  it.each([
+    { type: 'TXT', a: 'hello world', b: '"hello world"' },
+    { type: 'CNAME', a: 'App.Example.com', b: 'app.example.com.' },
+    { type: 'MX', a: '10 Mail.Example.com', b: '10 mail.example.com.' },
+    { type: 'SRV', a: '10 5 443 Host.Example.com.', b: '10 5 443 host.example.com' },
+    { type: 'AAAA', a: '2001:DB8:0:0::10', b: '2001:db8::10' },
+    { type: 'CAA', a: '0 ISSUE "letsencrypt.org"', b: '0 issue "letsencrypt.org"' },
+    { type: 'NS', a: 'NS-1.awsdns-01.org.', b: 'ns-1.awsdns-01.org' },
+  ])('$type values that mean the same compare equal ($a ≡ $b)', ({ type, a, b }) => {
+    expect(normalizeValue(type, a)).toBe(normalizeValue(type, b));
+  });
+
+  it('keeps different values different', () => {
+    expect(normalizeValue('A', '192.0.2.1')).not.toBe(normalizeValue('A', '192.0.2.2'));
+    expect(normalizeValue('TXT', 'a')).not.toBe(normalizeValue('TXT', 'A'));
+  });
+
+  it('quotes TXT values, escapes quotes and splits long text into 255-byte strings', () => {
+    expect(wireValue('TXT', 'say "hi"')).toBe('"say \\"hi\\""');
+    expect(wireValue('TXT', '"already"')).toBe('"already"');
+    const long = quoteTxt('x'.repeat(600));
+    expect(long.split('" "').length).toBe(3);
+    expect(long.replace(/" "/g, '').replace(/"/g, '')).toBe('x'.repeat(600));
+  });
+
+  it('names ownership records per type and set, replacing a leading wildcard', () => {
+    expect(ownerRecordName('www.example.com.', 'A', undefined, '_skylift-owner')).toBe('_skylift-owner.a.www.example.com.');
+    expect(ownerRecordName('*.example.com', 'CNAME', undefined, 'p')).toBe('p.cname._wildcard.example.com.');
+    const blue = ownerRecordName('w.example.com.', 'A', 'blue', 'p');
+    const green = ownerRecordName('w.example.com.', 'A', 'green', 'p');
+    expect(blue).not.toBe(green);
+    expect(blue).toMatch(/^p\.a-[0-9a-f]{10}\.w\.example\.com\.$/);
+  });
+
+  it('round-trips ownership through the TXT value, even past 255 characters', () => {
+    const o = { cluster: 'prod', owner: `ns/${'n'.repeat(250)}`, uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' };
+    expect(parseOwnerValue(ownerRecordValue(o))).toEqual(o);
+    expect(parseOwnerValue('"heritage=external-dns,external-dns/owner=default"')).toBeUndefined();
+    expect(parseOwnerValue('"v=spf1 -all"')).toBeUndefined();
+  });
+
+  it('keys record sets by normalised name, type and set identifier', () => {
+    expect(recordKey('WWW.example.com', 'A')).toBe(recordKey('www.example.com.', 'A'));
+    expect(recordKey('w.example.com', 'A', 'blue')).not.toBe(recordKey('w.example.com', 'A'));
+  });
+});
+
+describe('desired record sets', () => {
+  const spec = { name: 'www', type: 'TXT' as const, zoneName: 'example.com', ttl: 60, records: ['b text', 'a text'] };
+
+  it('is equal to what Route 53 returns for it (order, quoting, case, dots)', () => {
+    const desired = desiredRecordSet(spec, 'www.example.com.', undefined);
+    expect(desired.ResourceRecords).toEqual([{ Value: '"b text"' }, { Value: '"a text"' }]);
+    const observed = { Name: 'www.example.com.', Type: 'TXT' as const, TTL: 60, ResourceRecords: [{ Value: '"a text"' }, { Value: '"b text"' }] };
+    expect(compareRecordSets(observed, desired)).toEqual({ equal: true });
+  });
+
+  it('explains what differs', () => {
+    const desired = desiredRecordSet(spec, 'www.example.com.', undefined);
+    const observed = { Name: 'www.example.com.', Type: 'TXT' as const, TTL: 300, ResourceRecords: [{ Value: '"a text"' }] };
+    expect(compareRecordSets(observed, desired)).toEqual({ equal: false, diff: 'ttl 300 → 60; records ["a text"] → ["a text", "b text"]' });
+  });
+
+  it('compares aliases by normalised name and zone', () => {
+    const alias = { dnsName: 'My-LB.us-east-1.elb.amazonaws.com', hostedZoneId: 'Z35SXDOTRQ7X7K', evaluateTargetHealth: false };
+    const desired = desiredRecordSet({ name: 'www', type: 'A', zoneName: 'example.com' }, 'www.example.com.', alias);
+    expect(desired.TTL).toBeUndefined();
+    const same = { Name: 'www.example.com.', Type: 'A' as const, AliasTarget: { DNSName: 'my-lb.us-east-1.elb.amazonaws.com.', HostedZoneId: 'Z35SXDOTRQ7X7K', EvaluateTargetHealth: false } };
+    expect(compareRecordSets(same, desired).equal).toBe(true);
+    const moved = { ...same, AliasTarget: { ...same.AliasTarget, DNSName: 'other-lb.elb.amazonaws.com.' } };
+    expect(compareRecordSets(moved, desired).diff).toContain('alias other-lb.elb.amazonaws.com. → My-LB');
+  });
+
+  it('carries weighted routing', () => {
+    const d = desiredRecordSet({ name: 'w', type: 'A', zoneName: 'example.com', records: ['192.0.2.1'], setIdentifier: 'blue', weight: 10 }, 'w.example.com.', undefined);
+    expect(d).toMatchObject({ SetIdentifier: 'blue', Weight: 10, TTL: 300 });
+    expect(compareRecordSets({ ...d, Weight: 20 }, d).diff).toBe('weight 20 → 10');
+  });
+});
