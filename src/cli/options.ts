@@ -54,7 +54,7 @@ Every flag can also be set by the environment variable in brackets.
   --log-format FORMAT            json|text [SKYLIFT_LOG_FORMAT] (default json)
   --shutdown-deadline DURATION   time for in-flight reconciles on SIGTERM [SKYLIFT_SHUTDOWN_DEADLINE] (default 20s)
   --txt-owner-prefix PREFIX      name prefix of DNSRecord ownership TXT records [SKYLIFT_TXT_OWNER_PREFIX] (default _skylift-owner)
-  --route53-batch-window DURATION  time a zone collects changes before one Route 53 call [SKYLIFT_ROUTE53_BATCH_WINDOW] (default 200ms)
+  --route53-batch-window DURATION  time a zone collects changes before one Route 53 call [SKYLIFT_ROUTE53_BATCH_WINDOW] (default 1s)
   --route53-zone-cache-ttl DURATION  maximum age of a zone's record listing used to detect drift [SKYLIFT_ROUTE53_ZONE_CACHE_TTL] (default 30s)
 `;
 
@@ -150,14 +150,18 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
     logFormat,
     shutdownDeadlineMs: parseDuration(get('shutdown-deadline', 'SKYLIFT_SHUTDOWN_DEADLINE') ?? '20s'),
     txtOwnerPrefix: parsePrefix(get('txt-owner-prefix', 'SKYLIFT_TXT_OWNER_PREFIX') ?? '_skylift-owner'),
-    route53BatchWindowMs: parseDuration(get('route53-batch-window', 'SKYLIFT_ROUTE53_BATCH_WINDOW') ?? '200ms'),
-    route53ZoneCacheTtlMs: parseDuration(get('route53-zone-cache-ttl', 'SKYLIFT_ROUTE53_ZONE_CACHE_TTL') ?? '30s'),
+    route53BatchWindowMs: parseDuration(get('route53-batch-window', 'SKYLIFT_ROUTE53_BATCH_WINDOW') ?? '1s'),
+    route53ZoneCacheTtlMs: parseDuration(
+      get('route53-zone-cache-ttl', 'SKYLIFT_ROUTE53_ZONE_CACHE_TTL') ?? '30s',
+    ),
   };
 }
 
 function parsePrefix(prefix: string): string {
   if (!/^[a-z0-9_][a-z0-9_-]{0,40}$/i.test(prefix)) {
-    throw new UsageError(`--txt-owner-prefix: want one DNS label of letters, digits, _ and - (at most 41), got ${JSON.stringify(prefix)}`);
+    throw new UsageError(
+      `--txt-owner-prefix: want one DNS label of letters, digits, _ and - (at most 41), got ${JSON.stringify(prefix)}`,
+    );
   }
   return prefix;
 }

@@ -13,6 +13,7 @@ export const Reason = {
   Available: 'Available',
   Creating: 'Creating',
   Deleting: 'Deleting',
+  Updating: 'Updating',
   Unavailable: 'Unavailable',
   NotFound: 'NotFound',
   Orphaned: 'Orphaned',

@@ -81,8 +81,16 @@ export interface ExternalClient<T extends ManagedObject> {
    * tokens). Returns status fields that identify what was created.
    */
   create(mr: T, ctx: ReconcileContext): Promise<{ status: Record<string, unknown>; description?: string }>;
-  /** Brings AWS in line with the spec with a minimal change (and adds ownership tags on adoption). */
-  update(mr: T, observed: ExistingObservation, ctx: ReconcileContext): Promise<{ description?: string }>;
+  /**
+   * Brings AWS in line with the spec with a minimal change (and adds
+   * ownership tags on adoption). `pending: true` says the change is only
+   * submitted (Ready turns False, reason Updating, until a later observe).
+   */
+  update(
+    mr: T,
+    observed: ExistingObservation,
+    ctx: ReconcileContext,
+  ): Promise<{ description?: string; pending?: boolean }>;
   /** Deletes the resource and its children, or advances deletion; `gone` once AWS confirms. */
   delete(mr: T, observed: ExistingObservation, ctx: ReconcileContext): Promise<{ gone: boolean }>;
 }
@@ -291,11 +299,15 @@ export class Engine<T extends ManagedObject> {
       } else {
         this.event(p, { type: 'Normal', reason: EventReason.Updated, action: 'Update', note: what });
       }
-      this.setReady(p, {
-        status: obs.ready.ready ? 'True' : 'False',
-        reason: obs.ready.reason,
-        ...msg(obs.ready.message),
-      });
+      if (updated.pending === true) {
+        this.setReady(p, { status: 'False', reason: Reason.Updating, message: what });
+      } else {
+        this.setReady(p, {
+          status: obs.ready.ready ? 'True' : 'False',
+          reason: obs.ready.reason,
+          ...msg(obs.ready.message),
+        });
+      }
       this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
       return { kind: 'done', requeueAfterMs: this.poll() };
     }

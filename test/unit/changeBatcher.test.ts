@@ -11,7 +11,15 @@ import { FakeClock } from '../support/fakeClock.ts';
 const r53 = mockClient(Route53Client);
 
 function aRecord(name: string, value = '192.0.2.1', action: Change['Action'] = 'CREATE'): Change {
-  return { Action: action, ResourceRecordSet: { Name: `${name}.example.com.`, Type: 'A', TTL: 60, ResourceRecords: [{ Value: value }] } };
+  return {
+    Action: action,
+    ResourceRecordSet: {
+      Name: `${name}.example.com.`,
+      Type: 'A',
+      TTL: 60,
+      ResourceRecords: [{ Value: value }],
+    },
+  };
 }
 
 async function settle(): Promise<void> {
@@ -46,9 +54,13 @@ beforeEach(() => {
 
 describe('ChangeBatcher', () => {
   it('coalesces changes from many owners within the window into one call', async () => {
-    r53.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } });
+    r53
+      .on(ChangeResourceRecordSetsCommand)
+      .resolves({ ChangeInfo: { Id: '/change/C1', Status: 'PENDING', SubmittedAt: new Date() } });
     const { batcher, clock } = setup();
-    const tickets = Array.from({ length: 50 }, (_, i) => batcher.submit('Z1', `uid-${i}`, [aRecord(`r${i}`)]));
+    const tickets = Array.from({ length: 50 }, (_, i) =>
+      batcher.submit('Z1', `uid-${i}`, [aRecord(`r${i}`)]),
+    );
     expect(tickets.every((t) => t.state === 'queued')).toBe(true);
     clock.advance(100);
     await settle();
@@ -58,11 +70,16 @@ describe('ChangeBatcher', () => {
   });
 
   it('splits by Route 53 limits, UPSERT counting twice, never splitting one owner’s changes', async () => {
-    r53.on(ChangeResourceRecordSetsCommand).resolves({ ChangeInfo: { Id: '/change/C2', Status: 'PENDING', SubmittedAt: new Date() } });
+    r53
+      .on(ChangeResourceRecordSetsCommand)
+      .resolves({ ChangeInfo: { Id: '/change/C2', Status: 'PENDING', SubmittedAt: new Date() } });
     const { batcher, clock } = setup();
     // 300 owners × (UPSERT A + UPSERT TXT) = 1,200 weighted records: more than one call's 1,000.
     for (let i = 0; i < 300; i++) {
-      batcher.submit('Z1', `uid-${i}`, [aRecord(`r${i}`, '192.0.2.1', 'UPSERT'), aRecord(`_o.r${i}`, '192.0.2.2', 'UPSERT')]);
+      batcher.submit('Z1', `uid-${i}`, [
+        aRecord(`r${i}`, '192.0.2.1', 'UPSERT'),
+        aRecord(`_o.r${i}`, '192.0.2.2', 'UPSERT'),
+      ]);
     }
     expect(ticketWeight([aRecord('x', '1', 'UPSERT')]).records).toBe(2);
     clock.advance(100);
@@ -77,7 +94,10 @@ describe('ChangeBatcher', () => {
   it('bisects a rejected batch so that only the faulty owner fails', async () => {
     r53.on(ChangeResourceRecordSetsCommand).callsFake((input: { ChangeBatch?: { Changes?: Change[] } }) => {
       if ((input.ChangeBatch?.Changes ?? []).some((c) => c.ResourceRecordSet?.Name?.startsWith('poison'))) {
-        throw Object.assign(new Error('Invalid Resource Record: poison'), { name: 'InvalidChangeBatch', $metadata: { httpStatusCode: 400 } });
+        throw Object.assign(new Error('Invalid Resource Record: poison'), {
+          name: 'InvalidChangeBatch',
+          $metadata: { httpStatusCode: 400 },
+        });
       }
       return { ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } };
     });
@@ -101,7 +121,11 @@ describe('ChangeBatcher', () => {
     let calls = 0;
     r53.on(ChangeResourceRecordSetsCommand).callsFake(() => {
       calls++;
-      if (calls <= 3) throw Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } });
+      if (calls <= 3)
+        throw Object.assign(new Error('Rate exceeded'), {
+          name: 'Throttling',
+          $metadata: { httpStatusCode: 400 },
+        });
       return { ChangeInfo: { Id: '/change/C3', Status: 'PENDING', SubmittedAt: new Date() } };
     });
     const { batcher, clock } = setup();
@@ -128,19 +152,38 @@ describe('ChangeBatcher', () => {
   it('refuses a second owner for a record set with a pending change', () => {
     const { batcher } = setup();
     batcher.submit('Z1', 'first', [aRecord('www')]);
-    expect(() => batcher.submit('Z1', 'second', [aRecord('www', '192.0.2.9', 'UPSERT')])).toThrow(OwnershipConflictError);
+    expect(() => batcher.submit('Z1', 'second', [aRecord('www', '192.0.2.9', 'UPSERT')])).toThrow(
+      OwnershipConflictError,
+    );
     expect(() => batcher.submit('Z2', 'second', [aRecord('www')])).not.toThrow();
     expect(() => batcher.submit('Z1', 'first', [aRecord('www', '192.0.2.9', 'UPSERT')])).not.toThrow();
   });
 
   it('refuses a change too large for one call', () => {
     const { batcher } = setup();
-    const huge: Change = { Action: 'UPSERT', ResourceRecordSet: { Name: 'big.example.com.', Type: 'TXT', TTL: 60, ResourceRecords: Array.from({ length: 100 }, () => ({ Value: `"${'x'.repeat(200)}"` })) } };
+    const huge: Change = {
+      Action: 'UPSERT',
+      ResourceRecordSet: {
+        Name: 'big.example.com.',
+        Type: 'TXT',
+        TTL: 60,
+        ResourceRecords: Array.from({ length: 100 }, () => ({ Value: `"${'x'.repeat(200)}"` })),
+      },
+    };
     expect(() => batcher.submit('Z1', 'u', [huge])).toThrow(/too large/);
   });
 
   it('treats deleting a record that is already gone as done', async () => {
-    r53.on(ChangeResourceRecordSetsCommand).rejects(Object.assign(new Error("Tried to delete resource record set [name='x.example.com.', type='A'] but it was not found"), { name: 'InvalidChangeBatch', $metadata: { httpStatusCode: 400 } }));
+    r53
+      .on(ChangeResourceRecordSetsCommand)
+      .rejects(
+        Object.assign(
+          new Error(
+            "Tried to delete resource record set [name='x.example.com.', type='A'] but it was not found",
+          ),
+          { name: 'InvalidChangeBatch', $metadata: { httpStatusCode: 400 } },
+        ),
+      );
     const { batcher, clock } = setup();
     const t = batcher.submit('Z1', 'u', [aRecord('x', '192.0.2.1', 'DELETE')]);
     clock.advance(100);

@@ -29,7 +29,11 @@ describe('names', () => {
     { reason: 'fully qualified with dot', name: 'api.example.com.', want: 'api.example.com.' },
     { reason: 'the zone name itself', name: 'example.com', want: 'example.com.' },
     { reason: 'a wildcard', name: '*.apps', want: '*.apps.example.com.' },
-    { reason: 'a name that merely ends like the zone', name: 'myexample.com', want: 'myexample.com.example.com.' },
+    {
+      reason: 'a name that merely ends like the zone',
+      name: 'myexample.com',
+      want: 'myexample.com.example.com.',
+    },
   ])('recordFqdn: $reason', ({ name, want }) => {
     expect(recordFqdn(name, 'example.com')).toBe(want);
   });
@@ -64,7 +68,9 @@ describe('names', () => {
   });
 
   it('names ownership records per type and set, replacing a leading wildcard', () => {
-    expect(ownerRecordName('www.example.com.', 'A', undefined, '_skylift-owner')).toBe('_skylift-owner.a.www.example.com.');
+    expect(ownerRecordName('www.example.com.', 'A', undefined, '_skylift-owner')).toBe(
+      '_skylift-owner.a.www.example.com.',
+    );
     expect(ownerRecordName('*.example.com', 'CNAME', undefined, 'p')).toBe('p.cname._wildcard.example.com.');
     const blue = ownerRecordName('w.example.com.', 'A', 'blue', 'p');
     const green = ownerRecordName('w.example.com.', 'A', 'green', 'p');
@@ -73,7 +79,11 @@ describe('names', () => {
   });
 
   it('round-trips ownership through the TXT value, even past 255 characters', () => {
-    const o = { cluster: 'prod', owner: `ns/${'n'.repeat(250)}`, uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' };
+    const o = {
+      cluster: 'prod',
+      owner: `ns/${'n'.repeat(250)}`,
+      uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427',
+    };
     expect(parseOwnerValue(ownerRecordValue(o))).toEqual(o);
     expect(parseOwnerValue('"heritage=external-dns,external-dns/owner=default"')).toBeUndefined();
     expect(parseOwnerValue('"v=spf1 -all"')).toBeUndefined();
@@ -86,33 +96,79 @@ describe('names', () => {
 });
 
 describe('desired record sets', () => {
-  const spec = { name: 'www', type: 'TXT' as const, zoneName: 'example.com', ttl: 60, records: ['b text', 'a text'] };
+  const spec = {
+    name: 'www',
+    type: 'TXT' as const,
+    zoneName: 'example.com',
+    ttl: 60,
+    records: ['b text', 'a text'],
+  };
 
   it('is equal to what Route 53 returns for it (order, quoting, case, dots)', () => {
     const desired = desiredRecordSet(spec, 'www.example.com.', undefined);
     expect(desired.ResourceRecords).toEqual([{ Value: '"b text"' }, { Value: '"a text"' }]);
-    const observed = { Name: 'www.example.com.', Type: 'TXT' as const, TTL: 60, ResourceRecords: [{ Value: '"a text"' }, { Value: '"b text"' }] };
+    const observed = {
+      Name: 'www.example.com.',
+      Type: 'TXT' as const,
+      TTL: 60,
+      ResourceRecords: [{ Value: '"a text"' }, { Value: '"b text"' }],
+    };
     expect(compareRecordSets(observed, desired)).toEqual({ equal: true });
   });
 
   it('explains what differs', () => {
     const desired = desiredRecordSet(spec, 'www.example.com.', undefined);
-    const observed = { Name: 'www.example.com.', Type: 'TXT' as const, TTL: 300, ResourceRecords: [{ Value: '"a text"' }] };
-    expect(compareRecordSets(observed, desired)).toEqual({ equal: false, diff: 'ttl 300 → 60; records ["a text"] → ["a text", "b text"]' });
+    const observed = {
+      Name: 'www.example.com.',
+      Type: 'TXT' as const,
+      TTL: 300,
+      ResourceRecords: [{ Value: '"a text"' }],
+    };
+    expect(compareRecordSets(observed, desired)).toEqual({
+      equal: false,
+      diff: 'ttl 300 → 60; records ["a text"] → ["a text", "b text"]',
+    });
   });
 
   it('compares aliases by normalised name and zone', () => {
-    const alias = { dnsName: 'My-LB.us-east-1.elb.amazonaws.com', hostedZoneId: 'Z35SXDOTRQ7X7K', evaluateTargetHealth: false };
-    const desired = desiredRecordSet({ name: 'www', type: 'A', zoneName: 'example.com' }, 'www.example.com.', alias);
+    const alias = {
+      dnsName: 'My-LB.us-east-1.elb.amazonaws.com',
+      hostedZoneId: 'Z35SXDOTRQ7X7K',
+      evaluateTargetHealth: false,
+    };
+    const desired = desiredRecordSet(
+      { name: 'www', type: 'A', zoneName: 'example.com' },
+      'www.example.com.',
+      alias,
+    );
     expect(desired.TTL).toBeUndefined();
-    const same = { Name: 'www.example.com.', Type: 'A' as const, AliasTarget: { DNSName: 'my-lb.us-east-1.elb.amazonaws.com.', HostedZoneId: 'Z35SXDOTRQ7X7K', EvaluateTargetHealth: false } };
+    const same = {
+      Name: 'www.example.com.',
+      Type: 'A' as const,
+      AliasTarget: {
+        DNSName: 'my-lb.us-east-1.elb.amazonaws.com.',
+        HostedZoneId: 'Z35SXDOTRQ7X7K',
+        EvaluateTargetHealth: false,
+      },
+    };
     expect(compareRecordSets(same, desired).equal).toBe(true);
     const moved = { ...same, AliasTarget: { ...same.AliasTarget, DNSName: 'other-lb.elb.amazonaws.com.' } };
     expect(compareRecordSets(moved, desired).diff).toContain('alias other-lb.elb.amazonaws.com. → My-LB');
   });
 
   it('carries weighted routing', () => {
-    const d = desiredRecordSet({ name: 'w', type: 'A', zoneName: 'example.com', records: ['192.0.2.1'], setIdentifier: 'blue', weight: 10 }, 'w.example.com.', undefined);
+    const d = desiredRecordSet(
+      {
+        name: 'w',
+        type: 'A',
+        zoneName: 'example.com',
+        records: ['192.0.2.1'],
+        setIdentifier: 'blue',
+        weight: 10,
+      },
+      'w.example.com.',
+      undefined,
+    );
     expect(d).toMatchObject({ SetIdentifier: 'blue', Weight: 10, TTL: 300 });
     expect(compareRecordSets({ ...d, Weight: 20 }, d).diff).toBe('weight 20 → 10');
   });

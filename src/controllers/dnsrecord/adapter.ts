@@ -3,10 +3,22 @@ import type { DNSRecord } from '../../apis/dnsrecord.ts';
 import type { MyIngressAliasStatus } from '../../apis/myingress.ts';
 import type { ChangeBatcher, ChangeTicket } from '../../providers/route53/changeBatcher.ts';
 import type { ChangeTracker } from '../../providers/route53/changeTracker.ts';
-import { ownerRecordName, ownerRecordValue, parseOwnerValue, recordFqdn, recordKey } from '../../providers/route53/names.ts';
+import {
+  ownerRecordName,
+  ownerRecordValue,
+  parseOwnerValue,
+  recordFqdn,
+  recordKey,
+} from '../../providers/route53/names.ts';
 import type { HostedZone, ZoneDirectory } from '../../providers/route53/zones.ts';
 import type { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
-import type { ExistingObservation, ExternalClient, Observation, ReconcileContext, ReadyState } from '../../runtime/engine.ts';
+import type {
+  ExistingObservation,
+  ExternalClient,
+  Observation,
+  ReconcileContext,
+  ReadyState,
+} from '../../runtime/engine.ts';
 import { RequeueAfter, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../runtime/kube/resource.ts';
 import { compareRecordSets, desiredRecordSet, type AliasTarget } from './desired.ts';
@@ -100,7 +112,10 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     const rr = snap.records.get(t.key);
     if (rr === undefined) return { exists: false };
     const ownerRr = snap.records.get(t.ownerKey);
-    const ownership = ownerRr !== undefined ? parseOwnerValue((ownerRr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' ')) : undefined;
+    const ownership =
+      ownerRr !== undefined
+        ? parseOwnerValue((ownerRr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' '))
+        : undefined;
 
     let upToDate = true;
     let diff: string | undefined;
@@ -120,7 +135,11 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     if (changeId !== undefined && status.changeStatus !== 'INSYNC') {
       status.changeStatus = await this.d.tracker.status(changeId);
       if (status.changeStatus !== 'INSYNC') {
-        ready = { ready: false, reason: DNSReason.Propagating, message: `Route 53 is propagating change ${changeId}` };
+        ready = {
+          ready: false,
+          reason: DNSReason.Propagating,
+          message: `Route 53 is propagating change ${changeId}`,
+        };
         requeueAfterMs = this.d.pollMs ?? 2000;
       }
     }
@@ -135,31 +154,55 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     };
   }
 
-  async create(mr: DNSRecord, ctx: ReconcileContext): Promise<{ status: Record<string, unknown>; description: string }> {
+  async create(
+    mr: DNSRecord,
+    ctx: ReconcileContext,
+  ): Promise<{ status: Record<string, unknown>; description: string }> {
     const t = await this.target(mr);
     const alias = this.resolveAlias(mr);
     const rr = desiredRecordSet(mr.spec, t.fqdn, alias);
+    // CREATE fails if someone else wrote the name since we looked; when our
+    // ownership record is still there, the name is ours and UPSERT puts it back.
+    const snap = await this.d.records.get(t.zone.id);
+    const ownerRr = snap.records.get(t.ownerKey);
+    const ours = ownerRr !== undefined && parseOwnerValue(txtValue(ownerRr))?.uid === ctx.ownership.uid;
     this.submit(t, ctx, [
-      { Action: 'CREATE', ResourceRecordSet: rr },
+      { Action: ours ? 'UPSERT' : 'CREATE', ResourceRecordSet: rr },
       { Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) },
     ]);
     return {
-      status: { fqdn: t.fqdn, zoneId: t.zone.id, ...(alias !== undefined ? { aliasDNSName: alias.dnsName } : {}) },
+      status: {
+        fqdn: t.fqdn,
+        zoneId: t.zone.id,
+        ...(alias !== undefined ? { aliasDNSName: alias.dnsName } : {}),
+      },
       description: `submitted ${mr.spec.type} ${t.fqdn} to Route 53`,
     };
   }
 
-  async update(mr: DNSRecord, observed: ExistingObservation, ctx: ReconcileContext): Promise<{ description: string }> {
+  async update(
+    mr: DNSRecord,
+    observed: ExistingObservation,
+    ctx: ReconcileContext,
+  ): Promise<{ description: string; pending: boolean }> {
     const t = await this.target(mr);
-    if (this.inFlight(ctx)) return { description: 'a change is already in flight' };
+    if (this.inFlight(ctx)) return { description: 'a change is already in flight', pending: true };
     const rr = desiredRecordSet(mr.spec, t.fqdn, this.resolveAlias(mr));
     const changes: Change[] = [{ Action: 'UPSERT', ResourceRecordSet: rr }];
-    if (observed.ownership?.uid !== ctx.ownership.uid) changes.push({ Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) });
+    if (observed.ownership?.uid !== ctx.ownership.uid)
+      changes.push({ Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) });
     this.submit(t, ctx, changes);
-    return { description: `UPSERT ${mr.spec.type} ${t.fqdn}${observed.diff !== undefined ? `: ${observed.diff}` : ''}` };
+    return {
+      description: `UPSERT ${mr.spec.type} ${t.fqdn}${observed.diff !== undefined ? `: ${observed.diff}` : ''}`,
+      pending: true,
+    };
   }
 
-  async delete(mr: DNSRecord, _observed: ExistingObservation, ctx: ReconcileContext): Promise<{ gone: boolean }> {
+  async delete(
+    mr: DNSRecord,
+    _observed: ExistingObservation,
+    ctx: ReconcileContext,
+  ): Promise<{ gone: boolean }> {
     if (this.inFlight(ctx)) return { gone: false };
     const t = await this.target(mr);
     const snap = await this.d.records.get(t.zone.id);
@@ -167,7 +210,10 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     const rr = snap.records.get(t.key);
     if (rr !== undefined) changes.push({ Action: 'DELETE', ResourceRecordSet: rr });
     const ownerRr = snap.records.get(t.ownerKey);
-    const ours = ownerRr !== undefined && parseOwnerValue((ownerRr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' '))?.uid === ctx.ownership.uid;
+    const ours =
+      ownerRr !== undefined &&
+      parseOwnerValue((ownerRr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' '))?.uid ===
+        ctx.ownership.uid;
     if (ownerRr !== undefined && ours) changes.push({ Action: 'DELETE', ResourceRecordSet: ownerRr });
     if (changes.length === 0) return { gone: true };
     this.submit(t, ctx, changes);
@@ -184,40 +230,70 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
   }
 
   private ownerRecord(t: Target, ctx: ReconcileContext): ResourceRecordSet {
-    return { Name: t.ownerName, Type: 'TXT', TTL: 300, ResourceRecords: [{ Value: ownerRecordValue(ctx.ownership) }] };
+    return {
+      Name: t.ownerName,
+      Type: 'TXT',
+      TTL: 300,
+      ResourceRecords: [{ Value: ownerRecordValue(ctx.ownership) }],
+    };
   }
 
   private async target(mr: DNSRecord): Promise<Target> {
     const zone = await this.d.zones.resolve(mr.spec);
     const fqdn = recordFqdn(mr.spec.name, zone.name);
-    if (mr.spec.type === 'CNAME' && fqdn === zone.name) throw new TerminalError('a CNAME cannot be at the zone apex');
+    if (mr.spec.type === 'CNAME' && fqdn === zone.name)
+      throw new TerminalError('a CNAME cannot be at the zone apex');
     const ext = mr.spec.externalName;
-    if (ext !== undefined && ext !== '') checkExternalName(ext, fqdn, mr.spec.type, mr.spec.setIdentifier, zone.name);
+    if (ext !== undefined && ext !== '')
+      checkExternalName(ext, fqdn, mr.spec.type, mr.spec.setIdentifier, zone.name);
     const ownerName = ownerRecordName(fqdn, mr.spec.type, mr.spec.setIdentifier, this.d.ownerPrefix);
-    return { zone, fqdn, key: recordKey(fqdn, mr.spec.type, mr.spec.setIdentifier), ownerName, ownerKey: recordKey(ownerName, 'TXT') };
+    return {
+      zone,
+      fqdn,
+      key: recordKey(fqdn, mr.spec.type, mr.spec.setIdentifier),
+      ownerName,
+      ownerKey: recordKey(ownerName, 'TXT'),
+    };
   }
 
   private resolveAlias(mr: DNSRecord): AliasTarget | undefined {
     const a = mr.spec.aliasTarget;
     if (a === undefined) return undefined;
     const evaluateTargetHealth = a.evaluateTargetHealth ?? false;
-    if (a.myIngressRef === undefined) return { dnsName: a.dnsName ?? '', hostedZoneId: a.hostedZoneId ?? '', evaluateTargetHealth };
+    if (a.myIngressRef === undefined)
+      return { dnsName: a.dnsName ?? '', hostedZoneId: a.hostedZoneId ?? '', evaluateTargetHealth };
     const ns = mr.metadata.namespace ?? '';
     const ref = a.myIngressRef.name;
     const wait = this.d.referenceRetryMs ?? 60_000;
-    const ming = this.d.lookupMyIngress(ns, ref) as (KubeObject & { status?: MyIngressAliasStatus }) | undefined;
-    if (ming === undefined) throw new RequeueAfter(wait, `waiting for MyIngress ${ref}: it does not exist (yet)`, DNSReason.WaitingForReference);
+    const ming = this.d.lookupMyIngress(ns, ref) as
+      (KubeObject & { status?: MyIngressAliasStatus }) | undefined;
+    if (ming === undefined)
+      throw new RequeueAfter(
+        wait,
+        `waiting for MyIngress ${ref}: it does not exist (yet)`,
+        DNSReason.WaitingForReference,
+      );
     const dnsName = ming.status?.dnsName;
     const hostedZoneId = ming.status?.canonicalHostedZoneId;
     if (dnsName === undefined || dnsName === '' || hostedZoneId === undefined || hostedZoneId === '') {
-      throw new RequeueAfter(wait, `waiting for MyIngress ${ref} to report its load balancer (status.dnsName and status.canonicalHostedZoneId)`, DNSReason.WaitingForReference);
+      throw new RequeueAfter(
+        wait,
+        `waiting for MyIngress ${ref} to report its load balancer (status.dnsName and status.canonicalHostedZoneId)`,
+        DNSReason.WaitingForReference,
+      );
     }
     return { dnsName, hostedZoneId, evaluateTargetHealth };
   }
 }
 
 /** externalName names the record to adopt: `<name>/<type>[/<setIdentifier>]`; it must be this spec's record. */
-function checkExternalName(ext: string, fqdn: string, type: string, setIdentifier: string | undefined, zone: string): void {
+function checkExternalName(
+  ext: string,
+  fqdn: string,
+  type: string,
+  setIdentifier: string | undefined,
+  zone: string,
+): void {
   const [name = '', extType = '', ...rest] = ext.split('/');
   const extSet = rest.length > 0 ? rest.join('/') : undefined;
   let extFqdn: string;
@@ -231,6 +307,10 @@ function checkExternalName(ext: string, fqdn: string, type: string, setIdentifie
       `spec.externalName ${JSON.stringify(ext)} must name this record as <name>/<type>[/<setIdentifier>], e.g. ${JSON.stringify(`${fqdn}/${type}${setIdentifier !== undefined ? `/${setIdentifier}` : ''}`)}`,
     );
   }
+}
+
+function txtValue(rr: ResourceRecordSet): string {
+  return (rr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' ');
 }
 
 function pick(status: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> {

@@ -23,13 +23,16 @@ export interface DNSRecordSettings {
 
 export const defaultDNSRecordSettings: DNSRecordSettings = {
   ownerPrefix: '_skylift-owner',
-  batchWindowMs: 200,
+  batchWindowMs: 1000,
   zoneCacheTtlMs: 30_000,
   pollMs: 2000,
 };
 
 /** The DNSRecord controller with its Route 53 plumbing, sharing the process's clients and caches. */
-export function dnsRecordController(s: SharedPlumbing, settings: DNSRecordSettings = defaultDNSRecordSettings): Controller<ManagedObject> {
+export function dnsRecordController(
+  s: SharedPlumbing,
+  settings: DNSRecordSettings = defaultDNSRecordSettings,
+): Controller<ManagedObject> {
   const route53 = s.aws.route53;
   const records = new ZoneRecordCache(route53, s.clock, settings.zoneCacheTtlMs);
   const batcher = new ChangeBatcher({
@@ -74,7 +77,11 @@ export function dnsRecordController(s: SharedPlumbing, settings: DNSRecordSettin
         type: myIngressType,
         map: (ming, primaries) =>
           primaries()
-            .filter((r) => r.metadata.namespace === ming.metadata.namespace && r.spec.aliasTarget?.myIngressRef?.name === ming.metadata.name)
+            .filter(
+              (r) =>
+                r.metadata.namespace === ming.metadata.namespace &&
+                r.spec.aliasTarget?.myIngressRef?.name === ming.metadata.name,
+            )
             .map((r) => `${r.metadata.namespace ?? ''}/${r.metadata.name}`),
       },
     ],

@@ -45,7 +45,12 @@ export interface ChangeBatcherOptions {
   readonly maxTransientAttempts?: number;
   readonly random?: () => number;
   /** Told about every ChangeResourceRecordSets call: tickets and changes it carried, and how it ended. */
-  readonly onBatch?: (zoneId: string, tickets: number, changes: number, outcome: 'applied' | 'throttled' | 'error' | 'split') => void;
+  readonly onBatch?: (
+    zoneId: string,
+    tickets: number,
+    changes: number,
+    outcome: 'applied' | 'throttled' | 'error' | 'split',
+  ) => void;
 }
 
 interface ZoneQueue {
@@ -156,12 +161,19 @@ export class ChangeBatcher {
     for (const t of zq.queue) {
       if (t.state !== 'queued' || t.group !== first.group) continue;
       const w = ticketWeight(t.changes);
-      if (records + w.records > route53Limits.maxRecords || chars + w.chars > route53Limits.maxValueChars) break;
+      if (records + w.records > route53Limits.maxRecords || chars + w.chars > route53Limits.maxValueChars)
+        break;
       records += w.records;
       chars += w.chars;
       batch.push(t);
     }
     return batch;
+  }
+
+  private fullBatchWaiting(zq: ZoneQueue): boolean {
+    let records = 0;
+    for (const t of zq.queue) if (t.state === 'queued') records += ticketWeight(t.changes).records;
+    return records >= route53Limits.maxRecords;
   }
 
   private async flush(zoneId: string): Promise<void> {
@@ -172,7 +184,19 @@ export class ChangeBatcher {
     zq.sending = true;
     for (const t of batch) t.state = 'submitted';
     const changes = batch.flatMap((t) => t.changes);
-    let again = 0;
+    this.o.logger.debug(
+      {
+        zoneId,
+        tickets: batch.length,
+        changes: changes.map(
+          (c) => `${c.Action ?? ''} ${c.ResourceRecordSet?.Type ?? ''} ${c.ResourceRecordSet?.Name ?? ''}`,
+        ),
+      },
+      'sending Route 53 change batch',
+    );
+    // After a send, wait a window again so that the next batch fills up too,
+    // unless a full batch is already waiting.
+    let again = this.fullBatchWaiting(zq) ? 0 : (this.o.windowMs ?? 200);
     try {
       const out = await this.o.route53.send(
         new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: [...changes] } }),
@@ -204,8 +228,16 @@ export class ChangeBatcher {
           t.state = 'queued';
           t.group = i < mid ? a : b;
         });
-        this.o.onBatch?.(zoneId, batch.length, batch.reduce((n, t) => n + t.changes.length, 0), 'split');
-        log.info({ zoneId, tickets: batch.length }, 'Route 53 rejected a change batch; splitting it to find the faulty change');
+        this.o.onBatch?.(
+          zoneId,
+          batch.length,
+          batch.reduce((n, t) => n + t.changes.length, 0),
+          'split',
+        );
+        log.info(
+          { zoneId, tickets: batch.length },
+          'Route 53 rejected a change batch; splitting it to find the faulty change',
+        );
         return 0;
       }
       const t = batch[0];
@@ -217,19 +249,33 @@ export class ChangeBatcher {
       }
       const message = err instanceof Error ? err.message : String(err);
       const error = isAlreadyExists(err)
-        ? new OwnershipConflictError(`Route 53 already has this record set and it is not managed by Skylift: ${message}`)
+        ? new OwnershipConflictError(
+            `Route 53 already has this record set and it is not managed by Skylift: ${message}`,
+          )
         : new TerminalError(`Route 53 rejected the change: ${awsErrorCode(err) ?? 'error'}: ${message}`);
       this.finish(zq, t, { state: 'failed', error });
       return 0;
     }
     zq.failures++;
-    const delay = backoffDelay(this.o.backoff ?? { baseMs: 500, capMs: 30_000, jitter: 0.2 }, zq.failures, this.o.random);
+    const delay = backoffDelay(
+      this.o.backoff ?? { baseMs: 500, capMs: 30_000, jitter: 0.2 },
+      zq.failures,
+      this.o.random,
+    );
     const throttled = cls === 'throttling';
-    this.o.onBatch?.(zoneId, batch.length, batch.reduce((n, t) => n + t.changes.length, 0), throttled ? 'throttled' : 'error');
+    this.o.onBatch?.(
+      zoneId,
+      batch.length,
+      batch.reduce((n, t) => n + t.changes.length, 0),
+      throttled ? 'throttled' : 'error',
+    );
     const message = err instanceof Error ? err.message : String(err);
     if (!throttled && zq.failures >= (this.o.maxTransientAttempts ?? 8)) {
       for (const t of batch) {
-        this.finish(zq, t, { state: 'failed', error: new AwsRetryableError('AWSError', `Route 53 change failed: ${message}`, awsErrorCode(err)) });
+        this.finish(zq, t, {
+          state: 'failed',
+          error: new AwsRetryableError('AWSError', `Route 53 change failed: ${message}`, awsErrorCode(err)),
+        });
       }
       zq.failures = 0;
       return 0;
@@ -238,11 +284,18 @@ export class ChangeBatcher {
       t.state = 'queued';
       t.note = `${throttled ? 'Route 53 is throttling' : 'Route 53 failed'} (${awsErrorCode(err) ?? message}); retrying the zone's batch in ${Math.round(delay / 100) / 10} s`;
     }
-    log.warn({ zoneId, tickets: batch.length, err: message, delayMs: delay }, throttled ? 'Route 53 throttled a change batch' : 'Route 53 change batch failed');
+    log.warn(
+      { zoneId, tickets: batch.length, err: message, delayMs: delay },
+      throttled ? 'Route 53 throttled a change batch' : 'Route 53 change batch failed',
+    );
     return delay;
   }
 
-  private finish(zq: ZoneQueue, t: ChangeTicket, result: { state: 'applied'; changeId: string } | { state: 'failed'; error: Error }): void {
+  private finish(
+    zq: ZoneQueue,
+    t: ChangeTicket,
+    result: { state: 'applied'; changeId: string } | { state: 'failed'; error: Error },
+  ): void {
     t.state = result.state;
     if (result.state === 'applied') t.changeId = result.changeId;
     else t.error = result.error;

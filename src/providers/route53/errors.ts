@@ -17,7 +17,10 @@ export const route53ErrorTable = { terminal: route53Terminal, transient: route53
 
 /** "Tried to create resource record set … but it already exists": someone else's record. Pure. */
 export function isAlreadyExists(err: unknown): boolean {
-  return awsErrorCode(err) === 'InvalidChangeBatch' && /already exists/i.test(err instanceof Error ? err.message : '');
+  return (
+    awsErrorCode(err) === 'InvalidChangeBatch' &&
+    /already exists/i.test(err instanceof Error ? err.message : '')
+  );
 }
 
 /** A DELETE of something that is not there (any more). Pure. */

@@ -106,7 +106,12 @@ function canonicalIPv6(v: string): string {
 }
 
 /** The ownership TXT record's name for a record: `<prefix>.<type>[-<set>].<fqdn>` (a leading `*` becomes `_wildcard`). Pure. */
-export function ownerRecordName(fqdn: string, type: string, setIdentifier: string | undefined, prefix: string): string {
+export function ownerRecordName(
+  fqdn: string,
+  type: string,
+  setIdentifier: string | undefined,
+  prefix: string,
+): string {
   const base = normalizeName(fqdn).replace(/^\*\./, '_wildcard.');
   const set =
     setIdentifier !== undefined && setIdentifier !== ''
@@ -117,12 +122,16 @@ export function ownerRecordName(fqdn: string, type: string, setIdentifier: strin
 
 /** The ownership TXT value: heritage, cluster, owner and uid, as one or more quoted strings. Pure. */
 export function ownerRecordValue(o: OwnershipTags): string {
-  return quoteTxt(`heritage=skylift,skylift/cluster=${o.cluster},skylift/owner=${o.owner},skylift/uid=${o.uid}`);
+  return quoteTxt(
+    `heritage=skylift,skylift/cluster=${o.cluster},skylift/owner=${o.owner},skylift/uid=${o.uid}`,
+  );
 }
 
 /** Reads an ownership TXT value back; undefined when it is not Skylift's. Pure. */
 export function parseOwnerValue(value: string): OwnershipTags | undefined {
-  const text = [...value.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1')).join('');
+  const text = [...value.matchAll(/"((?:[^"\\]|\\.)*)"/g)]
+    .map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1'))
+    .join('');
   if (!text.startsWith('heritage=skylift,')) return undefined;
   const fields = new Map(
     text

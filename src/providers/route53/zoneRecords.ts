@@ -28,7 +28,10 @@ export class ZoneRecordCache {
   private readonly route53: Route53Client;
   private readonly clock: Clock;
   private readonly maxAgeMs: number;
-  private readonly snapshots = new Map<string, { fetchedAt: number; records: Map<string, ResourceRecordSet> }>();
+  private readonly snapshots = new Map<
+    string,
+    { fetchedAt: number; records: Map<string, ResourceRecordSet> }
+  >();
   private readonly inflight = new Map<string, Promise<ZoneSnapshot>>();
 
   constructor(route53: Route53Client, clock: Clock, maxAgeMs: number) {
@@ -83,7 +86,8 @@ export class ZoneRecordCache {
           }),
         );
         for (const rr of out.ResourceRecordSets ?? []) {
-          if (rr.Name !== undefined && rr.Type !== undefined) records.set(recordKey(rr.Name, rr.Type, rr.SetIdentifier), rr);
+          if (rr.Name !== undefined && rr.Type !== undefined)
+            records.set(recordKey(rr.Name, rr.Type, rr.SetIdentifier), rr);
         }
         next =
           out.IsTruncated === true

@@ -1,4 +1,8 @@
-import { GetHostedZoneCommand, ListHostedZonesByNameCommand, type Route53Client } from '@aws-sdk/client-route-53';
+import {
+  GetHostedZoneCommand,
+  ListHostedZonesByNameCommand,
+  type Route53Client,
+} from '@aws-sdk/client-route-53';
 import type { Clock } from '../../runtime/clock.ts';
 import { TerminalError } from '../../runtime/errors.ts';
 import { toTypedAwsError } from '../aws/errors.ts';

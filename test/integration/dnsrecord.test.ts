@@ -1,0 +1,431 @@
+// DNSRecord end to end inside the test process: the real apiserver, moto
+// behind the fault-injecting proxy, the DNSRecord controller.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { dnsRecordType, type DNSRecord } from '../../src/apis/dnsrecord.ts';
+import { installCrds } from '../../src/apis/install.ts';
+import { waitFor } from '../../src/dev/wait.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { finalizerName } from '../../src/runtime/managed.ts';
+import { route53Pending, type AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import {
+  changeRecords,
+  createDnsRecord,
+  createZone,
+  findRecord,
+  listRecords,
+  route53At,
+  startDnsController,
+  waitForCondition,
+  type RunningDnsController,
+} from '../support/dns.ts';
+import { counterValue } from '../support/gadgetController.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+
+let admin: KubeClient;
+let proxy: AwsFaultProxy;
+const running: RunningDnsController[] = [];
+
+beforeAll(async () => {
+  admin = kubeClient();
+  await installCrds(admin);
+  proxy = await startFaultProxy();
+});
+afterAll(async () => {
+  await proxy.stop();
+});
+afterEach(async () => {
+  proxy.clearFaults();
+  for (const r of running.splice(0)) await r.stop();
+});
+
+async function setup(prefix: string, opts: { resyncPeriod?: string; zoneCacheTtlMs?: number } = {}) {
+  const ns = await newNamespace(admin, prefix);
+  const r53 = route53At(stackInfo().awsEndpoint);
+  const zone = `${ns}.example.com`;
+  const zoneId = await createZone(r53, zone);
+  const op = await startDnsController({
+    namespace: ns,
+    endpoint: proxy.endpoint,
+    ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
+    settings: { ...(opts.zoneCacheTtlMs !== undefined ? { zoneCacheTtlMs: opts.zoneCacheTtlMs } : {}) },
+  });
+  running.push(op);
+  return { ns, r53, zone, zoneId, op };
+}
+
+const ready = { type: 'Ready', status: 'True' } as const;
+
+describe('DNSRecord', () => {
+  it('creates a record with its ownership TXT, follows spec changes, and deletes both', async () => {
+    const { ns, r53, zone, zoneId } = await setup('dns-life');
+    await createDnsRecord(admin, ns, 'www', {
+      zoneName: zone,
+      name: 'www',
+      type: 'A',
+      ttl: 60,
+      records: ['192.0.2.10'],
+    });
+    const r = await waitForCondition(admin, ns, 'www', ready);
+    expect(r.status).toMatchObject({ fqdn: `www.${zone}.`, zoneId, changeStatus: 'INSYNC' });
+    expect(r.metadata.finalizers).toContain(finalizerName);
+
+    let records = await listRecords(r53, zoneId);
+    expect(findRecord(records, `www.${zone}`, 'A')?.ResourceRecords).toEqual([{ Value: '192.0.2.10' }]);
+    const owner = findRecord(records, `_skylift-owner.a.www.${zone}`, 'TXT');
+    expect(owner?.ResourceRecords?.[0]?.Value).toContain(`skylift/owner=${ns}/www`);
+    expect(owner?.ResourceRecords?.[0]?.Value).toContain(`skylift/uid=${r.metadata.uid ?? ''}`);
+
+    await admin.patch(
+      resourcePath(dnsRecordType, { namespace: ns, name: 'www' }),
+      { spec: { ttl: 120, records: ['192.0.2.11', '192.0.2.12'] } },
+      'merge',
+    );
+    await waitFor(
+      async () => {
+        const rr = findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A');
+        return rr?.TTL === 120 && rr.ResourceRecords?.length === 2 ? true : undefined;
+      },
+      { timeoutMs: 30_000, description: 'updated record in Route 53' },
+    );
+    await waitFor(
+      async () =>
+        (await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www'))?.status?.observedGeneration === 2
+          ? true
+          : undefined,
+      {
+        timeoutMs: 30_000,
+        description: 'generation 2 observed',
+      },
+    );
+
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'www' }));
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'www')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'www deleted' },
+    );
+    records = await listRecords(r53, zoneId);
+    expect(findRecord(records, `www.${zone}`, 'A')).toBeUndefined();
+    expect(findRecord(records, `_skylift-owner.a.www.${zone}`, 'TXT')).toBeUndefined();
+  });
+
+  it('converges 200 records in one zone with a handful of change calls', async () => {
+    const { ns, r53, zone, zoneId } = await setup('dns-bulk');
+    proxy.resetCalls();
+    const n = Number(process.env.SKYLIFT_DNS_SCALE ?? 200);
+    const names = Array.from({ length: n }, (_, i) => `host-${i}`);
+    for (let i = 0; i < names.length; i += 50) {
+      await Promise.all(
+        names
+          .slice(i, i + 50)
+          .map((name, j) =>
+            createDnsRecord(admin, ns, name, {
+              zoneName: zone,
+              name,
+              type: 'A',
+              records: [`10.0.${Math.floor((i + j) / 250)}.${((i + j) % 250) + 1}`],
+            }),
+          ),
+      );
+    }
+    await waitFor(
+      async () => {
+        const list = await admin.get<{ items: DNSRecord[] }>(resourcePath(dnsRecordType, { namespace: ns }));
+        const done = list.items.filter((r) =>
+          r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        ).length;
+        return done === n ? true : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, description: `${n} records Ready` },
+    );
+    const records = await listRecords(r53, zoneId);
+    expect(records.filter((r) => r.Type === 'A')).toHaveLength(n);
+    expect(records.filter((r) => r.Type === 'TXT' && r.Name?.startsWith('_skylift-owner.'))).toHaveLength(n);
+    const counts = proxy.countsByOperation();
+    process.stdout.write(`[dns-bulk] ${n} records: ${JSON.stringify(counts)}\n`);
+    expect(counts['route53:ChangeResourceRecordSets'] ?? 0).toBeLessThanOrEqual(
+      Math.max(6, Math.ceil(n / 250) + 4),
+    );
+    expect(counts['route53:ListResourceRecordSets'] ?? 0).toBeLessThanOrEqual(6);
+  });
+
+  it('refuses a record owned by no one (Conflict) and adopts it through externalName', async () => {
+    const { ns, r53, zone, zoneId } = await setup('dns-owner');
+    await changeRecords(r53, zoneId, [
+      {
+        Action: 'CREATE',
+        ResourceRecordSet: {
+          Name: `legacy.${zone}.`,
+          Type: 'CNAME',
+          TTL: 300,
+          ResourceRecords: [{ Value: 'old.example.net' }],
+        },
+      },
+    ]);
+    await createDnsRecord(admin, ns, 'grab', {
+      zoneName: zone,
+      name: 'legacy',
+      type: 'CNAME',
+      records: ['new.example.net'],
+    });
+    const conflicted = await waitForCondition(admin, ns, 'grab', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Conflict',
+    });
+    expect(conflicted.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'set spec.externalName to adopt it',
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `legacy.${zone}`, 'CNAME')?.ResourceRecords).toEqual([
+      { Value: 'old.example.net' },
+    ]);
+
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'grab' }));
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'grab')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'grab gone' },
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `legacy.${zone}`, 'CNAME')).toBeDefined();
+
+    await createDnsRecord(admin, ns, 'adopt', {
+      zoneName: zone,
+      name: 'legacy',
+      type: 'CNAME',
+      records: ['new.example.net'],
+      externalName: `legacy.${zone}/CNAME`,
+    });
+    const adopted = await waitForCondition(admin, ns, 'adopt', ready);
+    const records = await listRecords(r53, zoneId);
+    expect(findRecord(records, `legacy.${zone}`, 'CNAME')?.ResourceRecords).toEqual([
+      { Value: 'new.example.net' },
+    ]);
+    expect(
+      findRecord(records, `_skylift-owner.cname.legacy.${zone}`, 'TXT')?.ResourceRecords?.[0]?.Value,
+    ).toContain(adopted.metadata.uid ?? '');
+
+    // A second object claiming the now-owned record gets a Conflict naming the owner.
+    await createDnsRecord(admin, ns, 'thief', {
+      zoneName: zone,
+      name: 'legacy',
+      type: 'CNAME',
+      records: ['evil.example.net'],
+      externalName: `legacy.${zone}/CNAME`,
+    });
+    const thief = await waitForCondition(admin, ns, 'thief', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Conflict',
+    });
+    expect(thief.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(`${ns}/adopt`);
+    expect(findRecord(await listRecords(r53, zoneId), `legacy.${zone}`, 'CNAME')?.ResourceRecords).toEqual([
+      { Value: 'new.example.net' },
+    ]);
+  });
+
+  it('repairs drift found by the per-zone listing, and counts it', async () => {
+    const { ns, r53, zone, zoneId, op } = await setup('dns-drift', {
+      resyncPeriod: '1s',
+      zoneCacheTtlMs: 500,
+    });
+    await createDnsRecord(admin, ns, 'api', {
+      zoneName: zone,
+      name: 'api',
+      type: 'A',
+      ttl: 60,
+      records: ['192.0.2.20'],
+    });
+    await waitForCondition(admin, ns, 'api', ready);
+    await changeRecords(r53, zoneId, [
+      {
+        Action: 'UPSERT',
+        ResourceRecordSet: {
+          Name: `api.${zone}.`,
+          Type: 'A',
+          TTL: 60,
+          ResourceRecords: [{ Value: '203.0.113.66' }],
+        },
+      },
+    ]);
+    await waitFor(
+      async () =>
+        findRecord(await listRecords(r53, zoneId), `api.${zone}`, 'A')?.ResourceRecords?.[0]?.Value ===
+        '192.0.2.20'
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'changed record put back' },
+    );
+    expect(await counterValue(op.metrics.driftCorrections, { kind: 'DNSRecord' })).toBeGreaterThanOrEqual(1);
+    await waitForCondition(admin, ns, 'api', ready);
+
+    const rr = findRecord(await listRecords(r53, zoneId), `api.${zone}`, 'A');
+    if (rr === undefined) throw new Error('record missing');
+    await changeRecords(r53, zoneId, [{ Action: 'DELETE', ResourceRecordSet: rr }]);
+    await waitFor(
+      async () =>
+        findRecord(await listRecords(r53, zoneId), `api.${zone}`, 'A') !== undefined ? true : undefined,
+      {
+        timeoutMs: 30_000,
+        description: 'deleted record recreated',
+      },
+    );
+    expect(await counterValue(op.metrics.driftCorrections, { kind: 'DNSRecord' })).toBeGreaterThanOrEqual(2);
+  });
+
+  it('survives a throttling storm with nothing lost and no terminal condition', async () => {
+    const { ns, r53, zone, zoneId } = await setup('dns-storm');
+    proxy.inject({ service: 'route53', fault: { kind: 'throttle', code: 'Throttling' }, probability: 0.3 });
+    proxy.inject({
+      service: 'route53',
+      operation: 'ChangeResourceRecordSets',
+      fault: { kind: 'throttle', code: 'PriorRequestNotComplete' },
+      probability: 0.2,
+    });
+    const n = 40;
+    await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        createDnsRecord(admin, ns, `s${i}`, {
+          zoneName: zone,
+          name: `s${i}`,
+          type: 'TXT',
+          records: [`storm ${i}`],
+        }),
+      ),
+    );
+    await waitFor(
+      async () => {
+        const list = await admin.get<{ items: DNSRecord[] }>(resourcePath(dnsRecordType, { namespace: ns }));
+        for (const r of list.items) {
+          const synced = r.status?.conditions?.find((c) => c.type === 'Synced');
+          if (synced?.reason === 'Terminal')
+            throw new Error(`${r.metadata.name} went Terminal: ${synced.message}`);
+        }
+        return list.items.filter((r) =>
+          r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        ).length === n
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, description: 'all records Ready through the storm' },
+    );
+    expect(proxy.count({ service: 'route53', outcome: 'throttle' })).toBeGreaterThan(0);
+    const txt = (await listRecords(r53, zoneId)).filter((r) => r.Type === 'TXT' && r.Name?.startsWith('s'));
+    expect(txt).toHaveLength(n);
+  });
+
+  it('fails only the record Route 53 rejects when a batch is refused', async () => {
+    const { ns, r53, zone, zoneId } = await setup('dns-poison');
+    proxy.inject({
+      service: 'route53',
+      operation: 'ChangeResourceRecordSets',
+      match: (call) => call.body.includes('toxic.'),
+      fault: { kind: 'throttle', code: 'InvalidChangeBatch', status: 400 },
+    });
+    await Promise.all([
+      ...Array.from({ length: 5 }, (_, i) =>
+        createDnsRecord(admin, ns, `ok${i}`, {
+          zoneName: zone,
+          name: `ok${i}`,
+          type: 'A',
+          records: ['192.0.2.1'],
+        }),
+      ),
+      createDnsRecord(admin, ns, 'toxic', {
+        zoneName: zone,
+        name: 'toxic',
+        type: 'A',
+        records: ['192.0.2.2'],
+      }),
+    ]);
+    for (let i = 0; i < 5; i++) await waitForCondition(admin, ns, `ok${i}`, ready);
+    const bad = await waitForCondition(admin, ns, 'toxic', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    expect(bad.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'Route 53 rejected the change',
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `toxic.${zone}`, 'A')).toBeUndefined();
+  });
+
+  it('is Ready only once Route 53 reports the change INSYNC', async () => {
+    const { ns, zone } = await setup('dns-sync');
+    proxy.inject(route53Pending(3));
+    await createDnsRecord(admin, ns, 'slow', {
+      zoneName: zone,
+      name: 'slow',
+      type: 'A',
+      records: ['192.0.2.30'],
+    });
+    const propagating = await waitForCondition(admin, ns, 'slow', {
+      type: 'Ready',
+      status: 'False',
+      reason: 'Propagating',
+    });
+    expect(propagating.status?.changeStatus).toBe('PENDING');
+    const done = await waitForCondition(admin, ns, 'slow', ready);
+    expect(done.status?.changeStatus).toBe('INSYNC');
+    expect(proxy.count({ service: 'route53', operation: 'GetChange' })).toBeGreaterThanOrEqual(2);
+  });
+
+  it('ObserveOnly reports an existing record; Orphan leaves the record behind', async () => {
+    const { ns, r53, zone, zoneId } = await setup('dns-policy');
+    await changeRecords(r53, zoneId, [
+      {
+        Action: 'CREATE',
+        ResourceRecordSet: {
+          Name: `seen.${zone}.`,
+          Type: 'A',
+          TTL: 300,
+          ResourceRecords: [{ Value: '192.0.2.40' }],
+        },
+      },
+    ]);
+    await createDnsRecord(admin, ns, 'seen', {
+      zoneName: zone,
+      name: 'seen',
+      type: 'A',
+      records: ['192.0.2.99'],
+      managementPolicy: 'ObserveOnly',
+    });
+    const seen = await waitForCondition(admin, ns, 'seen', ready);
+    expect(seen.metadata.finalizers ?? []).not.toContain(finalizerName);
+    expect(findRecord(await listRecords(r53, zoneId), `seen.${zone}`, 'A')?.ResourceRecords).toEqual([
+      { Value: '192.0.2.40' },
+    ]);
+
+    await createDnsRecord(admin, ns, 'kept', {
+      zoneName: zone,
+      name: 'kept',
+      type: 'A',
+      records: ['192.0.2.41'],
+      deletionPolicy: 'Orphan',
+    });
+    await waitForCondition(admin, ns, 'kept', ready);
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'kept' }));
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'kept')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'kept deleted' },
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `kept.${zone}`, 'A')).toBeDefined();
+  });
+
+  it('reports a zone that does not exist as a terminal error', async () => {
+    const { ns } = await setup('dns-nozone');
+    await createDnsRecord(admin, ns, 'lost', {
+      zoneName: 'no-such-zone.example',
+      name: 'www',
+      type: 'A',
+      records: ['192.0.2.1'],
+    });
+    const r = await waitForCondition(admin, ns, 'lost', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    expect(r.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'no hosted zone named no-such-zone.example.',
+    );
+  });
+});

@@ -1,0 +1,179 @@
+// Runs the DNSRecord controller in the test process against the stack's
+// apiserver and the emulator behind a fault proxy, plus Route 53 helpers.
+import {
+  ChangeResourceRecordSetsCommand,
+  CreateHostedZoneCommand,
+  ListResourceRecordSetsCommand,
+  type ListResourceRecordSetsCommandOutput,
+  Route53Client,
+  type Change,
+  type ResourceRecordSet,
+} from '@aws-sdk/client-route-53';
+import { pino } from 'pino';
+import { dnsRecordType, type DNSRecord, type DNSRecordSpec } from '../../src/apis/dnsrecord.ts';
+import { parseRunOptions } from '../../src/cli/options.ts';
+import { dnsRecordController, type DNSRecordSettings } from '../../src/controllers/dnsrecord/controller.ts';
+import { waitFor } from '../../src/dev/wait.ts';
+import type { SharedPlumbing } from '../../src/operator.ts';
+import { createAwsClients } from '../../src/providers/aws/clients.ts';
+import { realClock } from '../../src/runtime/clock.ts';
+import type { Controller } from '../../src/runtime/controller.ts';
+import { EventRecorder } from '../../src/runtime/events.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import type { Condition, ManagedObject } from '../../src/runtime/managed.ts';
+import { Metrics } from '../../src/runtime/metrics.ts';
+import { kubeClient, readObject } from './kube.ts';
+import { awsClientConfig } from './stack.ts';
+
+export interface RunningDnsController {
+  readonly controller: Controller<ManagedObject>;
+  readonly metrics: Metrics;
+  stop(): Promise<void>;
+}
+
+/** Starts the DNSRecord controller for one namespace, talking to AWS at `endpoint`. */
+export async function startDnsController(opts: {
+  namespace: string;
+  endpoint: string;
+  resyncPeriod?: string;
+  settings?: Partial<DNSRecordSettings>;
+}): Promise<RunningDnsController> {
+  const options = parseRunOptions(
+    [
+      '--namespaces',
+      opts.namespace,
+      '--resync-period',
+      opts.resyncPeriod ?? '10m',
+      '--cluster-id',
+      'test-cluster',
+    ],
+    {
+      AWS_REGION: 'us-east-1',
+    },
+  );
+  const client = kubeClient();
+  const metrics = new Metrics();
+  const logger = pino({ level: process.env.SKYLIFT_TEST_LOG_LEVEL ?? 'silent' });
+  const events = new EventRecorder({
+    client,
+    clock: realClock,
+    logger,
+    controller: 'skylift.dev/test',
+    instance: 'test',
+  });
+  const aws = createAwsClients({
+    region: 'us-east-1',
+    clock: realClock,
+    metrics,
+    endpoint: opts.endpoint,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
+  const shared: SharedPlumbing = { options, client, clock: realClock, logger, metrics, events, aws };
+  const controller = dnsRecordController(shared, {
+    ownerPrefix: '_skylift-owner',
+    batchWindowMs: 1000,
+    zoneCacheTtlMs: 30_000,
+    pollMs: 250,
+    ...opts.settings,
+  });
+  await controller.start();
+  return {
+    controller,
+    metrics,
+    stop: async () => {
+      await controller.stop(5000);
+      aws.destroy();
+    },
+  };
+}
+
+/** A Route 53 client straight to an endpoint (the emulator, bypassing the operator). */
+export function route53At(endpoint: string): Route53Client {
+  return new Route53Client(awsClientConfig(endpoint));
+}
+
+export async function createZone(r53: Route53Client, name: string): Promise<string> {
+  const out = await r53.send(
+    new CreateHostedZoneCommand({ Name: name, CallerReference: `${name}-${Date.now()}-${Math.random()}` }),
+  );
+  return (out.HostedZone?.Id ?? '').replace('/hostedzone/', '');
+}
+
+export async function listRecords(r53: Route53Client, zoneId: string): Promise<ResourceRecordSet[]> {
+  const all: ResourceRecordSet[] = [];
+  let start: { name?: string; type?: string } | undefined = {};
+  while (start !== undefined) {
+    const out: ListResourceRecordSetsCommandOutput = await r53.send(
+      new ListResourceRecordSetsCommand({
+        HostedZoneId: zoneId,
+        ...(start.name !== undefined ? { StartRecordName: start.name } : {}),
+        ...(start.type !== undefined ? { StartRecordType: start.type as 'A' } : {}),
+      }),
+    );
+    all.push(...(out.ResourceRecordSets ?? []));
+    start =
+      out.IsTruncated === true
+        ? {
+            ...(out.NextRecordName !== undefined ? { name: out.NextRecordName } : {}),
+            ...(out.NextRecordType !== undefined ? { type: out.NextRecordType } : {}),
+          }
+        : undefined;
+  }
+  return all;
+}
+
+export async function changeRecords(r53: Route53Client, zoneId: string, changes: Change[]): Promise<void> {
+  await r53.send(
+    new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: changes } }),
+  );
+}
+
+/** Finds a record set by name (with or without the trailing dot) and type. */
+export function findRecord(
+  records: ResourceRecordSet[],
+  name: string,
+  type: string,
+): ResourceRecordSet | undefined {
+  const n = name.endsWith('.') ? name : `${name}.`;
+  return records.find((r) => r.Name === n && r.Type === type);
+}
+
+export function createDnsRecord(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  spec: DNSRecordSpec,
+): Promise<DNSRecord> {
+  return client.create<DNSRecord>(resourcePath(dnsRecordType, { namespace: ns }), {
+    apiVersion: 'aws.skylift.dev/v1alpha1',
+    kind: 'DNSRecord',
+    metadata: { name },
+    spec,
+  });
+}
+
+/** Waits until a DNSRecord's condition has the given status (and reason, if given). */
+export async function waitForCondition(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  want: { type: string; status: string; reason?: string },
+  timeoutMs = 30_000,
+): Promise<DNSRecord> {
+  return waitFor(
+    async () => {
+      const r = await readObject<DNSRecord>(client, dnsRecordType, ns, name);
+      const c: Condition | undefined = r?.status?.conditions?.find((x) => x.type === want.type);
+      return c !== undefined &&
+        c.status === want.status &&
+        (want.reason === undefined || c.reason === want.reason)
+        ? r
+        : undefined;
+    },
+    {
+      timeoutMs,
+      description: `${ns}/${name} ${want.type}=${want.status}${want.reason !== undefined ? ` (${want.reason})` : ''}`,
+    },
+  );
+}
