@@ -78,7 +78,9 @@ export interface ExternalClient<T extends ManagedObject> {
   /**
    * Creates the resource tagged with `ctx.ownership`. Must be safe when a
    * previous attempt's outcome is unknown (deterministic names, idempotency
-   * tokens). Returns status fields that identify what was created.
+   * tokens). Returns status fields that identify what was created. Throws
+   * RequeueAfter only before anything was created (e.g. a reference is not
+   * ready yet).
    */
   create(mr: T, ctx: ReconcileContext): Promise<{ status: Record<string, unknown>; description?: string }>;
   /**

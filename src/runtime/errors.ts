@@ -104,10 +104,12 @@ export function wrap(what: string, err: unknown): Error {
 
 /**
  * True when a failed create certainly created nothing: AWS rejected it
- * (terminal, conflict, throttled). Network errors and 5xx are ambiguous: the
- * request may have been carried out. Pure.
+ * (terminal, conflict, throttled), or the adapter asked to wait before
+ * creating (RequeueAfter, e.g. for a reference). Network errors and 5xx are
+ * ambiguous: the request may have been carried out. Pure.
  */
 export function definitelyNotCreated(err: unknown): boolean {
-  if (err instanceof TerminalError || err instanceof OwnershipConflictError) return true;
+  if (err instanceof TerminalError || err instanceof OwnershipConflictError || err instanceof RequeueAfter)
+    return true;
   return err instanceof RetryableError && err.reason === 'Throttled';
 }

@@ -21,6 +21,7 @@ import {
 } from '../support/dns.ts';
 import { counterValue } from '../support/gadgetController.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { ensureMyIngressCrd, putMyIngress } from '../support/myingressStub.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
 let admin: KubeClient;
@@ -117,16 +118,14 @@ describe('DNSRecord', () => {
     const names = Array.from({ length: n }, (_, i) => `host-${i}`);
     for (let i = 0; i < names.length; i += 50) {
       await Promise.all(
-        names
-          .slice(i, i + 50)
-          .map((name, j) =>
-            createDnsRecord(admin, ns, name, {
-              zoneName: zone,
-              name,
-              type: 'A',
-              records: [`10.0.${Math.floor((i + j) / 250)}.${((i + j) % 250) + 1}`],
-            }),
-          ),
+        names.slice(i, i + 50).map((name, j) =>
+          createDnsRecord(admin, ns, name, {
+            zoneName: zone,
+            name,
+            type: 'A',
+            records: [`10.0.${Math.floor((i + j) / 250)}.${((i + j) % 250) + 1}`],
+          }),
+        ),
       );
     }
     await waitFor(
@@ -426,6 +425,50 @@ describe('DNSRecord', () => {
     });
     expect(r.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
       'no hosted zone named no-such-zone.example.',
+    );
+  });
+});
+
+describe('DNSRecord aliases to a MyIngress', () => {
+  it('waits for the MyIngress to report its load balancer, then follows it', async () => {
+    await ensureMyIngressCrd(admin);
+    const { ns, r53, zone, zoneId } = await setup('dns-alias');
+    await createDnsRecord(admin, ns, 'shop', {
+      zoneName: zone,
+      name: 'shop',
+      type: 'A',
+      aliasTarget: { myIngressRef: { name: 'web' } },
+    });
+    const waiting = await waitForCondition(admin, ns, 'shop', {
+      type: 'Ready',
+      status: 'False',
+      reason: 'WaitingForReference',
+    });
+    expect(waiting.status?.conditions?.find((c) => c.type === 'Ready')?.message).toContain('MyIngress web');
+
+    await putMyIngress(admin, ns, 'web');
+    await putMyIngress(admin, ns, 'web', {
+      dnsName: 'web-lb-1.us-east-1.elb.amazonaws.com',
+      canonicalHostedZoneId: 'Z35SXDOTRQ7X7K',
+    });
+    const first = await waitForCondition(admin, ns, 'shop', ready);
+    expect(first.status?.aliasDNSName).toBe('web-lb-1.us-east-1.elb.amazonaws.com');
+    expect(findRecord(await listRecords(r53, zoneId), `shop.${zone}`, 'A')?.AliasTarget).toMatchObject({
+      HostedZoneId: 'Z35SXDOTRQ7X7K',
+    });
+
+    // The load balancer is replaced: the record follows without any change to the DNSRecord.
+    await putMyIngress(admin, ns, 'web', {
+      dnsName: 'web-lb-2.us-east-1.elb.amazonaws.com',
+      canonicalHostedZoneId: 'Z35SXDOTRQ7X7K',
+    });
+    await waitFor(
+      async () => {
+        const alias =
+          findRecord(await listRecords(r53, zoneId), `shop.${zone}`, 'A')?.AliasTarget?.DNSName ?? '';
+        return alias.toLowerCase().startsWith('web-lb-2') ? true : undefined;
+      },
+      { timeoutMs: 30_000, description: 'alias following the new load balancer' },
     );
   });
 });

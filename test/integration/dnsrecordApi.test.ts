@@ -134,7 +134,7 @@ describe('DNSRecord admission', () => {
     { reason: 'a bad DNS name', spec: { ...base, name: 'bad..name' }, message: 'spec.name' },
     {
       reason: 'a label over 63 characters',
-      spec: { ...base, name: `${'a'.repeat(64)}` },
+      spec: { ...base, name: 'a'.repeat(64) },
       message: 'spec.name',
     },
     { reason: 'an unknown type', spec: { ...base, type: 'SPF' }, message: 'Unsupported value: "SPF"' },

@@ -84,7 +84,7 @@ describe('ChangeBatcher', () => {
     expect(ticketWeight([aRecord('x', '1', 'UPSERT')]).records).toBe(2);
     clock.advance(100);
     await settle();
-    clock.advance(0); // the rest goes out right after the first call returns
+    clock.advance(100); // the rest (not a full batch) waits one more window
     await settle();
     const batches = sentBatches();
     expect(batches.map((b) => b.length)).toEqual([500, 100]);
@@ -107,7 +107,7 @@ describe('ChangeBatcher', () => {
     clock.advance(100);
     for (let i = 0; i < 10; i++) {
       await settle();
-      clock.advance(0);
+      clock.advance(100);
     }
     expect(good.every((t) => t.state === 'applied')).toBe(true);
     expect(bad.state).toBe('failed');

@@ -106,6 +106,7 @@ describe('decideRetry', () => {
     expect(definitelyNotCreated(new TerminalError('x'))).toBe(true);
     expect(definitelyNotCreated(new RetryableError('Throttled', 'x'))).toBe(true);
     expect(definitelyNotCreated(new RetryableError('AWSError', '503'))).toBe(false);
+    expect(definitelyNotCreated(new RequeueAfter(1000, 'waiting for a reference'))).toBe(true);
     expect(definitelyNotCreated(new Error('ECONNRESET'))).toBe(false);
   });
 });

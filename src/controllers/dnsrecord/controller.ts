@@ -41,13 +41,13 @@ export function dnsRecordController(
     logger: s.logger.child({ component: 'route53-batcher' }),
     records,
     windowMs: settings.batchWindowMs,
-    onBatch: (_zone, tickets, changes, outcome) => {
+    onBatch: (_zone, _tickets, changes, outcome) => {
       s.metrics.route53Batches.inc({ outcome });
       if (outcome === 'applied') s.metrics.route53BatchSize.observe(changes);
-      void tickets;
     },
   });
-  let controller: Controller<DNSRecord> | undefined;
+  // The adapter reads MyIngresses from the controller's cache; the controller needs the adapter first.
+  const holder: { controller?: Controller<DNSRecord> } = {};
   const adapter = new DNSRecordAdapter({
     zones: new ZoneDirectory(route53, s.clock),
     records,
@@ -55,9 +55,9 @@ export function dnsRecordController(
     tracker: new ChangeTracker(route53, s.clock),
     ownerPrefix: settings.ownerPrefix,
     pollMs: settings.pollMs,
-    lookupMyIngress: (ns, name) => controller?.getSecondary(myIngressType, `${ns}/${name}`),
+    lookupMyIngress: (ns, name) => holder.controller?.getSecondary(myIngressType, `${ns}/${name}`),
   });
-  controller = new Controller<DNSRecord>({
+  const controller = new Controller<DNSRecord>({
     type: dnsRecordType,
     adapter,
     client: s.client,
@@ -86,5 +86,6 @@ export function dnsRecordController(
       },
     ],
   });
+  holder.controller = controller;
   return controller as unknown as Controller<ManagedObject>;
 }

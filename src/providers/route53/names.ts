@@ -41,7 +41,8 @@ function host(v: string): string {
 
 /** Splits text into DNS character-strings of at most 255 bytes, quoted. Pure. */
 export function quoteTxt(text: string): string {
-  const escaped = [...text].map((c) => (c === '"' || c === '\\' ? `\\${c}` : c));
+  // Code points, not UTF-16 units: a character is never split across two strings.
+  const escaped = Array.from(text).map((c) => (c === '"' || c === '\\' ? `\\${c}` : c));
   const chunks: string[] = [];
   let current = '';
   for (const c of escaped) {

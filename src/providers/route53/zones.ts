@@ -86,10 +86,9 @@ export class ZoneDirectory {
     zone.catch(() => {
       // Forget failures after a while, so a zone created later is found.
       const forgetAt = entry.at + this.negativeTtlMs;
-      const t = this.clock.setTimer(Math.max(0, forgetAt - this.clock.now()), () => {
+      this.clock.setTimer(Math.max(0, forgetAt - this.clock.now()), () => {
         if (this.byName.get(name) === entry) this.byName.delete(name);
       });
-      void t;
     });
     return zone;
   }

@@ -1,0 +1,129 @@
+// DNSRecord the way a user meets it: `skylift run` as a process, the examples
+// applied with kubectl, `kubectl wait`, `kubectl get`, `kubectl explain`,
+// `kubectl delete`, and Route 53 (moto) checked directly.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '../../src/apis/install.ts';
+import { emulatorEnv } from '../../src/dev/emulator.ts';
+import { repoRoot } from '../../src/dev/paths.ts';
+import { waitFor } from '../../src/dev/wait.ts';
+import { createZone, findRecord, listRecords, route53At } from '../support/dns.ts';
+import { kubectl } from '../support/kubectl.ts';
+import { kubeClient, newNamespace } from '../support/kube.ts';
+import { stackInfo } from '../support/stack.ts';
+
+let operator: ChildProcess | undefined;
+let output = '';
+
+afterAll(async () => {
+  if (operator !== undefined && operator.exitCode === null) {
+    const exited = once(operator, 'exit');
+    operator.kill('SIGTERM');
+    await exited;
+  }
+});
+
+let ns: string;
+let zoneId: string;
+beforeAll(async () => {
+  const admin = kubeClient();
+  await installCrds(admin);
+  ns = await newNamespace(admin, 'e2e-dns');
+  zoneId = await createZone(route53At(stackInfo().awsEndpoint), 'example.com');
+  operator = spawn(
+    process.execPath,
+    [
+      join(repoRoot, 'src/cli/main.ts'),
+      'run',
+      '--namespaces',
+      ns,
+      '--leader-elect=false',
+      '--probe-address',
+      '127.0.0.1:0',
+      '--route53-batch-window',
+      '300ms',
+    ],
+    {
+      env: {
+        ...process.env,
+        ...emulatorEnv(stackInfo().awsEndpoint),
+        KUBECONFIG: stackInfo().adminKubeconfig,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  operator.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+  operator.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  await waitFor(() => (output.includes('controllers started') ? true : undefined), {
+    timeoutMs: 30_000,
+    description: 'skylift run to start',
+  });
+});
+
+describe('DNSRecord with kubectl', () => {
+  it('applies the example, waits for Ready, shows columns, and deletes the records', async () => {
+    const kc = stackInfo().adminKubeconfig;
+    const example = join(repoRoot, 'examples/dnsrecord.yaml');
+    const applied = await kubectl(kc, ['apply', '-n', ns, '-f', example]);
+    expect(applied.stderr).toBe('');
+    expect(applied.stdout).toContain('dnsrecord.aws.skylift.dev/www created');
+
+    const waited = await kubectl(kc, [
+      'wait',
+      '-n',
+      ns,
+      '--for=condition=Ready',
+      'dnsrecord',
+      '--all',
+      '--timeout=90s',
+    ]);
+    expect(waited.code, `${waited.stderr}\n--- operator ---\n${output.slice(-3000)}`).toBe(0);
+
+    const get = await kubectl(kc, ['get', 'dnsr', '-n', ns]);
+    expect(get.stdout).toMatch(/NAME\s+TYPE\s+FQDN\s+READY\s+SYNCED\s+AGE/);
+    expect(get.stdout).toMatch(/www\s+A\s+www\.example\.com\.\s+True\s+True/);
+    const all = await kubectl(kc, ['get', 'skylift', '-n', ns, '-o', 'name']);
+    expect(all.stdout.trim().split('\n').sort()).toEqual([
+      'dnsrecord.aws.skylift.dev/docs',
+      'dnsrecord.aws.skylift.dev/site-verification',
+      'dnsrecord.aws.skylift.dev/www',
+    ]);
+    const explain = await kubectl(kc, ['explain', 'dnsrecord.spec.zoneName']);
+    expect(explain.stdout).toContain('Hosted zone name');
+
+    const r53 = route53At(stackInfo().awsEndpoint);
+    let records = await listRecords(r53, zoneId);
+    expect(
+      findRecord(records, 'www.example.com', 'A')
+        ?.ResourceRecords?.map((r) => r.Value)
+        .sort(),
+    ).toEqual(['192.0.2.10', '192.0.2.11']);
+    expect(findRecord(records, 'docs.example.com', 'CNAME')?.ResourceRecords).toEqual([
+      { Value: 'www.example.com' },
+    ]);
+    expect(
+      findRecord(records, 'example.com', 'TXT')
+        ?.ResourceRecords?.map((r) => r.Value)
+        .sort(),
+    ).toEqual(['"google-site-verification=abc123"', '"v=spf1 -all"']);
+
+    const deleted = await kubectl(kc, ['delete', '-n', ns, '-f', example, '--timeout=90s']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    records = await listRecords(r53, zoneId);
+    expect(records.filter((r) => r.Type !== 'NS' && r.Type !== 'SOA')).toEqual([]);
+  });
+
+  it('rejects a bad record at admission with a message a user can act on', async () => {
+    const bad = JSON.stringify({
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'DNSRecord',
+      metadata: { name: 'bad', namespace: ns },
+      spec: { zoneName: 'example.com', name: '@', type: 'CNAME', records: ['elsewhere.example.net'] },
+    });
+    const r = await kubectl(stackInfo().adminKubeconfig, ['apply', '-f', '-'], bad);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('a CNAME cannot be at the zone apex');
+  });
+});
