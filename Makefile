@@ -68,6 +68,12 @@ crds: node deps ## Generate crds/ from the kinds in src/apis/.
 dev: setup ## Start a local control plane + AWS emulator until Ctrl-C (writes .skylift/dev/).
 	node src/dev/main.ts
 
+.PHONY: run
+run: node deps ## Run the operator against the `make dev` stack (start `make dev` first, in another shell).
+	@test -f .skylift/dev/kubeconfig || { echo "no .skylift/dev/kubeconfig: run make dev first" >&2; exit 1; }
+	set -a; source .skylift/dev/aws.env; set +a; \
+	KUBECONFIG=.skylift/dev/kubeconfig node src/cli/main.ts run --leader-elect=false --probe-address 127.0.0.1:8080 --log-format text
+
 .PHONY: clean
 clean: ## Remove build output and local state (not the tool cache).
 	rm -rf dist coverage .skylift

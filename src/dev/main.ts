@@ -2,6 +2,15 @@
 // cluster`. Starts the control plane and the AWS emulator, writes
 // .skylift/dev/kubeconfig and .skylift/dev/aws.env, and runs until Ctrl-C.
 import { once } from 'node:events';
+import {
+  CreateHostedZoneCommand,
+  ListHostedZonesByNameCommand,
+  Route53Client,
+} from '@aws-sdk/client-route-53';
+import { KubeConfig } from '@kubernetes/client-node';
+import { installCrds } from '../apis/install.ts';
+import { KubeClient } from '../runtime/kube/client.ts';
+import { emulatorCredentials } from './emulator.ts';
 import { join, relative } from 'node:path';
 import { repoRoot } from './paths.ts';
 import { reapStaleProcesses } from './reaper.ts';
@@ -13,6 +22,10 @@ if (reaped > 0) process.stdout.write(`Stopped ${reaped} processes left over from
 const started = Date.now();
 process.stdout.write('Starting kube-apiserver, etcd, kube-controller-manager and moto…\n');
 const stack = await startLocalStack({ dir });
+const kc = new KubeConfig();
+kc.loadFromFile(stack.kubeconfig);
+await installCrds(new KubeClient(kc));
+const sampleZone = await ensureZone(stack.emulator.endpoint, 'example.com');
 const rel = (p: string): string => relative(process.cwd(), p) || p;
 process.stdout.write(
   [
@@ -21,17 +34,45 @@ process.stdout.write(
     `  Kubernetes  ${stack.controlPlane.server}   (admin kubeconfig: ${rel(stack.kubeconfig)})`,
     `  AWS (moto)  ${stack.emulator.endpoint}`,
     `  Logs        ${rel(stack.controlPlane.logDir)}, ${rel(stack.emulator.logFile)}`,
+    `  CRDs        installed from src/apis (kubectl get crd)`,
+    `  Route 53    hosted zone example.com (${sampleZone}) for the samples in examples/`,
     '',
     'In another shell:',
     `  export KUBECONFIG=${stack.kubeconfig}`,
     `  source ${stack.awsEnvFile}`,
     '  kubectl get namespaces',
     '',
+    'Run the operator against it:  make run',
+    'Then:                         kubectl apply -f examples/dnsrecord.yaml',
+    '',
     'Press Ctrl-C to stop everything.',
     '',
   ].join('\n'),
 );
 await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+
+/** Creates a public hosted zone in the emulator unless one of that name exists; returns its ID. */
+async function ensureZone(endpoint: string, name: string): Promise<string> {
+  const r53 = new Route53Client({
+    endpoint,
+    region: emulatorCredentials.region,
+    credentials: {
+      accessKeyId: emulatorCredentials.accessKeyId,
+      secretAccessKey: emulatorCredentials.secretAccessKey,
+    },
+  });
+  try {
+    const found = await r53.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 1 }));
+    const existing = found.HostedZones?.find((z) => z.Name === `${name}.`);
+    if (existing?.Id !== undefined) return existing.Id.replace('/hostedzone/', '');
+    const created = await r53.send(
+      new CreateHostedZoneCommand({ Name: name, CallerReference: `skylift-dev-${name}` }),
+    );
+    return (created.HostedZone?.Id ?? '').replace('/hostedzone/', '');
+  } finally {
+    r53.destroy();
+  }
+}
 process.stdout.write('\nStopping…\n');
 await stack.stop();
 process.stdout.write('Stopped.\n');

@@ -38,6 +38,17 @@ describe('make dev', () => {
     });
     expect(output).toContain(`export KUBECONFIG=${join(dir, 'kubeconfig')}`);
 
+    const crds = await kubectl(join(dir, 'kubeconfig'), [
+      'get',
+      'crd',
+      'dnsrecords.aws.skylift.dev',
+      '-o',
+      'name',
+    ]);
+    expect(crds.stdout.trim()).toBe(
+      'customresourcedefinition.apiextensions.k8s.io/dnsrecords.aws.skylift.dev',
+    );
+    expect(output).toMatch(/hosted zone example\.com \([A-Z0-9]+\)/);
     const namespaces = await kubectl(join(dir, 'kubeconfig'), ['get', 'namespaces', '-o', 'name']);
     expect(namespaces.stderr).toBe('');
     expect(namespaces.stdout).toContain('namespace/default');

@@ -115,6 +115,40 @@ describe('DNSRecord with kubectl', () => {
     expect(records.filter((r) => r.Type !== 'NS' && r.Type !== 'SOA')).toEqual([]);
   });
 
+  it('applies the alias example: a direct alias becomes Ready, a MyIngress alias waits for its reference', async () => {
+    const kc = stackInfo().adminKubeconfig;
+    const example = join(repoRoot, 'examples/dnsrecord-alias.yaml');
+    expect((await kubectl(kc, ['apply', '-n', ns, '-f', example])).code).toBe(0);
+    const waited = await kubectl(kc, [
+      'wait',
+      '-n',
+      ns,
+      '--for=condition=Ready',
+      'dnsrecord/apex',
+      '--timeout=90s',
+    ]);
+    expect(waited.code, waited.stderr).toBe(0);
+    const reason = await kubectl(kc, [
+      'wait',
+      '-n',
+      ns,
+      '--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=WaitingForReference',
+      'dnsrecord/shop',
+      '--timeout=60s',
+    ]);
+    expect(reason.code, reason.stderr).toBe(0);
+    const alias = findRecord(
+      await listRecords(route53At(stackInfo().awsEndpoint), zoneId),
+      'example.com',
+      'A',
+    )?.AliasTarget;
+    expect(alias?.HostedZoneId).toBe('Z35SXDOTRQ7X7K');
+    expect((await kubectl(kc, ['delete', '-n', ns, '-f', example, '--timeout=90s'])).code).toBe(0);
+    expect(
+      findRecord(await listRecords(route53At(stackInfo().awsEndpoint), zoneId), 'example.com', 'A'),
+    ).toBeUndefined();
+  });
+
   it('rejects a bad record at admission with a message a user can act on', async () => {
     const bad = JSON.stringify({
       apiVersion: 'aws.skylift.dev/v1alpha1',

@@ -142,7 +142,11 @@ export class Informer<T extends KubeObject> {
             err: err instanceof Error ? err.message : String(err),
             delayMs: delay,
           },
-          stalled ? 'watch stalled, restarting' : 'list/watch failed, retrying',
+          stalled
+            ? 'watch stalled, restarting'
+            : err instanceof KubeApiError && err.statusCode === 404
+              ? `the apiserver does not serve ${this.opts.type.plural} (is its CRD installed?); retrying`
+              : 'list/watch failed, retrying',
         );
         // After an error the cache may have missed events the server no longer has: relist.
         needList = !stalled;
