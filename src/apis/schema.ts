@@ -31,12 +31,21 @@ export interface Schema {
   minItems?: number;
   maxItems?: number;
   'x-kubernetes-validations'?: CelRule[];
+  additionalProperties?: Schema;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
 }
 
 type Extra = Omit<Schema, 'type' | 'description' | 'properties' | 'items'>;
+
+/** A string-to-string map (tags, labels). */
+export const stringMap = (description: string, extra: Extra = {}): Schema => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'string', description: 'A value.', maxLength: 256 },
+  ...extra,
+});
 
 export const str = (description: string, extra: Extra = {}): Schema => ({
   type: 'string',

@@ -1,44 +1,16 @@
-// Until the MyIngress controller exists, DNSRecord alias tests use a stand-in
-// MyIngress CRD whose status the test writes, as the issue allows.
+// Helpers for tests that need a MyIngress object without its controller
+// running (e.g. DNSRecord aliases): the test writes the status itself.
+import { installCrds } from '../../src/apis/install.ts';
 import { myIngressType } from '../../src/apis/myingress.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/runtime/kube/resource.ts';
-import { ensureCrd } from './kube.ts';
 
-export const myIngressStubCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'myingresses.aws.skylift.dev' },
-  spec: {
-    group: 'aws.skylift.dev',
-    scope: 'Namespaced',
-    names: { plural: 'myingresses', singular: 'myingress', kind: 'MyIngress', shortNames: ['ming'] },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
-
-/** Installs the stand-in MyIngress CRD unless a MyIngress CRD is already there. */
+/** Installs Skylift's CRDs (MyIngress among them). */
 export async function ensureMyIngressCrd(client: KubeClient): Promise<void> {
-  await ensureCrd(client, myIngressStubCrd, myIngressType);
+  await installCrds(client);
 }
 
-/** Creates a MyIngress and, if given, writes its load balancer into status. */
+/** Creates a minimal valid MyIngress and, if given, writes its load balancer into status. */
 export async function putMyIngress(
   client: KubeClient,
   ns: string,
@@ -50,7 +22,11 @@ export async function putMyIngress(
       apiVersion: 'aws.skylift.dev/v1alpha1',
       kind: 'MyIngress',
       metadata: { name },
-      spec: {},
+      spec: {
+        subnets: ['subnet-0a0a0a0a', 'subnet-0b0b0b0b'],
+        managementPolicy: 'ObserveOnly',
+        listeners: [{ port: 80, protocol: 'HTTP', defaultAction: { fixedResponse: { statusCode: 404 } } }],
+      },
     });
   } catch (err) {
     if ((err as { statusCode?: number }).statusCode !== 409) throw err;

@@ -1,0 +1,177 @@
+// The MyIngress API in the real apiserver: what admission rejects and accepts.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '../../src/apis/install.ts';
+import { myIngressType } from '../../src/apis/myingress.ts';
+import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
+import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { kubeClient, newNamespace } from '../support/kube.ts';
+
+let client: KubeClient;
+let ns: string;
+let n = 0;
+
+beforeAll(async () => {
+  client = kubeClient();
+  await installCrds(client);
+  ns = await newNamespace(client, 'mingapi');
+});
+
+async function tryCreate(spec: Record<string, unknown>, name = `m${++n}`): Promise<string | undefined> {
+  try {
+    await client.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name },
+      spec,
+    });
+    return undefined;
+  } catch (err) {
+    if (err instanceof KubeApiError && err.statusCode === 422) return err.message;
+    throw err;
+  }
+}
+
+const forward = { forward: { service: { name: 'web', port: 80 } } };
+const base = {
+  subnets: ['subnet-0a1b2c3d', 'subnet-1a2b3c4d'],
+  listeners: [{ port: 80, protocol: 'HTTP', defaultAction: forward }],
+};
+
+describe('MyIngress admission', () => {
+  it.each([
+    { reason: 'a minimal load balancer', spec: base },
+    {
+      reason: 'HTTPS with a certificate and rules',
+      spec: {
+        ...base,
+        listeners: [
+          ...base.listeners,
+          {
+            port: 443,
+            protocol: 'HTTPS',
+            certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+            defaultAction: forward,
+          },
+        ],
+        rules: [
+          {
+            priority: 10,
+            listenerPort: 443,
+            hosts: ['shop.example.com'],
+            paths: ['/api/*'],
+            action: forward,
+          },
+        ],
+      },
+    },
+    {
+      reason: 'a subnet selector and a redirect',
+      spec: {
+        subnetSelector: { tags: { tier: 'public' } },
+        listeners: [
+          { port: 80, protocol: 'HTTP', defaultAction: { redirect: { protocol: 'HTTPS', port: '443' } } },
+        ],
+      },
+    },
+    {
+      reason: 'a fixed response',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: { fixedResponse: { statusCode: 404, body: 'nothing here' } },
+          },
+        ],
+      },
+    },
+  ])('accepts $reason', async ({ spec }) => {
+    expect(await tryCreate(spec)).toBeUndefined();
+  });
+
+  it.each([
+    { reason: 'one subnet', spec: { ...base, subnets: ['subnet-0a1b2c3d'] }, message: 'spec.subnets' },
+    {
+      reason: 'subnets and a selector',
+      spec: { ...base, subnetSelector: { tags: { a: 'b' } } },
+      message: 'set exactly one of subnets and subnetSelector',
+    },
+    {
+      reason: 'HTTPS without a certificate',
+      spec: { ...base, listeners: [{ port: 443, protocol: 'HTTPS', defaultAction: forward }] },
+      message: 'an HTTPS listener needs certificateArn',
+    },
+    {
+      reason: 'a bad port',
+      spec: { ...base, listeners: [{ port: 70000, protocol: 'HTTP', defaultAction: forward }] },
+      message: 'spec.listeners[0].port',
+    },
+    {
+      reason: 'an unknown protocol',
+      spec: { ...base, listeners: [{ port: 80, protocol: 'TCP', defaultAction: forward }] },
+      message: 'Unsupported value: "TCP"',
+    },
+    {
+      reason: 'two listeners on one port',
+      spec: { ...base, listeners: [base.listeners[0], base.listeners[0]] },
+      message: 'Duplicate value',
+    },
+    {
+      reason: 'two rules with one priority',
+      spec: {
+        ...base,
+        rules: [
+          { priority: 5, paths: ['/a'], action: forward },
+          { priority: 5, paths: ['/b'], action: forward },
+        ],
+      },
+      message: 'Duplicate value',
+    },
+    {
+      reason: 'a rule without conditions',
+      spec: { ...base, rules: [{ priority: 5, action: forward }] },
+      message: 'a rule needs hosts or paths',
+    },
+    {
+      reason: 'an action with two kinds',
+      spec: {
+        ...base,
+        listeners: [
+          { port: 80, protocol: 'HTTP', defaultAction: { ...forward, fixedResponse: { statusCode: 404 } } },
+        ],
+      },
+      message: 'set exactly one of forward, fixedResponse and redirect',
+    },
+    {
+      reason: 'a rule on a missing listener',
+      spec: { ...base, rules: [{ priority: 5, listenerPort: 8080, paths: ['/'], action: forward }] },
+      message: 'must be the port of one of the listeners',
+    },
+    {
+      reason: 'a reserved tag',
+      spec: { ...base, tags: { 'skylift.dev/uid': 'spoof' } },
+      message: 'reserved',
+    },
+    { reason: 'no listeners', spec: { subnets: base.subnets, listeners: [] }, message: 'spec.listeners' },
+  ])('rejects $reason', async ({ spec, message }) => {
+    const err = await tryCreate(spec);
+    expect(err).toBeDefined();
+    expect(err).toContain(message);
+  });
+
+  it('keeps the scheme immutable', async () => {
+    expect(await tryCreate({ ...base, scheme: 'internal' }, 'fixed')).toBeUndefined();
+    const err = await client
+      .patch(
+        resourcePath(myIngressType, { namespace: ns, name: 'fixed' }),
+        { spec: { scheme: 'internet-facing' } },
+        'merge',
+      )
+      .then(
+        () => 'accepted',
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+    expect(err).toContain('scheme is immutable');
+  });
+});
