@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `skylift` command.
 import { dnsRecordController } from '../controllers/dnsrecord/controller.ts';
+import { myIngressController } from '../controllers/myingress/controller.ts';
 import { startOperator, type ControllerFactory } from '../operator.ts';
 import { parseRunOptions, runUsage, UsageError } from './options.ts';
 
@@ -13,6 +14,7 @@ const controllers: readonly ControllerFactory[] = [
       zoneCacheTtlMs: s.options.route53ZoneCacheTtlMs,
       pollMs: 2000,
     }),
+  (s) => myIngressController(s),
 ];
 
 const usage = `Usage: skylift <command> [flags]

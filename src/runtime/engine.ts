@@ -50,6 +50,8 @@ export interface ExistingObservation {
   readonly status: Record<string, unknown>;
   /** Observe again sooner than the resync period (e.g. still provisioning). */
   readonly requeueAfterMs?: number;
+  /** Adapter-private details of what was observed; the engine hands them back to update/delete untouched. */
+  readonly details?: unknown;
 }
 
 /** What an adapter's calls may use. */

@@ -1,3 +1,4 @@
+import { EC2Client } from '@aws-sdk/client-ec2';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { RDSClient } from '@aws-sdk/client-rds';
 import { Route53Client } from '@aws-sdk/client-route-53';
@@ -12,6 +13,8 @@ export interface AwsClients {
   readonly route53: Route53Client;
   readonly elbv2: ElasticLoadBalancingV2Client;
   readonly rds: RDSClient;
+  /** For subnet lookups by tag (MyIngress subnetSelector). */
+  readonly ec2: EC2Client;
   /** The client-side limiters, by signing name (route53, elasticloadbalancing, rds). */
   readonly limiters: ReadonlyMap<string, AdaptiveRateLimiter>;
   destroy(): void;
@@ -96,19 +99,23 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
   const route53 = new Route53Client(base);
   const elbv2 = new ElasticLoadBalancingV2Client(base);
   const rds = new RDSClient(base);
+  const ec2 = new EC2Client(base);
   instrument('route53', route53.middlewareStack as unknown as MiddlewareStackLike);
   instrument('elasticloadbalancing', elbv2.middlewareStack as unknown as MiddlewareStackLike);
   instrument('rds', rds.middlewareStack as unknown as MiddlewareStackLike);
+  instrument('ec2', ec2.middlewareStack as unknown as MiddlewareStackLike);
   return {
     region: opts.region,
     route53,
     elbv2,
     rds,
+    ec2,
     limiters,
     destroy() {
       route53.destroy();
       elbv2.destroy();
       rds.destroy();
+      ec2.destroy();
     },
   };
 }

@@ -1,0 +1,290 @@
+// MyIngress on the real apiserver and moto (through the fault proxy), with a
+// VPC and subnets created the way a user would have them.
+import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
+import {
+  DescribeListenersCommand,
+  DescribeLoadBalancersCommand,
+  DescribeRulesCommand,
+  DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
+  ElasticLoadBalancingV2Client,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '../../src/apis/install.ts';
+import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/apis/myingress.ts';
+import { myIngressController } from '../../src/controllers/myingress/controller.ts';
+import { waitFor } from '../../src/dev/wait.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { startController, type RunningController } from '../support/controllers.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
+
+let admin: KubeClient;
+let proxy: AwsFaultProxy;
+let elb: ElasticLoadBalancingV2Client;
+let subnets: string[];
+const running: RunningController[] = [];
+
+beforeAll(async () => {
+  admin = kubeClient();
+  await installCrds(admin);
+  proxy = await startFaultProxy();
+  const direct = awsClientConfig(stackInfo().awsEndpoint);
+  elb = new ElasticLoadBalancingV2Client(direct);
+  const ec2 = new EC2Client(direct);
+  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.20.0.0/16' }));
+  const vpcId = vpc.Vpc?.VpcId ?? '';
+  subnets = [];
+  for (const [cidr, az] of [
+    ['10.20.1.0/24', 'us-east-1a'],
+    ['10.20.2.0/24', 'us-east-1b'],
+  ] as const) {
+    const s = await ec2.send(
+      new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: cidr, AvailabilityZone: az }),
+    );
+    subnets.push(s.Subnet?.SubnetId ?? '');
+  }
+});
+afterAll(async () => {
+  await proxy.stop();
+});
+afterEach(async () => {
+  proxy.clearFaults();
+  for (const r of running.splice(0)) await r.stop();
+});
+
+async function setup(prefix: string): Promise<string> {
+  const ns = await newNamespace(admin, prefix);
+  running.push(
+    await startController((s) => myIngressController(s, { pollMs: 300 }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+    }),
+  );
+  await admin.create(`/api/v1/namespaces/${ns}/services`, {
+    metadata: { name: 'web' },
+    spec: { ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
+  });
+  await putEndpoints(ns, [
+    { ip: '10.20.1.10', ready: true },
+    { ip: '10.20.2.11', ready: true },
+  ]);
+  return ns;
+}
+
+async function putEndpoints(ns: string, eps: { ip: string; ready: boolean }[]): Promise<void> {
+  const body = {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'web-1', labels: { 'kubernetes.io/service-name': 'web' } },
+    addressType: 'IPv4',
+    ports: [{ port: 8080, protocol: 'TCP' }],
+    endpoints: eps.map((e) => ({ addresses: [e.ip], conditions: { ready: e.ready } })),
+  };
+  await admin.patch(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/web-1`, body, 'apply', {
+    fieldManager: 'test',
+    force: true,
+  });
+}
+
+const spec = (): MyIngressSpec => ({
+  subnets,
+  scheme: 'internal',
+  listeners: [
+    {
+      port: 80,
+      protocol: 'HTTP',
+      defaultAction: { forward: { service: { name: 'web', port: 80, healthCheck: { path: '/healthz' } } } },
+    },
+  ],
+  rules: [
+    { priority: 10, paths: ['/old/*'], action: { fixedResponse: { statusCode: 410, body: 'gone' } } },
+    {
+      priority: 20,
+      hosts: ['api.example.com'],
+      action: { forward: { service: { name: 'web', port: 80, healthCheck: { path: '/healthz' } } } },
+    },
+  ],
+});
+
+async function waitReady(ns: string, name: string, timeoutMs = 60_000): Promise<MyIngress> {
+  return waitFor(
+    async () => {
+      const m = await readObject<MyIngress>(admin, myIngressType, ns, name);
+      return m?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true
+        ? m
+        : undefined;
+    },
+    { timeoutMs, description: `${ns}/${name} Ready` },
+  );
+}
+
+async function targetsOf(tgArn: string): Promise<string[]> {
+  const h = await elb.send(new DescribeTargetHealthCommand({ TargetGroupArn: tgArn }));
+  return (h.TargetHealthDescriptions ?? [])
+    .map((t) => `${t.Target?.Id ?? ''}:${t.Target?.Port ?? ''}`)
+    .sort();
+}
+
+describe('MyIngress', () => {
+  it('creates the load balancer, listener, rules and an IP target group that follows the Service', async () => {
+    const ns = await setup('ming-life');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const st = m.status ?? {};
+    expect(st.arn).toMatch(/^arn:aws:elasticloadbalancing:us-east-1:\d+:loadbalancer\/app\/sky-/);
+    expect(st.dnsName).toEqual(expect.any(String));
+    expect(st.canonicalHostedZoneId).toEqual(expect.any(String));
+    expect(st.state).toBe('active');
+    expect((st.listeners as { port: number }[]).map((l) => l.port)).toEqual([80]);
+    expect((st.rules as { priority: number }[]).map((r) => r.priority)).toEqual([10, 20]);
+    const tgs = st.targetGroups as { service: string; arn: string; registeredTargets: number }[];
+    expect(tgs).toHaveLength(1);
+    expect(tgs[0]?.registeredTargets).toBe(2);
+    const tgArn = tgs[0]?.arn ?? '';
+    expect(await targetsOf(tgArn)).toEqual(['10.20.1.10:8080', '10.20.2.11:8080']);
+    const tg = (await elb.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [tgArn] })))
+      .TargetGroups?.[0];
+    expect(tg).toMatchObject({ TargetType: 'ip', Port: 8080, HealthCheckPath: '/healthz' });
+
+    await putEndpoints(ns, [
+      { ip: '10.20.1.10', ready: false },
+      { ip: '10.20.2.11', ready: true },
+      { ip: '10.20.2.12', ready: true },
+    ]);
+    await waitFor(
+      async () =>
+        (await targetsOf(tgArn)).join(',') === '10.20.2.11:8080,10.20.2.12:8080' ? true : undefined,
+      {
+        timeoutMs: 30_000,
+        description: 'targets following the EndpointSlice',
+      },
+    );
+  });
+
+  it('changes one rule with one ModifyRule and nothing else', async () => {
+    const ns = await setup('ming-rule');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const listenerArn = (m.status?.listeners as { arn: string }[])[0]?.arn ?? '';
+    proxy.resetCalls();
+    const rules = spec().rules ?? [];
+    await admin.patch(
+      resourcePath(myIngressType, { namespace: ns, name: 'shop' }),
+      { spec: { rules: [{ ...rules[0], paths: ['/legacy/*'] }, rules[1]] } },
+      'merge',
+    );
+    await waitFor(
+      async () => {
+        const r = (await elb.send(new DescribeRulesCommand({ ListenerArn: listenerArn }))).Rules?.find(
+          (x) => x.Priority === '10',
+        );
+        return JSON.stringify(r?.Conditions ?? []).includes('/legacy/*') ? true : undefined;
+      },
+      { timeoutMs: 30_000, description: 'rule 10 modified' },
+    );
+    await waitReady(ns, 'shop');
+    const writes = Object.entries(proxy.countsByOperation()).filter(([op]) =>
+      /:(Create|Delete|Modify|Set|Register|Deregister|Add|Remove)/.test(op),
+    );
+    expect(Object.fromEntries(writes)).toEqual({ 'elasticloadbalancing:ModifyRule': 1 });
+  });
+
+  it('deletes rules, listeners, the load balancer and its target groups', async () => {
+    const ns = await setup('ming-del');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const lbArn = String(m.status?.arn);
+    const tgArn = (m.status?.targetGroups as { arn: string }[])[0]?.arn ?? '';
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'shop' }));
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'shop')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'shop deleted' },
+    );
+    const lbs = await elb.send(new DescribeLoadBalancersCommand({})).then((o) => o.LoadBalancers ?? []);
+    expect(lbs.find((l) => l.LoadBalancerArn === lbArn)).toBeUndefined();
+    const listeners = await elb.send(new DescribeListenersCommand({ LoadBalancerArn: lbArn })).then(
+      (o) => o.Listeners ?? [],
+      () => [],
+    );
+    expect(listeners).toEqual([]);
+    const tgs = await elb.send(new DescribeTargetGroupsCommand({})).then((o) => o.TargetGroups ?? []);
+    expect(tgs.find((t) => t.TargetGroupArn === tgArn)).toBeUndefined();
+  });
+
+  it('explains deletion protection instead of hanging on the finalizer', async () => {
+    const ns = await setup('ming-prot');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'guarded' },
+      spec: { ...spec(), attributes: { deletionProtection: true } },
+    });
+    await waitReady(ns, 'guarded');
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'guarded' }));
+    const stuck = await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'guarded');
+        const c = m?.status?.conditions?.find((x) => x.type === 'Synced');
+        return c?.reason === 'Terminal' ? c : undefined;
+      },
+      { timeoutMs: 30_000, description: 'a Terminal condition about deletion protection' },
+    );
+    expect(stuck.message).toContain('deletion protection is on');
+    await admin.patch(
+      resourcePath(myIngressType, { namespace: ns, name: 'guarded' }),
+      { spec: { attributes: { deletionProtection: false } } },
+      'merge',
+    );
+    // The spec change does not reach AWS while deleting; the user turns protection off in AWS, and the resync finishes.
+    const lbArn = String((await readObject<MyIngress>(admin, myIngressType, ns, 'guarded'))?.status?.arn);
+    const { ModifyLoadBalancerAttributesCommand } = await import('@aws-sdk/client-elastic-load-balancing-v2');
+    await elb.send(
+      new ModifyLoadBalancerAttributesCommand({
+        LoadBalancerArn: lbArn,
+        Attributes: [{ Key: 'deletion_protection.enabled', Value: 'false' }],
+      }),
+    );
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'guarded')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'guarded deleted' },
+    );
+  });
+
+  it('converges through ELBv2 throttling', async () => {
+    const ns = await setup('ming-throttle');
+    proxy.inject({
+      service: 'elasticloadbalancing',
+      fault: { kind: 'throttle', code: 'Throttling' },
+      probability: 0.3,
+    });
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'busy' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'busy', 90_000);
+    expect(proxy.count({ service: 'elasticloadbalancing', outcome: 'throttle' })).toBeGreaterThan(0);
+    const lbs = (await elb.send(new DescribeLoadBalancersCommand({}))).LoadBalancers ?? [];
+    expect(lbs.filter((l) => l.LoadBalancerArn === m.status?.arn)).toHaveLength(1);
+    expect(lbs.filter((l) => (l.LoadBalancerName ?? '').includes('ming-throttle'))).toHaveLength(1);
+  });
+});
