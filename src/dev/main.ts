@@ -3,6 +3,13 @@
 // .skylift/dev/kubeconfig and .skylift/dev/aws.env, and runs until Ctrl-C.
 import { once } from 'node:events';
 import {
+  CreateSubnetCommand,
+  CreateTagsCommand,
+  CreateVpcCommand,
+  DescribeSubnetsCommand,
+  EC2Client,
+} from '@aws-sdk/client-ec2';
+import {
   CreateHostedZoneCommand,
   ListHostedZonesByNameCommand,
   Route53Client,
@@ -26,6 +33,7 @@ const kc = new KubeConfig();
 kc.loadFromFile(stack.kubeconfig);
 await installCrds(new KubeClient(kc));
 const sampleZone = await ensureZone(stack.emulator.endpoint, 'example.com');
+const sampleSubnets = await ensureElbSubnets(stack.emulator.endpoint);
 const rel = (p: string): string => relative(process.cwd(), p) || p;
 process.stdout.write(
   [
@@ -36,6 +44,7 @@ process.stdout.write(
     `  Logs        ${rel(stack.controlPlane.logDir)}, ${rel(stack.emulator.logFile)}`,
     `  CRDs        installed from src/apis (kubectl get crd)`,
     `  Route 53    hosted zone example.com (${sampleZone}) for the samples in examples/`,
+    `  EC2         subnets ${sampleSubnets.join(', ')} tagged kubernetes.io/role/elb=1`,
     '',
     'In another shell:',
     `  export KUBECONFIG=${stack.kubeconfig}`,
@@ -50,6 +59,42 @@ process.stdout.write(
   ].join('\n'),
 );
 await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+
+/** Creates a VPC with two subnets tagged for load balancers unless such subnets exist; returns their IDs. */
+async function ensureElbSubnets(endpoint: string): Promise<string[]> {
+  const ec2 = new EC2Client({
+    endpoint,
+    region: emulatorCredentials.region,
+    credentials: {
+      accessKeyId: emulatorCredentials.accessKeyId,
+      secretAccessKey: emulatorCredentials.secretAccessKey,
+    },
+  });
+  try {
+    const tagged = await ec2.send(
+      new DescribeSubnetsCommand({ Filters: [{ Name: 'tag:kubernetes.io/role/elb', Values: ['1'] }] }),
+    );
+    const existing = (tagged.Subnets ?? []).map((s) => s.SubnetId ?? '');
+    if (existing.length >= 2) return existing;
+    const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.77.0.0/16' }));
+    const ids: string[] = [];
+    for (const [cidr, az] of [
+      ['10.77.1.0/24', 'us-east-1a'],
+      ['10.77.2.0/24', 'us-east-1b'],
+    ] as const) {
+      const subnet = await ec2.send(
+        new CreateSubnetCommand({ VpcId: vpc.Vpc?.VpcId ?? '', CidrBlock: cidr, AvailabilityZone: az }),
+      );
+      ids.push(subnet.Subnet?.SubnetId ?? '');
+    }
+    await ec2.send(
+      new CreateTagsCommand({ Resources: ids, Tags: [{ Key: 'kubernetes.io/role/elb', Value: '1' }] }),
+    );
+    return ids;
+  } finally {
+    ec2.destroy();
+  }
+}
 
 /** Creates a public hosted zone in the emulator unless one of that name exists; returns its ID. */
 async function ensureZone(endpoint: string, name: string): Promise<string> {

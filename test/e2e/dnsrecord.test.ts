@@ -9,7 +9,7 @@ import { installCrds } from '../../src/apis/install.ts';
 import { emulatorEnv } from '../../src/dev/emulator.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { waitFor } from '../../src/dev/wait.ts';
-import { createZone, findRecord, listRecords, route53At } from '../support/dns.ts';
+import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { stackInfo } from '../support/stack.ts';
@@ -31,7 +31,7 @@ beforeAll(async () => {
   const admin = kubeClient();
   await installCrds(admin);
   ns = await newNamespace(admin, 'e2e-dns');
-  zoneId = await createZone(route53At(stackInfo().awsEndpoint), 'example.com');
+  zoneId = await ensureZone(route53At(stackInfo().awsEndpoint), 'example.com');
   operator = spawn(
     process.execPath,
     [

@@ -288,3 +288,102 @@ describe('MyIngress', () => {
     expect(lbs.filter((l) => (l.LoadBalancerName ?? '').includes('ming-throttle'))).toHaveLength(1);
   });
 });
+
+describe('MyIngress creation is never duplicated', () => {
+  it('finds its own load balancer and target group when the create answers are lost', async () => {
+    const ns = await setup('ming-lost');
+    proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: 'CreateLoadBalancer',
+      fault: { kind: 'dropResponse' },
+      times: 1,
+    });
+    proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: 'CreateTargetGroup',
+      fault: { kind: 'dropResponse' },
+      times: 1,
+    });
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'once' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'once', 90_000);
+    expect(proxy.count({ operation: 'CreateLoadBalancer', outcome: 'dropResponse' })).toBe(1);
+    expect(proxy.count({ operation: 'CreateTargetGroup', outcome: 'dropResponse' })).toBe(1);
+    const lbs = ((await elb.send(new DescribeLoadBalancersCommand({}))).LoadBalancers ?? []).filter((l) =>
+      (l.LoadBalancerName ?? '').includes('ming-lost'),
+    );
+    expect(lbs.map((l) => l.LoadBalancerArn)).toEqual([m.status?.arn]);
+    const tgs = ((await elb.send(new DescribeTargetGroupsCommand({}))).TargetGroups ?? []).filter(
+      (t) =>
+        (t.TargetGroupName ?? '').endsWith('-web-80') &&
+        (m.status?.targetGroups as { arn: string }[]).some((x) => x.arn === t.TargetGroupArn),
+    );
+    expect(tgs).toHaveLength(1);
+  });
+});
+
+describe('MyIngress AWS call costs', () => {
+  it('measures create, no-op resync and delete, and writes nothing on a no-op resync', async () => {
+    const ns = await newNamespace(admin, 'ming-cost');
+    const op = await startController((s) => myIngressController(s, { pollMs: 300 }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      resyncPeriod: '1s',
+    });
+    running.push(op);
+    await admin.create(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'web' },
+      spec: { ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
+    });
+    await putEndpoints(ns, [{ ip: '10.20.1.10', ready: true }]);
+    proxy.resetCalls();
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'cost' },
+      spec: spec(),
+    });
+    await waitReady(ns, 'cost');
+    const create = proxy.countsByOperation();
+
+    // A few resyncs with nothing changed: reads only.
+    const { counterValue } = await import('../support/gadgetController.ts');
+    const before = await counterValue(op.metrics.reconcileTotal, { controller: 'myingress' });
+    proxy.resetCalls();
+    await waitFor(
+      async () =>
+        (await counterValue(op.metrics.reconcileTotal, { controller: 'myingress' })) >= before + 3
+          ? true
+          : undefined,
+      {
+        timeoutMs: 30_000,
+        description: 'three resyncs',
+      },
+    );
+    const resyncs = (await counterValue(op.metrics.reconcileTotal, { controller: 'myingress' })) - before;
+    const resync = proxy.countsByOperation();
+    const writes = Object.keys(resync).filter((k) =>
+      /:(Create|Delete|Modify|Set|Register|Deregister|Add|Remove)/.test(k),
+    );
+    expect(writes).toEqual([]);
+
+    proxy.resetCalls();
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'cost' }));
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'cost')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'cost deleted' },
+    );
+    const del = proxy.countsByOperation();
+    process.stdout.write(
+      `[myingress-cost] create=${JSON.stringify(create)}\n[myingress-cost] ${resyncs} no-op resyncs=${JSON.stringify(resync)}\n[myingress-cost] delete=${JSON.stringify(del)}\n`,
+    );
+    expect(create['elasticloadbalancing:CreateLoadBalancer']).toBe(1);
+    expect(create['elasticloadbalancing:CreateTargetGroup']).toBe(1);
+    expect(del['elasticloadbalancing:DeleteLoadBalancer']).toBe(1);
+    expect(del['elasticloadbalancing:DeleteTargetGroup']).toBe(1);
+  });
+});

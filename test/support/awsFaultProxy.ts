@@ -14,6 +14,8 @@ export type Fault =
   | { readonly kind: 'latency'; readonly ms: number }
   /** Close the connection without answering. */
   | { readonly kind: 'drop' }
+  /** Forward (so the emulator carries the call out), then close the connection: the answer is lost. */
+  | { readonly kind: 'dropResponse' }
   /** Forward, then rewrite the response body (e.g. to fake a slow state transition). */
   | { readonly kind: 'rewrite'; readonly rewrite: (body: string, call: AwsCall) => string };
 
@@ -239,6 +241,12 @@ export class AwsFaultProxy {
       case 'latency':
         await delay(fault.ms);
         break;
+      case 'dropResponse': {
+        const upstream = await this.forward(req, bodyBuf, false);
+        record('dropResponse', upstream.status);
+        req.socket.destroy();
+        return;
+      }
       case 'rewrite':
       case undefined:
         break;

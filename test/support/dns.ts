@@ -3,6 +3,7 @@
 import {
   ChangeResourceRecordSetsCommand,
   CreateHostedZoneCommand,
+  ListHostedZonesByNameCommand,
   ListResourceRecordSetsCommand,
   type ListResourceRecordSetsCommandOutput,
   Route53Client,
@@ -98,6 +99,13 @@ export async function createZone(r53: Route53Client, name: string): Promise<stri
     new CreateHostedZoneCommand({ Name: name, CallerReference: `${name}-${Date.now()}-${Math.random()}` }),
   );
   return (out.HostedZone?.Id ?? '').replace('/hostedzone/', '');
+}
+
+/** The ID of the public zone `name`, created if no zone of that name exists (files sharing one emulator). */
+export async function ensureZone(r53: Route53Client, name: string): Promise<string> {
+  const zones = await r53.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 1 }));
+  const existing = zones.HostedZones?.find((z) => z.Name === `${name}.`);
+  return existing?.Id?.replace('/hostedzone/', '') ?? createZone(r53, name);
 }
 
 export async function listRecords(r53: Route53Client, zoneId: string): Promise<ResourceRecordSet[]> {

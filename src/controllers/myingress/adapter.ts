@@ -31,7 +31,7 @@ import {
   type TargetGroup,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { MyIngress } from '../../apis/myingress.ts';
-import { toTypedAwsError } from '../../providers/aws/errors.ts';
+import { awsErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
 import type { LoadBalancerDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
 import type {
@@ -41,7 +41,7 @@ import type {
   ReconcileContext,
   ReadyState,
 } from '../../runtime/engine.ts';
-import { RetryableError, TerminalError } from '../../runtime/errors.ts';
+import { OwnershipConflictError, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../runtime/kube/resource.ts';
 import { ownershipFromTags, ownershipTagMap } from '../../runtime/managed.ts';
 import {
@@ -67,6 +67,8 @@ export const IngressReason = {
 /** What the MyIngress adapter needs. */
 export interface MyIngressAdapterDeps {
   readonly elbv2: ElasticLoadBalancingV2Client;
+  /** The same service without SDK retries, for creates (see AwsClients.elbv2Create). */
+  readonly elbv2Create: ElasticLoadBalancingV2Client;
   readonly ec2: EC2Client;
   readonly describer: LoadBalancerDescriber;
   /** Cached Service by namespace and name. */
@@ -283,18 +285,29 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
   ): Promise<{ status: Record<string, unknown>; description: string }> {
     const subnets = await this.subnets(mr);
     const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, ctx.ownership.uid);
-    const out = await call(`create load balancer ${name}`, () =>
-      this.d.elbv2.send(
-        new CreateLoadBalancerCommand({
-          Name: name,
-          Type: 'application',
-          Scheme: mr.spec.scheme ?? 'internet-facing',
-          IpAddressType: mr.spec.ipAddressType ?? 'ipv4',
-          Subnets: subnets,
-          ...(mr.spec.securityGroups !== undefined ? { SecurityGroups: mr.spec.securityGroups } : {}),
-          Tags: this.tags(mr, ctx),
-        }),
-      ),
+    const out = await this.createOrFind(
+      `create load balancer ${name}`,
+      'DuplicateLoadBalancerName',
+      async () => {
+        const lb = (await this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })))
+          .LoadBalancers?.[0];
+        return lb !== undefined
+          ? { $metadata: {}, LoadBalancers: [lb], arn: lb.LoadBalancerArn ?? '' }
+          : undefined;
+      },
+      ctx,
+      () =>
+        this.d.elbv2Create.send(
+          new CreateLoadBalancerCommand({
+            Name: name,
+            Type: 'application',
+            Scheme: mr.spec.scheme ?? 'internet-facing',
+            IpAddressType: mr.spec.ipAddressType ?? 'ipv4',
+            Subnets: subnets,
+            ...(mr.spec.securityGroups !== undefined ? { SecurityGroups: mr.spec.securityGroups } : {}),
+            Tags: this.tags(mr, ctx),
+          }),
+        ),
     );
     const lb = out.LoadBalancers?.[0];
     return {
@@ -648,23 +661,33 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
   ): Promise<TargetGroup> {
     const port = Number(wanted?.[0]?.split(':').pop() ?? want.port) || want.port;
     const h = want.healthCheck;
-    const out = await call(`create target group ${want.name}`, () =>
-      this.d.elbv2.send(
-        new CreateTargetGroupCommand({
-          Name: want.name,
-          Protocol: 'HTTP',
-          Port: port,
-          VpcId: vpcId,
-          TargetType: 'ip',
-          HealthCheckPath: h.path,
-          HealthCheckIntervalSeconds: h.intervalSeconds,
-          HealthCheckTimeoutSeconds: h.timeoutSeconds,
-          HealthyThresholdCount: h.healthyThresholdCount,
-          UnhealthyThresholdCount: h.unhealthyThresholdCount,
-          Matcher: { HttpCode: h.matcher },
-          Tags: this.tags(mr, ctx),
-        }),
-      ),
+    const out = await this.createOrFind(
+      `create target group ${want.name}`,
+      'DuplicateTargetGroupName',
+      async () => {
+        const tg = await this.targetGroupByName(want.name);
+        return tg !== undefined
+          ? { $metadata: {}, TargetGroups: [tg], arn: tg.TargetGroupArn ?? '' }
+          : undefined;
+      },
+      ctx,
+      () =>
+        this.d.elbv2Create.send(
+          new CreateTargetGroupCommand({
+            Name: want.name,
+            Protocol: 'HTTP',
+            Port: port,
+            VpcId: vpcId,
+            TargetType: 'ip',
+            HealthCheckPath: h.path,
+            HealthCheckIntervalSeconds: h.intervalSeconds,
+            HealthCheckTimeoutSeconds: h.timeoutSeconds,
+            HealthyThresholdCount: h.healthyThresholdCount,
+            UnhealthyThresholdCount: h.unhealthyThresholdCount,
+            Matcher: { HttpCode: h.matcher },
+            Tags: this.tags(mr, ctx),
+          }),
+        ),
     );
     const tg = out.TargetGroups?.[0];
     if (tg?.TargetGroupArn === undefined)
@@ -676,6 +699,36 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       );
     }
     return tg;
+  }
+
+  /**
+   * Runs a create; when AWS says the deterministic name is taken (a retried
+   * create whose first answer was lost, or someone else's object), finds the
+   * existing one and returns it if it carries this object's ownership tags,
+   * else reports the conflict.
+   */
+  private async createOrFind<T>(
+    what: string,
+    duplicateCode: string,
+    find: () => Promise<(T & { arn: string }) | undefined>,
+    ctx: ReconcileContext,
+    create: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await create();
+    } catch (err) {
+      if ((awsErrorCode(err) ?? '').replace(/Exception$/, '') !== duplicateCode)
+        throw toTypedAwsError(what, err, elbv2ErrorTable);
+      const existing = await find();
+      if (existing === undefined) throw toTypedAwsError(what, err, elbv2ErrorTable);
+      const owner = ownershipFromTags((await this.tagsOf([existing.arn])).get(existing.arn) ?? {});
+      if (owner?.uid !== ctx.ownership.uid) {
+        throw new OwnershipConflictError(
+          `${what}: the name is taken by ${owner !== undefined ? `an object owned by ${owner.owner}` : 'a resource Skylift does not manage'}`,
+        );
+      }
+      return existing;
+    }
   }
 
   /** Deletes a target group; false while a listener or rule still uses it. */

@@ -50,6 +50,7 @@ export function myIngressController(
   const holder: { controller?: Controller<MyIngress> } = {};
   const adapter = new MyIngressAdapter({
     elbv2: s.aws.elbv2,
+    elbv2Create: s.aws.elbv2Create,
     ec2: s.aws.ec2,
     describer: new LoadBalancerDescriber(s.aws.elbv2, s.clock),
     service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),

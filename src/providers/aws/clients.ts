@@ -12,6 +12,11 @@ export interface AwsClients {
   readonly region: string;
   readonly route53: Route53Client;
   readonly elbv2: ElasticLoadBalancingV2Client;
+  /**
+   * ELBv2 without SDK retries, for creates: a create whose answer was lost
+   * is not re-sent blindly; the engine looks the resource up first.
+   */
+  readonly elbv2Create: ElasticLoadBalancingV2Client;
   readonly rds: RDSClient;
   /** For subnet lookups by tag (MyIngress subnetSelector). */
   readonly ec2: EC2Client;
@@ -68,6 +73,12 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     const limiter = new AdaptiveRateLimiter(opts.clock, rate);
     limiters.set(service, limiter);
     opts.metrics.awsRateLimit.set({ service }, limiter.ratePerSecond);
+    instrumentWith(service, stack);
+  };
+  /** Attaches the service's (already created) limiter and metrics to another client's stack. */
+  const instrumentWith = (service: string, stack: MiddlewareStackLike): void => {
+    const limiter = limiters.get(service);
+    if (limiter === undefined) throw new Error(`no rate limiter for ${service}`);
     stack.add(
       (next, context) => async (args) => {
         const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
@@ -98,22 +109,26 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
   };
   const route53 = new Route53Client(base);
   const elbv2 = new ElasticLoadBalancingV2Client(base);
+  const elbv2Create = new ElasticLoadBalancingV2Client({ ...base, maxAttempts: 1 });
   const rds = new RDSClient(base);
   const ec2 = new EC2Client(base);
   instrument('route53', route53.middlewareStack as unknown as MiddlewareStackLike);
   instrument('elasticloadbalancing', elbv2.middlewareStack as unknown as MiddlewareStackLike);
+  instrumentWith('elasticloadbalancing', elbv2Create.middlewareStack as unknown as MiddlewareStackLike);
   instrument('rds', rds.middlewareStack as unknown as MiddlewareStackLike);
   instrument('ec2', ec2.middlewareStack as unknown as MiddlewareStackLike);
   return {
     region: opts.region,
     route53,
     elbv2,
+    elbv2Create,
     rds,
     ec2,
     limiters,
     destroy() {
       route53.destroy();
       elbv2.destroy();
+      elbv2Create.destroy();
       rds.destroy();
       ec2.destroy();
     },
