@@ -72,7 +72,12 @@ export interface MyIngressSpec extends ManagedSpec {
   ipAddressType?: 'ipv4' | 'dualstack';
   listeners: ListenerSpec[];
   rules?: RuleSpec[];
-  attributes?: { idleTimeoutSeconds?: number; deletionProtection?: boolean; http2?: boolean };
+  attributes?: {
+    idleTimeoutSeconds?: number;
+    deletionProtection?: boolean;
+    http2?: boolean;
+    accessLogs?: { bucket: string; prefix?: string };
+  };
   tags?: Record<string, string>;
 }
 
@@ -245,6 +250,14 @@ const spec: Schema = obj(
         { default: false },
       ),
       http2: bool('Whether HTTP/2 is enabled.', { default: true }),
+      accessLogs: obj(
+        'Write access logs to an S3 bucket (the bucket policy must allow ELB to write).',
+        {
+          bucket: str('S3 bucket name.', { minLength: 3, maxLength: 63 }),
+          prefix: str('Key prefix inside the bucket.', { maxLength: 256 }),
+        },
+        { required: ['bucket'] },
+      ),
     }),
     tags: stringMap(
       'Extra tags on the load balancer and its target groups (skylift.dev/* keys are reserved).',

@@ -268,6 +268,36 @@ describe('MyIngress', () => {
     );
   });
 
+  it('reports Provisioning until AWS says the load balancer is active', async () => {
+    const ns = await setup('ming-prov');
+    proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: 'DescribeLoadBalancers',
+      times: 4,
+      fault: {
+        kind: 'rewrite',
+        rewrite: (body) => body.replace(/<Code>active<\/Code>/g, '<Code>provisioning</Code>'),
+      },
+    });
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'slow' },
+      spec: spec(),
+    });
+    const provisioning = await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'slow');
+        const c = m?.status?.conditions?.find((x) => x.type === 'Ready');
+        return c?.reason === 'Provisioning' ? c : undefined;
+      },
+      { timeoutMs: 30_000, description: 'Ready=False Provisioning' },
+    );
+    expect(provisioning.status).toBe('False');
+    const m = await waitReady(ns, 'slow');
+    expect(m.status?.state).toBe('active');
+  });
+
   it('converges through ELBv2 throttling', async () => {
     const ns = await setup('ming-throttle');
     proxy.inject({

@@ -22,6 +22,7 @@ import {
   ModifyRuleCommand,
   ModifyTargetGroupCommand,
   RegisterTargetsCommand,
+  SetIpAddressTypeCommand,
   SetSecurityGroupsCommand,
   SetSubnetsCommand,
   type ElasticLoadBalancingV2Client,
@@ -232,6 +233,9 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       if ((attributes.get(k) ?? defaultAttribute(k)) !== v) diffs.push(`attribute ${k}`);
     const sg = mr.spec.securityGroups;
     if (sg !== undefined && !sameSet(lb.SecurityGroups ?? [], sg)) diffs.push('security groups');
+    if ((mr.spec.ipAddressType ?? 'ipv4') !== (lb.IpAddressType ?? 'ipv4')) diffs.push('ip address type');
+    const haveTags = tags.get(arn) ?? {};
+    if (Object.entries(mr.spec.tags ?? {}).some(([k, v]) => haveTags[k] !== v)) diffs.push('tags');
 
     const ready: ReadyState =
       state === 'active' && mr.spec.listeners.every((w) => listeners.some((l) => l.Port === w.port))
@@ -335,6 +339,24 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
         elb.send(new AddTagsCommand({ ResourceArns: [arn], Tags: this.tags(mr, ctx) })),
       );
       done.push('tagged');
+    }
+    const userTags = Object.entries(mr.spec.tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
+    if (
+      userTags.length > 0 &&
+      observed.ownership?.uid === ctx.ownership.uid &&
+      observed.diff?.includes('tags') === true
+    ) {
+      await call('tag load balancer', () =>
+        elb.send(new AddTagsCommand({ ResourceArns: [arn], Tags: userTags })),
+      );
+      done.push('tags');
+    }
+    const ipType = mr.spec.ipAddressType ?? 'ipv4';
+    if (ipType !== (d.lb.IpAddressType ?? 'ipv4')) {
+      await call('set ip address type', () =>
+        elb.send(new SetIpAddressTypeCommand({ LoadBalancerArn: arn, IpAddressType: ipType })),
+      );
+      done.push(`ip address type ${ipType}`);
     }
     const sg = mr.spec.securityGroups;
     if (sg !== undefined && !sameSet(d.lb.SecurityGroups ?? [], sg)) {
@@ -787,16 +809,26 @@ function wantedAttributes(mr: MyIngress): Map<string, string> {
     ['idle_timeout.timeout_seconds', String(a.idleTimeoutSeconds ?? 60)],
     ['deletion_protection.enabled', String(a.deletionProtection ?? false)],
     ['routing.http2.enabled', String(a.http2 ?? true)],
+    ['access_logs.s3.enabled', String(a.accessLogs !== undefined)],
+    ...(a.accessLogs !== undefined
+      ? ([
+          ['access_logs.s3.bucket', a.accessLogs.bucket],
+          ['access_logs.s3.prefix', a.accessLogs.prefix ?? ''],
+        ] as const)
+      : []),
   ]);
 }
 
 /** What AWS reports for an attribute it does not list (its documented default). */
 function defaultAttribute(key: string): string | undefined {
-  return {
+  const defaults: Record<string, string> = {
     'idle_timeout.timeout_seconds': '60',
     'deletion_protection.enabled': 'false',
     'routing.http2.enabled': 'true',
-  }[key];
+    'access_logs.s3.enabled': 'false',
+    'access_logs.s3.prefix': '',
+  };
+  return defaults[key];
 }
 
 function healthCheckMatches(tg: TargetGroup, want: DesiredTargetGroup): boolean {
