@@ -127,7 +127,7 @@ describe('DNSRecord with kubectl', () => {
       'dnsrecord/apex',
       '--timeout=90s',
     ]);
-    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.code, `${waited.stderr}\n--- operator ---\n${output.slice(-3000)}`).toBe(0);
     const reason = await kubectl(kc, [
       'wait',
       '-n',

@@ -476,3 +476,29 @@ describe('DNSRecord aliases to a MyIngress', () => {
     );
   });
 });
+
+describe('DNSRecord after a deleted record', () => {
+  it('recreates a name whose previous record (an alias) was deleted, even where the emulator keeps a ghost', async () => {
+    const { ns, r53, zone, zoneId } = await setup('dns-ghost');
+    const alias = {
+      zoneName: zone,
+      name: '@',
+      type: 'A' as const,
+      aliasTarget: { dnsName: 'lb-1.us-east-1.elb.amazonaws.com', hostedZoneId: 'Z35SXDOTRQ7X7K' },
+    };
+    await createDnsRecord(admin, ns, 'first', alias);
+    await waitForCondition(admin, ns, 'first', ready);
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'first' }));
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'first')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'first deleted' },
+    );
+    expect(findRecord(await listRecords(r53, zoneId), zone, 'A')).toBeUndefined();
+
+    await createDnsRecord(admin, ns, 'second', alias);
+    await waitForCondition(admin, ns, 'second', ready);
+    expect(findRecord(await listRecords(r53, zoneId), zone, 'A')?.AliasTarget?.HostedZoneId).toBe(
+      'Z35SXDOTRQ7X7K',
+    );
+  });
+});

@@ -19,7 +19,7 @@ import type {
   ReconcileContext,
   ReadyState,
 } from '../../runtime/engine.ts';
-import { RequeueAfter, TerminalError } from '../../runtime/errors.ts';
+import { OwnershipConflictError, RequeueAfter, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../runtime/kube/resource.ts';
 import { compareRecordSets, desiredRecordSet, type AliasTarget } from './desired.ts';
 
@@ -84,6 +84,23 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     if (ticket !== undefined) {
       if (ticket.state === 'failed') {
         this.tickets.delete(ctx.ownership.uid);
+        if (await this.phantom(t, ticket)) {
+          // Route 53 said "already exists" but its own listing has no such record (emulators keep
+          // deleted alias records as ghosts): nobody can own what nobody can see, so UPSERT it.
+          this.submit(
+            t,
+            ctx,
+            ticket.changes.map((c) => (c.Action === 'CREATE' ? { ...c, Action: 'UPSERT' } : c)),
+          );
+          return {
+            exists: true,
+            ownership: ctx.ownership,
+            upToDate: true,
+            ready: { ready: false, reason: DNSReason.Pending, message: 'change re-queued for Route 53' },
+            status,
+            requeueAfterMs: this.d.pollMs ?? 1000,
+          };
+        }
         throw ticket.error ?? new Error('Route 53 change failed');
       }
       if (ticket.state !== 'applied') {
@@ -218,6 +235,16 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     if (changes.length === 0) return { gone: true };
     this.submit(t, ctx, changes);
     return { gone: false };
+  }
+
+  /** A CREATE refused as "already exists" for a record a fresh listing does not show. */
+  private async phantom(t: Target, ticket: ChangeTicket): Promise<boolean> {
+    if (!(ticket.error instanceof OwnershipConflictError) || !/already exists/i.test(ticket.error.message))
+      return false;
+    if (!ticket.changes.some((c) => c.Action === 'CREATE')) return false;
+    this.d.records.invalidate(t.zone.id);
+    const snap = await this.d.records.get(t.zone.id);
+    return !snap.records.has(t.key);
   }
 
   private inFlight(ctx: ReconcileContext): boolean {
