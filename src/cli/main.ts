@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `skylift` command.
 import { dnsRecordController } from '../controllers/dnsrecord/controller.ts';
+import { managedDbController } from '../controllers/manageddb/controller.ts';
 import { myIngressController } from '../controllers/myingress/controller.ts';
 import { startOperator, type ControllerFactory } from '../operator.ts';
 import { parseRunOptions, runUsage, UsageError } from './options.ts';
@@ -15,6 +16,7 @@ const controllers: readonly ControllerFactory[] = [
       pollMs: 2000,
     }),
   (s) => myIngressController(s),
+  (s) => managedDbController(s),
 ];
 
 const usage = `Usage: skylift <command> [flags]

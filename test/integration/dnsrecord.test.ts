@@ -41,26 +41,36 @@ afterEach(async () => {
   for (const r of running.splice(0)) await r.stop();
 });
 
-async function setup(prefix: string, opts: { resyncPeriod?: string; zoneCacheTtlMs?: number } = {}) {
+async function setup(
+  prefix: string,
+  opts: { resyncPeriod?: string; zoneCacheTtlMs?: number; batchWindowMs?: number } = {},
+) {
   const ns = await newNamespace(admin, prefix);
   const r53 = route53At(stackInfo().awsEndpoint);
   const zone = `${ns}.example.com`;
   const zoneId = await createZone(r53, zone);
-  const op = await startDnsController({
-    namespace: ns,
-    endpoint: proxy.endpoint,
-    ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
-    settings: { ...(opts.zoneCacheTtlMs !== undefined ? { zoneCacheTtlMs: opts.zoneCacheTtlMs } : {}) },
-  });
-  running.push(op);
-  return { ns, r53, zone, zoneId, op };
+  const start = async (): Promise<RunningDnsController> => {
+    const op = await startDnsController({
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
+      settings: {
+        ...(opts.zoneCacheTtlMs !== undefined ? { zoneCacheTtlMs: opts.zoneCacheTtlMs } : {}),
+        ...(opts.batchWindowMs !== undefined ? { batchWindowMs: opts.batchWindowMs } : {}),
+      },
+    });
+    running.push(op);
+    return op;
+  };
+  return { ns, r53, zone, zoneId, start };
 }
 
 const ready = { type: 'Ready', status: 'True' } as const;
 
 describe('DNSRecord', () => {
   it('creates a record with its ownership TXT, follows spec changes, and deletes both', async () => {
-    const { ns, r53, zone, zoneId } = await setup('dns-life');
+    const { ns, r53, zone, zoneId, start } = await setup('dns-life');
+    await start();
     await createDnsRecord(admin, ns, 'www', {
       zoneName: zone,
       name: 'www',
@@ -112,7 +122,9 @@ describe('DNSRecord', () => {
   });
 
   it('converges 200 records in one zone with a handful of change calls', async () => {
-    const { ns, r53, zone, zoneId } = await setup('dns-bulk');
+    // All objects exist before the operator starts (as after a restart or a GitOps sync), and a 3 s
+    // window, so the number of calls measures batching rather than how fast the test creates objects.
+    const { ns, r53, zone, zoneId, start } = await setup('dns-bulk', { batchWindowMs: 3000 });
     proxy.resetCalls();
     const n = Number(process.env.SKYLIFT_DNS_SCALE ?? 200);
     const names = Array.from({ length: n }, (_, i) => `host-${i}`);
@@ -128,6 +140,7 @@ describe('DNSRecord', () => {
         ),
       );
     }
+    await start();
     await waitFor(
       async () => {
         const list = await admin.get<{ items: DNSRecord[] }>(resourcePath(dnsRecordType, { namespace: ns }));
@@ -154,7 +167,8 @@ describe('DNSRecord', () => {
   });
 
   it('refuses a record owned by no one (Conflict) and adopts it through externalName', async () => {
-    const { ns, r53, zone, zoneId } = await setup('dns-owner');
+    const { ns, r53, zone, zoneId, start } = await setup('dns-owner');
+    await start();
     await changeRecords(r53, zoneId, [
       {
         Action: 'CREATE',
@@ -227,10 +241,11 @@ describe('DNSRecord', () => {
   });
 
   it('repairs drift found by the per-zone listing, and counts it', async () => {
-    const { ns, r53, zone, zoneId, op } = await setup('dns-drift', {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-drift', {
       resyncPeriod: '1s',
       zoneCacheTtlMs: 500,
     });
+    const op = await start();
     await createDnsRecord(admin, ns, 'api', {
       zoneName: zone,
       name: 'api',
@@ -276,7 +291,8 @@ describe('DNSRecord', () => {
   });
 
   it('survives a throttling storm with nothing lost and no terminal condition', async () => {
-    const { ns, r53, zone, zoneId } = await setup('dns-storm');
+    const { ns, r53, zone, zoneId, start } = await setup('dns-storm');
+    await start();
     proxy.inject({ service: 'route53', fault: { kind: 'throttle', code: 'Throttling' }, probability: 0.3 });
     proxy.inject({
       service: 'route53',
@@ -317,7 +333,8 @@ describe('DNSRecord', () => {
   });
 
   it('fails only the record Route 53 rejects when a batch is refused', async () => {
-    const { ns, r53, zone, zoneId } = await setup('dns-poison');
+    const { ns, r53, zone, zoneId, start } = await setup('dns-poison');
+    await start();
     proxy.inject({
       service: 'route53',
       operation: 'ChangeResourceRecordSets',
@@ -353,7 +370,8 @@ describe('DNSRecord', () => {
   });
 
   it('is Ready only once Route 53 reports the change INSYNC', async () => {
-    const { ns, zone } = await setup('dns-sync');
+    const { ns, zone, start } = await setup('dns-sync');
+    await start();
     proxy.inject(route53Pending(3));
     await createDnsRecord(admin, ns, 'slow', {
       zoneName: zone,
@@ -373,7 +391,8 @@ describe('DNSRecord', () => {
   });
 
   it('ObserveOnly reports an existing record; Orphan leaves the record behind', async () => {
-    const { ns, r53, zone, zoneId } = await setup('dns-policy');
+    const { ns, r53, zone, zoneId, start } = await setup('dns-policy');
+    await start();
     await changeRecords(r53, zoneId, [
       {
         Action: 'CREATE',
@@ -415,7 +434,8 @@ describe('DNSRecord', () => {
   });
 
   it('reports a zone that does not exist as a terminal error', async () => {
-    const { ns } = await setup('dns-nozone');
+    const { ns, start } = await setup('dns-nozone');
+    await start();
     await createDnsRecord(admin, ns, 'lost', {
       zoneName: 'no-such-zone.example',
       name: 'www',
@@ -436,7 +456,8 @@ describe('DNSRecord', () => {
 describe('DNSRecord aliases to a MyIngress', () => {
   it('waits for the MyIngress to report its load balancer, then follows it', async () => {
     await ensureMyIngressCrd(admin);
-    const { ns, r53, zone, zoneId } = await setup('dns-alias');
+    const { ns, r53, zone, zoneId, start } = await setup('dns-alias');
+    await start();
     await createDnsRecord(admin, ns, 'shop', {
       zoneName: zone,
       name: 'shop',
@@ -479,7 +500,8 @@ describe('DNSRecord aliases to a MyIngress', () => {
 
 describe('DNSRecord after a deleted record', () => {
   it('recreates a name whose previous record (an alias) was deleted, even where the emulator keeps a ghost', async () => {
-    const { ns, r53, zone, zoneId } = await setup('dns-ghost');
+    const { ns, r53, zone, zoneId, start } = await setup('dns-ghost');
+    await start();
     const alias = {
       zoneName: zone,
       name: '@',

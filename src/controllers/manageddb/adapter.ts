@@ -1,0 +1,450 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  CreateDBInstanceCommand,
+  DeleteDBInstanceCommand,
+  DescribeDBInstancesCommand,
+  ModifyDBInstanceCommand,
+  RestoreDBInstanceFromDBSnapshotCommand,
+  type DBInstance,
+  type ModifyDBInstanceCommandInput,
+  type RDSClient,
+} from '@aws-sdk/client-rds';
+import type { ManagedDB } from '../../apis/manageddb.ts';
+import { awsErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
+import { rdsAvailableStates, rdsErrorTable, rdsFailedStates } from '../../providers/rds/states.ts';
+import type {
+  ExistingObservation,
+  ExternalClient,
+  Observation,
+  ReconcileContext,
+  ReadyState,
+} from '../../runtime/engine.ts';
+import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
+import { KubeApiError, type KubeClient } from '../../runtime/kube/client.ts';
+import { ownershipFromTags, ownershipTagMap } from '../../runtime/managed.ts';
+
+/** The deterministic DB instance identifier of a ManagedDB (≤ 63, letters, digits, single hyphens). Pure. */
+export function dbIdentifier(namespace: string, name: string, uid: string): string {
+  const slug = `${namespace}-${name}`
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return `sky-${slug.slice(0, 50).replace(/-+$/, '')}-${createHash('sha256').update(uid).digest('hex').slice(0, 6)}`;
+}
+
+/** The connection Secret's name. Pure. */
+export function connectionSecretName(mr: ManagedDB): string {
+  return mr.spec.writeConnectionSecretToRef?.name ?? `${mr.metadata.name}-connection`;
+}
+
+/** Default ports per engine. */
+const defaultPort = { postgres: 5432, mysql: 3306, mariadb: 3306 } as const;
+
+const call = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toTypedAwsError(what, err, rdsErrorTable);
+  }
+};
+
+/** Whether an engine version spec (e.g. "16") is satisfied by what RDS reports (e.g. "16.4"). Pure. */
+export function versionSatisfied(want: string | undefined, have: string | undefined): boolean {
+  if (want === undefined) return true;
+  if (have === undefined) return false;
+  return have === want || have.startsWith(`${want}.`);
+}
+
+/** The modifications needed to bring an instance to the spec; empty when none. Pure. */
+export function modificationsFor(
+  mr: ManagedDB,
+  db: DBInstance,
+): { input: Partial<ModifyDBInstanceCommandInput>; changes: string[] } {
+  const s = mr.spec;
+  const pending = db.PendingModifiedValues ?? {};
+  const input: Partial<ModifyDBInstanceCommandInput> = {};
+  const changes: string[] = [];
+  const differs = <T>(want: T | undefined, have: T | undefined, pendingValue?: T): boolean =>
+    want !== undefined && want !== have && want !== pendingValue;
+  if (differs(s.instanceClass, db.DBInstanceClass, pending.DBInstanceClass)) {
+    input.DBInstanceClass = s.instanceClass;
+    changes.push(`class ${db.DBInstanceClass ?? ''} → ${s.instanceClass}`);
+  }
+  if (differs(s.allocatedStorage, db.AllocatedStorage, pending.AllocatedStorage)) {
+    if (s.allocatedStorage < (db.AllocatedStorage ?? 0)) {
+      throw new TerminalError(
+        `allocatedStorage cannot shrink (RDS has ${db.AllocatedStorage ?? 0} GiB, the spec asks for ${s.allocatedStorage})`,
+      );
+    }
+    input.AllocatedStorage = s.allocatedStorage;
+    changes.push(`storage ${db.AllocatedStorage ?? 0} → ${s.allocatedStorage} GiB`);
+  }
+  if (differs(s.maxAllocatedStorage, db.MaxAllocatedStorage)) {
+    input.MaxAllocatedStorage = s.maxAllocatedStorage;
+    changes.push('max storage');
+  }
+  if (differs(s.multiAZ ?? false, db.MultiAZ ?? false, pending.MultiAZ)) {
+    input.MultiAZ = s.multiAZ ?? false;
+    changes.push(`multiAZ ${String(s.multiAZ ?? false)}`);
+  }
+  if (
+    !versionSatisfied(s.engineVersion, db.EngineVersion) &&
+    !versionSatisfied(s.engineVersion, pending.EngineVersion)
+  ) {
+    const major = (v: string | undefined): string => (v ?? '').split('.')[0] ?? '';
+    if (major(s.engineVersion) !== major(db.EngineVersion) && s.allowMajorVersionUpgrade !== true) {
+      throw new TerminalError(
+        `engineVersion ${s.engineVersion ?? ''} is a major upgrade from ${db.EngineVersion ?? ''}: set allowMajorVersionUpgrade: true to allow it`,
+      );
+    }
+    input.EngineVersion = s.engineVersion;
+    if (s.allowMajorVersionUpgrade === true) input.AllowMajorVersionUpgrade = true;
+    changes.push(`engine ${db.EngineVersion ?? ''} → ${s.engineVersion ?? ''}`);
+  }
+  if (differs(s.backup?.retentionDays ?? 7, db.BackupRetentionPeriod, pending.BackupRetentionPeriod)) {
+    input.BackupRetentionPeriod = s.backup?.retentionDays ?? 7;
+    changes.push('backup retention');
+  }
+  if (differs(s.backup?.window, db.PreferredBackupWindow)) {
+    input.PreferredBackupWindow = s.backup?.window;
+    changes.push('backup window');
+  }
+  if (differs(s.maintenanceWindow?.toLowerCase(), db.PreferredMaintenanceWindow?.toLowerCase())) {
+    input.PreferredMaintenanceWindow = s.maintenanceWindow;
+    changes.push('maintenance window');
+  }
+  if (differs(s.deletionProtection ?? false, db.DeletionProtection ?? false)) {
+    input.DeletionProtection = s.deletionProtection ?? false;
+    changes.push(`deletion protection ${String(s.deletionProtection ?? false)}`);
+  }
+  if (differs(s.publiclyAccessible ?? false, db.PubliclyAccessible ?? false)) {
+    input.PubliclyAccessible = s.publiclyAccessible ?? false;
+    changes.push('public accessibility');
+  }
+  const sgs = s.vpcSecurityGroupIds;
+  const haveSgs = (db.VpcSecurityGroups ?? []).map((g) => g.VpcSecurityGroupId ?? '').sort();
+  if (sgs !== undefined && [...sgs].sort().join(',') !== haveSgs.join(',')) {
+    input.VpcSecurityGroupIds = sgs;
+    changes.push('security groups');
+  }
+  return { input, changes };
+}
+
+/** What the ManagedDB adapter needs. */
+export interface ManagedDBAdapterDeps {
+  readonly rds: RDSClient;
+  /** Creates and updates connection Secrets. */
+  readonly kube: KubeClient;
+  readonly pollMs?: number;
+}
+
+/**
+ * ManagedDB's AWS side: one RDS DB instance with a deterministic identifier
+ * and ownership tags, looked up before any create (a create retried after a
+ * timeout finds its own instance instead of looping on
+ * DBInstanceAlreadyExists). The master password is AWS-managed or generated
+ * into the connection Secret before the create; the Secret follows the
+ * endpoint. Day-2 changes are one ModifyDBInstance with only what differs
+ * (pending modifications count as done). Deletion takes a final snapshot
+ * unless told not to.
+ */
+export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
+  private readonly d: ManagedDBAdapterDeps;
+
+  constructor(deps: ManagedDBAdapterDeps) {
+    this.d = deps;
+  }
+
+  async observe(mr: ManagedDB, ctx: ReconcileContext): Promise<Observation> {
+    const id = this.identifier(mr);
+    const db = await this.describe(id);
+    if (db === undefined) return { exists: false };
+    const ownership = ownershipFromTags(
+      Object.fromEntries((db.TagList ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
+    );
+    const state = db.DBInstanceStatus ?? 'unknown';
+    const pending = Object.entries(db.PendingModifiedValues ?? {})
+      .filter(([, v]) => v !== undefined && v !== null)
+      .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+    const status: Record<string, unknown> = {
+      arn: db.DBInstanceArn,
+      identifier: id,
+      dbInstanceStatus: state,
+      engineVersion: db.EngineVersion,
+      ...(db.Endpoint?.Address !== undefined
+        ? { endpoint: { address: db.Endpoint.Address, port: db.Endpoint.Port } }
+        : {}),
+      ...(db.MasterUserSecret?.SecretArn !== undefined
+        ? { masterUserSecretArn: db.MasterUserSecret.SecretArn }
+        : {}),
+      ...(pending.length > 0 ? { pendingModifications: pending } : {}),
+    };
+    if (rdsFailedStates.includes(state)) {
+      throw new TerminalError(
+        `RDS reports the instance as ${state}; it needs attention in AWS (${db.StatusInfos?.map((s) => s.Message).join('; ') ?? ''})`,
+      );
+    }
+    const available = rdsAvailableStates.includes(state);
+    let upToDate = true;
+    let diff: string | undefined;
+    if (
+      available &&
+      mr.metadata.deletionTimestamp === undefined &&
+      mr.spec.managementPolicy !== 'ObserveOnly'
+    ) {
+      const m = modificationsFor(mr, db);
+      const owned = ownership?.uid === ctx.ownership.uid;
+      upToDate = m.changes.length === 0 && owned;
+      if (!upToDate) diff = [...m.changes, ...(owned ? [] : ['ownership tags'])].join('; ');
+      if (db.Endpoint?.Address !== undefined) await this.writeConnectionSecret(mr, db);
+    }
+    const ready: ReadyState = available
+      ? { ready: true, reason: 'Available' }
+      : {
+          ready: false,
+          reason: state === 'creating' ? 'Creating' : 'Unavailable',
+          message: `RDS status is ${state}`,
+        };
+    return {
+      exists: true,
+      ownership,
+      upToDate,
+      ...(diff !== undefined ? { diff } : {}),
+      ready,
+      status,
+      details: db,
+      ...(available ? {} : { requeueAfterMs: this.d.pollMs ?? 15_000 }),
+    };
+  }
+
+  async create(
+    mr: ManagedDB,
+    ctx: ReconcileContext,
+  ): Promise<{ status: Record<string, unknown>; description: string }> {
+    const s = mr.spec;
+    const id = this.identifier(mr);
+    const managed = s.password?.managedByAWS === true;
+    const password = managed ? undefined : await this.ensurePassword(mr);
+    const tags = Object.entries({ ...(s.tags ?? {}), ...ownershipTagMap(ctx.ownership) }).map(
+      ([Key, Value]) => ({ Key, Value }),
+    );
+    const common = {
+      DBInstanceIdentifier: id,
+      DBInstanceClass: s.instanceClass,
+      MultiAZ: s.multiAZ ?? false,
+      PubliclyAccessible: s.publiclyAccessible ?? false,
+      ...(s.subnetGroupName !== undefined ? { DBSubnetGroupName: s.subnetGroupName } : {}),
+      ...(s.vpcSecurityGroupIds !== undefined ? { VpcSecurityGroupIds: s.vpcSecurityGroupIds } : {}),
+      DeletionProtection: s.deletionProtection ?? false,
+      Tags: tags,
+    };
+    try {
+      if (s.restoreFrom !== undefined) {
+        const snap = s.restoreFrom.snapshotIdentifier;
+        await this.d.rds.send(
+          new RestoreDBInstanceFromDBSnapshotCommand({
+            ...common,
+            DBSnapshotIdentifier: snap,
+            StorageType: s.storageType ?? 'gp3',
+          }),
+        );
+      } else {
+        await this.d.rds.send(
+          new CreateDBInstanceCommand({
+            ...common,
+            Engine: s.engine,
+            ...(s.engineVersion !== undefined ? { EngineVersion: s.engineVersion } : {}),
+            AllocatedStorage: s.allocatedStorage,
+            ...(s.maxAllocatedStorage !== undefined ? { MaxAllocatedStorage: s.maxAllocatedStorage } : {}),
+            StorageType: s.storageType ?? 'gp3',
+            ...(s.iops !== undefined ? { Iops: s.iops } : {}),
+            ...(s.dbName !== undefined ? { DBName: s.dbName } : {}),
+            MasterUsername: s.masterUsername,
+            ...(managed ? { ManageMasterUserPassword: true } : { MasterUserPassword: password }),
+            StorageEncrypted: s.storageEncrypted ?? true,
+            BackupRetentionPeriod: s.backup?.retentionDays ?? 7,
+            ...(s.backup?.window !== undefined ? { PreferredBackupWindow: s.backup.window } : {}),
+            ...(s.maintenanceWindow !== undefined ? { PreferredMaintenanceWindow: s.maintenanceWindow } : {}),
+          }),
+        );
+      }
+    } catch (err) {
+      if (awsErrorCode(err)?.replace(/Fault$/, '') !== 'DBInstanceAlreadyExists')
+        throw toTypedAwsError(`create DB instance ${id}`, err, rdsErrorTable);
+      // A retried create (timeout, crash): the instance is ours if it carries our uid.
+      const existing = await this.describe(id);
+      const owner = ownershipFromTags(
+        Object.fromEntries((existing?.TagList ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
+      );
+      if (owner?.uid !== ctx.ownership.uid) {
+        throw new OwnershipConflictError(
+          `DB instance ${id} already exists and is ${owner !== undefined ? `owned by ${owner.owner}` : 'not managed by Skylift'}`,
+        );
+      }
+    }
+    return {
+      status: { identifier: id, dbInstanceStatus: 'creating' },
+      description: `creating DB instance ${id}`,
+    };
+  }
+
+  async update(
+    mr: ManagedDB,
+    observed: ExistingObservation,
+    ctx: ReconcileContext,
+  ): Promise<{ description: string; pending: boolean }> {
+    const db = observed.details as DBInstance;
+    const id = db.DBInstanceIdentifier ?? this.identifier(mr);
+    const { input, changes } = modificationsFor(mr, db);
+    if (observed.ownership?.uid !== ctx.ownership.uid && db.DBInstanceArn !== undefined) {
+      const { AddTagsToResourceCommand } = await import('@aws-sdk/client-rds');
+      const arn = db.DBInstanceArn;
+      await call('tag DB instance', () =>
+        this.d.rds.send(
+          new AddTagsToResourceCommand({
+            ResourceName: arn,
+            Tags: Object.entries(ownershipTagMap(ctx.ownership)).map(([Key, Value]) => ({ Key, Value })),
+          }),
+        ),
+      );
+      changes.push('tagged');
+    }
+    if (Object.keys(input).length > 0) {
+      await call(`modify DB instance ${id}`, () =>
+        this.d.rds.send(
+          new ModifyDBInstanceCommand({
+            DBInstanceIdentifier: id,
+            ApplyImmediately: mr.spec.applyImmediately ?? false,
+            ...input,
+          }),
+        ),
+      );
+    }
+    return { description: changes.join('; '), pending: Object.keys(input).length > 0 };
+  }
+
+  async delete(mr: ManagedDB, _observed: ExistingObservation): Promise<{ gone: boolean }> {
+    const db = await this.describe(this.identifier(mr));
+    if (db === undefined) return { gone: true };
+    if (db.DBInstanceStatus === 'deleting') return { gone: false };
+    if (db.DeletionProtection === true) {
+      throw new TerminalError(
+        'deletion protection is on for this DB instance: set spec.deletionProtection to false (or turn it off in AWS) and Skylift will finish deleting it',
+      );
+    }
+    const id = db.DBInstanceIdentifier ?? '';
+    const snapshot = mr.spec.finalSnapshot?.enabled !== false;
+    try {
+      await this.d.rds.send(
+        new DeleteDBInstanceCommand({
+          DBInstanceIdentifier: id,
+          ...(snapshot ? { FinalDBSnapshotIdentifier: `${id}-final` } : { SkipFinalSnapshot: true }),
+        }),
+      );
+    } catch (err) {
+      const code = awsErrorCode(err)?.replace(/Fault$/, '');
+      if (code === 'DBInstanceNotFound') return { gone: true };
+      throw toTypedAwsError(`delete DB instance ${id}`, err, rdsErrorTable);
+    }
+    return { gone: (await this.describe(id)) === undefined };
+  }
+
+  private identifier(mr: ManagedDB): string {
+    const ext = mr.spec.externalName;
+    return ext !== undefined && ext !== ''
+      ? ext
+      : dbIdentifier(mr.metadata.namespace ?? '', mr.metadata.name, mr.metadata.uid ?? '');
+  }
+
+  private async describe(id: string): Promise<DBInstance | undefined> {
+    try {
+      return (await this.d.rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id })))
+        .DBInstances?.[0];
+    } catch (err) {
+      if (awsErrorCode(err)?.replace(/Fault$/, '') === 'DBInstanceNotFound') return undefined;
+      throw toTypedAwsError(`describe DB instance ${id}`, err, rdsErrorTable);
+    }
+  }
+
+  private secretPath(mr: ManagedDB, name?: string): string {
+    return `/api/v1/namespaces/${mr.metadata.namespace ?? ''}/secrets${name !== undefined ? `/${name}` : ''}`;
+  }
+
+  private async readSecret(mr: ManagedDB): Promise<Record<string, string> | undefined> {
+    try {
+      const s = await this.d.kube.get<{ data?: Record<string, string> }>(
+        this.secretPath(mr, connectionSecretName(mr)),
+      );
+      return Object.fromEntries(
+        Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+      );
+    } catch (err) {
+      if (err instanceof KubeApiError && err.statusCode === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** The generated master password, created in the connection Secret before the instance (so a crash cannot lose it). */
+  private async ensurePassword(mr: ManagedDB): Promise<string> {
+    const existing = await this.readSecret(mr);
+    if (existing?.password !== undefined && existing.password !== '') return existing.password;
+    const password = randomBytes(24).toString('base64url');
+    await this.applySecret(mr, { password, username: mr.spec.masterUsername, engine: mr.spec.engine });
+    return password;
+  }
+
+  private async writeConnectionSecret(mr: ManagedDB, db: DBInstance): Promise<void> {
+    const current = (await this.readSecret(mr)) ?? {};
+    const host = db.Endpoint?.Address ?? '';
+    const port = String(db.Endpoint?.Port ?? defaultPort[mr.spec.engine]);
+    const username = mr.spec.masterUsername;
+    const dbname = mr.spec.dbName ?? '';
+    const scheme = mr.spec.engine === 'postgres' ? 'postgresql' : 'mysql';
+    const password = current.password;
+    const want: Record<string, string> = {
+      host,
+      port,
+      username,
+      dbname,
+      engine: mr.spec.engine,
+      ...(db.MasterUserSecret?.SecretArn !== undefined ? { secretArn: db.MasterUserSecret.SecretArn } : {}),
+      ...(password !== undefined ? { password } : {}),
+      uri:
+        password !== undefined
+          ? `${scheme}://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${host}:${port}/${dbname}`
+          : `${scheme}://${encodeURIComponent(username)}@${host}:${port}/${dbname}`,
+    };
+    if (Object.entries(want).every(([k, v]) => current[k] === v)) return;
+    await this.applySecret(mr, want);
+  }
+
+  private async applySecret(mr: ManagedDB, data: Record<string, string>): Promise<void> {
+    const name = connectionSecretName(mr);
+    await this.d.kube.patch(
+      this.secretPath(mr, name),
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name,
+          namespace: mr.metadata.namespace,
+          labels: { 'app.kubernetes.io/managed-by': 'skylift' },
+          // Removed with the ManagedDB by Kubernetes' garbage collector.
+          ownerReferences: [
+            {
+              apiVersion: 'aws.skylift.dev/v1alpha1',
+              kind: 'ManagedDB',
+              name: mr.metadata.name,
+              uid: mr.metadata.uid ?? '',
+              controller: true,
+            },
+          ],
+        },
+        type: 'Opaque',
+        stringData: data,
+      },
+      'apply',
+      { fieldManager: 'skylift', force: true },
+    );
+  }
+}

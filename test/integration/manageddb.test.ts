@@ -1,0 +1,257 @@
+// ManagedDB on the real apiserver and moto through the fault proxy (which
+// makes RDS report `creating` for a while: moto makes instances available at once).
+import { DescribeDBInstancesCommand, DescribeDBSnapshotsCommand, RDSClient } from '@aws-sdk/client-rds';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '../../src/apis/install.ts';
+import { managedDbType, type ManagedDB, type ManagedDBSpec } from '../../src/apis/manageddb.ts';
+import { dbIdentifier, modificationsFor, versionSatisfied } from '../../src/controllers/manageddb/adapter.ts';
+import { managedDbController } from '../../src/controllers/manageddb/controller.ts';
+import { waitFor } from '../../src/dev/wait.ts';
+import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
+import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { rdsSlowCreate, type AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { startController, type RunningController } from '../support/controllers.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
+
+let admin: KubeClient;
+let proxy: AwsFaultProxy;
+let rds: RDSClient;
+const running: RunningController[] = [];
+
+beforeAll(async () => {
+  admin = kubeClient();
+  await installCrds(admin);
+  proxy = await startFaultProxy();
+  rds = new RDSClient(awsClientConfig(stackInfo().awsEndpoint));
+});
+afterAll(async () => {
+  await proxy.stop();
+});
+afterEach(async () => {
+  proxy.clearFaults();
+  for (const r of running.splice(0)) await r.stop();
+});
+
+async function setup(prefix: string): Promise<string> {
+  const ns = await newNamespace(admin, prefix);
+  running.push(
+    await startController((s) => managedDbController(s, { pollMs: 300 }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+    }),
+  );
+  return ns;
+}
+
+const spec = (extra: Partial<ManagedDBSpec> = {}): ManagedDBSpec => ({
+  engine: 'postgres',
+  engineVersion: '16',
+  instanceClass: 'db.t3.micro',
+  allocatedStorage: 20,
+  dbName: 'app',
+  masterUsername: 'app',
+  writeConnectionSecretToRef: { name: 'db-conn' },
+  ...extra,
+});
+
+function create(ns: string, name: string, s: ManagedDBSpec): Promise<ManagedDB> {
+  return admin.create(resourcePath(managedDbType, { namespace: ns }), {
+    apiVersion: 'aws.skylift.dev/v1alpha1',
+    kind: 'ManagedDB',
+    metadata: { name },
+    spec: s,
+  });
+}
+
+async function waitCondition(
+  ns: string,
+  name: string,
+  type: string,
+  status: string,
+  reason?: string,
+): Promise<ManagedDB> {
+  return waitFor(
+    async () => {
+      const m = await readObject<ManagedDB>(admin, managedDbType, ns, name);
+      const c = m?.status?.conditions?.find((x) => x.type === type);
+      return c?.status === status && (reason === undefined || c.reason === reason) ? m : undefined;
+    },
+    {
+      timeoutMs: 60_000,
+      description: `${ns}/${name} ${type}=${status}${reason !== undefined ? ` ${reason}` : ''}`,
+    },
+  );
+}
+
+async function secret(ns: string, name: string): Promise<Record<string, string>> {
+  const s = await admin.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/secrets/${name}`);
+  return Object.fromEntries(
+    Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+  );
+}
+
+describe('ManagedDB', () => {
+  it('is Creating while RDS says so, then Ready with a connection Secret; scales; deletes with a final snapshot', async () => {
+    const ns = await setup('mdb-life');
+    proxy.inject(rdsSlowCreate(3));
+    const m = await create(ns, 'orders', spec());
+    await waitCondition(ns, 'orders', 'Ready', 'False', 'Creating');
+    const ready = await waitCondition(ns, 'orders', 'Ready', 'True');
+    const id = dbIdentifier(ns, 'orders', m.metadata.uid ?? '');
+    expect(ready.status).toMatchObject({
+      identifier: id,
+      dbInstanceStatus: 'available',
+    });
+    expect(String(ready.status?.engineVersion)).toMatch(/^16/);
+    const conn = await secret(ns, 'db-conn');
+    expect(conn).toMatchObject({
+      username: 'app',
+      dbname: 'app',
+      engine: 'postgres',
+      port: '5432',
+      host: (ready.status?.endpoint as { address: string }).address,
+    });
+    expect(conn.password?.length).toBeGreaterThanOrEqual(24);
+    expect(conn.uri).toBe(
+      `postgresql://app:${encodeURIComponent(conn.password ?? '')}@${conn.host ?? ''}:5432/app`,
+    );
+    const db = (await rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id })))
+      .DBInstances?.[0];
+    expect(db).toMatchObject({
+      StorageEncrypted: true,
+      PubliclyAccessible: false,
+      DBInstanceClass: 'db.t3.micro',
+    });
+    expect(db?.TagList).toEqual(expect.arrayContaining([{ Key: 'skylift.dev/uid', Value: m.metadata.uid }]));
+
+    // No modify call while nothing changes.
+    proxy.resetCalls();
+    await admin.patch(
+      resourcePath(managedDbType, { namespace: ns, name: 'orders' }),
+      { metadata: { labels: { touched: 'yes' } } },
+      'merge',
+    );
+    await admin.patch(
+      resourcePath(managedDbType, { namespace: ns, name: 'orders' }),
+      { spec: { instanceClass: 'db.t3.small', allocatedStorage: 30, applyImmediately: true } },
+      'merge',
+    );
+    await waitFor(
+      async () => {
+        const d = (await rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id })))
+          .DBInstances?.[0];
+        return d?.DBInstanceClass === 'db.t3.small' && d.AllocatedStorage === 30 ? true : undefined;
+      },
+      { timeoutMs: 30_000, description: 'scaled instance' },
+    );
+    await waitCondition(ns, 'orders', 'Ready', 'True');
+    expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(1);
+
+    await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'orders' }));
+    await waitFor(
+      async () => ((await readObject(admin, managedDbType, ns, 'orders')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'orders deleted' },
+    );
+    const gone = await rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id })).then(
+      () => false,
+      () => true,
+    );
+    expect(gone).toBe(true);
+    const snaps = await rds.send(new DescribeDBSnapshotsCommand({ DBSnapshotIdentifier: `${id}-final` }));
+    expect(snaps.DBSnapshots?.[0]?.DBSnapshotIdentifier).toBe(`${id}-final`);
+    // The connection Secret goes with the ManagedDB (owner reference, garbage collector).
+    await waitFor(
+      () =>
+        admin.get(`/api/v1/namespaces/${ns}/secrets/db-conn`).then(
+          () => undefined,
+          (e: unknown) => (e instanceof KubeApiError && e.statusCode === 404 ? true : undefined),
+        ),
+      { timeoutMs: 60_000, description: 'connection Secret garbage-collected' },
+    );
+  });
+
+  it('lets AWS manage the password and puts its secret ARN in the connection Secret', async () => {
+    const ns = await setup('mdb-aws-pw');
+    await create(ns, 'ledger', spec({ password: { managedByAWS: true } }));
+    const ready = await waitCondition(ns, 'ledger', 'Ready', 'True');
+    expect(ready.status?.masterUserSecretArn).toMatch(/^arn:aws:secretsmanager:/);
+    const conn = await secret(ns, 'db-conn');
+    expect(conn.secretArn).toBe(ready.status?.masterUserSecretArn);
+    expect(conn.password).toBeUndefined();
+  });
+
+  it('finds its own instance when the create answer is lost, instead of looping on DBInstanceAlreadyExists', async () => {
+    const ns = await setup('mdb-lost');
+    proxy.inject({
+      service: 'rds',
+      operation: 'CreateDBInstance',
+      fault: { kind: 'dropResponse' },
+      times: 1,
+    });
+    const m = await create(ns, 'once', spec());
+    await waitCondition(ns, 'once', 'Ready', 'True');
+    const id = dbIdentifier(ns, 'once', m.metadata.uid ?? '');
+    const all = (await rds.send(new DescribeDBInstancesCommand({}))).DBInstances ?? [];
+    expect(all.filter((d) => d.DBInstanceIdentifier === id)).toHaveLength(1);
+    expect(proxy.count({ service: 'rds', operation: 'CreateDBInstance', outcome: 'dropResponse' })).toBe(1);
+  });
+
+  it('explains deletion protection, and survives RDS throttling without a terminal condition', async () => {
+    const ns = await setup('mdb-guard');
+    proxy.inject({ service: 'rds', fault: { kind: 'throttle', code: 'Throttling' }, probability: 0.3 });
+    await create(ns, 'safe', spec({ deletionProtection: true }));
+    await waitCondition(ns, 'safe', 'Ready', 'True');
+    proxy.clearFaults();
+    await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'safe' }));
+    const blocked = await waitCondition(ns, 'safe', 'Synced', 'False', 'Terminal');
+    expect(blocked.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'deletion protection is on',
+    );
+  });
+});
+
+describe('ManagedDB pure parts', () => {
+  it('normalises engine versions so a satisfied spec causes no modify', () => {
+    expect(versionSatisfied('16', '16.4')).toBe(true);
+    expect(versionSatisfied('16.4', '16.4')).toBe(true);
+    expect(versionSatisfied('16', '160.1')).toBe(false);
+    expect(versionSatisfied(undefined, '8.0.35')).toBe(true);
+  });
+
+  it('computes minimal modifications and refuses shrinking storage or an unapproved major upgrade', () => {
+    const mr = { metadata: { name: 'x' }, spec: spec({ instanceClass: 'db.t3.small' }) } as ManagedDB;
+    const db = {
+      DBInstanceClass: 'db.t3.micro',
+      AllocatedStorage: 20,
+      EngineVersion: '16.4',
+      BackupRetentionPeriod: 7,
+      MultiAZ: false,
+      DeletionProtection: false,
+      PubliclyAccessible: false,
+    };
+    expect(modificationsFor(mr, db)).toEqual({
+      input: { DBInstanceClass: 'db.t3.small' },
+      changes: ['class db.t3.micro → db.t3.small'],
+    });
+    expect(
+      modificationsFor(mr, { ...db, PendingModifiedValues: { DBInstanceClass: 'db.t3.small' } }).changes,
+    ).toEqual([]);
+    expect(() =>
+      modificationsFor({ ...mr, spec: spec({ allocatedStorage: 20 }) }, { ...db, AllocatedStorage: 50 }),
+    ).toThrow(/cannot shrink/);
+    expect(() => modificationsFor({ ...mr, spec: spec({ engineVersion: '17' }) }, db)).toThrow(
+      /allowMajorVersionUpgrade/,
+    );
+    expect(
+      modificationsFor({ ...mr, spec: spec({ engineVersion: '17', allowMajorVersionUpgrade: true }) }, db)
+        .input,
+    ).toMatchObject({ EngineVersion: '17', AllowMajorVersionUpgrade: true });
+  });
+
+  it('builds identifiers RDS accepts', () => {
+    const id = dbIdentifier('a-very-long-namespace-name-indeed', 'and-a-very-long-database-name-too', 'uid');
+    expect(id.length).toBeLessThanOrEqual(63);
+    expect(id).toMatch(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/);
+  });
+});
