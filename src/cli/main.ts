@@ -16,7 +16,7 @@ const controllers: readonly ControllerFactory[] = [
       pollMs: 2000,
     }),
   (s) => myIngressController(s),
-  (s) => managedDbController(s),
+  (s) => managedDbController(s, { pollMs: s.options.rdsPollIntervalMs }),
 ];
 
 const usage = `Usage: skylift <command> [flags]

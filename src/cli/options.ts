@@ -27,6 +27,8 @@ export interface RunOptions {
   readonly route53BatchWindowMs: number;
   /** DNSRecord: maximum age of a zone's record snapshot. */
   readonly route53ZoneCacheTtlMs: number;
+  /** ManagedDB: how often a DB instance in a transitional state is described. */
+  readonly rdsPollIntervalMs: number;
 }
 
 /** Thrown for bad flags or environment; the message says what to fix. */
@@ -56,6 +58,7 @@ Every flag can also be set by the environment variable in brackets.
   --txt-owner-prefix PREFIX      name prefix of DNSRecord ownership TXT records [SKYLIFT_TXT_OWNER_PREFIX] (default _skylift-owner)
   --route53-batch-window DURATION  time a zone collects changes before one Route 53 call [SKYLIFT_ROUTE53_BATCH_WINDOW] (default 1s)
   --route53-zone-cache-ttl DURATION  maximum age of a zone's record listing used to detect drift [SKYLIFT_ROUTE53_ZONE_CACHE_TTL] (default 30s)
+  --rds-poll-interval DURATION   how often a creating/modifying DB instance is checked [SKYLIFT_RDS_POLL_INTERVAL] (default 15s)
 `;
 
 /** Parses `10m`, `30s`, `1500ms`, `1h` into milliseconds. Pure. */
@@ -100,6 +103,7 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
         'txt-owner-prefix': { type: 'string' },
         'route53-batch-window': { type: 'string' },
         'route53-zone-cache-ttl': { type: 'string' },
+        'rds-poll-interval': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -154,6 +158,7 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
     route53ZoneCacheTtlMs: parseDuration(
       get('route53-zone-cache-ttl', 'SKYLIFT_ROUTE53_ZONE_CACHE_TTL') ?? '30s',
     ),
+    rdsPollIntervalMs: parseDuration(get('rds-poll-interval', 'SKYLIFT_RDS_POLL_INTERVAL') ?? '15s'),
   };
 }
 
