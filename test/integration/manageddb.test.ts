@@ -255,3 +255,50 @@ describe('ManagedDB pure parts', () => {
     expect(id).toMatch(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/);
   });
 });
+
+describe('ManagedDB AWS call costs', () => {
+  it('measures create, no-op resync and delete, and never modifies on a no-op resync', async () => {
+    const ns = await newNamespace(admin, 'mdb-cost');
+    const op = await startController((s) => managedDbController(s, { pollMs: 300 }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      resyncPeriod: '1s',
+    });
+    running.push(op);
+    proxy.resetCalls();
+    proxy.inject(rdsSlowCreate(2));
+    await create(ns, 'cost', spec());
+    await waitCondition(ns, 'cost', 'Ready', 'True');
+    const createCalls = proxy.countsByOperation();
+
+    const { counterValue } = await import('../support/gadgetController.ts');
+    const before = await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' });
+    proxy.resetCalls();
+    await waitFor(
+      async () =>
+        (await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' })) >= before + 3
+          ? true
+          : undefined,
+      {
+        timeoutMs: 30_000,
+        description: 'three resyncs',
+      },
+    );
+    const resyncs = (await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' })) - before;
+    const resyncCalls = proxy.countsByOperation();
+    expect(Object.keys(resyncCalls).filter((k) => !k.includes(':Describe'))).toEqual([]);
+
+    proxy.resetCalls();
+    await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'cost' }));
+    await waitFor(
+      async () => ((await readObject(admin, managedDbType, ns, 'cost')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'cost deleted' },
+    );
+    const deleteCalls = proxy.countsByOperation();
+    process.stdout.write(
+      `[manageddb-cost] create=${JSON.stringify(createCalls)}\n[manageddb-cost] ${resyncs} no-op resyncs=${JSON.stringify(resyncCalls)}\n[manageddb-cost] delete=${JSON.stringify(deleteCalls)}\n`,
+    );
+    expect(createCalls['rds:CreateDBInstance']).toBe(1);
+    expect(deleteCalls['rds:DeleteDBInstance']).toBe(1);
+  });
+});
