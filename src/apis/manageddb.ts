@@ -179,6 +179,13 @@ const status: Schema = obj('What Skylift observed in RDS.', {
     'Modifications RDS has accepted but not applied yet.',
     str('One pending change.'),
   ),
+  lastRequest: obj(
+    'The last on-demand operation (annotation aws.skylift.dev/request, or skylift db) Skylift carried out.',
+    {
+      id: str('Request ID.'),
+      result: str('What happened.'),
+    },
+  ),
   ...managedStatusProperties,
 });
 

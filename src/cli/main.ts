@@ -3,7 +3,13 @@
 import { dnsRecordController } from '../controllers/dnsrecord/controller.ts';
 import { managedDbController } from '../controllers/manageddb/controller.ts';
 import { myIngressController } from '../controllers/myingress/controller.ts';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { managedDbType } from '../apis/manageddb.ts';
 import { startOperator, type ControllerFactory } from '../operator.ts';
+import { KubeClient, loadKubeConfig } from '../runtime/kube/client.ts';
+import { resourcePath } from '../runtime/kube/resource.ts';
+import { requestAnnotation } from '../runtime/managed.ts';
 import { parseRunOptions, runUsage, UsageError } from './options.ts';
 
 /** Controllers of the kinds Skylift serves; each kind's work adds its factory here. */
@@ -22,8 +28,11 @@ const controllers: readonly ControllerFactory[] = [
 const usage = `Usage: skylift <command> [flags]
 
 Commands:
-  run       run the operator (see skylift run --help)
-  help      show this text
+  run                                   run the operator (see skylift run --help)
+  db snapshot|reboot|failover NAME [-n NAMESPACE] [--kubeconfig PATH]
+                                        ask the operator to snapshot, reboot or fail over a ManagedDB
+                                        (carried out once; see status.lastRequest)
+  help                                  show this text
 `;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -39,6 +48,8 @@ async function main(argv: readonly string[]): Promise<number> {
       // Losing the lease means another replica may already be reconciling: exit non-zero and let Kubernetes restart us.
       return exit === 'lost-leadership' ? 1 : 0;
     }
+    case 'db':
+      return requestDbOperation(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -49,6 +60,37 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`skylift: unknown command ${JSON.stringify(command)}\n\n${usage}`);
       return 2;
   }
+}
+
+async function requestDbOperation(argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: { namespace: { type: 'string', short: 'n' }, kubeconfig: { type: 'string' } },
+  });
+  const [action, name] = positionals;
+  if (
+    action === undefined ||
+    !['snapshot', 'reboot', 'failover'].includes(action) ||
+    name === undefined ||
+    positionals.length !== 2
+  ) {
+    throw new UsageError(
+      'usage: skylift db snapshot|reboot|failover NAME [-n NAMESPACE] [--kubeconfig PATH]',
+    );
+  }
+  const kc = loadKubeConfig(values.kubeconfig ?? process.env.KUBECONFIG);
+  const namespace = values.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const id = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  await new KubeClient(kc).patch(
+    resourcePath(managedDbType, { namespace, name }),
+    { metadata: { annotations: { [requestAnnotation]: `${action} ${id}` } } },
+    'merge',
+  );
+  process.stdout.write(
+    `requested ${action} of manageddb ${namespace}/${name} (request ${id}); watch status.lastRequest\n`,
+  );
+  return 0;
 }
 
 try {

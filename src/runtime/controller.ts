@@ -5,7 +5,7 @@ import type { EventRecorder } from './events.ts';
 import type { KubeClient } from './kube/client.ts';
 import { Informer, WatchEventType } from './kube/informer.ts';
 import { objectKey, type KubeObject, type ResourceType } from './kube/resource.ts';
-import type { ManagedObject } from './managed.ts';
+import { requestAnnotation, type ManagedObject } from './managed.ts';
 import type { Metrics } from './metrics.ts';
 import { WorkQueue } from './workqueue.ts';
 import { getCondition, ConditionType } from './conditions.ts';
@@ -214,10 +214,11 @@ export class Controller<T extends ManagedObject> {
   }
 }
 
-/** A primary change worth reconciling: the spec (generation) or deletion state changed. Pure. */
+/** A primary change worth reconciling: the spec (generation), deletion state or an operation request changed. Pure. */
 export function significant(old: KubeObject, obj: KubeObject): boolean {
   return (
     old.metadata.generation !== obj.metadata.generation ||
-    old.metadata.deletionTimestamp !== obj.metadata.deletionTimestamp
+    old.metadata.deletionTimestamp !== obj.metadata.deletionTimestamp ||
+    old.metadata.annotations?.[requestAnnotation] !== obj.metadata.annotations?.[requestAnnotation]
   );
 }

@@ -11,6 +11,12 @@ export const finalizerName = 'aws.skylift.dev/cleanup';
  */
 export const createPendingAnnotation = 'aws.skylift.dev/create-pending';
 
+/**
+ * Annotation through which users ask a kind for a one-off operation (e.g.
+ * ManagedDB's `snapshot <id>`); changing it triggers a reconcile.
+ */
+export const requestAnnotation = 'aws.skylift.dev/request';
+
 /** Ownership tag keys on every AWS resource Skylift creates. */
 export const ownershipTagKeys = {
   cluster: 'skylift.dev/cluster',

@@ -2,7 +2,12 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { installCrds } from '../../src/apis/install.ts';
+import { managedDbType } from '../../src/apis/manageddb.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
+import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { kubeClient, newNamespace } from '../support/kube.ts';
+import { stackInfo } from '../support/stack.ts';
 
 function skylift(
   args: string[],
@@ -59,5 +64,31 @@ describe('skylift CLI', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
     expect(r.stderr).not.toContain('    at ');
+  });
+});
+
+describe('skylift db', () => {
+  it('records an on-demand request on the ManagedDB for the operator to carry out', async () => {
+    const admin = kubeClient();
+    await installCrds(admin);
+    const ns = await newNamespace(admin, 'cli-db');
+    await admin.create(resourcePath(managedDbType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'ManagedDB',
+      metadata: { name: 'orders' },
+      spec: { engine: 'postgres', instanceClass: 'db.t3.micro', allocatedStorage: 20, masterUsername: 'app' },
+    });
+    const r = skylift(['db', 'snapshot', 'orders', '-n', ns, '--kubeconfig', stackInfo().adminKubeconfig]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const id = /request (\S+)\)/.exec(r.stdout)?.[1];
+    expect(id).toBeDefined();
+    const got = await admin.get<{ metadata: { annotations?: Record<string, string> } }>(
+      resourcePath(managedDbType, { namespace: ns, name: 'orders' }),
+    );
+    expect(got.metadata.annotations?.['aws.skylift.dev/request']).toBe(`snapshot ${id ?? ''}`);
+    const bad = skylift(['db', 'explode', 'orders', '-n', ns, '--kubeconfig', stackInfo().adminKubeconfig]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('usage: skylift db snapshot|reboot|failover NAME');
   });
 });

@@ -302,3 +302,80 @@ describe('ManagedDB AWS call costs', () => {
     expect(deleteCalls['rds:DeleteDBInstance']).toBe(1);
   });
 });
+
+describe('ManagedDB on-demand operations', () => {
+  it('carries out a requested failover and snapshot exactly once each, and reports them', async () => {
+    const ns = await newNamespace(admin, 'mdb-ops');
+    const op = await startController((s) => managedDbController(s, { pollMs: 300 }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      resyncPeriod: '1s',
+    });
+    running.push(op);
+    const m = await create(ns, 'ha', spec({ multiAZ: true }));
+    await waitCondition(ns, 'ha', 'Ready', 'True');
+    const path = resourcePath(managedDbType, { namespace: ns, name: 'ha' });
+    proxy.resetCalls();
+    await admin.patch(
+      path,
+      { metadata: { annotations: { 'aws.skylift.dev/request': 'failover f1' } } },
+      'merge',
+    );
+    const failed = await waitFor(
+      async () => {
+        const got = await readObject<ManagedDB>(admin, managedDbType, ns, 'ha');
+        return (got?.status?.lastRequest as { id?: string } | undefined)?.id === 'f1' ? got : undefined;
+      },
+      { timeoutMs: 30_000, description: 'failover reported' },
+    );
+    expect((failed.status?.lastRequest as { result: string }).result).toBe('failover started');
+    await admin.patch(
+      path,
+      { metadata: { annotations: { 'aws.skylift.dev/request': 'snapshot s1' } } },
+      'merge',
+    );
+    await waitFor(
+      async () => {
+        const got = await readObject<ManagedDB>(admin, managedDbType, ns, 'ha');
+        return (got?.status?.lastRequest as { id?: string } | undefined)?.id === 's1' ? true : undefined;
+      },
+      { timeoutMs: 30_000, description: 'snapshot reported' },
+    );
+    // Several resyncs later, neither was repeated.
+    const { counterValue } = await import('../support/gadgetController.ts');
+    const before = await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' });
+    await waitFor(
+      async () =>
+        (await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' })) >= before + 3
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'three more resyncs' },
+    );
+    expect(proxy.count({ service: 'rds', operation: 'RebootDBInstance' })).toBe(1);
+    expect(proxy.count({ service: 'rds', operation: 'CreateDBSnapshot' })).toBe(1);
+    const id = dbIdentifier(ns, 'ha', m.metadata.uid ?? '');
+    expect(
+      (await rds.send(new DescribeDBSnapshotsCommand({ DBSnapshotIdentifier: `${id}-req-s1` }))).DBSnapshots
+        ?.length,
+    ).toBe(1);
+  });
+
+  it('refuses a failover of a single-AZ instance with a clear result', async () => {
+    const ns = await setup('mdb-noha');
+    await create(ns, 'single', spec());
+    await waitCondition(ns, 'single', 'Ready', 'True');
+    await admin.patch(
+      resourcePath(managedDbType, { namespace: ns, name: 'single' }),
+      { metadata: { annotations: { 'aws.skylift.dev/request': 'failover x1' } } },
+      'merge',
+    );
+    const got = await waitFor(
+      async () => {
+        const m = await readObject<ManagedDB>(admin, managedDbType, ns, 'single');
+        return (m?.status?.lastRequest as { id?: string } | undefined)?.id === 'x1' ? m : undefined;
+      },
+      { timeoutMs: 30_000, description: 'failover refusal reported' },
+    );
+    expect((got.status?.lastRequest as { result: string }).result).toContain('not Multi-AZ');
+  });
+});

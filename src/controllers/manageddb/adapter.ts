@@ -4,6 +4,8 @@ import {
   DeleteDBInstanceCommand,
   DescribeDBInstancesCommand,
   ModifyDBInstanceCommand,
+  CreateDBSnapshotCommand,
+  RebootDBInstanceCommand,
   RestoreDBInstanceFromDBSnapshotCommand,
   type DBInstance,
   type ModifyDBInstanceCommandInput,
@@ -21,7 +23,7 @@ import type {
 } from '../../runtime/engine.ts';
 import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
 import { KubeApiError, type KubeClient } from '../../runtime/kube/client.ts';
-import { ownershipFromTags, ownershipTagMap } from '../../runtime/managed.ts';
+import { ownershipFromTags, ownershipTagMap, requestAnnotation } from '../../runtime/managed.ts';
 
 /** The deterministic DB instance identifier of a ManagedDB (≤ 63, letters, digits, single hyphens). Pure. */
 export function dbIdentifier(namespace: string, name: string, uid: string): string {
@@ -35,6 +37,30 @@ export function dbIdentifier(namespace: string, name: string, uid: string): stri
 /** The connection Secret's name. Pure. */
 export function connectionSecretName(mr: ManagedDB): string {
   return mr.spec.writeConnectionSecretToRef?.name ?? `${mr.metadata.name}-connection`;
+}
+
+/** The request annotation (`<snapshot|reboot|failover> <id>`), set by users or `skylift db`. */
+export { requestAnnotation };
+/** Annotation Skylift sets once it has carried a request out: `<id> <result>`. */
+export const requestDoneAnnotation = 'aws.skylift.dev/request-done';
+
+export type OnDemandAction = 'snapshot' | 'reboot' | 'failover';
+
+/** The request not carried out yet, if any. Pure. */
+export function pendingRequest(mr: ManagedDB): { action: OnDemandAction; id: string } | undefined {
+  const raw = mr.metadata.annotations?.[requestAnnotation];
+  const m = raw === undefined ? null : /^(snapshot|reboot|failover) (\S+)$/.exec(raw.trim());
+  if (m === null) return undefined;
+  const id = m[2] ?? '';
+  const done = mr.metadata.annotations?.[requestDoneAnnotation]?.split(' ')[0];
+  return done === id ? undefined : { action: m[1] as OnDemandAction, id };
+}
+
+function lastRequestStatus(mr: ManagedDB): Record<string, unknown> {
+  const done = mr.metadata.annotations?.[requestDoneAnnotation];
+  if (done === undefined) return {};
+  const i = done.indexOf(' ');
+  return { lastRequest: { id: i < 0 ? done : done.slice(0, i), result: i < 0 ? '' : done.slice(i + 1) } };
 }
 
 /** Default ports per engine. */
@@ -178,6 +204,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
         ? { masterUserSecretArn: db.MasterUserSecret.SecretArn }
         : {}),
       ...(pending.length > 0 ? { pendingModifications: pending } : {}),
+      ...lastRequestStatus(mr),
     };
     if (rdsFailedStates.includes(state)) {
       throw new TerminalError(
@@ -194,8 +221,15 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
     ) {
       const m = modificationsFor(mr, db);
       const owned = ownership?.uid === ctx.ownership.uid;
-      upToDate = m.changes.length === 0 && owned;
-      if (!upToDate) diff = [...m.changes, ...(owned ? [] : ['ownership tags'])].join('; ');
+      const request = pendingRequest(mr);
+      upToDate = m.changes.length === 0 && owned && request === undefined;
+      if (!upToDate) {
+        diff = [
+          ...m.changes,
+          ...(owned ? [] : ['ownership tags']),
+          ...(request !== undefined ? [`requested ${request.action} ${request.id}`] : []),
+        ].join('; ');
+      }
       if (db.Endpoint?.Address !== undefined) await this.writeConnectionSecret(mr, db);
     }
     const ready: ReadyState = available
@@ -320,7 +354,60 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
         ),
       );
     }
-    return { description: changes.join('; '), pending: Object.keys(input).length > 0 };
+    const request = pendingRequest(mr);
+    let acted = false;
+    if (request !== undefined) {
+      changes.push(await this.carryOut(mr, db, request));
+      acted = request.action !== 'snapshot';
+    }
+    return { description: changes.join('; '), pending: Object.keys(input).length > 0 || acted };
+  }
+
+  /**
+   * Carries out an on-demand request once: the request ID is recorded in an
+   * annotation right after the RDS call, and the call itself is idempotent
+   * (snapshots are named after the request; a reboot is skipped while the
+   * instance is already rebooting), so a crash in between cannot repeat it.
+   */
+  private async carryOut(
+    mr: ManagedDB,
+    db: DBInstance,
+    req: { action: OnDemandAction; id: string },
+  ): Promise<string> {
+    const id = db.DBInstanceIdentifier ?? '';
+    let result: string;
+    if (req.action === 'snapshot') {
+      const name = `${id}-req-${req.id}`.slice(0, 255);
+      try {
+        await this.d.rds.send(
+          new CreateDBSnapshotCommand({ DBInstanceIdentifier: id, DBSnapshotIdentifier: name }),
+        );
+      } catch (err) {
+        if (awsErrorCode(err)?.replace(/Fault$/, '') !== 'DBSnapshotAlreadyExists')
+          throw toTypedAwsError(`snapshot ${id}`, err, rdsErrorTable);
+      }
+      result = `snapshot ${name} started`;
+    } else if (req.action === 'failover' && db.MultiAZ !== true) {
+      result = 'failover refused: the instance is not Multi-AZ (set spec.multiAZ: true first)';
+    } else if (db.DBInstanceStatus === 'rebooting') {
+      result = `${req.action} already in progress`;
+    } else {
+      await call(`${req.action} ${id}`, () =>
+        this.d.rds.send(
+          new RebootDBInstanceCommand({
+            DBInstanceIdentifier: id,
+            ...(req.action === 'failover' ? { ForceFailover: true } : {}),
+          }),
+        ),
+      );
+      result = `${req.action} started`;
+    }
+    await this.d.kube.patch(
+      `/apis/aws.skylift.dev/v1alpha1/namespaces/${mr.metadata.namespace ?? ''}/manageddbs/${mr.metadata.name}`,
+      { metadata: { annotations: { [requestDoneAnnotation]: `${req.id} ${result}` } } },
+      'merge',
+    );
+    return result;
   }
 
   async delete(mr: ManagedDB, _observed: ExistingObservation): Promise<{ gone: boolean }> {
