@@ -19,7 +19,7 @@ export default defineConfig({
           globalSetup: ['test/support/globalSetup.ts'],
           // One apiserver and one emulator are shared: files run one at a time.
           fileParallelism: false,
-          testTimeout: 120_000,
+          testTimeout: 180_000,
           hookTimeout: 120_000,
           sequence: { groupOrder: 1 },
         },

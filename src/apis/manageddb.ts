@@ -29,7 +29,7 @@ export interface ManagedDBSpec extends ManagedSpec {
   vpcSecurityGroupIds?: string[];
   publiclyAccessible?: boolean;
   storageEncrypted?: boolean;
-  backup?: { retentionDays?: number; window?: string };
+  backup?: { retentionDays?: number; window?: string; snapshotSchedule?: string; keepSnapshots?: number };
   maintenanceWindow?: string;
   deletionProtection?: boolean;
   finalSnapshot?: { enabled?: boolean };
@@ -106,6 +106,15 @@ const spec: Schema = obj(
         '^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$',
         '03:00-03:30',
       ),
+      snapshotSchedule: str(
+        'Cron schedule (5 fields, UTC) for manual snapshots Skylift takes beyond RDS’s automated backups, e.g. "0 3 * * *".',
+        { pattern: '^\\S+( \\S+){4}$', maxLength: 100 },
+      ),
+      keepSnapshots: int('How many scheduled snapshots to keep; older ones are deleted.', {
+        minimum: 1,
+        maximum: 100,
+        default: 7,
+      }),
     }),
     maintenanceWindow: window(
       'Weekly maintenance window',
@@ -179,6 +188,12 @@ const status: Schema = obj('What Skylift observed in RDS.', {
     'Modifications RDS has accepted but not applied yet.',
     str('One pending change.'),
   ),
+  lastSnapshot: obj('The newest scheduled snapshot.', {
+    name: str('Snapshot identifier.'),
+    state: str('RDS snapshot status: creating, available, failed.'),
+    time: str('The scheduled run it belongs to.', { format: 'date-time' }),
+  }),
+  nextSnapshot: str('When the next scheduled snapshot is due.', { format: 'date-time' }),
   lastRequest: obj(
     'The last on-demand operation (annotation aws.skylift.dev/request, or skylift db) Skylift carried out.',
     {

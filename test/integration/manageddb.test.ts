@@ -167,7 +167,8 @@ describe('ManagedDB', () => {
           () => undefined,
           (e: unknown) => (e instanceof KubeApiError && e.statusCode === 404 ? true : undefined),
         ),
-      { timeoutMs: 60_000, description: 'connection Secret garbage-collected' },
+      // The garbage collector picks up a new CRD's objects on its next discovery (every 30 s).
+      { timeoutMs: 120_000, description: 'connection Secret garbage-collected' },
     );
   });
 
@@ -377,5 +378,65 @@ describe('ManagedDB on-demand operations', () => {
       { timeoutMs: 30_000, description: 'failover refusal reported' },
     );
     expect((got.status?.lastRequest as { result: string }).result).toContain('not Multi-AZ');
+  });
+});
+
+describe('ManagedDB scheduled snapshots', () => {
+  it('takes one snapshot per due run (named after it), prunes beyond keepSnapshots, and reports last and next', async () => {
+    const ns = await newNamespace(admin, 'mdb-sched');
+    // The schedule's clock is injected: the test moves it forward an hour at a time.
+    let now = Date.now();
+    const op = await startController((s) => managedDbController(s, { pollMs: 300, now: () => now }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      resyncPeriod: '1s',
+    });
+    running.push(op);
+    const m = await create(
+      ns,
+      'nightly',
+      spec({ backup: { snapshotSchedule: '0 * * * *', keepSnapshots: 2 } }),
+    );
+    const id = dbIdentifier(ns, 'nightly', m.metadata.uid ?? '');
+    const scheduled = async (): Promise<string[]> =>
+      (
+        (await rds.send(new DescribeDBSnapshotsCommand({ DBInstanceIdentifier: id, SnapshotType: 'manual' })))
+          .DBSnapshots ?? []
+      )
+        .map((s) => s.DBSnapshotIdentifier ?? '')
+        .filter((n) => n.startsWith(`${id}-sched-`))
+        .sort();
+    await waitCondition(ns, 'nightly', 'Ready', 'True');
+    expect(await scheduled()).toEqual([]); // nothing due right after creation
+    now = Date.now() + 3_600_000 + 60_000;
+    await waitFor(async () => ((await scheduled()).length === 1 ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'first scheduled snapshot',
+    });
+    now += 3_600_000;
+    await waitFor(async () => ((await scheduled()).length === 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'second scheduled snapshot',
+    });
+    const two = await scheduled();
+    now += 3_600_000;
+    await waitFor(
+      async () => {
+        const names = await scheduled();
+        return names.length === 2 && !names.includes(two[0] ?? '') ? names : undefined;
+      },
+      { timeoutMs: 30_000, description: 'third snapshot taken and the oldest pruned' },
+    );
+    const got = await waitFor(
+      async () => {
+        const d = await readObject<ManagedDB>(admin, managedDbType, ns, 'nightly');
+        const last = d?.status?.lastSnapshot as { name?: string } | undefined;
+        return last?.name === (await scheduled()).at(-1) ? d : undefined;
+      },
+      { timeoutMs: 30_000, description: 'status showing the newest snapshot' },
+    );
+    expect(Date.parse(String(got.status?.nextSnapshot))).toBeGreaterThan(now - 3_600_000);
+    // Each run was taken once, however many resyncs passed.
+    expect(proxy.count({ service: 'rds', operation: 'CreateDBSnapshot' })).toBeLessThanOrEqual(3);
   });
 });

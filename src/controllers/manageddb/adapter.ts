@@ -5,6 +5,8 @@ import {
   DescribeDBInstancesCommand,
   ModifyDBInstanceCommand,
   CreateDBSnapshotCommand,
+  DeleteDBSnapshotCommand,
+  DescribeDBSnapshotsCommand,
   RebootDBInstanceCommand,
   RestoreDBInstanceFromDBSnapshotCommand,
   type DBInstance,
@@ -21,8 +23,10 @@ import type {
   ReconcileContext,
   ReadyState,
 } from '../../runtime/engine.ts';
-import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
+import { OwnershipConflictError, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import { KubeApiError, type KubeClient } from '../../runtime/kube/client.ts';
+import { nextRun, parseCron } from '../../runtime/cron.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
 import { ownershipFromTags, ownershipTagMap, requestAnnotation } from '../../runtime/managed.ts';
 
 /** The deterministic DB instance identifier of a ManagedDB (≤ 63, letters, digits, single hyphens). Pure. */
@@ -162,6 +166,19 @@ export interface ManagedDBAdapterDeps {
   /** Creates and updates connection Secrets. */
   readonly kube: KubeClient;
   readonly pollMs?: number;
+  /** Current time for snapshot schedules (injectable for tests). */
+  readonly now?: () => number;
+  /** Records Warning events (failed scheduled snapshots). */
+  readonly events?: EventRecorder;
+}
+
+/** What observe hands to update. */
+interface Details {
+  readonly db: DBInstance;
+  /** Scheduled snapshot to take now (its deterministic name), if due. */
+  readonly dueSnapshot?: string;
+  /** Scheduled snapshots beyond keepSnapshots, oldest first. */
+  readonly prune: string[];
 }
 
 /**
@@ -214,6 +231,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
     const available = rdsAvailableStates.includes(state);
     let upToDate = true;
     let diff: string | undefined;
+    let details: Details = { db, prune: [] };
     if (
       available &&
       mr.metadata.deletionTimestamp === undefined &&
@@ -231,6 +249,22 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
         ].join('; ');
       }
       if (db.Endpoint?.Address !== undefined) await this.writeConnectionSecret(mr, db);
+      const sched = await this.schedule(mr, db, status);
+      if (sched.dueSnapshot !== undefined || sched.prune.length > 0) {
+        upToDate = false;
+        diff = [
+          diff,
+          sched.dueSnapshot !== undefined ? `scheduled snapshot ${sched.dueSnapshot} due` : undefined,
+          sched.prune.length > 0 ? `prune ${sched.prune.length} old snapshot(s)` : undefined,
+        ]
+          .filter((x) => x !== undefined && x !== '')
+          .join('; ');
+      }
+      details = {
+        db,
+        prune: sched.prune,
+        ...(sched.dueSnapshot !== undefined ? { dueSnapshot: sched.dueSnapshot } : {}),
+      };
     }
     const ready: ReadyState = available
       ? { ready: true, reason: 'Available' }
@@ -246,7 +280,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
       ...(diff !== undefined ? { diff } : {}),
       ready,
       status,
-      details: db,
+      details,
       ...(available ? {} : { requeueAfterMs: this.d.pollMs ?? 15_000 }),
     };
   }
@@ -327,7 +361,8 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
     observed: ExistingObservation,
     ctx: ReconcileContext,
   ): Promise<{ description: string; pending: boolean }> {
-    const db = observed.details as DBInstance;
+    const details = observed.details as Details;
+    const db = details.db;
     const id = db.DBInstanceIdentifier ?? this.identifier(mr);
     const { input, changes } = modificationsFor(mr, db);
     if (observed.ownership?.uid !== ctx.ownership.uid && db.DBInstanceArn !== undefined) {
@@ -353,6 +388,27 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
           }),
         ),
       );
+    }
+    if (details.dueSnapshot !== undefined) {
+      const name = details.dueSnapshot;
+      try {
+        await this.d.rds.send(
+          new CreateDBSnapshotCommand({ DBInstanceIdentifier: id, DBSnapshotIdentifier: name }),
+        );
+      } catch (err) {
+        if (awsErrorCode(err)?.replace(/Fault$/, '') !== 'DBSnapshotAlreadyExists')
+          throw toTypedAwsError(`scheduled snapshot ${name}`, err, rdsErrorTable);
+      }
+      changes.push(`scheduled snapshot ${name}`);
+    }
+    for (const old of details.prune) {
+      try {
+        await this.d.rds.send(new DeleteDBSnapshotCommand({ DBSnapshotIdentifier: old }));
+      } catch (err) {
+        if (awsErrorCode(err)?.replace(/Fault$/, '') !== 'DBSnapshotNotFound')
+          throw toTypedAwsError(`delete snapshot ${old}`, err, rdsErrorTable);
+      }
+      changes.push(`pruned ${old}`);
     }
     const request = pendingRequest(mr);
     let acted = false;
@@ -434,6 +490,72 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
       throw toTypedAwsError(`delete DB instance ${id}`, err, rdsErrorTable);
     }
     return { gone: (await this.describe(id)) === undefined };
+  }
+
+  /**
+   * The snapshot schedule's state: the newest scheduled snapshot and when the
+   * next is due go into `status`; returns the snapshot to take (named after
+   * the most recent due run, so a retried run or a long outage takes one, not
+   * many) and the ones to prune. A failed newest snapshot is an Event and a
+   * Synced=False condition (reason SnapshotFailed) until a later one succeeds.
+   */
+  private async schedule(
+    mr: ManagedDB,
+    db: DBInstance,
+    status: Record<string, unknown>,
+  ): Promise<{ dueSnapshot?: string; prune: string[] }> {
+    const expr = mr.spec.backup?.snapshotSchedule;
+    if (expr === undefined) return { prune: [] };
+    let cron;
+    try {
+      cron = parseCron(expr);
+    } catch (err) {
+      throw new TerminalError(
+        `spec.backup.snapshotSchedule: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    const id = db.DBInstanceIdentifier ?? '';
+    const prefix = `${id}-sched-`;
+    const out = await call('list snapshots', () =>
+      this.d.rds.send(new DescribeDBSnapshotsCommand({ DBInstanceIdentifier: id, SnapshotType: 'manual' })),
+    );
+    const snaps = (out.DBSnapshots ?? [])
+      .filter((s) => (s.DBSnapshotIdentifier ?? '').startsWith(prefix))
+      .sort((a, b) => (a.DBSnapshotIdentifier ?? '').localeCompare(b.DBSnapshotIdentifier ?? ''));
+    const last = snaps.at(-1);
+    const now = (this.d.now ?? Date.now)();
+    const lastRun =
+      last !== undefined ? runTime(last.DBSnapshotIdentifier?.slice(prefix.length) ?? '') : undefined;
+    const base = lastRun ?? Date.parse(mr.metadata.creationTimestamp ?? new Date(now).toISOString());
+    let due: number | undefined;
+    for (
+      let t = nextRun(cron, base), i = 0;
+      t !== undefined && t <= now && i < 100_000;
+      t = nextRun(cron, t), i++
+    )
+      due = t;
+    const next = nextRun(cron, due ?? Math.max(base, now - 60_000));
+    if (last !== undefined) {
+      status.lastSnapshot = {
+        name: last.DBSnapshotIdentifier,
+        state: last.Status,
+        ...(lastRun !== undefined ? { time: new Date(lastRun).toISOString() } : {}),
+      };
+    }
+    if (next !== undefined) status.nextSnapshot = new Date(next).toISOString();
+    const keep = mr.spec.backup?.keepSnapshots ?? 7;
+    const prune = snaps.slice(0, Math.max(0, snaps.length - keep)).map((s) => s.DBSnapshotIdentifier ?? '');
+    if (last?.Status === 'failed' && due === undefined) {
+      const message = `scheduled snapshot ${last.DBSnapshotIdentifier ?? ''} failed; the next is due ${next !== undefined ? new Date(next).toISOString() : 'never'}`;
+      this.d.events?.record(mr, {
+        type: 'Warning',
+        reason: 'SnapshotFailed',
+        action: 'Snapshot',
+        note: message,
+      });
+      throw new RetryableError('SnapshotFailed', message);
+    }
+    return { prune, ...(due !== undefined ? { dueSnapshot: `${prefix}${runStamp(due)}` } : {}) };
   }
 
   private identifier(mr: ManagedDB): string {
@@ -534,4 +656,17 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
       { fieldManager: 'skylift', force: true },
     );
   }
+}
+
+/** `YYYYMMDDHHmm` of a run time (UTC). Pure. */
+function runStamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 12);
+}
+
+/** The run time a stamp stands for, or undefined. Pure. */
+function runTime(stamp: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(stamp);
+  return m === null
+    ? undefined
+    : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]));
 }

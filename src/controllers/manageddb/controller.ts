@@ -7,14 +7,16 @@ import { ManagedDBAdapter } from './adapter.ts';
 /** The ManagedDB controller. */
 export function managedDbController(
   s: SharedPlumbing,
-  opts: { pollMs?: number } = {},
+  opts: { pollMs?: number; now?: () => number } = {},
 ): Controller<ManagedObject> {
   const controller = new Controller<ManagedDB>({
     type: managedDbType,
     adapter: new ManagedDBAdapter({
       rds: s.aws.rds,
       kube: s.client,
+      events: s.events,
       ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
+      ...(opts.now !== undefined ? { now: opts.now } : {}),
     }),
     client: s.client,
     clock: s.clock,
