@@ -95,6 +95,12 @@ export interface ExternalClient<T extends ManagedObject> {
     observed: ExistingObservation,
     ctx: ReconcileContext,
   ): Promise<{ description?: string; pending?: boolean }>;
+  /**
+   * Optional: lets go of Kubernetes-side companions (e.g. a connection
+   * Secret's owner reference) when the CR is deleted but the AWS resource is
+   * kept (deletionPolicy Orphan, ObserveOnly). Never touches AWS. Idempotent.
+   */
+  release?(mr: T, ctx: ReconcileContext): Promise<void>;
   /** Deletes the resource and its children, or advances deletion; `gone` once AWS confirms. */
   delete(mr: T, observed: ExistingObservation, ctx: ReconcileContext): Promise<{ gone: boolean }>;
 }
@@ -332,6 +338,10 @@ export class Engine<T extends ManagedObject> {
     if (!hasFinalizer(p.obj)) return { kind: 'done' };
     const { spec } = p.obj;
     if (spec.managementPolicy === 'ObserveOnly' || spec.deletionPolicy === 'Orphan') {
+      if (this.o.adapter.release !== undefined) {
+        const adapter = this.o.adapter;
+        await this.step('release', () => adapter.release?.(p.obj, p.ctx) ?? Promise.resolve());
+      }
       await this.setFinalizer(p, false);
       this.event(p, {
         type: 'Normal',

@@ -440,3 +440,46 @@ describe('ManagedDB scheduled snapshots', () => {
     expect(proxy.count({ service: 'rds', operation: 'CreateDBSnapshot' })).toBeLessThanOrEqual(3);
   });
 });
+
+describe('ManagedDB orphaning and restoring', () => {
+  it('keeps the instance and its connection Secret with deletionPolicy Orphan, and restores a new instance from a snapshot', async () => {
+    const ns = await setup('mdb-orphan');
+    const m = await create(ns, 'keep', spec({ deletionPolicy: 'Orphan' }));
+    await waitCondition(ns, 'keep', 'Ready', 'True');
+    const id = dbIdentifier(ns, 'keep', m.metadata.uid ?? '');
+    await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'keep' }));
+    await waitFor(
+      async () => ((await readObject(admin, managedDbType, ns, 'keep')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'keep deleted' },
+    );
+    expect(
+      (await rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))).DBInstances?.length,
+    ).toBe(1);
+    const kept = await admin.get<{ metadata: { ownerReferences?: unknown[] } }>(
+      `/api/v1/namespaces/${ns}/secrets/db-conn`,
+    );
+    expect(kept.metadata.ownerReferences ?? []).toEqual([]);
+
+    const { CreateDBSnapshotCommand } = await import('@aws-sdk/client-rds');
+    await rds.send(
+      new CreateDBSnapshotCommand({ DBInstanceIdentifier: id, DBSnapshotIdentifier: `${id}-golden` }),
+    );
+    const restored = await create(
+      ns,
+      'copy',
+      spec({
+        restoreFrom: { snapshotIdentifier: `${id}-golden` },
+        writeConnectionSecretToRef: { name: 'copy-conn' },
+      }),
+    );
+    await waitCondition(ns, 'copy', 'Ready', 'True');
+    const copyId = dbIdentifier(ns, 'copy', restored.metadata.uid ?? '');
+    expect(
+      (await rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: copyId }))).DBInstances?.[0]
+        ?.DBInstanceStatus,
+    ).toBe('available');
+    expect(
+      proxy.count({ service: 'rds', operation: 'RestoreDBInstanceFromDBSnapshot' }),
+    ).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -558,6 +558,23 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
     return { prune, ...(due !== undefined ? { dueSnapshot: `${prefix}${runStamp(due)}` } : {}) };
   }
 
+  /** deletionPolicy Orphan keeps the instance, so its connection Secret stays too: drop our owner reference. */
+  async release(mr: ManagedDB): Promise<void> {
+    const path = this.secretPath(mr, connectionSecretName(mr));
+    try {
+      const secret = await this.d.kube.get<{ metadata: { ownerReferences?: { uid: string }[] } }>(path);
+      const refs = (secret.metadata.ownerReferences ?? []).filter((r) => r.uid !== mr.metadata.uid);
+      await this.d.kube.patch(
+        path,
+        [{ op: 'replace', path: '/metadata/ownerReferences', value: refs }],
+        'json',
+      );
+    } catch (err) {
+      if (err instanceof KubeApiError && (err.statusCode === 404 || err.statusCode === 422)) return;
+      throw err;
+    }
+  }
+
   private identifier(mr: ManagedDB): string {
     const ext = mr.spec.externalName;
     return ext !== undefined && ext !== ''
