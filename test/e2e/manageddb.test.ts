@@ -140,3 +140,90 @@ describe('ManagedDB with kubectl', () => {
     ).toBe(1);
   });
 });
+
+describe('ManagedDB operator crash', () => {
+  it('killed with SIGKILL the moment CreateDBInstance reaches AWS, leaves exactly one instance after restart', async () => {
+    const admin = kubeClient();
+    const crashNs = await newNamespace(admin, 'e2e-mdb-crash');
+    const crashProxy = await AwsFaultProxy.start({ target: stackInfo().awsEndpoint });
+    const start = (): { child: ChildProcess; out: () => string } => {
+      let out = '';
+      const child = spawn(
+        process.execPath,
+        [
+          join(repoRoot, 'src/cli/main.ts'),
+          'run',
+          '--namespaces',
+          crashNs,
+          '--leader-elect=false',
+          '--probe-address',
+          '127.0.0.1:0',
+          '--rds-poll-interval',
+          '1s',
+        ],
+        {
+          env: {
+            ...process.env,
+            ...emulatorEnv(crashProxy.endpoint),
+            KUBECONFIG: stackInfo().adminKubeconfig,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      return { child, out: () => out };
+    };
+    const first = start();
+    crashProxy.inject({
+      service: 'rds',
+      operation: 'CreateDBInstance',
+      times: 1,
+      match: () => {
+        first.child.kill('SIGKILL');
+        return false;
+      },
+      fault: { kind: 'latency', ms: 0 },
+    });
+    const second: { p?: { child: ChildProcess; out: () => string } } = {};
+    try {
+      await waitFor(() => (first.out().includes('controllers started') ? true : undefined), {
+        timeoutMs: 30_000,
+        description: 'first operator started',
+      });
+      const kc = stackInfo().adminKubeconfig;
+      expect(
+        (await kubectl(kc, ['apply', '-n', crashNs, '-f', join(repoRoot, 'examples/manageddb.yaml')])).code,
+      ).toBe(0);
+      const [, signal] = (await once(first.child, 'exit')) as [number | null, string | null];
+      expect(signal).toBe('SIGKILL');
+      second.p = start();
+      const ready = await kubectl(kc, [
+        'wait',
+        '-n',
+        crashNs,
+        '--for=condition=Ready',
+        'manageddb/orders',
+        '--timeout=120s',
+      ]);
+      expect(ready.code, `${ready.stderr}\n${second.p.out().slice(-2000)}`).toBe(0);
+      const id = (
+        await kubectl(kc, ['get', 'mdb', 'orders', '-n', crashNs, '-o', 'jsonpath={.status.identifier}'])
+      ).stdout;
+      const rds = new RDSClient(awsClientConfig(stackInfo().awsEndpoint));
+      const all = (await rds.send(new DescribeDBInstancesCommand({}))).DBInstances ?? [];
+      expect(all.filter((d) => d.DBInstanceIdentifier === id)).toHaveLength(1);
+      expect(all.filter((d) => (d.DBInstanceIdentifier ?? '').includes(crashNs.slice(0, 12)))).toHaveLength(
+        1,
+      );
+    } finally {
+      const p = second.p;
+      if (p !== undefined && p.child.exitCode === null) {
+        const exited = once(p.child, 'exit');
+        p.child.kill('SIGTERM');
+        await exited;
+      }
+      await crashProxy.stop();
+    }
+  });
+});

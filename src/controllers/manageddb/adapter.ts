@@ -67,6 +67,18 @@ function lastRequestStatus(mr: ManagedDB): Record<string, unknown> {
   return { lastRequest: { id: i < 0 ? done : done.slice(0, i), result: i < 0 ? '' : done.slice(i + 1) } };
 }
 
+/**
+ * How soon to look again at a busy instance: the poll interval at first,
+ * then about a tenth of the time it has been busy (RDS creates take
+ * minutes), at most 5 minutes. Pure.
+ */
+export function pollInterval(mr: ManagedDB, pollMs: number, now: number): number {
+  const ready = mr.status?.conditions?.find((c) => c.type === 'Ready');
+  const since = ready !== undefined && ready.status !== 'True' ? Date.parse(ready.lastTransitionTime) : NaN;
+  const busyFor = Number.isNaN(since) ? 0 : Math.max(0, now - since);
+  return Math.min(300_000, Math.max(pollMs, Math.round(busyFor / 10)));
+}
+
 /** Default ports per engine. */
 const defaultPort = { postgres: 5432, mysql: 3306, mariadb: 3306 } as const;
 
@@ -281,7 +293,9 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
       ready,
       status,
       details,
-      ...(available ? {} : { requeueAfterMs: this.d.pollMs ?? 15_000 }),
+      ...(available
+        ? {}
+        : { requeueAfterMs: pollInterval(mr, this.d.pollMs ?? 15_000, (this.d.now ?? Date.now)()) }),
     };
   }
 
