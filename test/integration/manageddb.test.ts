@@ -436,8 +436,20 @@ describe('ManagedDB scheduled snapshots', () => {
       { timeoutMs: 30_000, description: 'status showing the newest snapshot' },
     );
     expect(Date.parse(String(got.status?.nextSnapshot))).toBeGreaterThan(now - 3_600_000);
-    // Each run was taken once, however many resyncs passed.
-    expect(proxy.count({ service: 'rds', operation: 'CreateDBSnapshot' })).toBeLessThanOrEqual(3);
+    // One snapshot per hourly run, named after the run: the two newest runs, an hour apart.
+    const names = await scheduled();
+    const stamps = names.map((n) => n.slice(`${id}-sched-`.length));
+    expect(stamps).toHaveLength(2);
+    const hour = (st: string): number =>
+      Date.UTC(
+        Number(st.slice(0, 4)),
+        Number(st.slice(4, 6)) - 1,
+        Number(st.slice(6, 8)),
+        Number(st.slice(8, 10)),
+        Number(st.slice(10, 12)),
+      );
+    expect(hour(stamps[1] ?? '') - hour(stamps[0] ?? '')).toBe(3_600_000);
+    expect(stamps.every((st) => st.endsWith('00'))).toBe(true);
   });
 });
 
