@@ -1,4 +1,6 @@
-import type { Schema } from './schema.ts';
+import type { ResourceType } from '../runtime/kube/resource.ts';
+import { readySyncedAgeColumns } from './common.ts';
+import { obj, str, type Schema } from './schema.ts';
 
 /** A printer column of `kubectl get`. */
 export interface PrinterColumn {
@@ -58,4 +60,59 @@ export interface KindDefinition {
 /** File name of a CRD under crds/: `<group>_<plural>.yaml`, as controller-gen names them. Pure. */
 export function crdFileName(crd: CrdManifest): string {
   return `${crd.spec.group}_${crd.spec.names.plural}.yaml`;
+}
+
+/** What differs between Skylift's kinds' CRDs. */
+export interface ManagedKindShape {
+  readonly type: ResourceType;
+  readonly singular: string;
+  readonly shortName: string;
+  /** The root schema's description. */
+  readonly description: string;
+  /** Kind-specific columns; Ready, Synced and Age follow. */
+  readonly columns: PrinterColumn[];
+  readonly spec: Schema;
+  readonly status: Schema;
+}
+
+/** The CRD of a managed kind: namespaced, category skylift, status subresource, the shared columns. Pure. */
+export function managedCrd(k: ManagedKindShape): CrdManifest {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${k.type.plural}.${apiGroup}` },
+    spec: {
+      group: apiGroup,
+      scope: 'Namespaced',
+      names: {
+        plural: k.type.plural,
+        singular: k.singular,
+        kind: k.type.kind,
+        listKind: `${k.type.kind}List`,
+        shortNames: [k.shortName],
+        categories: [apiCategory],
+      },
+      versions: [
+        {
+          name: apiVersion,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [...k.columns, ...readySyncedAgeColumns],
+          schema: {
+            openAPIV3Schema: obj(
+              k.description,
+              {
+                apiVersion: str('APIVersion of this object.'),
+                kind: str('Kind of this object.'),
+                spec: k.spec,
+                status: k.status,
+              },
+              { required: ['spec'] },
+            ),
+          },
+        },
+      ],
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import type { ManagedObject, ManagedSpec } from '../runtime/managed.ts';
 import type { ResourceType } from '../runtime/kube/resource.ts';
-import { managedSpecProperties, managedStatusProperties, readySyncedAgeColumns } from './common.ts';
-import { apiCategory, apiGroup, apiVersion, type CrdManifest, type KindDefinition } from './crd.ts';
+import { managedSpecProperties, managedStatusProperties } from './common.ts';
+import { apiGroup, apiVersion, managedCrd, type KindDefinition } from './crd.ts';
 import { arr, bool, immutable, int, obj, str, type Schema } from './schema.ts';
 
 /** Record types Skylift manages. */
@@ -195,48 +195,17 @@ const status: Schema = obj('What Skylift observed in Route 53.', {
 
 /** The DNSRecord kind's API. */
 export const dnsRecordKind: KindDefinition = {
-  crd(): CrdManifest {
-    return {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `${dnsRecordType.plural}.${apiGroup}` },
-      spec: {
-        group: apiGroup,
-        scope: 'Namespaced',
-        names: {
-          plural: 'dnsrecords',
-          singular: 'dnsrecord',
-          kind: 'DNSRecord',
-          listKind: 'DNSRecordList',
-          shortNames: ['dnsr'],
-          categories: [apiCategory],
-        },
-        versions: [
-          {
-            name: apiVersion,
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            additionalPrinterColumns: [
-              { name: 'Type', type: 'string', jsonPath: '.spec.type' },
-              { name: 'FQDN', type: 'string', jsonPath: '.status.fqdn' },
-              ...readySyncedAgeColumns,
-            ],
-            schema: {
-              openAPIV3Schema: obj(
-                'A Route 53 record set managed by Skylift.',
-                {
-                  apiVersion: str('APIVersion of this object.'),
-                  kind: str('Kind of this object.'),
-                  spec,
-                  status,
-                },
-                { required: ['spec'] },
-              ),
-            },
-          },
-        ],
-      },
-    };
-  },
+  crd: () =>
+    managedCrd({
+      type: dnsRecordType,
+      singular: 'dnsrecord',
+      shortName: 'dnsr',
+      description: 'A Route 53 record set managed by Skylift.',
+      columns: [
+        { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+        { name: 'FQDN', type: 'string', jsonPath: '.status.fqdn' },
+      ],
+      spec,
+      status,
+    }),
 };

@@ -1,7 +1,7 @@
 import type { ResourceType } from '../runtime/kube/resource.ts';
 import type { ManagedObject, ManagedSpec } from '../runtime/managed.ts';
-import { managedSpecProperties, managedStatusProperties, readySyncedAgeColumns } from './common.ts';
-import { apiCategory, apiGroup, apiVersion, type CrdManifest, type KindDefinition } from './crd.ts';
+import { managedSpecProperties, managedStatusProperties } from './common.ts';
+import { apiGroup, apiVersion, managedCrd, type KindDefinition } from './crd.ts';
 import { arr, bool, immutable, int, obj, str, stringMap, type Schema } from './schema.ts';
 
 export const managedDbType: ResourceType = {
@@ -205,51 +205,20 @@ const status: Schema = obj('What Skylift observed in RDS.', {
 });
 
 export const managedDbKind: KindDefinition = {
-  crd(): CrdManifest {
-    return {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `${managedDbType.plural}.${apiGroup}` },
-      spec: {
-        group: apiGroup,
-        scope: 'Namespaced',
-        names: {
-          plural: 'manageddbs',
-          singular: 'manageddb',
-          kind: 'ManagedDB',
-          listKind: 'ManagedDBList',
-          shortNames: ['mdb'],
-          categories: [apiCategory],
-        },
-        versions: [
-          {
-            name: apiVersion,
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            additionalPrinterColumns: [
-              { name: 'Engine', type: 'string', jsonPath: '.spec.engine' },
-              { name: 'Version', type: 'string', jsonPath: '.status.engineVersion' },
-              { name: 'Class', type: 'string', jsonPath: '.spec.instanceClass' },
-              { name: 'Status', type: 'string', jsonPath: '.status.dbInstanceStatus' },
-              { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint.address' },
-              ...readySyncedAgeColumns,
-            ],
-            schema: {
-              openAPIV3Schema: obj(
-                'An RDS DB instance managed by Skylift, with its connection Secret and final snapshot.',
-                {
-                  apiVersion: str('APIVersion of this object.'),
-                  kind: str('Kind of this object.'),
-                  spec,
-                  status,
-                },
-                { required: ['spec'] },
-              ),
-            },
-          },
-        ],
-      },
-    };
-  },
+  crd: () =>
+    managedCrd({
+      type: managedDbType,
+      singular: 'manageddb',
+      shortName: 'mdb',
+      description: 'An RDS DB instance managed by Skylift, with its connection Secret and final snapshot.',
+      columns: [
+        { name: 'Engine', type: 'string', jsonPath: '.spec.engine' },
+        { name: 'Version', type: 'string', jsonPath: '.status.engineVersion' },
+        { name: 'Class', type: 'string', jsonPath: '.spec.instanceClass' },
+        { name: 'Status', type: 'string', jsonPath: '.status.dbInstanceStatus' },
+        { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint.address' },
+      ],
+      spec,
+      status,
+    }),
 };

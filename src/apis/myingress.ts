@@ -1,7 +1,7 @@
 import type { ManagedObject, ManagedSpec } from '../runtime/managed.ts';
 import type { ResourceType } from '../runtime/kube/resource.ts';
-import { managedSpecProperties, managedStatusProperties, readySyncedAgeColumns } from './common.ts';
-import { apiCategory, apiGroup, apiVersion, type CrdManifest, type KindDefinition } from './crd.ts';
+import { managedSpecProperties, managedStatusProperties } from './common.ts';
+import { apiGroup, apiVersion, managedCrd, type KindDefinition } from './crd.ts';
 import { arr, bool, immutable, int, obj, str, stringMap, type Schema } from './schema.ts';
 
 /** The MyIngress resource type (DNSRecord aliases follow a MyIngress's load balancer too). */
@@ -318,48 +318,18 @@ const status: Schema = obj('What Skylift observed in AWS.', {
 
 /** The MyIngress kind's API. */
 export const myIngressKind: KindDefinition = {
-  crd(): CrdManifest {
-    return {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `${myIngressType.plural}.${apiGroup}` },
-      spec: {
-        group: apiGroup,
-        scope: 'Namespaced',
-        names: {
-          plural: 'myingresses',
-          singular: 'myingress',
-          kind: 'MyIngress',
-          listKind: 'MyIngressList',
-          shortNames: ['ming'],
-          categories: [apiCategory],
-        },
-        versions: [
-          {
-            name: apiVersion,
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            additionalPrinterColumns: [
-              { name: 'DNS Name', type: 'string', jsonPath: '.status.dnsName' },
-              { name: 'Scheme', type: 'string', jsonPath: '.spec.scheme' },
-              ...readySyncedAgeColumns,
-            ],
-            schema: {
-              openAPIV3Schema: obj(
-                'An AWS Application Load Balancer managed by Skylift: listeners, rules, target groups and IP targets that follow Kubernetes Services.',
-                {
-                  apiVersion: str('APIVersion of this object.'),
-                  kind: str('Kind of this object.'),
-                  spec,
-                  status,
-                },
-                { required: ['spec'] },
-              ),
-            },
-          },
-        ],
-      },
-    };
-  },
+  crd: () =>
+    managedCrd({
+      type: myIngressType,
+      singular: 'myingress',
+      shortName: 'ming',
+      description:
+        'An AWS Application Load Balancer managed by Skylift: listeners, rules, target groups and IP targets that follow Kubernetes Services.',
+      columns: [
+        { name: 'DNS Name', type: 'string', jsonPath: '.status.dnsName' },
+        { name: 'Scheme', type: 'string', jsonPath: '.spec.scheme' },
+      ],
+      spec,
+      status,
+    }),
 };

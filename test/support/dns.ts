@@ -10,28 +10,17 @@ import {
   type Change,
   type ResourceRecordSet,
 } from '@aws-sdk/client-route-53';
-import { pino } from 'pino';
 import { dnsRecordType, type DNSRecord, type DNSRecordSpec } from '../../src/apis/dnsrecord.ts';
-import { parseRunOptions } from '../../src/cli/options.ts';
 import { dnsRecordController, type DNSRecordSettings } from '../../src/controllers/dnsrecord/controller.ts';
 import { waitFor } from '../../src/dev/wait.ts';
-import type { SharedPlumbing } from '../../src/operator.ts';
-import { createAwsClients } from '../../src/providers/aws/clients.ts';
-import { realClock } from '../../src/runtime/clock.ts';
-import type { Controller } from '../../src/runtime/controller.ts';
-import { EventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/runtime/kube/resource.ts';
-import type { Condition, ManagedObject } from '../../src/runtime/managed.ts';
-import { Metrics } from '../../src/runtime/metrics.ts';
-import { kubeClient, readObject } from './kube.ts';
+import type { Condition } from '../../src/runtime/managed.ts';
+import { startController, type RunningController } from './controllers.ts';
+import { readObject } from './kube.ts';
 import { awsClientConfig } from './stack.ts';
 
-export interface RunningDnsController {
-  readonly controller: Controller<ManagedObject>;
-  readonly metrics: Metrics;
-  stop(): Promise<void>;
-}
+export type RunningDnsController = RunningController;
 
 /** Starts the DNSRecord controller for one namespace, talking to AWS at `endpoint`. */
 export async function startDnsController(opts: {
@@ -40,53 +29,21 @@ export async function startDnsController(opts: {
   resyncPeriod?: string;
   settings?: Partial<DNSRecordSettings>;
 }): Promise<RunningDnsController> {
-  const options = parseRunOptions(
-    [
-      '--namespaces',
-      opts.namespace,
-      '--resync-period',
-      opts.resyncPeriod ?? '10m',
-      '--cluster-id',
-      'test-cluster',
-    ],
+  return startController(
+    (s) =>
+      dnsRecordController(s, {
+        ownerPrefix: '_skylift-owner',
+        batchWindowMs: 1000,
+        zoneCacheTtlMs: 30_000,
+        pollMs: 250,
+        ...opts.settings,
+      }),
     {
-      AWS_REGION: 'us-east-1',
+      namespace: opts.namespace,
+      endpoint: opts.endpoint,
+      ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
     },
   );
-  const client = kubeClient();
-  const metrics = new Metrics();
-  const logger = pino({ level: process.env.SKYLIFT_TEST_LOG_LEVEL ?? 'silent' });
-  const events = new EventRecorder({
-    client,
-    clock: realClock,
-    logger,
-    controller: 'skylift.dev/test',
-    instance: 'test',
-  });
-  const aws = createAwsClients({
-    region: 'us-east-1',
-    clock: realClock,
-    metrics,
-    endpoint: opts.endpoint,
-    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-  });
-  const shared: SharedPlumbing = { options, client, clock: realClock, logger, metrics, events, aws };
-  const controller = dnsRecordController(shared, {
-    ownerPrefix: '_skylift-owner',
-    batchWindowMs: 1000,
-    zoneCacheTtlMs: 30_000,
-    pollMs: 250,
-    ...opts.settings,
-  });
-  await controller.start();
-  return {
-    controller,
-    metrics,
-    stop: async () => {
-      await controller.stop(5000);
-      aws.destroy();
-    },
-  };
 }
 
 /** A Route 53 client straight to an endpoint (the emulator, bypassing the operator). */
