@@ -2,14 +2,14 @@
 // the files it writes, stopped with Ctrl-C (SIGINT), leaving nothing running.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { simpleRequest } from '../../src/dev/http.ts';
 import { parseEnvFile, repoRoot } from '../../src/dev/paths.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { kubectl } from '../support/kubectl.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 function alive(pid: number): boolean {
   try {
@@ -22,7 +22,7 @@ function alive(pid: number): boolean {
 
 describe('make dev', () => {
   it('starts the stack, writes kubeconfig and aws.env, and stops everything on Ctrl-C', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'skylift-dev-'));
+    const dir = await scratchDir('dev');
     const dev = spawn(process.execPath, [join(repoRoot, 'src/dev/main.ts')], {
       env: { ...process.env, SKYLIFT_DEV_DIR: dir },
       stdio: ['ignore', 'pipe', 'pipe'],

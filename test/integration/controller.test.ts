@@ -2,9 +2,6 @@
 // engine; namespace and label scoping; secondary watches; the metrics and
 // probe server; watch recovery after the apiserver restarts; and leader
 // handover between two managers.
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +17,7 @@ import { Metrics } from '../../src/runtime/metrics.ts';
 import { FakeCloud, gadgetCrd, gadgetType, type Gadget } from '../support/gadget.ts';
 import { counterValue, gadgetController } from '../support/gadgetController.ts';
 import { ensureCrd, kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -207,7 +205,7 @@ describe('controller loop', () => {
 
 describe('watch recovery', () => {
   it('keeps reconciling after kube-apiserver is stopped and started again, and restarts stalled watches', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'skylift-restart-'));
+    const dir = await scratchDir('restart');
     const cp = await startControlPlane({ dir });
     cleanups.push(() => cp.stop());
     const kc = new KubeConfig();

@@ -1,8 +1,5 @@
 // The informer on its own, against the real apiserver: a cache without
 // managedFields, DELETED events, and recovery from 410 Gone by relisting.
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +10,7 @@ import { realClock } from '../../src/runtime/clock.ts';
 import { Informer, type WatchEventType } from '../../src/runtime/kube/informer.ts';
 import type { KubeObject } from '../../src/runtime/kube/resource.ts';
 import { newNamespace } from '../support/kube.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 const configMaps = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
 
@@ -21,7 +19,7 @@ describe('Informer', () => {
     // Its own control plane, compacting etcd every second and watching etcd directly (no watch cache),
     // so an old resourceVersion really is gone and the apiserver answers 410.
     const cp = await startControlPlane({
-      dir: await mkdtemp(join(tmpdir(), 'skylift-informer-')),
+      dir: await scratchDir('informer'),
       extraApiServerArgs: ['--etcd-compaction-interval=1s', '--watch-cache=false'],
     });
     const kc = new KubeConfig();
