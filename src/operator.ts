@@ -28,6 +28,26 @@ export interface SharedPlumbing {
   readonly aws: AwsClients;
 }
 
+/**
+ * The controller options every kind takes from the shared plumbing and the
+ * `skylift run` flags (client, clock, logger, metrics, events, cluster id,
+ * scoping, workers, resync period). Pure.
+ */
+export function controllerSettings(s: SharedPlumbing) {
+  return {
+    client: s.client,
+    clock: s.clock,
+    logger: s.logger,
+    metrics: s.metrics,
+    events: s.events,
+    clusterId: s.options.clusterId,
+    namespaces: s.options.namespaces,
+    labelSelector: s.options.labelSelector,
+    workers: s.options.workers,
+    resyncPeriodMs: s.options.resyncPeriodMs,
+  } as const;
+}
+
 /** A running operator process's handle. */
 export interface RunningOperator {
   readonly manager: Manager;

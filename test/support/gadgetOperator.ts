@@ -3,7 +3,7 @@
 // its fake cloud in a file so it survives the process being killed.
 //   GADGET_CLOUD_FILE=…  GADGET_CRASH_AFTER_CREATE=1  node test/support/gadgetOperator.ts [skylift run flags]
 import { parseRunOptions } from '../../src/cli/options.ts';
-import { startOperator, type ControllerFactory } from '../../src/operator.ts';
+import { controllerSettings, startOperator, type ControllerFactory } from '../../src/operator.ts';
 import { Controller } from '../../src/runtime/controller.ts';
 import type { ManagedObject } from '../../src/runtime/managed.ts';
 import { FakeCloud, GadgetAdapter, gadgetType, type Gadget } from './gadget.ts';
@@ -20,16 +20,7 @@ const gadgets: ControllerFactory = (s) =>
   new Controller<Gadget>({
     type: gadgetType,
     adapter: new GadgetAdapter(cloud),
-    client: s.client,
-    clock: s.clock,
-    logger: s.logger,
-    metrics: s.metrics,
-    events: s.events,
-    clusterId: s.options.clusterId,
-    namespaces: s.options.namespaces,
-    labelSelector: s.options.labelSelector,
-    workers: s.options.workers,
-    resyncPeriodMs: s.options.resyncPeriodMs,
+    ...controllerSettings(s),
     pollMs: 200,
     createGraceMs: 3000,
   }) as unknown as Controller<ManagedObject>;

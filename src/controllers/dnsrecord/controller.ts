@@ -6,7 +6,7 @@ import { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
 import { ZoneDirectory } from '../../providers/route53/zones.ts';
 import { Controller } from '../../runtime/controller.ts';
 import type { ManagedObject } from '../../runtime/managed.ts';
-import type { SharedPlumbing } from '../../operator.ts';
+import { controllerSettings, type SharedPlumbing } from '../../operator.ts';
 import { DNSRecordAdapter } from './adapter.ts';
 
 /** Tuning of the DNSRecord controller (flags of `skylift run`). */
@@ -60,16 +60,7 @@ export function dnsRecordController(
   const controller = new Controller<DNSRecord>({
     type: dnsRecordType,
     adapter,
-    client: s.client,
-    clock: s.clock,
-    logger: s.logger,
-    metrics: s.metrics,
-    events: s.events,
-    clusterId: s.options.clusterId,
-    namespaces: s.options.namespaces,
-    labelSelector: s.options.labelSelector,
-    workers: s.options.workers,
-    resyncPeriodMs: s.options.resyncPeriodMs,
+    ...controllerSettings(s),
     pollMs: settings.pollMs,
     watches: [
       {

@@ -25,7 +25,7 @@ import type {
 } from '../../runtime/engine.ts';
 import { OwnershipConflictError, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import { KubeApiError, type KubeClient } from '../../runtime/kube/client.ts';
-import { nextRun, parseCron } from '../../runtime/cron.ts';
+import { nextRun, parseCron, type CronSchedule } from '../../runtime/cron.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { ownershipFromTags, ownershipTagMap, requestAnnotation } from '../../runtime/managed.ts';
 
@@ -520,7 +520,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
   ): Promise<{ dueSnapshot?: string; prune: string[] }> {
     const expr = mr.spec.backup?.snapshotSchedule;
     if (expr === undefined) return { prune: [] };
-    let cron;
+    let cron: CronSchedule;
     try {
       cron = parseCron(expr);
     } catch (err) {

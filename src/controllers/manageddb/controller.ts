@@ -1,7 +1,7 @@
 import { managedDbType, type ManagedDB } from '../../apis/manageddb.ts';
 import { Controller } from '../../runtime/controller.ts';
 import type { ManagedObject } from '../../runtime/managed.ts';
-import type { SharedPlumbing } from '../../operator.ts';
+import { controllerSettings, type SharedPlumbing } from '../../operator.ts';
 import { ManagedDBAdapter } from './adapter.ts';
 
 /** The ManagedDB controller. */
@@ -18,16 +18,7 @@ export function managedDbController(
       ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
       ...(opts.now !== undefined ? { now: opts.now } : {}),
     }),
-    client: s.client,
-    clock: s.clock,
-    logger: s.logger,
-    metrics: s.metrics,
-    events: s.events,
-    clusterId: s.options.clusterId,
-    namespaces: s.options.namespaces,
-    labelSelector: s.options.labelSelector,
-    workers: s.options.workers,
-    resyncPeriodMs: s.options.resyncPeriodMs,
+    ...controllerSettings(s),
     pollMs: opts.pollMs ?? 15_000,
   });
   return controller as unknown as Controller<ManagedObject>;

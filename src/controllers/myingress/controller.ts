@@ -3,7 +3,7 @@ import { LoadBalancerDescriber } from '../../providers/elbv2/describeBatcher.ts'
 import { Controller } from '../../runtime/controller.ts';
 import type { KubeObject, ResourceType } from '../../runtime/kube/resource.ts';
 import type { ManagedObject } from '../../runtime/managed.ts';
-import type { SharedPlumbing } from '../../operator.ts';
+import { controllerSettings, type SharedPlumbing } from '../../operator.ts';
 import { MyIngressAdapter } from './adapter.ts';
 
 export const serviceType: ResourceType = {
@@ -64,16 +64,7 @@ export function myIngressController(
   const controller = new Controller<MyIngress>({
     type: myIngressType,
     adapter,
-    client: s.client,
-    clock: s.clock,
-    logger: s.logger,
-    metrics: s.metrics,
-    events: s.events,
-    clusterId: s.options.clusterId,
-    namespaces: s.options.namespaces,
-    labelSelector: s.options.labelSelector,
-    workers: s.options.workers,
-    resyncPeriodMs: s.options.resyncPeriodMs,
+    ...controllerSettings(s),
     ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
     watches: [
       {
