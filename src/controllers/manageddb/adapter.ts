@@ -480,9 +480,9 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
     return result;
   }
 
-  async delete(mr: ManagedDB, _observed: ExistingObservation): Promise<{ gone: boolean }> {
-    const db = await this.describe(this.identifier(mr));
-    if (db === undefined) return { gone: true };
+  async delete(mr: ManagedDB, observed: ExistingObservation): Promise<{ gone: boolean }> {
+    // Observe has just described the instance; no need to ask RDS again.
+    const db = (observed.details as Details).db;
     if (db.DBInstanceStatus === 'deleting') return { gone: false };
     if (db.DeletionProtection === true) {
       throw new TerminalError(

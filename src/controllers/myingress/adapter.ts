@@ -142,6 +142,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
         upToDate: true,
         ready: { ready: false, reason: 'Deleting' },
         status: base,
+        details: { lb },
       };
     }
 
@@ -546,7 +547,9 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
   async delete(mr: MyIngress, observed: ExistingObservation): Promise<{ gone: boolean }> {
     const arn = typeof observed.status.arn === 'string' ? observed.status.arn : '';
     const elb = this.d.elbv2;
-    const lb = await this.d.describer.describe(arn);
+    // Observe has just described the load balancer; no need to ask AWS again.
+    const lb =
+      (observed.details as Pick<Details, 'lb'> | undefined)?.lb ?? (await this.d.describer.describe(arn));
     if (lb !== undefined) {
       const attrs =
         (
