@@ -1,28 +1,21 @@
 // DNSRecord the way a user meets it: `skylift run` as a process, the examples
 // applied with kubectl, `kubectl wait`, `kubectl get`, `kubectl explain`,
 // `kubectl delete`, and Route 53 (moto) checked directly.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../src/apis/install.ts';
-import { emulatorEnv } from '../../src/dev/emulator.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
+import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo } from '../support/stack.ts';
 
-let operator: ChildProcess | undefined;
-let output = '';
+let operator: SkyliftProcess;
 
 afterAll(async () => {
-  if (operator !== undefined && operator.exitCode === null) {
-    const exited = once(operator, 'exit');
-    operator.kill('SIGTERM');
-    await exited;
-  }
+  await operator.stop();
 });
 
 let ns: string;
@@ -32,31 +25,8 @@ beforeAll(async () => {
   await installCrds(admin);
   ns = await newNamespace(admin, 'e2e-dns');
   zoneId = await ensureZone(route53At(stackInfo().awsEndpoint), 'example.com');
-  operator = spawn(
-    process.execPath,
-    [
-      join(repoRoot, 'src/cli/main.ts'),
-      'run',
-      '--namespaces',
-      ns,
-      '--leader-elect=false',
-      '--probe-address',
-      '127.0.0.1:0',
-      '--route53-batch-window',
-      '300ms',
-    ],
-    {
-      env: {
-        ...process.env,
-        ...emulatorEnv(stackInfo().awsEndpoint),
-        KUBECONFIG: stackInfo().adminKubeconfig,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  operator.stdout?.on('data', (c: Buffer) => (output += c.toString()));
-  operator.stderr?.on('data', (c: Buffer) => (output += c.toString()));
-  await waitFor(() => (output.includes('controllers started') ? true : undefined), {
+  operator = spawnSkylift(ns, stackInfo().awsEndpoint, ['--route53-batch-window', '300ms']);
+  await waitFor(() => (operator.output().includes('controllers started') ? true : undefined), {
     timeoutMs: 30_000,
     description: 'skylift run to start',
   });
@@ -79,7 +49,7 @@ describe('DNSRecord with kubectl', () => {
       '--all',
       '--timeout=90s',
     ]);
-    expect(waited.code, `${waited.stderr}\n--- operator ---\n${output.slice(-3000)}`).toBe(0);
+    expect(waited.code, `${waited.stderr}\n--- operator ---\n${operator.output().slice(-3000)}`).toBe(0);
 
     const get = await kubectl(kc, ['get', 'dnsr', '-n', ns]);
     expect(get.stdout).toMatch(/NAME\s+TYPE\s+FQDN\s+READY\s+SYNCED\s+AGE/);
@@ -127,7 +97,7 @@ describe('DNSRecord with kubectl', () => {
       'dnsrecord/apex',
       '--timeout=90s',
     ]);
-    expect(waited.code, `${waited.stderr}\n--- operator ---\n${output.slice(-3000)}`).toBe(0);
+    expect(waited.code, `${waited.stderr}\n--- operator ---\n${operator.output().slice(-3000)}`).toBe(0);
     const reason = await kubectl(kc, [
       'wait',
       '-n',

@@ -1,25 +1,23 @@
 // ManagedDB the way a user meets it: `skylift run` as a process, the example
 // applied with kubectl, an application reading the connection Secret under
 // its own (limited) identity, and deletion leaving a final snapshot.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { DescribeDBInstancesCommand, DescribeDBSnapshotsCommand, RDSClient } from '@aws-sdk/client-rds';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../src/apis/install.ts';
-import { emulatorEnv } from '../../src/dev/emulator.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { AwsFaultProxy, rdsSlowCreate } from '../support/awsFaultProxy.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
+import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { awsClientConfig, kubeConfig, stackInfo } from '../support/stack.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 
 let ns: string;
 let proxy: AwsFaultProxy;
-let operator: ChildProcess | undefined;
-let output = '';
+let operator: SkyliftProcess;
 
 beforeAll(async () => {
   const admin = kubeClient();
@@ -27,38 +25,15 @@ beforeAll(async () => {
   ns = await newNamespace(admin, 'e2e-mdb');
   proxy = await AwsFaultProxy.start({ target: stackInfo().awsEndpoint });
   proxy.inject(rdsSlowCreate(3));
-  operator = spawn(
-    process.execPath,
-    [
-      join(repoRoot, 'src/cli/main.ts'),
-      'run',
-      '--namespaces',
-      ns,
-      '--leader-elect=false',
-      '--probe-address',
-      '127.0.0.1:0',
-      '--rds-poll-interval',
-      '1s',
-    ],
-    {
-      env: { ...process.env, ...emulatorEnv(proxy.endpoint), KUBECONFIG: stackInfo().adminKubeconfig },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  operator.stdout?.on('data', (c: Buffer) => (output += c.toString()));
-  operator.stderr?.on('data', (c: Buffer) => (output += c.toString()));
-  await waitFor(() => (output.includes('controllers started') ? true : undefined), {
+  operator = spawnSkylift(ns, proxy.endpoint, ['--rds-poll-interval', '1s']);
+  await waitFor(() => (operator.output().includes('controllers started') ? true : undefined), {
     timeoutMs: 30_000,
     description: 'skylift run started',
   });
 });
 
 afterAll(async () => {
-  if (operator !== undefined && operator.exitCode === null) {
-    const exited = once(operator, 'exit');
-    operator.kill('SIGTERM');
-    await exited;
-  }
+  await operator.stop();
   await proxy.stop();
 });
 
@@ -84,7 +59,7 @@ describe('ManagedDB with kubectl', () => {
       'manageddb/orders',
       '--timeout=120s',
     ]);
-    expect(ready.code, `${ready.stderr}\n${output.slice(-2000)}`).toBe(0);
+    expect(ready.code, `${ready.stderr}\n${operator.output().slice(-2000)}`).toBe(0);
     const get = await kubectl(kc, ['get', 'mdb', '-n', ns]);
     expect(get.stdout).toMatch(/NAME\s+ENGINE\s+VERSION\s+CLASS\s+STATUS\s+ENDPOINT\s+READY\s+SYNCED\s+AGE/);
     expect(get.stdout).toMatch(
@@ -146,34 +121,8 @@ describe('ManagedDB operator crash', () => {
     const admin = kubeClient();
     const crashNs = await newNamespace(admin, 'e2e-mdb-crash');
     const crashProxy = await AwsFaultProxy.start({ target: stackInfo().awsEndpoint });
-    const start = (): { child: ChildProcess; out: () => string } => {
-      let out = '';
-      const child = spawn(
-        process.execPath,
-        [
-          join(repoRoot, 'src/cli/main.ts'),
-          'run',
-          '--namespaces',
-          crashNs,
-          '--leader-elect=false',
-          '--probe-address',
-          '127.0.0.1:0',
-          '--rds-poll-interval',
-          '1s',
-        ],
-        {
-          env: {
-            ...process.env,
-            ...emulatorEnv(crashProxy.endpoint),
-            KUBECONFIG: stackInfo().adminKubeconfig,
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-      return { child, out: () => out };
-    };
+    const start = (): SkyliftProcess =>
+      spawnSkylift(crashNs, crashProxy.endpoint, ['--rds-poll-interval', '1s']);
     const first = start();
     crashProxy.inject({
       service: 'rds',
@@ -185,9 +134,9 @@ describe('ManagedDB operator crash', () => {
       },
       fault: { kind: 'latency', ms: 0 },
     });
-    const second: { p?: { child: ChildProcess; out: () => string } } = {};
+    const second: { p?: SkyliftProcess } = {};
     try {
-      await waitFor(() => (first.out().includes('controllers started') ? true : undefined), {
+      await waitFor(() => (first.output().includes('controllers started') ? true : undefined), {
         timeoutMs: 30_000,
         description: 'first operator started',
       });
@@ -206,7 +155,7 @@ describe('ManagedDB operator crash', () => {
         'manageddb/orders',
         '--timeout=120s',
       ]);
-      expect(ready.code, `${ready.stderr}\n${second.p.out().slice(-2000)}`).toBe(0);
+      expect(ready.code, `${ready.stderr}\n${second.p.output().slice(-2000)}`).toBe(0);
       const id = (
         await kubectl(kc, ['get', 'mdb', 'orders', '-n', crashNs, '-o', 'jsonpath={.status.identifier}'])
       ).stdout;
@@ -217,12 +166,7 @@ describe('ManagedDB operator crash', () => {
         1,
       );
     } finally {
-      const p = second.p;
-      if (p !== undefined && p.child.exitCode === null) {
-        const exited = once(p.child, 'exit');
-        p.child.kill('SIGTERM');
-        await exited;
-      }
+      await second.p?.stop();
       await crashProxy.stop();
     }
   });

@@ -1,7 +1,6 @@
 // MyIngress the way a user meets it: `skylift run` as a process, the example
 // applied with kubectl, SIGKILL of the operator in the middle of creating the
 // load balancer, a DNSRecord alias following it, and deletion leaving nothing.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { CreateSubnetCommand, CreateTagsCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
@@ -12,44 +11,24 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../src/apis/install.ts';
-import { emulatorEnv } from '../../src/dev/emulator.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
+import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { awsClientConfig, stackInfo } from '../support/stack.ts';
 
 let proxy: AwsFaultProxy;
 let ns: string;
 let zoneId: string;
-const operators: ChildProcess[] = [];
+const operators: SkyliftProcess[] = [];
 
-function startOperator(): { child: ChildProcess; output: () => string } {
-  let out = '';
-  const child = spawn(
-    process.execPath,
-    [
-      join(repoRoot, 'src/cli/main.ts'),
-      'run',
-      '--namespaces',
-      ns,
-      '--leader-elect=false',
-      '--probe-address',
-      '127.0.0.1:0',
-      '--route53-batch-window',
-      '300ms',
-    ],
-    {
-      env: { ...process.env, ...emulatorEnv(proxy.endpoint), KUBECONFIG: stackInfo().adminKubeconfig },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  operators.push(child);
-  return { child, output: () => out };
+function startOperator(): SkyliftProcess {
+  const p = spawnSkylift(ns, proxy.endpoint, ['--route53-batch-window', '300ms']);
+  operators.push(p);
+  return p;
 }
 
 beforeAll(async () => {
@@ -81,13 +60,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const c of operators) {
-    if (c.exitCode === null && c.signalCode === null) {
-      const exited = once(c, 'exit');
-      c.kill('SIGTERM');
-      await exited;
-    }
-  }
+  for (const p of operators) await p.stop();
   await proxy.stop();
 });
 
