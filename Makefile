@@ -17,7 +17,7 @@ help: ## Show the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 .PHONY: setup
-setup: node deps kube-bins moto ## Install everything: Node 24, npm deps, kube binaries, moto venv.
+setup: node deps kube-bins moto helm ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm.
 
 .PHONY: node
 node: ## Install Node 24 if the system Node is older.
@@ -33,6 +33,10 @@ deps: $(DEPS_STAMP) ## npm ci (only when package-lock.json changed).
 .PHONY: kube-bins
 kube-bins: ## Build kube-apiserver, kube-controller-manager and etcd from the Go module proxy (cached).
 	@hack/install-kube.sh >/dev/null
+
+.PHONY: helm
+helm: ## Build the Helm CLI from the Go module proxy (cached), to render and test the chart.
+	@hack/install-helm.sh >/dev/null
 
 .PHONY: moto
 moto: ## Create the moto server venv (cached).
@@ -60,9 +64,13 @@ format: node deps ## Rewrite files with Prettier.
 build: node deps ## Compile TypeScript to dist/.
 	npx tsc -p tsconfig.build.json
 
-.PHONY: crds
-crds: node deps ## Generate crds/ from the kinds in src/apis/.
+.PHONY: generate
+generate: node deps helm ## Regenerate crds/, the chart's CRD and rules copies, docs/reference/ and the kustomize base.
 	node src/apis/generate.ts
+	node src/dev/renderKustomize.ts
+
+.PHONY: crds
+crds: generate ## Same as make generate.
 
 .PHONY: dev
 dev: setup ## Start a local control plane + AWS emulator until Ctrl-C (writes .skylift/dev/).

@@ -12,6 +12,7 @@ export interface PinnedVersions {
   readonly ETCD_VERSION: string;
   readonly NODE_VERSION: string;
   readonly MOTO_VERSION: string;
+  readonly HELM_VERSION: string;
 }
 
 /** Parses `KEY=VALUE` lines, ignoring blanks and `#` comments. Pure. */
@@ -40,6 +41,7 @@ export function pinnedVersions(root: string = repoRoot): PinnedVersions {
     ETCD_VERSION: get('ETCD_VERSION'),
     NODE_VERSION: get('NODE_VERSION'),
     MOTO_VERSION: get('MOTO_VERSION'),
+    HELM_VERSION: get('HELM_VERSION'),
   };
 }
 
@@ -48,6 +50,8 @@ export interface ToolPaths {
   readonly cacheDir: string;
   readonly kubeBinDir: string;
   readonly venvDir: string;
+  /** The Helm CLI built by hack/install-helm.sh. */
+  readonly helmBin: string;
 }
 
 /** Resolves tool locations from the environment exactly as hack/lib.sh does. Pure given `env`. */
@@ -60,5 +64,6 @@ export function toolPaths(
     cacheDir,
     kubeBinDir: env.SKYLIFT_KUBE_BIN_DIR ?? join(cacheDir, 'kube', versions.KUBE_VERSION),
     venvDir: env.SKYLIFT_VENV_DIR ?? join(cacheDir, 'venv', `moto-${versions.MOTO_VERSION}`),
+    helmBin: join(cacheDir, 'helm', versions.HELM_VERSION, 'helm'),
   };
 }

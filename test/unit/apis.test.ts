@@ -6,7 +6,7 @@ import { undocumented } from '../../src/apis/schema.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 
 describe('APIs', () => {
-  it('crds/ matches what src/apis generates (run make crds after changing an API)', () => {
+  it('generated files (crds/, chart copies, docs/reference/) match their sources (run make generate)', () => {
     const r = spawnSync(process.execPath, [join(repoRoot, 'src/apis/generate.ts'), '--check'], {
       encoding: 'utf8',
     });

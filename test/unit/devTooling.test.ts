@@ -19,6 +19,9 @@ describe('pinned versions', () => {
     expect(readFileSync(join(repoRoot, 'hack/etcd/go.mod'), 'utf8')).toContain(
       `go.etcd.io/etcd/server/v3 ${v.ETCD_VERSION}`,
     );
+    expect(readFileSync(join(repoRoot, 'hack/helm/go.mod'), 'utf8')).toContain(
+      `helm.sh/helm/v4 ${v.HELM_VERSION}`,
+    );
     expect(readFileSync(join(repoRoot, 'localstack/requirements.txt'), 'utf8')).toContain(
       `moto[server]==${v.MOTO_VERSION}\n`,
     );
@@ -40,6 +43,7 @@ describe('toolPaths', () => {
     ETCD_VERSION: 'v3',
     NODE_VERSION: '24.0.0',
     MOTO_VERSION: '9.9',
+    HELM_VERSION: 'v4.0.0',
   };
   it.each([
     {

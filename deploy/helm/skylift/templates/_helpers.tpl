@@ -1,0 +1,65 @@
+{{/* The release's full name, at most 63 characters. */}}
+{{- define "skylift.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels on every object. */}}
+{{- define "skylift.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Labels that select the operator's pods. */}}
+{{- define "skylift.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "skylift.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "skylift.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "skylift.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The operator's rights on the objects it manages, in every watched namespace.
+Least privilege: no wildcards; Secrets only get/create/patch (connection Secrets
+are written with server-side apply and never listed or watched).
+*/}}
+{{- define "skylift.managedRules" -}}
+- apiGroups: [aws.skylift.dev]
+  resources: [dnsrecords, myingresses, manageddbs]
+  verbs: [get, list, watch, patch]
+- apiGroups: [aws.skylift.dev]
+  resources: [dnsrecords/status, myingresses/status, manageddbs/status]
+  verbs: [get, patch]
+- apiGroups: ['']
+  resources: [services]
+  verbs: [get, list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list, watch]
+- apiGroups: ['']
+  resources: [secrets]
+  verbs: [get, create, patch]
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- end -}}

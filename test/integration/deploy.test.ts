@@ -1,0 +1,234 @@
+// The install paths as a platform team uses them: the Helm chart and the
+// kustomize base render, meet the "restricted" Pod Security Standard and
+// least-privilege RBAC, and what they render is accepted by the real
+// kube-apiserver (kubectl apply --dry-run=server).
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { chartDir, helm, helmTemplate } from '../../src/dev/chart.ts';
+import { repoRoot } from '../../src/dev/paths.ts';
+import { kubeClient, newNamespace } from '../support/kube.ts';
+import { kubectl } from '../support/kubectl.ts';
+import { stackInfo } from '../support/stack.ts';
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  [key: string]: unknown;
+}
+interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+interface PodSpec {
+  serviceAccountName: string;
+  securityContext: Record<string, unknown>;
+  topologySpreadConstraints?: { topologyKey: string }[];
+  containers: {
+    args: string[];
+    securityContext: Record<string, unknown>;
+    resources: { requests?: Record<string, string>; limits?: Record<string, string> };
+    livenessProbe?: unknown;
+    readinessProbe?: unknown;
+  }[];
+}
+
+function docs(text: string): Manifest[] {
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((d): d is Manifest => d !== null);
+}
+function one(all: Manifest[], kind: string, name?: string): Manifest {
+  const found = all.filter((m) => m.kind === kind && (name === undefined || m.metadata.name === name));
+  expect(found, `${kind} ${name ?? ''}`).toHaveLength(1);
+  return found[0] as Manifest;
+}
+const podSpec = (deployment: Manifest): PodSpec =>
+  (deployment as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+const rulesOf = (role: Manifest): PolicyRule[] => (role as unknown as { rules: PolicyRule[] }).rules;
+
+/** Applies manifests with `kubectl apply --dry-run=server`; returns kubectl's result. */
+async function serverDryRun(text: string) {
+  return kubectl(
+    stackInfo().adminKubeconfig,
+    ['apply', '--server-side', '--field-manager=skylift-test', '--dry-run=server', '-f', '-'],
+    text,
+  );
+}
+
+describe('Helm chart', () => {
+  let defaults: Manifest[];
+  beforeAll(async () => {
+    defaults = docs(await helmTemplate());
+  });
+
+  it('passes helm lint --strict', async () => {
+    const out = await helm([
+      'lint',
+      '--strict',
+      chartDir,
+      '--set',
+      'serviceAccount.roleArn=arn:aws:iam::1:role/x',
+    ]);
+    expect(out).toContain('0 chart(s) failed');
+  });
+
+  it('runs two replicas with leader election under the "restricted" Pod Security Standard', () => {
+    const deployment = one(defaults, 'Deployment');
+    expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBe(2);
+    const pod = podSpec(deployment);
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    const [container] = pod.containers;
+    expect(container?.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(container?.args).toEqual(
+      expect.arrayContaining(['run', '--leader-elect=true', '--region=us-east-1']),
+    );
+    expect(container?.resources.requests).toBeDefined();
+    expect(container?.resources.limits?.memory).toBeDefined();
+    expect(container?.livenessProbe).toBeDefined();
+    expect(container?.readinessProbe).toBeDefined();
+    expect(pod.topologySpreadConstraints?.map((t) => t.topologyKey)).toEqual([
+      'kubernetes.io/hostname',
+      'topology.kubernetes.io/zone',
+    ]);
+    expect(one(defaults, 'PodDisruptionBudget')).toBeDefined();
+    expect(one(defaults, 'Service', 'skylift-metrics')).toBeDefined();
+    // Nothing from the Prometheus Operator unless asked for.
+    expect(defaults.filter((m) => m.apiVersion.startsWith('monitoring.coreos.com'))).toEqual([]);
+  });
+
+  it('puts the IRSA role on the ServiceAccount the pods run as', async () => {
+    const role = 'arn:aws:iam::111122223333:role/skylift-operator';
+    const all = docs(await helmTemplate({ values: { serviceAccount: { roleArn: role } } }));
+    const sa = one(all, 'ServiceAccount');
+    expect(sa.metadata.annotations?.['eks.amazonaws.com/role-arn']).toBe(role);
+    expect(podSpec(one(all, 'Deployment')).serviceAccountName).toBe(sa.metadata.name);
+  });
+
+  it('grants least privilege: no wildcards, Secrets only get/create/patch, the Lease only in its namespace', () => {
+    const clusterRole = one(defaults, 'ClusterRole');
+    const rules = rulesOf(clusterRole);
+    for (const r of [...rules, ...rulesOf(one(defaults, 'Role'))]) {
+      expect([...r.verbs, ...r.resources, ...r.apiGroups]).not.toContain('*');
+    }
+    const secretVerbs = rules.filter((r) => r.resources.includes('secrets')).flatMap((r) => r.verbs);
+    expect(secretVerbs.sort()).toEqual(['create', 'get', 'patch']);
+    expect(rules.flatMap((r) => r.resources)).not.toContain('leases');
+    expect(rules.flatMap((r) => r.verbs)).not.toContain('delete');
+    const leaseRole = one(defaults, 'Role');
+    expect(leaseRole.metadata.namespace).toBe('skylift-system');
+    expect(rulesOf(leaseRole).flatMap((r) => r.resources)).toEqual(['leases', 'leases']);
+  });
+
+  it('uses namespaced Roles, not a ClusterRole, when watchNamespaces is set', async () => {
+    const all = docs(await helmTemplate({ values: { watchNamespaces: ['team-a', 'team-b'] } }));
+    expect(all.filter((m) => m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding')).toEqual([]);
+    const roles = all.filter((m) => m.kind === 'Role' && m.metadata.name === 'skylift');
+    expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
+    expect(podSpec(one(all, 'Deployment')).containers[0]?.args).toContain('--namespaces=team-a,team-b');
+  });
+
+  it('installs the CRDs from crds/, kept on uninstall', () => {
+    const crds = defaults.filter((m) => m.kind === 'CustomResourceDefinition');
+    expect(crds.map((c) => c.metadata.name).sort()).toEqual([
+      'dnsrecords.aws.skylift.dev',
+      'manageddbs.aws.skylift.dev',
+      'myingresses.aws.skylift.dev',
+    ]);
+    for (const crd of crds) {
+      expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+      const file = readFileSync(
+        join(repoRoot, 'crds', `aws.skylift.dev_${crd.metadata.name.split('.')[0] ?? ''}.yaml`),
+        'utf8',
+      );
+      const committed = docs(file)[0] as Manifest;
+      expect((crd as unknown as { spec: unknown }).spec).toEqual(
+        (committed as unknown as { spec: unknown }).spec,
+      );
+    }
+  });
+
+  it('is accepted by kube-apiserver (kubectl apply --dry-run=server), with IRSA and namespaced RBAC too', async () => {
+    const client = kubeClient();
+    const ns = await newNamespace(client, 'chart');
+    // PodSecurity admission warns (on stderr) about a Deployment whose pods break "restricted".
+    const label = ['label', 'namespace', ns, 'pod-security.kubernetes.io/warn=restricted'];
+    expect((await kubectl(stackInfo().adminKubeconfig, label)).code).toBe(0);
+    for (const values of [
+      {},
+      { serviceAccount: { roleArn: 'arn:aws:iam::1:role/x' }, watchNamespaces: [ns] },
+    ]) {
+      const r = await serverDryRun(await helmTemplate({ namespace: ns, values }));
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/deployment\.apps\/skylift serverside-applied \(server dry run\)/);
+      expect(r.stdout).toMatch(/clusterrole|role\.rbac/);
+    }
+  });
+});
+
+describe('kustomize base', () => {
+  it('is the chart rendered with its default values (make generate keeps it so)', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      join(repoRoot, 'src/dev/renderKustomize.ts'),
+      '--check',
+    ]);
+    expect(stdout).toContain('up to date');
+  });
+
+  it.each(['deploy/kustomize/base', 'deploy/kustomize/overlays/eks'])(
+    '%s renders and is accepted by kube-apiserver',
+    async (dir) => {
+      const rendered = await kubectl(stackInfo().adminKubeconfig, ['kustomize', join(repoRoot, dir)]);
+      expect(rendered.stderr).toBe('');
+      const all = docs(rendered.stdout);
+      expect(all.map((m) => m.kind)).toEqual(
+        expect.arrayContaining(['Namespace', 'CustomResourceDefinition', 'Deployment']),
+      );
+      for (const m of all.filter(
+        (x) =>
+          x.kind !== 'Namespace' && x.kind !== 'CustomResourceDefinition' && !x.kind.startsWith('Cluster'),
+      )) {
+        expect(m.metadata.namespace, `${m.kind}/${m.metadata.name}`).toBe('skylift-system');
+      }
+      // The Namespace must exist for a server-side dry run of what goes into it. It enforces the
+      // "restricted" Pod Security Standard, so PodSecurity admission would warn on stderr about a
+      // Deployment whose pods break it.
+      const nsFile = join(repoRoot, 'deploy/kustomize/base/namespace.yaml');
+      expect(
+        (await kubectl(stackInfo().adminKubeconfig, ['apply', '--server-side', '-f', nsFile])).code,
+      ).toBe(0);
+      const r = await serverDryRun(rendered.stdout);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('deployment.apps/skylift');
+      if (dir.endsWith('eks')) {
+        const sa = one(all, 'ServiceAccount');
+        expect(sa.metadata.annotations?.['eks.amazonaws.com/role-arn']).toMatch(
+          /^arn:aws:iam::\d{12}:role\//,
+        );
+        const args = podSpec(one(all, 'Deployment')).containers[0]?.args ?? [];
+        expect(args).toEqual(expect.arrayContaining(['--region=eu-west-1', '--cluster-id=prod-eu-1']));
+        expect(args.filter((a) => a.startsWith('--cluster-id'))).toHaveLength(1);
+      }
+    },
+  );
+});
