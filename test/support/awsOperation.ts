@@ -7,6 +7,8 @@ export interface AwsCall {
   readonly method: string;
   readonly path: string;
   readonly body: string;
+  /** The access key the request is signed with (SigV4 credential scope); undefined when unsigned. */
+  readonly accessKeyId?: string;
 }
 
 /** The wire protocol a service speaks, which decides how errors are shaped. */
@@ -41,6 +43,11 @@ const route53Routes: readonly { method: string; path: RegExp; operation: string 
   { method: 'POST', path: /^\/2013-04-01\/tags\/[^/]+\/?$/, operation: 'ListTagsForResources' },
 ];
 
+/** The access key named in a SigV4 Authorization header, if any. Pure. */
+export function signingAccessKey(authorization: string | undefined): string | undefined {
+  return /Credential=([^/,\s]+)\//.exec(authorization ?? '')?.[1];
+}
+
 /** The signing service named in a SigV4 Authorization header, if any. Pure. */
 export function signingService(authorization: string | undefined): string | undefined {
   const m = /Credential=[^/]+\/\d{8}\/[^/]+\/([^/]+)\/aws4_request/.exec(authorization ?? '');
@@ -65,7 +72,13 @@ export function identifyCall(req: {
     const v = req.headers[name];
     return Array.isArray(v) ? v[0] : v;
   };
-  const base = { method: req.method, path, body: req.body };
+  const accessKeyId = signingAccessKey(header('authorization'));
+  const base = {
+    method: req.method,
+    path,
+    body: req.body,
+    ...(accessKeyId !== undefined ? { accessKeyId } : {}),
+  };
   if (path.startsWith('/moto-api')) return { ...base, service: 'moto', operation: path };
 
   const form = (header('content-type') ?? '').includes('x-www-form-urlencoded')

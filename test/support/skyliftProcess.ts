@@ -24,23 +24,37 @@ export function spawnSkylift(
   awsEndpoint: string,
   extraArgs: readonly string[] = [],
 ): SkyliftProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      join(repoRoot, 'src/cli/main.ts'),
-      'run',
-      '--namespaces',
-      namespace,
-      '--leader-elect=false',
-      '--probe-address',
-      '127.0.0.1:0',
-      ...extraArgs,
-    ],
-    {
-      env: { ...process.env, ...emulatorEnv(awsEndpoint), KUBECONFIG: stackInfo().adminKubeconfig },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  return spawnSkyliftRun({
+    args: ['--namespaces', namespace, '--leader-elect=false', ...extraArgs],
+    env: emulatorEnv(awsEndpoint),
+  });
+}
+
+/** How {@link spawnSkyliftRun} starts the operator. */
+export interface SkyliftRunSpec {
+  /** `skylift run` flags; `--probe-address 127.0.0.1:0` is added unless given. */
+  readonly args: readonly string[];
+  /** Defaults to the stack's admin kubeconfig. */
+  readonly kubeconfig?: string;
+  /** Environment added to (or, with undefined values, removed from) this process's. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** Starts `skylift run` with exactly the given flags, kubeconfig and environment. */
+export function spawnSkyliftRun(spec: SkyliftRunSpec): SkyliftProcess {
+  const merged: Record<string, string | undefined> = {
+    ...process.env,
+    KUBECONFIG: spec.kubeconfig ?? stackInfo().adminKubeconfig,
+    ...spec.env,
+  };
+  const env = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined));
+  const probe = spec.args.some((a) => a.startsWith('--probe-address'))
+    ? []
+    : ['--probe-address', '127.0.0.1:0'];
+  const child = spawn(process.execPath, [join(repoRoot, 'src/cli/main.ts'), 'run', ...probe, ...spec.args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));

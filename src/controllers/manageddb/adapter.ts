@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  AddTagsToResourceCommand,
   CreateDBInstanceCommand,
   DeleteDBInstanceCommand,
   DescribeDBInstancesCommand,
@@ -319,6 +320,9 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
       ...(s.vpcSecurityGroupIds !== undefined ? { VpcSecurityGroupIds: s.vpcSecurityGroupIds } : {}),
       DeletionProtection: s.deletionProtection ?? false,
       Tags: tags,
+      // Snapshots (scheduled, on request, final) carry the ownership tags, so the IAM policy can
+      // scope snapshot deletion to Skylift's own and a later lookup can tell whose they are.
+      CopyTagsToSnapshot: true,
     };
     try {
       if (s.restoreFrom !== undefined) {
@@ -380,7 +384,6 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
     const id = db.DBInstanceIdentifier ?? this.identifier(mr);
     const { input, changes } = modificationsFor(mr, db);
     if (observed.ownership?.uid !== ctx.ownership.uid && db.DBInstanceArn !== undefined) {
-      const { AddTagsToResourceCommand } = await import('@aws-sdk/client-rds');
       const arn = db.DBInstanceArn;
       await call('tag DB instance', () =>
         this.d.rds.send(

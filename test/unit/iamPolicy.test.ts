@@ -1,0 +1,203 @@
+// deploy/iam/policy.json allows every AWS operation the operator's code calls
+// (the list is read from the code's imports, not written down twice), only
+// under Skylift's ownership tags where IAM can scope it, and nothing broader.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../src/dev/paths.ts';
+
+interface Statement {
+  Sid: string;
+  Effect: 'Allow' | 'Deny';
+  Action: string | string[];
+  Resource: string | string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
+}
+const policy = JSON.parse(readFileSync(join(repoRoot, 'deploy/iam/policy.json'), 'utf8')) as {
+  Version: string;
+  Statement: Statement[];
+};
+
+/** IAM service prefix of each AWS SDK client package the operator uses. */
+const iamPrefix: Record<string, string> = {
+  '@aws-sdk/client-route-53': 'route53',
+  '@aws-sdk/client-elastic-load-balancing-v2': 'elasticloadbalancing',
+  '@aws-sdk/client-rds': 'rds',
+  '@aws-sdk/client-ec2': 'ec2',
+};
+/** The operator's code: what runs in the pod under the IAM role (not the dev tooling or the CLI's helpers). */
+const operatorCode = ['src/operator.ts', 'src/runtime', 'src/providers', 'src/controllers'];
+
+function files(path: string): string[] {
+  const abs = join(repoRoot, path);
+  if (statSync(abs).isFile()) return [abs];
+  return readdirSync(abs).flatMap((n) => files(relative(repoRoot, join(abs, n))));
+}
+
+/** `prefix:Operation` for every `new XCommand(` whose import comes from an AWS SDK client. */
+function operationsInCode(): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const file of operatorCode
+    .flatMap(files)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
+    const text = readFileSync(file, 'utf8');
+    for (const imp of text.matchAll(
+      /import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'(@aws-sdk\/client-[a-z0-9-]+)'/g,
+    )) {
+      const pkg = imp[2] ?? '';
+      const prefix = iamPrefix[pkg];
+      const names = (imp[1] ?? '').split(',').map(
+        (n) =>
+          n
+            .trim()
+            .replace(/^type\s+/, '')
+            .split(/\s+as\s+/)
+            .pop() ?? '',
+      );
+      for (const name of names.filter((n) => n.endsWith('Command'))) {
+        if (!new RegExp(`new ${name}\\(`).test(text)) continue;
+        expect(
+          prefix,
+          `${pkg} (used in ${relative(repoRoot, file)}) has no IAM prefix in this test`,
+        ).toBeDefined();
+        const action = `${prefix ?? ''}:${name.replace(/Command$/, '')}`;
+        found.set(action, [...(found.get(action) ?? []), relative(repoRoot, file)]);
+      }
+    }
+  }
+  return found;
+}
+
+const list = (v: string | string[] | undefined): string[] =>
+  v === undefined ? [] : Array.isArray(v) ? v : [v];
+const globMatch = (pattern: string, value: string): boolean =>
+  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(value);
+
+/** The request context of a call: condition keys present with their values. */
+type Context = Record<string, string>;
+
+/** Whether a statement's conditions hold in the context (the operators this policy uses). */
+function conditionsHold(s: Statement, ctx: Context): boolean {
+  for (const [op, keys] of Object.entries(s.Condition ?? {})) {
+    for (const [key, want] of Object.entries(keys)) {
+      const have = ctx[key];
+      const values = list(want);
+      switch (op) {
+        case 'Null':
+          if ((have === undefined) !== (values[0] === 'true')) return false;
+          break;
+        case 'StringEquals':
+          if (have === undefined || !values.includes(have)) return false;
+          break;
+        case 'StringLike':
+          if (have === undefined || !values.some((v) => globMatch(v, have))) return false;
+          break;
+        default:
+          throw new Error(`condition operator ${op} is not understood by this test`);
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * The ARN of the resource an action mainly acts on (what its tag conditions are about); IAM also
+ * checks secondary resources (a subnet group, a source snapshot), which this test does not model.
+ */
+function primaryResource(action: string): string {
+  const [service, op = ''] = action.split(':');
+  switch (service) {
+    case 'rds':
+      return /^(DeleteDBSnapshot|DescribeDBSnapshots)$/.test(op)
+        ? 'arn:aws:rds:us-east-1:111122223333:snapshot:orders-1'
+        : 'arn:aws:rds:us-east-1:111122223333:db:orders';
+    case 'route53':
+      return 'arn:aws:route53:::hostedzone/Z0123456789';
+    case 'elasticloadbalancing':
+      return 'arn:aws:elasticloadbalancing:us-east-1:111122223333:loadbalancer/app/shop/0123456789abcdef';
+    default:
+      return `arn:aws:${service ?? ''}:us-east-1:111122223333:subnet/subnet-0123`;
+  }
+}
+
+/** Allowed when an Allow statement matches action, resource and conditions and no Deny does. */
+function allowed(action: string, ctx: Context): boolean {
+  const resource = primaryResource(action);
+  const matching = policy.Statement.filter(
+    (s) =>
+      list(s.Action).some((a) => globMatch(a, action)) &&
+      list(s.Resource).some((r) => globMatch(r, resource)) &&
+      conditionsHold(s, ctx),
+  );
+  return matching.some((s) => s.Effect === 'Allow') && !matching.some((s) => s.Effect === 'Deny');
+}
+
+/** What Skylift's own calls carry: ownership request tags on creates, ownership tags on its resources. */
+function skyliftContext(action: string): Context {
+  const op = action.split(':')[1] ?? '';
+  return {
+    'aws:RequestTag/skylift.dev/cluster': 'prod',
+    'aws:ResourceTag/skylift.dev/cluster': 'prod',
+    'elasticloadbalancing:CreateAction': op,
+  };
+}
+
+describe('deploy/iam/policy.json', () => {
+  const operations = operationsInCode();
+
+  it('finds the operations in the code (sanity: all four services)', () => {
+    const services = new Set([...operations.keys()].map((a) => a.split(':')[0]));
+    expect([...services].sort()).toEqual(['ec2', 'elasticloadbalancing', 'rds', 'route53']);
+    expect(operations.size).toBeGreaterThan(30);
+  });
+
+  it.each([...operationsInCode().entries()].map(([action, where]) => ({ action, where: where.join(', ') })))(
+    'allows $action (called in $where) with Skylift’s ownership tags',
+    ({ action }) => {
+      expect(allowed(action, skyliftContext(action))).toBe(true);
+    },
+  );
+
+  it('refuses creates without ownership request tags and changes to resources without ownership tags', () => {
+    const mutating = [...operations.keys()].filter((a) =>
+      /^(elasticloadbalancing|rds):(Create|Delete|Modify|Register|Deregister|Set|Reboot|Restore|AddTags)/.test(
+        a,
+      ),
+    );
+    expect(mutating.length).toBeGreaterThan(15);
+    for (const action of mutating) {
+      const op = action.split(':')[1] ?? '';
+      const untagged: Context = { 'elasticloadbalancing:CreateAction': op };
+      expect(allowed(action, untagged), `${action} without tags`).toBe(false);
+    }
+  });
+
+  it('grants nothing the code does not call, and no service-wide wildcards', () => {
+    const extra = new Set([
+      // Needed by AWS itself on the operator's behalf, not called by the code:
+      'elasticloadbalancing:AddTags', // tag-on-create of load balancers, target groups, listeners, rules
+      'secretsmanager:CreateSecret', // ManagedDB password.managedByAWS (RDS creates the secret)
+      'secretsmanager:TagResource',
+      'kms:DescribeKey',
+      'iam:CreateServiceLinkedRole', // first load balancer / DB instance in an account
+    ]);
+    for (const s of policy.Statement) {
+      for (const action of list(s.Action)) {
+        expect(action, s.Sid).not.toMatch(/\*/);
+        expect(operations.has(action) || extra.has(action), `${s.Sid} grants ${action}`).toBe(true);
+      }
+    }
+    expect(policy.Version).toBe('2012-10-17');
+  });
+
+  it('has a trust policy example for IRSA', () => {
+    const trust = JSON.parse(readFileSync(join(repoRoot, 'deploy/iam/trust-policy.json'), 'utf8')) as {
+      Statement: { Action: string; Condition: { StringEquals: Record<string, string> } }[];
+    };
+    const [st] = trust.Statement;
+    expect(st?.Action).toBe('sts:AssumeRoleWithWebIdentity');
+    expect(Object.values(st?.Condition.StringEquals ?? {})).toEqual(
+      expect.arrayContaining(['system:serviceaccount:skylift-system:skylift', 'sts.amazonaws.com']),
+    );
+  });
+});
