@@ -36,6 +36,10 @@ export interface SkyliftRunSpec {
   readonly args: readonly string[];
   /** Defaults to the stack's admin kubeconfig. */
   readonly kubeconfig?: string;
+  /** The CLI entry point; defaults to src/cli/main.ts (a built dist/cli/main.js also works). */
+  readonly entry?: string;
+  /** Working directory; defaults to this process's. */
+  readonly cwd?: string;
   /** Environment added to (or, with undefined values, removed from) this process's. */
   readonly env: Readonly<Record<string, string | undefined>>;
 }
@@ -51,8 +55,10 @@ export function spawnSkyliftRun(spec: SkyliftRunSpec): SkyliftProcess {
   const probe = spec.args.some((a) => a.startsWith('--probe-address'))
     ? []
     : ['--probe-address', '127.0.0.1:0'];
-  const child = spawn(process.execPath, [join(repoRoot, 'src/cli/main.ts'), 'run', ...probe, ...spec.args], {
+  const entry = spec.entry ?? join(repoRoot, 'src/cli/main.ts');
+  const child = spawn(process.execPath, [entry, 'run', ...probe, ...spec.args], {
     env,
+    ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
