@@ -17,7 +17,7 @@ help: ## Show the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 .PHONY: setup
-setup: node deps kube-bins moto helm ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm.
+setup: node deps kube-bins moto helm promtool luahealth ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth.
 
 .PHONY: node
 node: ## Install Node 24 if the system Node is older.
@@ -38,6 +38,14 @@ kube-bins: ## Build kube-apiserver, kube-controller-manager and etcd from the Go
 helm: ## Build the Helm CLI from the Go module proxy (cached), to render and test the chart.
 	@hack/install-helm.sh >/dev/null
 
+.PHONY: promtool
+promtool: ## Unpack promtool from Debian's prometheus package (cached), to check the alerting rules.
+	@hack/install-promtool.sh >/dev/null
+
+.PHONY: luahealth
+luahealth: ## Build hack/luahealth (Argo CD's Lua interpreter, cached), to test the Argo CD health checks.
+	@hack/install-luahealth.sh >/dev/null
+
 .PHONY: moto
 moto: ## Create the moto server venv (cached).
 	@localstack/install-moto.sh >/dev/null
@@ -47,7 +55,7 @@ test: setup ## Run unit and integration tests against a real kube-apiserver + et
 	npx vitest run
 
 .PHONY: test-unit
-test-unit: node deps ## Unit tests only (no control plane, no emulator).
+test-unit: node deps luahealth ## Unit tests only (no control plane, no emulator).
 	npx vitest run --project unit
 
 .PHONY: lint
@@ -68,6 +76,7 @@ build: node deps ## Compile TypeScript to dist/.
 generate: node deps helm ## Regenerate crds/, the chart's CRD and rules copies, docs/reference/ and the kustomize base.
 	node src/apis/generate.ts
 	node src/dev/renderKustomize.ts
+	node src/dev/argocdHealth.ts
 
 .PHONY: crds
 crds: generate ## Same as make generate.

@@ -83,23 +83,24 @@ export interface MyIngressSpec extends ManagedSpec {
 
 export type MyIngress = ManagedObject<MyIngressSpec>;
 
+// Fields inside list items carry no schema defaults (Skylift applies them, see desired.ts): a
+// client-side `kubectl apply` or Argo CD's default diff replaces a list whole, so a defaulted item
+// would never match its manifest and show a perpetual diff.
 const backend = obj(
   'A Service in the same namespace; its ready endpoints (EndpointSlices) are registered as IP targets of a target group Skylift manages.',
   {
     name: str('Service name.', { minLength: 1, maxLength: 63 }),
     port: int('Service port number.', { minimum: 1, maximum: 65535 }),
     healthCheck: obj('Target group health check.', {
-      path: str('HTTP path probed.', { default: '/', maxLength: 1024, pattern: '^/' }),
-      intervalSeconds: int('Seconds between probes.', { minimum: 5, maximum: 300, default: 15 }),
-      timeoutSeconds: int('Seconds before a probe fails.', { minimum: 2, maximum: 120, default: 5 }),
-      healthyThresholdCount: int('Probes to pass before healthy.', { minimum: 2, maximum: 10, default: 2 }),
-      unhealthyThresholdCount: int('Probes to fail before unhealthy.', {
+      path: str('HTTP path probed (default /).', { maxLength: 1024, pattern: '^/' }),
+      intervalSeconds: int('Seconds between probes (default 15).', { minimum: 5, maximum: 300 }),
+      timeoutSeconds: int('Seconds before a probe fails (default 5).', { minimum: 2, maximum: 120 }),
+      healthyThresholdCount: int('Probes to pass before healthy (default 2).', { minimum: 2, maximum: 10 }),
+      unhealthyThresholdCount: int('Probes to fail before unhealthy (default 2).', {
         minimum: 2,
         maximum: 10,
-        default: 2,
       }),
-      matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399.', {
-        default: '200',
+      matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
         pattern: '^[0-9]{3}([-,][0-9]{3})*$',
       }),
     }),
@@ -116,27 +117,22 @@ const action = (what: string): Schema =>
         'Answer directly.',
         {
           statusCode: int('HTTP status code.', { minimum: 200, maximum: 599 }),
-          contentType: str('Content type.', {
+          contentType: str('Content type (default text/plain).', {
             enum: ['text/plain', 'text/css', 'text/html', 'application/javascript', 'application/json'],
-            default: 'text/plain',
           }),
           body: str('Response body.', { maxLength: 1024 }),
         },
         { required: ['statusCode'] },
       ),
       redirect: obj('Redirect the client.', {
-        protocol: str('HTTP, HTTPS or #{protocol}.', {
-          default: '#{protocol}',
+        protocol: str('HTTP, HTTPS or #{protocol} (the default).', {
           pattern: '^(HTTP|HTTPS|#\\{protocol\\})$',
         }),
-        port: str('Port or #{port}.', { default: '#{port}', maxLength: 16 }),
-        host: str('Host or #{host}.', { default: '#{host}', maxLength: 128 }),
-        path: str('Path or /#{path}.', { default: '/#{path}', maxLength: 128 }),
-        query: str('Query or #{query}.', { default: '#{query}', maxLength: 128 }),
-        statusCode: str('HTTP_301 (permanent) or HTTP_302.', {
-          enum: ['HTTP_301', 'HTTP_302'],
-          default: 'HTTP_301',
-        }),
+        port: str('Port or #{port} (the default).', { maxLength: 16 }),
+        host: str('Host or #{host} (the default).', { maxLength: 128 }),
+        path: str('Path or /#{path} (the default).', { maxLength: 128 }),
+        query: str('Query or #{query} (the default).', { maxLength: 128 }),
+        statusCode: str('HTTP_301 (permanent, the default) or HTTP_302.', { enum: ['HTTP_301', 'HTTP_302'] }),
       }),
     },
     {

@@ -1,0 +1,17 @@
+-- MyIngress: a load balancer that AWS reports as failed is Degraded.
+function kind.failure(obj, ready, synced)
+  local status = obj.status or {}
+  if status.state == "failed" or (ready ~= nil and ready.status == "False" and ready.reason == "Failed") then
+    local message = "the load balancer failed"
+    if ready ~= nil and ready.message ~= nil and ready.message ~= "" then
+      message = ready.message
+    end
+    return { status = "Degraded", message = "AWS reports the load balancer as failed: " .. message }
+  end
+  return nil
+end
+
+function kind.healthyMessage(obj)
+  local status = obj.status or {}
+  return "Load balancer " .. text(status.dnsName) .. " is active"
+end
