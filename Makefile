@@ -55,7 +55,7 @@ test: setup ## Run unit and integration tests against a real kube-apiserver + et
 	npx vitest run
 
 .PHONY: test-unit
-test-unit: node deps luahealth ## Unit tests only (no control plane, no emulator).
+test-unit: node deps luahealth promtool ## Unit tests only (no control plane, no emulator).
 	npx vitest run --project unit
 
 .PHONY: lint

@@ -12,6 +12,7 @@ import { Manager, type ManagerExit } from './runtime/manager.ts';
 import { Metrics } from './runtime/metrics.ts';
 import type { LeaseTiming } from './runtime/leaderElection.ts';
 import { createAwsClients, type AwsClients } from './providers/aws/clients.ts';
+import { startTracing } from './runtime/tracing.ts';
 
 /** What a kind contributes to the operator: its controller, built from the shared plumbing. */
 export type ControllerFactory = (shared: SharedPlumbing) => Controller<ManagedObject>;
@@ -100,8 +101,10 @@ export function startOperator(
       : undefined,
   });
   for (const f of factories) manager.add(f(shared));
+  let stopRequested = false;
   const onSignal = (sig: NodeJS.Signals): void => {
     logger.info({ signal: sig }, 'shutting down');
+    stopRequested = true;
     manager.stop();
   };
   process.once('SIGTERM', onSignal);
@@ -115,10 +118,22 @@ export function startOperator(
     },
     'starting skylift',
   );
-  const done = manager.run().finally(() => {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    aws.destroy();
+  // Tracing (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set) is up before the
+  // first reconcile, and flushed after the last one.
+  const tracing = startTracing({ instanceId: identity }).catch((err: unknown) => {
+    logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'tracing not started');
+    return undefined;
+  });
+  const done = tracing.then(async (t) => {
+    if (t?.enabled === true) logger.info('tracing enabled: exporting spans over OTLP');
+    try {
+      return stopRequested ? 'stopped' : await manager.run();
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      aws.destroy();
+      await t?.shutdown();
+    }
   });
   return { manager, logger, done };
 }

@@ -102,6 +102,13 @@ export class Controller<T extends ManagedObject> {
       }
     }
     opts.metrics.managedSources.push(() => this.readiness());
+    opts.metrics.notReadySources.push(() => ({
+      kind: opts.type.kind,
+      seconds: oldestNotReadySeconds(
+        this.primary.flatMap((i) => i.list()),
+        opts.clock.now(),
+      ),
+    }));
   }
 
   /** The cached primary object for a key. */
@@ -221,4 +228,22 @@ export function significant(old: KubeObject, obj: KubeObject): boolean {
     old.metadata.deletionTimestamp !== obj.metadata.deletionTimestamp ||
     old.metadata.annotations?.[requestAnnotation] !== obj.metadata.annotations?.[requestAnnotation]
   );
+}
+
+/**
+ * How long, in seconds, the object that has waited longest has not been
+ * Ready: since its Ready condition last changed to something other than
+ * True, or since its creation when it has no Ready condition yet. 0 when
+ * every object is Ready (or there are none), so an alert sees a value, not
+ * an absent series. Pure.
+ */
+export function oldestNotReadySeconds(objects: readonly ManagedObject[], nowMs: number): number {
+  let oldest = nowMs;
+  for (const obj of objects) {
+    const ready = getCondition(obj.status?.conditions, ConditionType.Ready);
+    if (ready?.status === 'True') continue;
+    const since = Date.parse(ready?.lastTransitionTime ?? obj.metadata.creationTimestamp ?? '');
+    if (Number.isFinite(since)) oldest = Math.min(oldest, since);
+  }
+  return Math.max(0, (nowMs - oldest) / 1000);
 }

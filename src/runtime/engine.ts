@@ -24,6 +24,7 @@ import {
 } from './managed.ts';
 import { mergePatchFor } from './mergePatch.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
+import { inReconcileSpan, type ReconcileSpan, type ReconcileSpanTarget } from './tracing.ts';
 
 /** Whether the AWS resource is usable, as an adapter judges it. */
 export interface ReadyState {
@@ -159,15 +160,27 @@ export class Engine<T extends ManagedObject> {
     this.name = opts.type.kind.toLowerCase();
   }
 
-  /** Reconciles one object read from the cache. Never throws. */
-  async reconcile(obj: T): Promise<ReconcileOutcome> {
-    const started = this.o.clock.now();
-    const log = this.o.logger.child({
+  /** Reconciles one object read from the cache, in a tracing span when tracing is on. Never throws. */
+  reconcile(obj: T): Promise<ReconcileOutcome> {
+    const target = {
       reconcileId: randomUUID(),
       kind: this.o.type.kind,
       namespace: obj.metadata.namespace,
       name: obj.metadata.name,
-    });
+    };
+    return inReconcileSpan(target, (span) => this.reconcileOnce(obj, target, span));
+  }
+
+  private async reconcileOnce(
+    obj: T,
+    target: ReconcileSpanTarget,
+    span: ReconcileSpan,
+  ): Promise<ReconcileOutcome> {
+    const started = this.o.clock.now();
+    // The trace id in every log line of the reconcile ties logs to the trace.
+    const log = this.o.logger.child(
+      span.traceId !== undefined ? { ...target, traceId: span.traceId } : target,
+    );
     const pass: Pass<T> = {
       obj,
       statusBefore: obj.status ?? {},
@@ -177,6 +190,7 @@ export class Engine<T extends ManagedObject> {
     };
     let outcome: ReconcileOutcome;
     let result: ReconcileResult;
+    let failure: string | undefined;
     try {
       outcome =
         obj.metadata.deletionTimestamp !== undefined
@@ -185,6 +199,7 @@ export class Engine<T extends ManagedObject> {
       result = outcome.kind === 'done' && outcome.requeueAfterMs !== undefined ? 'requeue_after' : 'success';
     } catch (err) {
       ({ outcome, result } = this.handleError(pass, err));
+      failure = errText(err);
     }
     try {
       await this.writeStatus(pass);
@@ -193,7 +208,9 @@ export class Engine<T extends ManagedObject> {
       if (decision.kind !== 'staleObject') log.warn({ err: errText(err) }, 'status write failed');
       outcome = { kind: 'backoff' };
       result = 'error';
+      failure = `write status: ${errText(err)}`;
     }
+    span.record(result, result === 'error' ? failure : undefined);
     this.o.metrics.reconcileTotal.inc({ controller: this.name, result });
     if (result === 'error') this.o.metrics.reconcileErrors.inc({ controller: this.name });
     this.o.metrics.reconcileTime.observe({ controller: this.name }, (this.o.clock.now() - started) / 1000);

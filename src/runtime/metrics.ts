@@ -107,6 +107,21 @@ export class Metrics {
       }
     },
   });
+  /** Sources for skylift_oldest_not_ready_seconds, read at scrape time (one per controller). */
+  readonly notReadySources: (() => { kind: string; seconds: number })[] = [];
+  readonly oldestNotReady: Gauge<'kind'> = new Gauge({
+    name: 'skylift_oldest_not_ready_seconds',
+    help: 'How long the managed resource of this kind that has waited longest has not been Ready (0 when all are Ready)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.oldestNotReady.reset();
+      for (const source of this.notReadySources) {
+        const { kind, seconds } = source();
+        this.oldestNotReady.set({ kind }, seconds);
+      }
+    },
+  });
   readonly events = new Counter({
     name: 'skylift_events_total',
     help: 'Kubernetes Events by reason and outcome (created, series, suppressed, dropped, failed)',

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { chartDir, helm, helmTemplate } from '../../src/dev/chart.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
@@ -182,6 +182,94 @@ describe('Helm chart', () => {
       expect(r.stdout).toMatch(/deployment\.apps\/skylift serverside-applied \(server dry run\)/);
       expect(r.stdout).toMatch(/clusterrole|role\.rbac/);
     }
+  });
+  it('adds a ServiceMonitor, the alerts of deploy/monitoring/rules.yaml and the dashboard when asked, accepted by kube-apiserver', async () => {
+    const all = docs(
+      await helmTemplate({
+        values: {
+          metrics: {
+            serviceMonitor: { enabled: true },
+            prometheusRule: { enabled: true },
+            grafanaDashboard: { enabled: true },
+          },
+        },
+      }),
+    );
+    const dashboard = one(all, 'ConfigMap', 'skylift-dashboard') as unknown as {
+      data: Record<string, string>;
+    };
+    expect(JSON.parse(dashboard.data['skylift.json'] ?? '')).toEqual(
+      JSON.parse(readFileSync(join(repoRoot, 'deploy/monitoring/grafana-dashboard.json'), 'utf8')),
+    );
+    const monitor = one(all, 'ServiceMonitor') as unknown as {
+      spec: { endpoints: { port: string; relabelings: { targetLabel: string; replacement: string }[] }[] };
+    };
+    expect(monitor.spec.endpoints[0]?.port).toBe('metrics');
+    // The rules and the dashboard select job="skylift".
+    expect(monitor.spec.endpoints[0]?.relabelings).toContainEqual({
+      targetLabel: 'job',
+      replacement: 'skylift',
+    });
+    const rule = one(all, 'PrometheusRule') as unknown as { spec: unknown };
+    const source = parse(readFileSync(join(repoRoot, 'deploy/monitoring/rules.yaml'), 'utf8')) as unknown;
+    expect(rule.spec).toEqual(source);
+
+    // The Prometheus Operator's CRDs are not part of this stack: stand-ins that accept any spec let
+    // the apiserver check everything else (names, namespaces, labels) in a server-side dry run.
+    for (const [plural, kind] of [
+      ['servicemonitors', 'ServiceMonitor'],
+      ['prometheusrules', 'PrometheusRule'],
+    ] as const) {
+      const stub = {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: `${plural}.monitoring.coreos.com` },
+        spec: {
+          group: 'monitoring.coreos.com',
+          scope: 'Namespaced',
+          names: { plural, kind, singular: kind.toLowerCase(), listKind: `${kind}List` },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          ],
+        },
+      };
+      const created = await kubectl(
+        stackInfo().adminKubeconfig,
+        ['apply', '--server-side', '-f', '-'],
+        JSON.stringify(stub),
+      );
+      expect(created.code, created.stderr).toBe(0);
+      await kubectl(stackInfo().adminKubeconfig, [
+        'wait',
+        '--for=condition=Established',
+        `crd/${plural}.monitoring.coreos.com`,
+      ]);
+    }
+    const ns = await newNamespace(kubeClient(), 'chart-mon');
+    const r = await serverDryRun(
+      await helmTemplate({
+        namespace: ns,
+        values: {
+          metrics: {
+            serviceMonitor: { enabled: true },
+            prometheusRule: { enabled: true },
+            grafanaDashboard: { enabled: true },
+          },
+        },
+      }),
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(
+      /servicemonitor\.monitoring\.coreos\.com\/skylift serverside-applied \(server dry run\)/,
+    );
+    expect(r.stdout).toMatch(
+      /prometheusrule\.monitoring\.coreos\.com\/skylift serverside-applied \(server dry run\)/,
+    );
   });
 });
 

@@ -4,6 +4,7 @@ import { RDSClient } from '@aws-sdk/client-rds';
 import { Route53Client } from '@aws-sdk/client-route-53';
 import type { Clock } from '../../runtime/clock.ts';
 import type { Metrics } from '../../runtime/metrics.ts';
+import { startAwsCallSpan, type AwsCallResult } from '../../runtime/tracing.ts';
 import { classifyAwsError } from './errors.ts';
 import { AdaptiveRateLimiter, defaultServiceRates, type AdaptiveRateOptions } from './rateLimiter.ts';
 
@@ -83,10 +84,13 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
       (next, context) => async (args) => {
         const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
         await limiter.acquire();
+        // Started after the limiter wait, so the span measures AWS, not our own throttling.
+        const span = startAwsCallSpan(service, operation, opts.region);
         try {
           const out = await next(args);
           limiter.onSuccess();
           opts.metrics.awsCalls.inc({ service, operation, outcome: 'success' });
+          span?.end({ outcome: 'success', ...responseDetails(out) });
           return out;
         } catch (err) {
           const cls = classifyAwsError(err);
@@ -94,11 +98,9 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
             limiter.onThrottle();
             opts.metrics.awsThrottles.inc({ service });
           }
-          opts.metrics.awsCalls.inc({
-            service,
-            operation,
-            outcome: cls === 'throttling' ? 'throttled' : cls === 'unknown' ? 'error' : cls,
-          });
+          const outcome = cls === 'throttling' ? 'throttled' : cls === 'unknown' ? 'error' : cls;
+          opts.metrics.awsCalls.inc({ service, operation, outcome });
+          span?.end({ outcome, ...errorDetails(err) });
           throw err;
         } finally {
           opts.metrics.awsRateLimit.set({ service }, limiter.ratePerSecond);
@@ -132,5 +134,32 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
       rds.destroy();
       ec2.destroy();
     },
+  };
+}
+
+type CallDetails = Omit<AwsCallResult, 'outcome'>;
+
+/** HTTP status and request id of a successful attempt (the finalizeRequest step sees the raw response and the parsed output). */
+function responseDetails(out: unknown): CallDetails {
+  const o = out as
+    { response?: { statusCode?: unknown }; output?: { $metadata?: { requestId?: unknown } } } | undefined;
+  const status = o?.response?.statusCode;
+  const requestId = o?.output?.$metadata?.requestId;
+  return {
+    ...(typeof status === 'number' ? { statusCode: status } : {}),
+    ...(typeof requestId === 'string' ? { requestId } : {}),
+  };
+}
+
+/** HTTP status, AWS error code and request id of a failed attempt (SDK service errors carry `$metadata`). */
+function errorDetails(err: unknown): CallDetails {
+  const e = err as
+    { name?: unknown; $metadata?: { httpStatusCode?: unknown; requestId?: unknown } } | undefined;
+  const status = e?.$metadata?.httpStatusCode;
+  const requestId = e?.$metadata?.requestId;
+  return {
+    errorCode: typeof e?.name === 'string' ? e.name : 'Unknown',
+    ...(typeof status === 'number' ? { statusCode: status } : {}),
+    ...(typeof requestId === 'string' ? { requestId } : {}),
   };
 }
