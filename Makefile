@@ -81,13 +81,18 @@ generate: node deps helm ## Regenerate crds/, the chart's CRD and rules copies, 
 .PHONY: crds
 crds: generate ## Same as make generate.
 
+# More `skylift dev` flags, e.g. make dev DEV_FLAGS='--no-samples' (see node src/cli/main.ts dev --help).
+DEV_FLAGS ?=
+
 .PHONY: dev
-dev: setup ## Start a local control plane + AWS emulator until Ctrl-C (writes .skylift/dev/).
-	node src/dev/main.ts
+dev: setup ## skylift dev: local control plane, AWS emulator, the operator and the samples, until Ctrl-C.
+	node src/cli/main.ts dev $(DEV_FLAGS)
 
 .PHONY: run
-run: node deps ## Run the operator against the `make dev` stack (start `make dev` first, in another shell).
-	@test -f .skylift/dev/kubeconfig || { echo "no .skylift/dev/kubeconfig: run make dev first" >&2; exit 1; }
+run: node deps ## The operator alone, against `make dev DEV_FLAGS=--no-operator` running in another shell.
+	@test -f .skylift/dev/kubeconfig || { echo "no .skylift/dev/kubeconfig: start make dev DEV_FLAGS=--no-operator first" >&2; exit 1; }
+	@if test -f .skylift/dev/operator.in-process && kill -0 "$$(cat .skylift/dev/operator.in-process)" 2>/dev/null; then \
+	  echo "make dev is running the operator already; restart it as make dev DEV_FLAGS=--no-operator to run it here" >&2; exit 1; fi
 	set -a; source .skylift/dev/aws.env; set +a; \
 	KUBECONFIG=.skylift/dev/kubeconfig node src/cli/main.ts run --leader-elect=false --probe-address 127.0.0.1:8080 --log-format text
 

@@ -11,6 +11,8 @@ import { KubeClient, loadKubeConfig } from '../runtime/kube/client.ts';
 import { resourcePath } from '../runtime/kube/resource.ts';
 import { requestAnnotation } from '../runtime/managed.ts';
 import { parseRunOptions, runUsage, UsageError } from './options.ts';
+import { runDev } from '../dev/main.ts';
+import { runTrace } from './trace/command.ts';
 
 /** Controllers of the kinds Skylift serves; each kind's work adds its factory here. */
 const controllers: readonly ControllerFactory[] = [
@@ -29,6 +31,14 @@ const usage = `Usage: skylift <command> [flags]
 
 Commands:
   run                                   run the operator (see skylift run --help)
+  dev [--kubeconfig PATH] [--aws-endpoint URL] [--no-samples] [-n NAMESPACE]
+                                        local control plane + AWS emulator (unless given), CRDs,
+                                        the operator and the sample app, until Ctrl-C
+                                        (see skylift dev --help)
+  trace KIND/NAME [-n NAMESPACE] [--kubeconfig PATH] [-o tree|json]
+                                        the resource, its conditions and the AWS resources behind
+                                        it, described live; exit 0 when all Ready, 1 if not
+                                        (see skylift trace --help)
   db snapshot|reboot|failover NAME [-n NAMESPACE] [--kubeconfig PATH]
                                         ask the operator to snapshot, reboot or fail over a ManagedDB
                                         (carried out once; see status.lastRequest)
@@ -48,6 +58,10 @@ async function main(argv: readonly string[]): Promise<number> {
       // Losing the lease means another replica may already be reconciling: exit non-zero and let Kubernetes restart us.
       return exit === 'lost-leadership' ? 1 : 0;
     }
+    case 'dev':
+      return runDev(rest, controllers);
+    case 'trace':
+      return runTrace(rest);
     case 'db':
       return requestDbOperation(rest);
     case undefined:

@@ -1,123 +1,260 @@
-// `make dev`: the local stack a developer works against, like `kind create
-// cluster`. Starts the control plane and the AWS emulator, writes
-// .skylift/dev/kubeconfig and .skylift/dev/aws.env, and runs until Ctrl-C.
-import { once } from 'node:events';
-import {
-  CreateSubnetCommand,
-  CreateTagsCommand,
-  CreateVpcCommand,
-  DescribeSubnetsCommand,
-  EC2Client,
-} from '@aws-sdk/client-ec2';
-import {
-  CreateHostedZoneCommand,
-  ListHostedZonesByNameCommand,
-  Route53Client,
-} from '@aws-sdk/client-route-53';
-import { KubeConfig } from '@kubernetes/client-node';
-import { installCrds } from '../apis/install.ts';
-import { KubeClient } from '../runtime/kube/client.ts';
-import { emulatorCredentials } from './emulator.ts';
+// `skylift dev` (and `make dev`): the embedded default. Starts what is not
+// given (a local control plane, moto), prepares it like a user's account,
+// runs the operator in this process, applies the sample application and
+// prints it becoming Ready, until Ctrl-C; then stops everything it started.
+import { rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { installCrds } from '../apis/install.ts';
+import { parseRunOptions } from '../cli/options.ts';
+import { startOperator, type ControllerFactory } from '../operator.ts';
+import { createAwsClients } from '../providers/aws/clients.ts';
+import { realClock } from '../runtime/clock.ts';
+import { KubeClient, loadKubeConfig } from '../runtime/kube/client.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { Metrics } from '../runtime/metrics.ts';
+import { ensureElbSubnets, ensureHostedZone } from './awsAccount.ts';
+import { parseDevArgs, devUsage, type DevArgs } from './args.ts';
+import { startDevStack, type DevStack } from './devStack.ts';
+import { emulatorCredentials, emulatorEnv } from './emulator.ts';
 import { repoRoot } from './paths.ts';
+import { freePort } from './ports.ts';
+import { formatSampleSummary, readinessKey, ReadinessReporter } from './progress.ts';
 import { reapStaleProcesses } from './reaper.ts';
-import { startLocalStack } from './stack.ts';
+import { applySamples, loadSamples, sampleFile, skyliftTypes, standInEndpointSlices } from './samples.ts';
 
-const dir = process.env.SKYLIFT_DEV_DIR ?? join(repoRoot, '.skylift', 'dev');
-const reaped = await reapStaleProcesses(dir);
-if (reaped > 0) process.stdout.write(`Stopped ${reaped} processes left over from an earlier \`make dev\`.\n`);
-const started = Date.now();
-process.stdout.write('Starting kube-apiserver, etcd, kube-controller-manager and moto…\n');
-const stack = await startLocalStack({ dir });
-const kc = new KubeConfig();
-kc.loadFromFile(stack.kubeconfig);
-await installCrds(new KubeClient(kc));
-const sampleZone = await ensureZone(stack.emulator.endpoint, 'example.com');
-const sampleSubnets = await ensureElbSubnets(stack.emulator.endpoint);
-const rel = (p: string): string => relative(process.cwd(), p) || p;
-process.stdout.write(
-  [
-    `Local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s.`,
+/** The hosted zone the samples' DNSRecords live in. */
+const sampleZone = 'example.com';
+
+/**
+ * Runs `skylift dev` with `argv` (the words after `dev`) and the operator's
+ * controllers; returns the exit code: 0 after Ctrl-C (SIGINT/SIGTERM) with
+ * everything stopped, 1 when the operator stopped by itself. Throws
+ * UsageError for bad flags. Whatever it started is stopped before it returns.
+ */
+export async function runDev(
+  argv: readonly string[],
+  controllers: readonly ControllerFactory[],
+): Promise<number> {
+  const args = parseDevArgs(argv);
+  if (args.help) {
+    process.stdout.write(devUsage);
+    return 0;
+  }
+  const say = (text: string): void => {
+    process.stdout.write(`${text}\n`);
+  };
+  // Listening keeps Ctrl-C from killing us mid-start, so what was started still gets stopped.
+  const interrupted = onceInterrupted();
+  const dir = process.env.SKYLIFT_DEV_DIR ?? join(repoRoot, '.skylift', 'dev');
+  const reaped = await reapStaleProcesses(dir);
+  if (reaped > 0) say(`Stopped ${reaped} processes left over from an earlier \`skylift dev\`.`);
+  const started = Date.now();
+  say(startingLine(args));
+  const stack = await startDevStack({ dir, kubeconfig: args.kubeconfig, awsEndpoint: args.awsEndpoint });
+  let reporter: ReadinessReporter | undefined;
+  try {
+    if (interrupted.happened()) return 0;
+    pointAwsAt(stack, args);
+    const options = parseRunOptions(
+      [
+        '--region',
+        process.env.AWS_REGION ?? emulatorCredentials.region,
+        '--leader-elect=false',
+        '--probe-address',
+        `127.0.0.1:${await freePort()}`,
+        '--log-format',
+        'text',
+        '--log-level',
+        'warn',
+        '--rds-poll-interval',
+        '2s',
+        ...args.runArgs,
+        '--kubeconfig',
+        stack.kubeconfig,
+      ],
+      process.env,
+    );
+    const client = new KubeClient(loadKubeConfig(stack.kubeconfig));
+    await installCrds(client);
+    const account = await prepareAccount(stack.awsEndpoint, options.region);
+    say(banner(stack, account, dir, args.operator ? options.probeAddress : undefined, Date.now() - started));
+    if (interrupted.happened()) return 0;
+
+    const operator = args.operator ? startOperator(options, controllers) : undefined;
+    if (operator !== undefined) await writeFile(markerFile(dir), `${process.pid}\n`);
+    else say('Not running the operator (--no-operator): start it with `make run` in another shell.');
+    // Never rejects: an operator that fails is reported below like one that stops.
+    const operatorDone: Promise<unknown> =
+      operator?.done.catch((err: unknown) => err) ?? new Promise(() => undefined);
+    reporter = new ReadinessReporter({
+      client,
+      clock: realClock,
+      logger: createLogger({ level: 'warn', format: 'text' }),
+      types: skyliftTypes,
+      namespaces: options.namespaces,
+      defaultNamespace: args.namespace,
+      write: say,
+    });
+    reporter.start();
+    if (args.samples) void showSamples(client, reporter, args, stack, say);
+    else say('Skipped the samples (--no-samples). Apply your own, e.g. kubectl apply -f examples/app.yaml');
+    const first = await Promise.race([
+      interrupted.promise.then(() => 'interrupted' as const),
+      operatorDone.then(() => 'operator-stopped' as const),
+    ]);
+    say('\nStopping… (Ctrl-C again to kill everything at once)');
+    if (first === 'interrupted') {
+      // startOperator's own signal handler is already draining the manager.
+      if (operator !== undefined) await operator.done.catch(() => undefined);
+      return 0;
+    }
+    const why = await operatorDone;
+    say(`The operator stopped by itself: ${why instanceof Error ? why.message : String(why)}`);
+    return 1;
+  } finally {
+    await reporter?.stop();
+    await rm(markerFile(dir), { force: true });
+    await stack.stop();
+    interrupted.dispose();
+    say('Stopped.');
+  }
+}
+
+/** While it exists and names a live process, `make run` refuses: that `skylift dev` already runs the operator. */
+function markerFile(dir: string): string {
+  return join(dir, 'operator.in-process');
+}
+
+/** Applies the samples, prints that, and prints the summary once all are Ready. Never throws: failures are printed. */
+async function showSamples(
+  client: KubeClient,
+  reporter: ReadinessReporter,
+  args: DevArgs,
+  stack: DevStack,
+  say: (text: string) => void,
+): Promise<void> {
+  try {
+    const applied = Date.now();
+    const samples = await loadSamples();
+    await applySamples(client, args.namespace, samples);
+    say(
+      `Applied ${relative(process.cwd(), sampleFile)} to namespace ${args.namespace}: ${samples.map((s) => `${s.kind ?? ''}/${s.metadata.name}`).join(', ')}`,
+    );
+    if (stack.controlPlane !== undefined) {
+      // No kubelet here: stand in for the Pods behind the sample Service.
+      await applySamples(client, args.namespace, standInEndpointSlices(samples, args.namespace));
+    }
+    const keys = samples
+      .filter((s) => skyliftTypes.some((t) => t.kind === s.kind))
+      .map((s) =>
+        readinessKey(s.kind ?? '', { metadata: { name: s.metadata.name, namespace: args.namespace } }),
+      );
+    const ready = await reporter.whenReady(keys);
+    say(formatSampleSummary(ready, Date.now() - applied, args.namespace));
+  } catch (err) {
+    say(`Applying the samples failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Environment for the in-process operator's AWS SDK: the emulator's endpoint and credentials. */
+function pointAwsAt(stack: DevStack, args: DevArgs): void {
+  if (stack.emulator !== undefined) {
+    Object.assign(process.env, emulatorEnv(stack.awsEndpoint));
+    return;
+  }
+  // A given endpoint is an emulator too (moto, LocalStack): any credentials do unless some are set.
+  const env = emulatorEnv(args.awsEndpoint ?? stack.awsEndpoint);
+  process.env.AWS_ENDPOINT_URL = env.AWS_ENDPOINT_URL;
+  for (const key of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_REGION'] as const)
+    process.env[key] ??= env[key];
+}
+
+/** The VPC subnets and hosted zone a user's account would have, in the emulator. */
+async function prepareAccount(
+  endpoint: string,
+  region: string,
+): Promise<{ zoneId: string; subnets: string[] }> {
+  const aws = createAwsClients({ region, clock: realClock, metrics: new Metrics(), endpoint });
+  try {
+    return {
+      zoneId: await ensureHostedZone(aws.route53, sampleZone),
+      subnets: await ensureElbSubnets(aws.ec2, region),
+    };
+  } finally {
+    aws.destroy();
+  }
+}
+
+function startingLine(args: DevArgs): string {
+  const parts = [
+    args.kubeconfig === undefined ? 'kube-apiserver, etcd, kube-controller-manager' : undefined,
+    args.awsEndpoint === undefined ? 'moto' : undefined,
+  ].filter((p) => p !== undefined);
+  const using = [
+    args.kubeconfig !== undefined ? `the cluster in ${args.kubeconfig}` : undefined,
+    args.awsEndpoint !== undefined ? `AWS at ${args.awsEndpoint}` : undefined,
+  ].filter((p) => p !== undefined);
+  return [
+    parts.length > 0 ? `Starting ${parts.join(' and ')}…` : undefined,
+    using.length > 0 ? `Using ${using.join(' and ')}.` : undefined,
+  ]
+    .filter((l) => l !== undefined)
+    .join('\n');
+}
+
+function banner(
+  stack: DevStack,
+  account: { zoneId: string; subnets: string[] },
+  dir: string,
+  probeAddress: string | undefined,
+  elapsedMs: number,
+): string {
+  const rel = (p: string): string => relative(process.cwd(), p) || p;
+  const cp = stack.controlPlane;
+  const emu = stack.emulator;
+  return [
+    `Local stack ready in ${(elapsedMs / 1000).toFixed(1)} s.`,
     '',
-    `  Kubernetes  ${stack.controlPlane.server}   (admin kubeconfig: ${rel(stack.kubeconfig)})`,
-    `  AWS (moto)  ${stack.emulator.endpoint}`,
-    `  Logs        ${rel(stack.controlPlane.logDir)}, ${rel(stack.emulator.logFile)}`,
-    `  CRDs        installed from src/apis (kubectl get crd)`,
-    `  Route 53    hosted zone example.com (${sampleZone}) for the samples in examples/`,
-    `  EC2         subnets ${sampleSubnets.join(', ')} tagged kubernetes.io/role/elb=1`,
+    cp !== undefined
+      ? `  Kubernetes  ${cp.server}   (admin kubeconfig: ${rel(stack.kubeconfig)})`
+      : `  Kubernetes  from ${stack.kubeconfig}`,
+    `  AWS         ${stack.awsEndpoint}${emu !== undefined ? ' (moto)' : ''}`,
+    ...(cp !== undefined || emu !== undefined ? [`  Logs        ${rel(dir)}/`] : []),
+    '  CRDs        installed from src/apis (kubectl get crd)',
+    `  Route 53    hosted zone ${sampleZone} (${account.zoneId})`,
+    `  EC2         subnets ${account.subnets.join(', ')} tagged kubernetes.io/role/elb=1`,
+    probeAddress !== undefined
+      ? `  Operator    running in this process; metrics http://${probeAddress}/metrics`
+      : '  Operator    not started (--no-operator)',
     '',
     'In another shell:',
     `  export KUBECONFIG=${stack.kubeconfig}`,
-    `  source ${stack.awsEnvFile}`,
-    '  kubectl get namespaces',
-    '',
-    'Run the operator against it:  make run',
-    'Then:                         kubectl apply -f examples/dnsrecord.yaml',
+    ...(stack.awsEnvFile !== undefined ? [`  source ${stack.awsEnvFile}`] : []),
+    '  kubectl get skylift -A',
     '',
     'Press Ctrl-C to stop everything.',
     '',
-  ].join('\n'),
-);
-await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
-
-/** Creates a VPC with two subnets tagged for load balancers unless such subnets exist; returns their IDs. */
-async function ensureElbSubnets(endpoint: string): Promise<string[]> {
-  const ec2 = new EC2Client({
-    endpoint,
-    region: emulatorCredentials.region,
-    credentials: {
-      accessKeyId: emulatorCredentials.accessKeyId,
-      secretAccessKey: emulatorCredentials.secretAccessKey,
-    },
-  });
-  try {
-    const tagged = await ec2.send(
-      new DescribeSubnetsCommand({ Filters: [{ Name: 'tag:kubernetes.io/role/elb', Values: ['1'] }] }),
-    );
-    const existing = (tagged.Subnets ?? []).map((s) => s.SubnetId ?? '');
-    if (existing.length >= 2) return existing;
-    const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.77.0.0/16' }));
-    const ids: string[] = [];
-    for (const [cidr, az] of [
-      ['10.77.1.0/24', 'us-east-1a'],
-      ['10.77.2.0/24', 'us-east-1b'],
-    ] as const) {
-      const subnet = await ec2.send(
-        new CreateSubnetCommand({ VpcId: vpc.Vpc?.VpcId ?? '', CidrBlock: cidr, AvailabilityZone: az }),
-      );
-      ids.push(subnet.Subnet?.SubnetId ?? '');
-    }
-    await ec2.send(
-      new CreateTagsCommand({ Resources: ids, Tags: [{ Key: 'kubernetes.io/role/elb', Value: '1' }] }),
-    );
-    return ids;
-  } finally {
-    ec2.destroy();
-  }
+  ].join('\n');
 }
 
-/** Creates a public hosted zone in the emulator unless one of that name exists; returns its ID. */
-async function ensureZone(endpoint: string, name: string): Promise<string> {
-  const r53 = new Route53Client({
-    endpoint,
-    region: emulatorCredentials.region,
-    credentials: {
-      accessKeyId: emulatorCredentials.accessKeyId,
-      secretAccessKey: emulatorCredentials.secretAccessKey,
+/** A latch for the first SIGINT/SIGTERM; a second one exits at once (the exit hook kills the children). */
+function onceInterrupted(): { happened(): boolean; readonly promise: Promise<void>; dispose(): void } {
+  const latch = { happened: false };
+  let fire: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => (fire = resolve));
+  const handler = (): void => {
+    if (latch.happened) process.exit(130);
+    latch.happened = true;
+    fire();
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    happened: () => latch.happened,
+    promise,
+    dispose() {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
     },
-  });
-  try {
-    const found = await r53.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 1 }));
-    const existing = found.HostedZones?.find((z) => z.Name === `${name}.`);
-    if (existing?.Id !== undefined) return existing.Id.replace('/hostedzone/', '');
-    const created = await r53.send(
-      new CreateHostedZoneCommand({ Name: name, CallerReference: `skylift-dev-${name}` }),
-    );
-    return (created.HostedZone?.Id ?? '').replace('/hostedzone/', '');
-  } finally {
-    r53.destroy();
-  }
+  };
 }
-process.stdout.write('\nStopping…\n');
-await stack.stop();
-process.stdout.write('Stopped.\n');

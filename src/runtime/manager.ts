@@ -88,7 +88,10 @@ export class Manager {
       if (this.elector !== undefined) {
         exit = (await this.elector.holdUntilLost(signal)) === 'lost' ? 'lost-leadership' : 'stopped';
       } else {
-        await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+        // stop() may have come while the controllers started; its abort event is then long gone.
+        if (!signal.aborted) {
+          await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+        }
       }
     } finally {
       await this.shutdown();

@@ -105,6 +105,10 @@ describe('IRSA', () => {
     ]);
     expect(ready.code, `${ready.stderr}\n${op.output().slice(-2000)}`).toBe(0);
 
+    // Deleted while the operator runs: the shared zone keeps nothing of this test.
+    const deleted = await kubectl(kc, ['delete', '-n', ns, 'dnsrecord/irsa', '--timeout=60s']);
+    expect(deleted.code, `${deleted.stderr}\n${op.output().slice(-2000)}`).toBe(0);
+
     const calls = proxy.calls();
     const sts = calls.filter((c) => c.service === 'sts');
     expect(sts.map((c) => c.operation)).toEqual(['AssumeRoleWithWebIdentity']);

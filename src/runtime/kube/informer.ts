@@ -201,6 +201,9 @@ export class Informer<T extends KubeObject> {
   }
 
   private async watch(): Promise<void> {
+    // Stopped during the list: an abort listener added now would never fire, and the watch would
+    // run until its server-side timeout.
+    if (this.abort.signal.aborted) return;
     const stream = new AbortController();
     this.streamAbort = stream;
     const onStop = (): void => stream.abort();

@@ -1,0 +1,100 @@
+// The cluster and AWS endpoint `skylift dev` works against: the ones the user
+// named, and local ones (control plane, moto) for whatever was not named.
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startControlPlane, type ControlPlane } from './controlplane.ts';
+import { emulatorEnv, startEmulator, type Emulator } from './emulator.ts';
+import { startLocalStack } from './stack.ts';
+
+/** Options for {@link startDevStack}. */
+export interface DevStackOptions {
+  /** Working directory (`.skylift/dev`): logs, pid files, and the files written below. */
+  readonly dir: string;
+  /** An existing cluster's kubeconfig; unset: start a local control plane. */
+  readonly kubeconfig?: string | undefined;
+  /** An existing AWS-compatible endpoint; unset: start moto. */
+  readonly awsEndpoint?: string | undefined;
+}
+
+/** What `skylift dev` runs against, and which parts of it it started. */
+export interface DevStack {
+  /** The kubeconfig to use: the given one, or `<dir>/kubeconfig` (admin) for a started control plane. */
+  readonly kubeconfig: string;
+  /** The AWS endpoint: the given one, or the started moto's. */
+  readonly awsEndpoint: string;
+  /** Set when this stack started the control plane. */
+  readonly controlPlane: ControlPlane | undefined;
+  /** Set when this stack started moto; `<dir>/aws.env` then points at it. */
+  readonly emulator: Emulator | undefined;
+  /** `<dir>/aws.env` when moto was started here. */
+  readonly awsEnvFile: string | undefined;
+  /** Stops what this stack started (nothing when everything was given). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what the options do not name: both parts through startLocalStack
+ * (exactly what `make dev` always started), or only the control plane, or
+ * only moto, or nothing. Writes `<dir>/kubeconfig` for a started control
+ * plane and `<dir>/aws.env` for a started emulator. Stops what it started if
+ * a part fails to start.
+ */
+export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
+  await mkdir(opts.dir, { recursive: true });
+  if (opts.kubeconfig === undefined && opts.awsEndpoint === undefined) {
+    const stack = await startLocalStack({ dir: opts.dir, controllerManager: true });
+    return {
+      kubeconfig: stack.kubeconfig,
+      awsEndpoint: stack.emulator.endpoint,
+      controlPlane: stack.controlPlane,
+      emulator: stack.emulator,
+      awsEnvFile: stack.awsEnvFile,
+      stop: () => stack.stop(),
+    };
+  }
+  let controlPlane: ControlPlane | undefined;
+  let emulator: Emulator | undefined;
+  let kubeconfig = opts.kubeconfig;
+  let awsEndpoint = opts.awsEndpoint;
+  let awsEnvFile: string | undefined;
+  try {
+    if (kubeconfig === undefined) {
+      controlPlane = await startControlPlane({ dir: join(opts.dir, 'cluster'), controllerManager: true });
+      kubeconfig = join(opts.dir, 'kubeconfig');
+      await copyFile(controlPlane.kubeconfigPath('admin'), kubeconfig);
+    }
+    if (awsEndpoint === undefined) {
+      emulator = await startEmulator({ dir: join(opts.dir, 'emulator') });
+      awsEndpoint = emulator.endpoint;
+      awsEnvFile = join(opts.dir, 'aws.env');
+      await writeAwsEnv(awsEnvFile, awsEndpoint);
+    }
+  } catch (err) {
+    await emulator?.stop();
+    await controlPlane?.stop();
+    throw err;
+  }
+  let stopped = false;
+  const started = { controlPlane, emulator };
+  return {
+    kubeconfig,
+    awsEndpoint,
+    ...started,
+    awsEnvFile,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all([started.emulator?.stop(), started.controlPlane?.stop()]);
+    },
+  };
+}
+
+/** Writes the `export KEY=value` lines that point AWS tools at an emulator (same format as startLocalStack's). */
+async function writeAwsEnv(file: string, endpoint: string): Promise<void> {
+  await writeFile(
+    file,
+    Object.entries(emulatorEnv(endpoint))
+      .map(([k, v]) => `export ${k}=${v}\n`)
+      .join(''),
+  );
+}

@@ -1,0 +1,164 @@
+// `skylift dev`'s pure parts: its flags, its transition lines, its summary and the stand-in endpoints.
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/cli/options.ts';
+import { parseDevArgs } from '../../src/dev/args.ts';
+import { conditionTransitions, formatSampleSummary, formatTransition } from '../../src/dev/progress.ts';
+import { loadSamples, standInEndpointSlices } from '../../src/dev/samples.ts';
+import type { Condition, ManagedObject } from '../../src/runtime/managed.ts';
+
+const cond = (type: string, status: Condition['status'], reason: string, message = ''): Condition => ({
+  type,
+  status,
+  reason,
+  message,
+  lastTransitionTime: '2026-01-10T12:00:00Z',
+});
+const obj = (conditions: Condition[], extra: Partial<ManagedObject> = {}): ManagedObject => ({
+  kind: 'MyIngress',
+  metadata: { name: 'shop', namespace: 'default' },
+  spec: {},
+  status: { conditions },
+  ...extra,
+});
+
+describe('parseDevArgs', () => {
+  it('defaults: start everything, apply samples to default, run the operator', () => {
+    expect(parseDevArgs([])).toEqual({
+      kubeconfig: undefined,
+      awsEndpoint: undefined,
+      samples: true,
+      operator: true,
+      namespace: 'default',
+      help: false,
+      runArgs: [],
+    });
+  });
+
+  it('takes its own flags (both spellings) and leaves the rest to the operator', () => {
+    const a = parseDevArgs([
+      '--kubeconfig=/k',
+      '--aws-endpoint',
+      'http://127.0.0.1:5000',
+      '--no-samples',
+      '-n',
+      'shop',
+      '--namespaces',
+      'shop',
+      '--log-level=debug',
+    ]);
+    expect(a).toMatchObject({
+      kubeconfig: '/k',
+      awsEndpoint: 'http://127.0.0.1:5000',
+      samples: false,
+      namespace: 'shop',
+    });
+    expect(a.runArgs).toEqual(['--namespaces', 'shop', '--log-level=debug']);
+  });
+
+  it.each([
+    { reason: 'a flag without its value', argv: ['--kubeconfig'], message: '--kubeconfig needs a value' },
+    {
+      reason: 'an endpoint that is not a URL',
+      argv: ['--aws-endpoint', 'localhost'],
+      message: 'want an http(s) URL',
+    },
+    { reason: 'a bad namespace', argv: ['-n', 'Not_OK'], message: 'not a namespace name' },
+  ])('rejects $reason', ({ argv, message }) => {
+    expect(() => parseDevArgs(argv)).toThrow(UsageError);
+    expect(() => parseDevArgs(argv)).toThrow(message);
+  });
+});
+
+describe('conditionTransitions', () => {
+  it.each([
+    {
+      reason: 'a new object reports every condition it has',
+      old: undefined,
+      cur: obj([cond('Ready', 'False', 'Creating'), cond('Synced', 'True', 'ReconcileSuccess')]),
+      want: ['Ready=False Creating', 'Synced=True ReconcileSuccess'],
+    },
+    {
+      reason: 'a reason change is a transition even with the same status',
+      old: obj([cond('Ready', 'False', 'Creating'), cond('Synced', 'True', 'ReconcileSuccess')]),
+      cur: obj([cond('Ready', 'False', 'Provisioning'), cond('Synced', 'True', 'ReconcileSuccess')]),
+      want: ['Ready=False Provisioning'],
+    },
+    {
+      reason: 'a message-only change is not',
+      old: obj([cond('Ready', 'False', 'Creating', 'a')]),
+      cur: obj([cond('Ready', 'False', 'Creating', 'b')]),
+      want: [],
+    },
+  ])('$reason', ({ old, cur, want }) => {
+    expect(conditionTransitions(old, cur).map((c) => `${c.type}=${c.status} ${c.reason}`)).toEqual(want);
+  });
+});
+
+describe('formatTransition', () => {
+  const at = new Date(2026, 0, 10, 9, 5, 7);
+  it('prints time, kind/name, condition, reason and message; the namespace only when not the default', () => {
+    const c = cond('Ready', 'True', 'Available', 'load balancer active');
+    expect(formatTransition(at, obj([c]), c, 'default')).toBe(
+      '09:05:07  MyIngress/shop           Ready=True   Available            load balancer active',
+    );
+    expect(formatTransition(at, obj([c]), c, 'other')).toContain('MyIngress/default/shop');
+  });
+});
+
+describe('formatSampleSummary', () => {
+  it('names the load balancer, the record, the database endpoint and the Secret', () => {
+    const text = formatSampleSummary(
+      [
+        obj([], { status: { dnsName: 'lb-1.elb.amazonaws.com', state: 'active' } }),
+        {
+          ...obj([]),
+          kind: 'DNSRecord',
+          status: { fqdn: 'shop.example.com.', aliasDNSName: 'lb-1.elb.amazonaws.com' },
+        },
+        {
+          kind: 'ManagedDB',
+          metadata: { name: 'orders', namespace: 'apps' },
+          spec: { writeConnectionSecretToRef: { name: 'orders-db' } },
+          status: {
+            endpoint: { address: 'db.rds.amazonaws.com', port: 5432 },
+            dbInstanceStatus: 'available',
+          },
+        } as ManagedObject,
+      ],
+      4200,
+      'apps',
+    );
+    expect(text).toContain('All samples Ready after 4.2 s:');
+    expect(text).toContain('Load balancer  lb-1.elb.amazonaws.com');
+    expect(text).toContain('DNS record     shop.example.com. → alias lb-1.elb.amazonaws.com');
+    expect(text).toContain('Database       db.rds.amazonaws.com:5432');
+    expect(text).toContain('Secret         orders-db   (kubectl get secret orders-db -n apps -o yaml)');
+    expect(text).toContain('skylift trace myingress/shop -n apps');
+  });
+});
+
+describe('samples', () => {
+  it('examples/app.yaml holds the Service and one resource of each kind, and yields one stand-in slice', async () => {
+    const samples = await loadSamples();
+    expect(samples.map((s) => `${s.kind ?? ''}/${s.metadata.name}`)).toEqual([
+      'Service/web',
+      'MyIngress/shop',
+      'DNSRecord/shop',
+      'ManagedDB/orders',
+    ]);
+    expect(standInEndpointSlices(samples, 'apps')).toEqual([
+      {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+          name: 'web-skylift-dev',
+          namespace: 'apps',
+          labels: { 'kubernetes.io/service-name': 'web' },
+        },
+        addressType: 'IPv4',
+        ports: [{ name: '', port: 8080, protocol: 'TCP' }],
+        endpoints: [{ addresses: ['10.77.1.10'], conditions: { ready: true } }],
+      },
+    ]);
+  });
+});
