@@ -247,7 +247,17 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
               reason: IngressReason.Failed,
               message: lb.State?.Reason ?? 'the load balancer failed',
             }
-          : { ready: false, reason: IngressReason.Provisioning, message: `load balancer is ${state}` };
+          : {
+              ready: false,
+              reason: IngressReason.Provisioning,
+              message:
+                state === 'active'
+                  ? `load balancer is active; creating listeners on ${mr.spec.listeners
+                      .filter((w) => !listeners.some((l) => l.Port === w.port))
+                      .map((w) => `${w.protocol}:${w.port}`)
+                      .join(', ')}`
+                  : `load balancer is ${state}`,
+            };
     const status = {
       ...base,
       listeners: listeners
