@@ -336,7 +336,11 @@ export class Engine<T extends ManagedObject> {
         });
       }
       this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
-      return { kind: 'done', requeueAfterMs: this.poll() };
+      // A finished update is confirmed by the next observe: soon, rather than a full poll later.
+      return {
+        kind: 'done',
+        requeueAfterMs: updated.pending === true ? this.poll() : Math.min(this.poll(), 1000),
+      };
     }
 
     this.setReady(p, {

@@ -55,20 +55,31 @@ describe('classifyAwsError', () => {
 });
 
 describe('AdaptiveRateLimiter', () => {
-  it('halves on throttling down to the floor and recovers on success up to the ceiling', () => {
-    const l = new AdaptiveRateLimiter(new FakeClock(), {
-      maxPerSecond: 8,
-      minPerSecond: 1,
-      burst: 1,
-      increase: 1,
-    });
+  it.each([
+    { reason: 'one throttle', throttles: [0], rate: 5.6 },
+    { reason: 'a burst of throttles in one window counts once', throttles: [0, 10, 200, 999], rate: 5.6 },
+    { reason: 'throttles in separate windows each count', throttles: [0, 1000, 2000], rate: 8 * 0.7 ** 3 },
+    { reason: 'never below the floor', throttles: [0, 1000, 2000, 3000, 4000, 5000, 6000, 7000], rate: 1 },
+  ])('decreases once per congestion window: $reason', ({ throttles, rate }) => {
+    const clock = new FakeClock();
+    const l = new AdaptiveRateLimiter(clock, { maxPerSecond: 8, minPerSecond: 1, burst: 1 });
+    let at = 0;
+    for (const t of throttles) {
+      clock.advance(t - at);
+      at = t;
+      l.onThrottle();
+    }
+    expect(l.ratePerSecond).toBeCloseTo(rate, 6);
+  });
+
+  it('recovers on success (maxPerSecond / 20 each) up to the ceiling, not beyond', () => {
+    const clock = new FakeClock();
+    const l = new AdaptiveRateLimiter(clock, { maxPerSecond: 8, minPerSecond: 1, burst: 1, decrease: 0.5 });
     l.onThrottle();
     expect(l.ratePerSecond).toBe(4);
-    l.onThrottle();
-    l.onThrottle();
-    l.onThrottle();
-    expect(l.ratePerSecond).toBe(1);
-    for (let i = 0; i < 20; i++) l.onSuccess();
+    for (let i = 0; i < 10; i++) l.onSuccess();
+    expect(l.ratePerSecond).toBeCloseTo(8, 6);
+    for (let i = 0; i < 10; i++) l.onSuccess();
     expect(l.ratePerSecond).toBe(8);
   });
 

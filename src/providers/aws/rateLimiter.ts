@@ -8,22 +8,31 @@ export interface AdaptiveRateOptions {
   /** Never slower than this. */
   readonly minPerSecond: number;
   readonly burst: number;
-  /** Multiplier applied on each throttle (0..1). Default 0.5. */
+  /** Multiplier applied on a throttle (0..1). Default 0.7. */
   readonly decrease?: number;
-  /** Requests/s regained per successful call. Default maxPerSecond / 100. */
+  /** Requests/s regained per successful call. Default maxPerSecond / 20. */
   readonly increase?: number;
+  /**
+   * Throttles within this long of the last decrease count as the same congestion event
+   * (one decrease per window, as TCP reduces once per round trip). Default 1000 ms.
+   */
+  readonly decreaseWindowMs?: number;
 }
 
 /**
  * A client-side rate limit per AWS service that backs off when AWS throttles
- * (AIMD: halve on throttle, creep back up on success), so a throttled
- * service never turns into a retry storm. `acquire()` waits (asynchronously)
- * for a slot; it never fails.
+ * (AIMD: a multiplicative decrease per congestion event, an additive increase
+ * per success), so a throttled service never turns into a retry storm.
+ * Throttles that arrive together (the calls already in flight when AWS started
+ * refusing) count once: decreasing on each of them collapsed the rate to its
+ * floor under random throttling and left it there for minutes.
+ * `acquire()` waits (asynchronously) for a slot; it never fails.
  */
 export class AdaptiveRateLimiter {
   private readonly bucket: TokenBucket;
   private readonly o: AdaptiveRateOptions;
   private readonly clock: Clock;
+  private lastDecrease = Number.NEGATIVE_INFINITY;
 
   constructor(clock: Clock, opts: AdaptiveRateOptions) {
     this.clock = clock;
@@ -41,14 +50,17 @@ export class AdaptiveRateLimiter {
     if (wait > 0) await sleep(this.clock, wait);
   }
 
-  /** AWS throttled a request: slow down. */
+  /** AWS throttled a request: slow down, once per decrease window. */
   onThrottle(): void {
-    this.bucket.setRate(Math.max(this.o.minPerSecond, this.bucket.ratePerSecond * (this.o.decrease ?? 0.5)));
+    const now = this.clock.now();
+    if (now - this.lastDecrease < (this.o.decreaseWindowMs ?? 1000)) return;
+    this.lastDecrease = now;
+    this.bucket.setRate(Math.max(this.o.minPerSecond, this.bucket.ratePerSecond * (this.o.decrease ?? 0.7)));
   }
 
   /** A request succeeded: speed back up a little. */
   onSuccess(): void {
-    const step = this.o.increase ?? this.o.maxPerSecond / 100;
+    const step = this.o.increase ?? this.o.maxPerSecond / 20;
     if (this.bucket.ratePerSecond < this.o.maxPerSecond) {
       this.bucket.setRate(Math.min(this.o.maxPerSecond, this.bucket.ratePerSecond + step));
     }
