@@ -220,13 +220,12 @@ export class Engine<T extends ManagedObject> {
   private async reconcileLive(p: Pass<T>): Promise<ReconcileOutcome> {
     const { spec, metadata } = p.obj;
     const observeOnly = spec.managementPolicy === 'ObserveOnly';
-    if (observeOnly) {
-      if (hasFinalizer(p.obj)) await this.setFinalizer(p, false);
-    } else if (!hasFinalizer(p.obj)) {
-      await this.setFinalizer(p, true);
-    }
+    if (observeOnly && hasFinalizer(p.obj)) await this.setFinalizer(p, false);
 
     const obs = await this.step('observe', () => this.o.adapter.observe(p.obj, p.ctx));
+    // The finalizer goes on before anything can change in AWS: here when the resource exists
+    // (before an update or adoption), or together with the create-pending marker before a create.
+    if (!observeOnly && obs.exists && !hasFinalizer(p.obj)) await this.setFinalizer(p, true);
     const gen = metadata.generation;
     const wasSynced =
       p.statusBefore.observedGeneration === gen &&
@@ -260,7 +259,8 @@ export class Engine<T extends ManagedObject> {
         }
       }
       const drift = wasSynced && wasReady;
-      await this.setAnnotation(p, createPendingAnnotation, new Date(this.o.clock.now()).toISOString());
+      // One write: the finalizer (if missing) and the marker, both before the create.
+      await this.markCreatePending(p);
       const created = await this.step('create', async () => {
         try {
           return await this.o.adapter.create(p.obj, p.ctx);
@@ -540,6 +540,35 @@ export class Engine<T extends ManagedObject> {
     p.obj = {
       ...p.obj,
       metadata: { ...p.obj.metadata, finalizers: next, resourceVersion: updated.metadata.resourceVersion },
+    };
+  }
+
+  /** Adds the finalizer (if missing) and the create-pending marker in one compare-and-swap patch. */
+  private async markCreatePending(p: Pass<T>): Promise<void> {
+    const marker = new Date(this.o.clock.now()).toISOString();
+    const finalizers = [
+      ...(p.obj.metadata.finalizers ?? []).filter((f) => f !== finalizerName),
+      finalizerName,
+    ];
+    const updated = await this.o.client.patch<T>(
+      resourcePath(this.o.type, { namespace: p.obj.metadata.namespace, name: p.obj.metadata.name }),
+      {
+        metadata: {
+          finalizers,
+          annotations: { [createPendingAnnotation]: marker },
+          resourceVersion: p.obj.metadata.resourceVersion,
+        },
+      },
+      'merge',
+    );
+    p.obj = {
+      ...p.obj,
+      metadata: {
+        ...p.obj.metadata,
+        finalizers,
+        annotations: { ...(p.obj.metadata.annotations ?? {}), [createPendingAnnotation]: marker },
+        resourceVersion: updated.metadata.resourceVersion,
+      },
     };
   }
 
