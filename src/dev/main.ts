@@ -103,6 +103,13 @@ export async function runDev(
       operatorDone.then(() => 'operator-stopped' as const),
     ]);
     say('\nStopping… (Ctrl-C again to kill everything at once)');
+    if (args.samples && (stack.controlPlane === undefined || args.awsEndpoint !== undefined)) {
+      // Not our throwaway stack: the samples (and what they created in AWS) outlive this process.
+      say(
+        `The samples stay in namespace ${args.namespace}; delete them while an operator runs: ` +
+          `kubectl delete -n ${args.namespace} -f ${relative(process.cwd(), sampleFile)}`,
+      );
+    }
     if (first === 'interrupted') {
       // startOperator's own signal handler is already draining the manager.
       if (operator !== undefined) await operator.done.catch(() => undefined);

@@ -207,6 +207,8 @@ describe('skylift dev', () => {
     const [code] = await dev.exited;
     expect(code, dev.output().slice(-3000)).toBe(0);
     expect(dev.output()).toContain('Stopped.');
+    // Not a throwaway stack: it says the samples outlive it, and how to delete them.
+    expect(dev.output()).toContain(`The samples stay in namespace ${ns}`);
     // The shared stack is still up.
     const namespaces = await kubectl(info.adminKubeconfig, ['get', 'namespace', ns, '-o', 'name']);
     expect(namespaces.stdout.trim()).toBe(`namespace/${ns}`);
