@@ -89,7 +89,7 @@ describe('tracing enabled', () => {
       { kind: 'DNSRecord', namespace: 'ns', name: 'www', reconcileId: 'r1' },
       async (s) => {
         // Across awaits and timers, the AWS-call span must still find its parent.
-        await new Promise((r) => setTimeout(r, 1));
+        await new Promise((r) => setImmediate(r)); // a macrotask boundary, not a wait
         startAwsCallSpan('route53', 'ListHostedZones', 'us-east-1')?.end({
           outcome: 'success',
           statusCode: 200,
