@@ -52,6 +52,10 @@ describe('tracing', () => {
       records: ['192.0.2.10'],
     });
     await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
+    // The reconcile that wrote Ready may still be running (its span unfinished while its AWS
+    // calls are done): stopping the controller waits for it, so every span below is finished.
+    await controller.stop();
+    controller = undefined;
 
     const spans = exporter.getFinishedSpans();
     const reconciles = spans.filter(
