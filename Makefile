@@ -96,6 +96,20 @@ run: node deps ## The operator alone, against `make dev DEV_FLAGS=--no-operator`
 	set -a; source .skylift/dev/aws.env; set +a; \
 	KUBECONFIG=.skylift/dev/kubeconfig node src/cli/main.ts run --leader-elect=false --probe-address 127.0.0.1:8080 --log-format text
 
+# Flags for the benchmark, e.g. make bench BENCH_FLAGS='--only dns --sizes 100,1000' (see docs/benchmarks.md).
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: setup ## Measure convergence, AWS calls, API writes, memory and CPU; report in bench/results/.
+	node bench/run.ts $(BENCH_FLAGS)
+
+# Flags for the chaos run, e.g. make chaos CHAOS_FLAGS='--seed 1234 --resources 50' (see docs/benchmarks.md#chaos).
+CHAOS_FLAGS ?=
+
+.PHONY: chaos
+chaos: setup ## Kill the operator, restart kube-apiserver, break AWS, kill the leader; check nothing leaks or duplicates.
+	node bench/chaos.ts $(CHAOS_FLAGS)
+
 .PHONY: clean
 clean: ## Remove build output and local state (not the tool cache).
 	rm -rf dist coverage .skylift

@@ -54,6 +54,15 @@ const valueShape = (t: string, regex: string, message: string): { rule: string; 
   message,
 });
 
+/**
+ * Route 53 takes XML, which cannot carry control characters (nor U+FFFE/U+FFFF)
+ * at all: such a value fails the whole zone's change batch, so refuse it here.
+ */
+const noControlCharacters = (what: string, hint = ''): { rule: string; message: string } => ({
+  rule: "!self.matches('[\\\\x00-\\\\x1F\\\\x7F\\\\x{FFFE}\\\\x{FFFF}]')",
+  message: `${what} cannot contain control characters (newline, tab, NUL, …)${hint}`,
+});
+
 const apexName =
   "self.name == '@' || (has(self.zoneName) && [self.name.lowerAscii(), self.name.lowerAscii() + '.'].exists(n, n == self.zoneName.lowerAscii() || n == self.zoneName.lowerAscii() + '.'))";
 
@@ -86,7 +95,16 @@ const spec: Schema = obj(
     }),
     records: arr(
       'Record values, in the type’s presentation format: 192.0.2.1 (A), 2001:db8::1 (AAAA), host.example.com (CNAME, NS, PTR), "text" or text (TXT; quoted for you when unquoted), 10 mail.example.com (MX), 10 5 443 host.example.com (SRV), 0 issue "letsencrypt.org" (CAA). Set exactly one of records and aliasTarget.',
-      str('One value.', { minLength: 1, maxLength: 4000 }),
+      str('One value.', {
+        minLength: 1,
+        maxLength: 4000,
+        'x-kubernetes-validations': [
+          noControlCharacters(
+            'record values',
+            '; in a TXT value write them as \\ddd octal escapes, e.g. \\012 for a newline',
+          ),
+        ],
+      }),
       { minItems: 1, maxItems: 100 },
     ),
     aliasTarget: obj(
@@ -121,7 +139,7 @@ const spec: Schema = obj(
       {
         minLength: 1,
         maxLength: 128,
-        'x-kubernetes-validations': [immutable('setIdentifier')],
+        'x-kubernetes-validations': [immutable('setIdentifier'), noControlCharacters('setIdentifier')],
       },
     ),
     weight: int(

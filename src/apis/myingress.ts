@@ -116,7 +116,17 @@ const action = (what: string): Schema =>
       fixedResponse: obj(
         'Answer directly.',
         {
-          statusCode: int('HTTP status code.', { minimum: 200, maximum: 599 }),
+          statusCode: int('HTTP status code: 2XX, 4XX or 5XX (a 3XX is a redirect: use redirect).', {
+            minimum: 200,
+            maximum: 599,
+            // ELBv2 refuses 3XX fixed responses (ValidationError); say so at admission instead.
+            'x-kubernetes-validations': [
+              {
+                rule: 'self < 300 || self >= 400',
+                message: 'a fixed response status code is 2XX, 4XX or 5XX; use redirect for 3XX',
+              },
+            ],
+          }),
           contentType: str('Content type (default text/plain).', {
             enum: ['text/plain', 'text/css', 'text/html', 'application/javascript', 'application/json'],
           }),

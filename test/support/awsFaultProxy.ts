@@ -17,7 +17,21 @@ export type Fault =
   /** Forward (so the emulator carries the call out), then close the connection: the answer is lost. */
   | { readonly kind: 'dropResponse' }
   /** Forward, then rewrite the response body (e.g. to fake a slow state transition). */
-  | { readonly kind: 'rewrite'; readonly rewrite: (body: string, call: AwsCall) => string };
+  | { readonly kind: 'rewrite'; readonly rewrite: (body: string, call: AwsCall) => string }
+  /**
+   * A service quota: a token bucket per signing access key (one account in
+   * the emulator) admits `ratePerSecond` calls with bursts up to `burst`
+   * (default `ratePerSecond`); calls beyond it are answered like `throttle`
+   * (default `Throttling`, HTTP 400). Admitted calls do not count as hits and
+   * fall through to later rules.
+   */
+  | {
+      readonly kind: 'rateLimit';
+      readonly ratePerSecond: number;
+      readonly burst?: number;
+      readonly code?: string;
+      readonly status?: number;
+    };
 
 /** When a fault applies. Omitted fields match anything. */
 export interface FaultRule {
@@ -51,12 +65,16 @@ export interface AwsFaultProxyOptions {
   readonly target: string;
   /** Random source in [0,1) for probabilistic rules; injectable for repeatable tests. */
   readonly random?: () => number;
+  /** Millisecond clock for `rateLimit` rules; injectable for repeatable tests. */
+  readonly now?: () => number;
 }
 
 interface RuleState {
   readonly rule: FaultRule;
   hits: number;
   removed: boolean;
+  /** `rateLimit` rules: tokens left and when they were counted, per access key. */
+  readonly buckets: Map<string, { tokens: number; at: number }>;
 }
 
 /**
@@ -71,14 +89,22 @@ export class AwsFaultProxy {
   private readonly server: Server;
   private readonly target: URL;
   private readonly random: () => number;
+  private readonly now: () => number;
   private readonly rules: RuleState[] = [];
   private readonly log: CallRecord[] = [];
 
-  private constructor(server: Server, endpoint: string, target: URL, random: () => number) {
+  private constructor(
+    server: Server,
+    endpoint: string,
+    target: URL,
+    random: () => number,
+    now: () => number,
+  ) {
     this.server = server;
     this.endpoint = endpoint;
     this.target = target;
     this.random = random;
+    this.now = now;
   }
 
   /** Starts listening on a free loopback port. */
@@ -96,6 +122,7 @@ export class AwsFaultProxy {
       `http://127.0.0.1:${port}`,
       new URL(opts.target),
       opts.random ?? Math.random,
+      opts.now ?? Date.now,
     );
     server.on('request', (req, res) => {
       proxy.handle(req, res).catch((err: unknown) => {
@@ -112,7 +139,12 @@ export class AwsFaultProxy {
 
   /** Installs a rule; it stays until removed, exhausted (`times`) or {@link clearFaults}. */
   inject(rule: FaultRule): InstalledRule {
-    const state: RuleState = { rule, hits: 0, removed: false };
+    if (rule.fault.kind === 'rateLimit') {
+      const { ratePerSecond, burst } = rule.fault;
+      if (!(ratePerSecond > 0) || (burst !== undefined && !(burst >= 1)))
+        throw new Error('rateLimit: ratePerSecond must be > 0 and burst >= 1');
+    }
+    const state: RuleState = { rule, hits: 0, removed: false, buckets: new Map() };
     this.rules.push(state);
     return {
       get hits() {
@@ -184,9 +216,27 @@ export class AwsFaultProxy {
       }
       if (r.match !== undefined && !r.match(call)) continue;
       if (r.probability !== undefined && this.random() >= r.probability) continue;
+      if (r.fault.kind === 'rateLimit' && this.admit(state, r.fault, call)) continue;
       return state;
     }
     return undefined;
+  }
+
+  /** Takes a token from the caller's bucket if one is there (the call is within the quota). */
+  private admit(state: RuleState, fault: Extract<Fault, { kind: 'rateLimit' }>, call: AwsCall): boolean {
+    const burst = fault.burst ?? fault.ratePerSecond;
+    const key = call.accessKeyId ?? '';
+    const now = this.now();
+    const bucket = state.buckets.get(key) ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(
+      burst,
+      bucket.tokens + (Math.max(0, now - bucket.at) / 1000) * fault.ratePerSecond,
+    );
+    bucket.at = now;
+    state.buckets.set(key, bucket);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -208,7 +258,8 @@ export class AwsFaultProxy {
     };
 
     switch (fault?.kind) {
-      case 'throttle': {
+      case 'throttle':
+      case 'rateLimit': {
         const status = fault.status ?? 400;
         const e = errorResponse(
           call.service,
@@ -217,7 +268,7 @@ export class AwsFaultProxy {
           'Rate exceeded',
           randomUUID(),
         );
-        record('throttle', status);
+        record(fault.kind, status);
         res.writeHead(e.status, e.headers).end(e.body);
         return;
       }
@@ -326,4 +377,12 @@ export function route53Pending(calls: number): FaultRule {
       rewrite: (body) => body.replace(/<Status>INSYNC<\/Status>/g, '<Status>PENDING</Status>'),
     },
   };
+}
+
+/**
+ * Route 53's documented quota, five requests per second per account: calls
+ * beyond it get `Throttling` (HTTP 400, Route 53's XML error shape).
+ */
+export function route53RateLimit(ratePerSecond = 5, burst = ratePerSecond): FaultRule {
+  return { service: 'route53', fault: { kind: 'rateLimit', ratePerSecond, burst } };
 }

@@ -1,0 +1,82 @@
+// `node bench/run.ts` flags. Pure.
+import { parseArgs } from 'node:util';
+import { parseDuration } from '../src/cli/options.ts';
+
+/** What a bench run was asked to do; recorded as the report's `settings`. */
+export interface BenchSettings {
+  /** Scenario groups to run; empty: all. */
+  readonly only: readonly string[];
+  /** Sizes for every selected group; undefined: each group's defaults. */
+  readonly sizes: readonly number[] | undefined;
+  /** The operator's `--resync-period`; also the length of the no-op resync / steady-state window. */
+  readonly resyncPeriodMs: number;
+  /** Objects the bench creates or deletes at once. */
+  readonly concurrency: number;
+  /** Directory for the JSON report. */
+  readonly outDir: string;
+  /** Extra `skylift run` flags, passed through unchanged. */
+  readonly operatorArgs: readonly string[];
+}
+
+/** Usage text for `--help`. */
+export const benchUsage = `Usage: node bench/run.ts [flags]   (make bench BENCH_FLAGS='…')
+
+Runs each scenario against a fresh local stack (.skylift/bench/) with the operator
+as a separate process behind a counting AWS proxy; writes <out>/<UTC time>.json
+and prints a table.
+
+  --only GROUP[,GROUP]     scenario groups (default all): dns, dns-10zones, myingress,
+                           manageddb, dns-throttled, dns-10zones-throttled
+  --sizes N[,N]            sizes for every selected group (default: each group's own)
+  --resync-period DURATION operator resync period and measuring window (default 30s)
+  --concurrency N          objects created/deleted at once by the bench (default 16)
+  --out DIR                report directory (default bench/results)
+  --operator-arg FLAG      extra skylift run flag, repeatable (e.g. --operator-arg=--workers=8)
+`;
+
+/** Parses the flags; throws an Error whose message says what is wrong. */
+export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): BenchSettings | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      only: { type: 'string' },
+      sizes: { type: 'string' },
+      'resync-period': { type: 'string' },
+      concurrency: { type: 'string' },
+      out: { type: 'string' },
+      'operator-arg': { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) return 'help';
+  const list = (text: string | undefined): string[] =>
+    (text ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  const sizes =
+    values.sizes === undefined
+      ? undefined
+      : list(values.sizes).map((s) => {
+          const n = Number(s);
+          if (!Number.isInteger(n) || n < 1 || n > 100_000)
+            throw new Error(`--sizes: want whole numbers from 1 to 100000, got ${JSON.stringify(s)}`);
+          return n;
+        });
+  if (sizes?.length === 0) throw new Error('--sizes: give at least one size');
+  const concurrency = Number(values.concurrency ?? '16');
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256)
+    throw new Error(`--concurrency: want 1 to 256, got ${JSON.stringify(values.concurrency)}`);
+  const resyncPeriodMs = parseDuration(values['resync-period'] ?? '30s');
+  if (resyncPeriodMs < 1000) throw new Error('--resync-period: at least 1s');
+  return {
+    only: list(values.only),
+    sizes,
+    resyncPeriodMs,
+    concurrency,
+    outDir: values.out ?? defaultOutDir,
+    operatorArgs: values['operator-arg'] ?? [],
+  };
+}

@@ -1,0 +1,183 @@
+// Per-object timing of Skylift objects: when the bench created (or deleted)
+// each one, and when a watch first saw it Ready=True (or gone). A watch, not
+// creationTimestamp, because that has one-second resolution.
+import { performance } from 'node:perf_hooks';
+import { pino } from 'pino';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { Informer, WatchEventType } from '../../src/runtime/kube/informer.ts';
+import type { KubeObject, ResourceType } from '../../src/runtime/kube/resource.ts';
+import { realClock } from '../../src/runtime/clock.ts';
+import { AbortWait, waitFor } from '../../src/dev/wait.ts';
+
+/** A Skylift object as far as its conditions go. */
+interface ConditionedObject extends KubeObject {
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+/** The Ready and Synced conditions of an object, if any. Pure. */
+export function conditionsOf(obj: KubeObject): {
+  ready: boolean;
+  terminal: { reason: string; message: string } | undefined;
+} {
+  const conditions = (obj as ConditionedObject).status?.conditions ?? [];
+  const ready = conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+  const synced = conditions.find((c) => c.type === 'Synced');
+  const terminal =
+    synced?.status === 'False' && synced.reason === 'Terminal'
+      ? { reason: synced.reason, message: synced.message ?? '' }
+      : undefined;
+  return { ready, terminal };
+}
+
+/** Millisecond timestamps of one object (performance.now() clock). */
+interface Times {
+  created?: number;
+  ready?: number;
+  deleteRequested?: number;
+  gone?: number;
+}
+
+/**
+ * Watches one kind in one namespace and records, per object name, when it
+ * was first seen Ready=True and when it disappeared, against the times the
+ * bench marked it created and deleted. Timestamps are `performance.now()`
+ * milliseconds (monotonic). Call `start()` before creating anything.
+ */
+export class ReadinessTracker {
+  private readonly informer: Informer<KubeObject>;
+  private readonly times = new Map<string, Times>();
+  private readonly terminal = new Map<string, string>();
+  private readonly namespace: string;
+
+  constructor(client: KubeClient, type: ResourceType, namespace: string) {
+    this.namespace = namespace;
+    this.informer = new Informer<KubeObject>({
+      client,
+      type,
+      namespace,
+      clock: realClock,
+      logger: pino({ level: 'silent' }),
+      pageSize: 1000,
+    });
+    this.informer.on((event, obj) => {
+      const now = performance.now();
+      const t = this.entry(obj.metadata.name);
+      if (event === WatchEventType.Deleted) {
+        t.gone ??= now;
+        return;
+      }
+      const { ready, terminal } = conditionsOf(obj);
+      if (ready) t.ready ??= now;
+      if (terminal !== undefined) this.terminal.set(obj.metadata.name, terminal.message);
+      else this.terminal.delete(obj.metadata.name);
+    });
+  }
+
+  /** Starts the watch and waits for its first list. */
+  async start(): Promise<void> {
+    this.informer.start();
+    await this.informer.waitForSync();
+  }
+
+  /** Stops the watch. Idempotent. */
+  async stop(): Promise<void> {
+    await this.informer.stop();
+  }
+
+  /** Records that the bench is about to create `name` (call just before the request). */
+  markCreated(name: string, at = performance.now()): void {
+    this.entry(name).created = at;
+  }
+
+  /** Records that the bench is about to delete `name`. */
+  markDeleteRequested(name: string, at = performance.now()): void {
+    this.entry(name).deleteRequested = at;
+  }
+
+  /** Milliseconds from create to first Ready=True, for every marked object that became Ready. */
+  readyLatencies(): number[] {
+    return this.latencies((t) =>
+      t.created !== undefined && t.ready !== undefined ? t.ready - t.created : undefined,
+    );
+  }
+
+  /** Milliseconds from delete request to disappearance, for every object that is gone. */
+  deleteLatencies(): number[] {
+    return this.latencies((t) =>
+      t.deleteRequested !== undefined && t.gone !== undefined ? t.gone - t.deleteRequested : undefined,
+    );
+  }
+
+  /** How many of `names` have been seen Ready. */
+  readyCount(names: readonly string[]): number {
+    return names.filter((n) => this.times.get(n)?.ready !== undefined).length;
+  }
+
+  /** The latest Ready time among `names`, if all are Ready. */
+  lastReadyAt(names: readonly string[]): number | undefined {
+    let last = 0;
+    for (const n of names) {
+      const r = this.times.get(n)?.ready;
+      if (r === undefined) return undefined;
+      last = Math.max(last, r);
+    }
+    return last;
+  }
+
+  /**
+   * Waits until every object in `names` has been seen Ready; fails at once
+   * when one reports Synced=False reason Terminal (bad input never converges),
+   * and at the deadline with how many are still not Ready.
+   */
+  async waitAllReady(names: readonly string[], timeoutMs: number): Promise<number> {
+    return waitFor(
+      () => {
+        const [name, message] = this.terminal.entries().next().value ?? [];
+        if (name !== undefined) throw new AbortWait(`${name} is Synced=False Terminal: ${message ?? ''}`);
+        return this.lastReadyAt(names);
+      },
+      {
+        timeoutMs,
+        intervalMs: 50,
+        description: `${names.length} objects to become Ready (${this.readyCount(names)} were when the wait began)`,
+      },
+    );
+  }
+
+  /** Waits until every object in `names` is gone from the watch; returns when the last one went. */
+  async waitAllGone(names: readonly string[], timeoutMs: number): Promise<number> {
+    return waitFor(
+      () => {
+        let last = 0;
+        for (const n of names) {
+          if (this.informer.get(this.key(n)) !== undefined) return undefined;
+          last = Math.max(last, this.times.get(n)?.gone ?? 0);
+        }
+        return last;
+      },
+      { timeoutMs, intervalMs: 50, description: `${names.length} objects to be deleted` },
+    );
+  }
+
+  private key(name: string): string {
+    return `${this.namespace}/${name}`;
+  }
+
+  private entry(name: string): Times {
+    let t = this.times.get(name);
+    if (t === undefined) {
+      t = {};
+      this.times.set(name, t);
+    }
+    return t;
+  }
+
+  private latencies(pick: (t: Times) => number | undefined): number[] {
+    const out: number[] = [];
+    for (const t of this.times.values()) {
+      const v = pick(t);
+      if (v !== undefined) out.push(Math.round(v * 10) / 10);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,102 @@
+// make bench: measures what Skylift costs. See docs/benchmarks.md.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { installCrds } from '../src/apis/install.ts';
+import { repoRoot } from '../src/dev/paths.ts';
+import { reapStaleProcesses } from '../src/dev/reaper.ts';
+import { startLocalStack } from '../src/dev/stack.ts';
+import { KubeClient, loadKubeConfig } from '../src/runtime/kube/client.ts';
+import { AwsFaultProxy } from '../test/support/awsFaultProxy.ts';
+import { benchUsage, parseBenchArgs, type BenchSettings } from './args.ts';
+import { awsClients } from './lib/awsAccount.ts';
+import { machineInfo } from './lib/machine.ts';
+import { costCurves, renderTable, reportFileName, type BenchReport, type ScenarioResult } from './report.ts';
+import { operatorFlags, runScenario } from './runner.ts';
+import { selectScenarios } from './scenarios.ts';
+
+async function main(argv: readonly string[]): Promise<number> {
+  let settings: BenchSettings | 'help';
+  try {
+    settings = parseBenchArgs(argv, join(repoRoot, 'bench', 'results'));
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n\n${benchUsage}`);
+    return 2;
+  }
+  if (settings === 'help') {
+    process.stdout.write(benchUsage);
+    return 0;
+  }
+  const scenarios = selectScenarios(settings.only, settings.sizes);
+  const say = (line: string): void => {
+    process.stderr.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
+  };
+  const started = new Date();
+  const machine = machineInfo();
+  const benchDir = join(repoRoot, '.skylift', 'bench');
+  await mkdir(benchDir, { recursive: true });
+  await reapStaleProcesses(benchDir);
+  const workDir = join(benchDir, reportFileName(started).replace(/\.json$/, ''));
+  say(`starting a local stack in ${workDir}`);
+  const stack = await startLocalStack({ dir: workDir });
+  const stopAll = (): void => {
+    void stack.stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', stopAll);
+  process.once('SIGTERM', stopAll);
+  const proxy = await AwsFaultProxy.start({ target: stack.emulator.endpoint });
+  const results: ScenarioResult[] = [];
+  const file = join(settings.outDir, reportFileName(started));
+  await mkdir(settings.outDir, { recursive: true });
+  // Rewritten after every scenario, so a run cut short still leaves what it measured.
+  const writeReport = async (complete: boolean): Promise<BenchReport> => {
+    const report: BenchReport = {
+      schemaVersion: 1,
+      complete,
+      startedAt: started.toISOString(),
+      finishedAt: new Date().toISOString(),
+      machine,
+      settings: { ...settings, operatorFlags: operatorFlags(settings) },
+      scenarios: results,
+      curves: costCurves(results),
+    };
+    await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+    return report;
+  };
+  let report: BenchReport;
+  try {
+    const admin = new KubeClient(loadKubeConfig(stack.kubeconfig));
+    await installCrds(admin);
+    const ctx = {
+      stack,
+      proxy,
+      aws: awsClients(stack.emulator.endpoint),
+      admin,
+      settings,
+      logDir: workDir,
+      say,
+    };
+    for (const scenario of scenarios) {
+      results.push(await runScenario(ctx, scenario));
+      await writeReport(false);
+    }
+    report = await writeReport(true);
+  } finally {
+    await proxy.stop();
+    await stack.stop();
+  }
+  process.stdout.write(renderTable(report));
+  process.stdout.write(`report: ${file}\noperator logs: ${workDir}\n`);
+  return results.every((r) => r.status === 'ok') ? 0 : 1;
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(
+        `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,107 @@
+// Smoke test of `make bench`: the CLI at its smallest size, on its own local
+// stack, must produce a report whose numbers hang together. No timing is
+// asserted; timings are what the report is for.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { BenchReport } from '../../bench/report.ts';
+import { repoRoot } from '../../src/dev/paths.ts';
+import { scratchDir } from '../support/scratch.ts';
+
+async function runBench(
+  args: readonly string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(repoRoot, 'bench/run.ts'), ...args], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+describe('make bench (smoke)', () => {
+  it('measures 20 DNSRecords end to end and writes a consistent report', async () => {
+    const out = await scratchDir('bench');
+    const size = 20;
+    const run = await runBench([
+      '--only',
+      'dns',
+      '--sizes',
+      String(size),
+      '--resync-period',
+      '8s',
+      '--out',
+      out,
+    ]);
+    expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
+
+    const files = (await readdir(out)).filter((f) => f.endsWith('.json'));
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/);
+    const report = JSON.parse(await readFile(join(out, files[0] ?? ''), 'utf8')) as BenchReport;
+
+    expect(report.complete).toBe(true);
+    expect(report.machine.cores).toBeGreaterThan(0);
+    expect(report.machine.totalMemoryBytes).toBeGreaterThan(0);
+    expect(report.machine.node).toBe(process.version);
+    expect(report.machine.gitCommit).toMatch(/^[0-9a-f]{40}$/);
+    expect(report.machine.note).toContain('share');
+    expect(report.settings).toMatchObject({ only: ['dns'], sizes: [size], resyncPeriodMs: 8000 });
+    expect(report.settings.operatorFlags).toContain('8s');
+
+    expect(report.scenarios).toHaveLength(1);
+    const s = report.scenarios[0];
+    if (s === undefined) throw new Error('no scenario in the report');
+    expect(s, s.error).toMatchObject({
+      id: `dns-${size}`,
+      kind: 'DNSRecord',
+      status: 'ok',
+      readyCount: size,
+    });
+    const { create, resync, delete: del } = s;
+    if (create === undefined || resync === undefined || del === undefined)
+      throw new Error('a phase is missing');
+
+    // Every object got a create→Ready and a delete→gone latency, and percentiles are ordered.
+    for (const d of [create.perResourceMs, del.perResourceMs]) {
+      expect(d?.count).toBe(size);
+      expect(d?.p50).toBeGreaterThan(0);
+      expect(d?.p50).toBeLessThanOrEqual(d?.p95 ?? -1);
+      expect(d?.p95).toBeLessThanOrEqual(d?.max ?? -1);
+    }
+    expect(create.durationMs).toBeGreaterThanOrEqual(create.perResourceMs?.max ?? Infinity);
+
+    // Creating reached Route 53 and wrote to Kubernetes; AWS calls are counted per operation.
+    expect(create.aws.total).toBeGreaterThan(0);
+    expect(create.aws.perResourceByOperation['route53:ChangeResourceRecordSets']).toBeGreaterThan(0);
+    expect(create.kube.writes).toBeGreaterThan(0);
+    expect(create.kube.byVerb.PATCH).toBeGreaterThan(0);
+    expect(create.aws.throttled).toBe(0);
+    // Deleting removed the records through Route 53 and dropped the finalizers.
+    expect(del.aws.perResourceByOperation['route53:ChangeResourceRecordSets']).toBeGreaterThan(0);
+    expect(del.kube.writes).toBeGreaterThanOrEqual(size);
+
+    // The resync window saw resyncs, and a no-op resync writes nothing to Kubernetes or AWS.
+    expect(resync.durationMs).toBeGreaterThanOrEqual(8000);
+    expect(resync.reconcilesPerResource).toBeGreaterThan(0);
+    expect(resync.kube.writes).toBe(0);
+    expect(
+      Object.keys(resync.aws.perResourceByOperation).filter((op) => op.endsWith('ChangeResourceRecordSets')),
+    ).toEqual([]);
+    expect(s.steadyState?.cpuSecondsPerMinute).toBeGreaterThanOrEqual(0);
+
+    expect(s.operator?.peakRssBytes).toBeGreaterThan(10 * 1024 * 1024);
+    expect(s.operator?.cpuSeconds).toBeGreaterThan(0);
+    expect(s.leftovers).toEqual({ route53Records: 0, loadBalancers: 0, targetGroups: 0, dbInstances: 0 });
+
+    // The table names the scenario and where the report went.
+    expect(run.stdout).toMatch(new RegExp(`^dns-${size}\\s+${size}\\s+\\d+\\.\\ds`, 'm'));
+    expect(run.stdout).toContain(join(out, files[0] ?? ''));
+  });
+});

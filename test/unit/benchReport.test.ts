@@ -1,0 +1,299 @@
+// The bench's report (cost curves, stdout table), scenario selection and
+// objects, flags and file names: everything pure about `make bench`.
+import { describe, expect, it } from 'vitest';
+import { parseBenchArgs } from '../../bench/args.ts';
+import { metricsAddressFromLogLine } from '../../bench/lib/operatorProcess.ts';
+import { conditionsOf } from '../../bench/lib/readiness.ts';
+import {
+  costCurves,
+  renderTable,
+  reportFileName,
+  type BenchReport,
+  type PhaseResult,
+  type ScenarioResult,
+} from '../../bench/report.ts';
+import { scenarioGroups, scenarioObjects, selectScenarios } from '../../bench/scenarios.ts';
+
+function phaseOf(durationMs: number, awsPerResource: number, p95 = durationMs): PhaseResult {
+  return {
+    durationMs,
+    perResourceMs: { count: 1, p50: p95 / 2, p95, max: p95 },
+    aws: { total: 1, perResource: awsPerResource, perResourceByOperation: {}, throttled: 0 },
+    kube: { writes: 6, writesPerResource: 6, byVerb: { PATCH: 5, POST: 1 } },
+    reconcilesPerResource: 1,
+    cpuSeconds: 1,
+  };
+}
+
+function result(group: string, size: number, allReadyMs: number, peakRssBytes: number): ScenarioResult {
+  return {
+    id: `${group}-${size}`,
+    group,
+    kind: 'DNSRecord',
+    size,
+    zones: 1,
+    route53RatePerSecond: null,
+    status: 'ok',
+    readyCount: size,
+    create: phaseOf(allReadyMs, 0.25, allReadyMs / 2),
+    resync: phaseOf(30_000, 0.01),
+    delete: phaseOf(2000, 0.05),
+    steadyState: { awsCallsPerMinute: 2, cpuSecondsPerMinute: 0.5 },
+    operator: { peakRssBytes, cpuSeconds: 12.345 },
+    leftovers: { route53Records: 0, loadBalancers: 0, targetGroups: 0, dbInstances: 0 },
+  };
+}
+
+const MiB = 1024 * 1024;
+
+describe('costCurves', () => {
+  it('orders each group by size and gives ratios between neighbouring sizes', () => {
+    const curves = costCurves([
+      result('dns', 1000, 20_000, 300 * MiB),
+      result('dns', 100, 5000, 200 * MiB),
+      result('dns', 5000, 100_000, 600 * MiB),
+      result('myingress', 100, 9000, 250 * MiB),
+    ]);
+    expect(curves).toHaveLength(1); // one size only: no curve for myingress
+    expect(curves[0]?.group).toBe('dns');
+    expect(curves[0]?.points.map((p) => p.size)).toEqual([100, 1000, 5000]);
+    expect(curves[0]?.steps).toEqual([
+      { from: 100, to: 1000, sizeRatio: 10, convergenceRatio: 4, p95Ratio: 4, memoryRatio: 1.5 },
+      { from: 1000, to: 5000, sizeRatio: 5, convergenceRatio: 5, p95Ratio: 5, memoryRatio: 2 },
+    ]);
+  });
+
+  it('leaves failed scenarios out of the curve', () => {
+    const failed: ScenarioResult = { ...result('dns', 5000, 1, 1), status: 'failed', error: 'timed out' };
+    const curves = costCurves([
+      result('dns', 100, 5000, 200 * MiB),
+      result('dns', 1000, 20_000, 300 * MiB),
+      failed,
+    ]);
+    expect(curves[0]?.points.map((p) => p.size)).toEqual([100, 1000]);
+  });
+});
+
+describe('renderTable', () => {
+  const report = (scenarios: ScenarioResult[]): BenchReport => ({
+    schemaVersion: 1,
+    complete: true,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: '2026-01-01T00:10:00.000Z',
+    machine: {
+      cores: 2,
+      cpuModel: 'test',
+      totalMemoryBytes: 8 * 1024 * MiB,
+      node: 'v24.0.0',
+      platform: 'linux-x64',
+      gitCommit: 'abc',
+      gitDirty: false,
+      loadAverageAtStart: [0, 0, 0],
+      note: '',
+    },
+    settings: {
+      only: [],
+      sizes: undefined,
+      resyncPeriodMs: 30_000,
+      concurrency: 16,
+      outDir: 'bench/results',
+      operatorArgs: [],
+      operatorFlags: [],
+    },
+    scenarios,
+    curves: costCurves(scenarios),
+  });
+
+  it('prints a header, one aligned row per scenario with seconds and MiB, and the cost curve', () => {
+    const text = renderTable(
+      report([result('dns', 100, 5000, 200 * MiB), result('dns', 1000, 20_000, 300 * MiB)]),
+    );
+    const lines = text.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^scenario\s+N\s+all Ready\s+p50\s+p95\s+max\s+AWS\/res create/);
+    expect(lines[1]).toMatch(
+      /^dns-100\s+100\s+5\.0s\s+1\.3s\s+2\.5s\s+2\.5s\s+0\.25\s+0\.01\s+0\.05\s+6\.00\s+6\.00\s+6\.00\s+200\s+12\.3\s+2\.0\s+0\.50\s+0$/,
+    );
+    expect(lines[2]).toMatch(/^dns-1000\s+1000\s+20\.0s/);
+    // Columns line up: every row's "N" column ends where the header's does.
+    expect(lines[1]?.indexOf(' 100 ')).toBe((lines[0]?.indexOf(' N ') ?? 0) - 2);
+    expect(lines[3]).toBe('cost curve dns: 100→1000 (×10): all Ready ×4, p95 ×4, peak RSS ×1.5');
+  });
+
+  it('marks failed scenarios and prints their error', () => {
+    const failed: ScenarioResult = {
+      id: 'dns-5000',
+      group: 'dns',
+      kind: 'DNSRecord',
+      size: 5000,
+      zones: 1,
+      route53RatePerSecond: null,
+      status: 'failed',
+      error: 'timed out after 930000 ms waiting for 5000 objects to become Ready',
+      readyCount: 4200,
+    };
+    const text = renderTable(report([failed]));
+    expect(text).toMatch(/^dns-5000\s+5000\s+FAILED$/m);
+    expect(text).toContain('dns-5000 failed: timed out after 930000 ms');
+  });
+});
+
+describe('scenarios', () => {
+  it('runs every group at its default sizes by default, in catalogue order, smallest first', () => {
+    const ids = selectScenarios([], undefined).map((s) => s.id);
+    expect(ids).toEqual([
+      'dns-100',
+      'dns-1000',
+      'dns-5000',
+      'dns-10zones-100',
+      'dns-10zones-1000',
+      'dns-10zones-5000',
+      'myingress-100',
+      'manageddb-100',
+      'dns-throttled-1000',
+      'dns-10zones-throttled-1000',
+    ]);
+  });
+
+  it('runs --only entries in the order given: groups at --sizes (or their defaults), or single scenarios by id', () => {
+    expect(selectScenarios(['manageddb', 'dns'], [1000, 20]).map((s) => s.id)).toEqual([
+      'manageddb-20',
+      'manageddb-1000',
+      'dns-20',
+      'dns-1000',
+    ]);
+    expect(
+      selectScenarios(['dns-10zones-1000', 'myingress'], undefined).map((s) => [s.id, s.group.name, s.size]),
+    ).toEqual([
+      ['dns-10zones-1000', 'dns-10zones', 1000],
+      ['myingress-100', 'myingress', 100],
+    ]);
+    expect(() => selectScenarios(['dnz'], undefined)).toThrow(/unknown scenario dnz: choose from dns, /);
+    expect(() => selectScenarios(['dnz-100'], undefined)).toThrow(/unknown scenario dnz-100/);
+  });
+
+  it('spreads DNSRecords round robin over the zones with distinct names', () => {
+    const [s] = selectScenarios(['dns-10zones'], [25]);
+    if (s === undefined) throw new Error('no scenario');
+    const zones = ['a.test', 'b.test', 'c.test'];
+    const { measured, supporting } = scenarioObjects(s, 'ns1', zones);
+    expect(supporting).toEqual([]);
+    expect(measured).toHaveLength(25);
+    expect(new Set(measured.map((o) => o.metadata.name)).size).toBe(25);
+    const zoneOf = (i: number): unknown =>
+      (measured[i] as unknown as { spec: { zoneName: string } }).spec.zoneName;
+    expect([zoneOf(0), zoneOf(1), zoneOf(2), zoneOf(3)]).toEqual(['a.test', 'b.test', 'c.test', 'a.test']);
+    expect(measured.every((o) => o.metadata.namespace === 'ns1' && o.kind === 'DNSRecord')).toBe(true);
+  });
+
+  it('gives each MyIngress its own Service and a ready EndpointSlice for it', () => {
+    const [s] = selectScenarios(['myingress'], [300]);
+    if (s === undefined) throw new Error('no scenario');
+    const { measured, supporting } = scenarioObjects(s, 'ns1', []);
+    expect(measured).toHaveLength(300);
+    const services = supporting.filter((o) => o.kind === 'Service');
+    const slices = supporting.filter((o) => o.kind === 'EndpointSlice') as unknown as {
+      metadata: { labels: Record<string, string> };
+      endpoints: { addresses: string[] }[];
+    }[];
+    expect(services).toHaveLength(300);
+    expect(slices.map((sl) => sl.metadata.labels['kubernetes.io/service-name'])).toEqual(
+      services.map((svc) => svc.metadata.name),
+    );
+    // Valid IPv4 addresses however many Services there are.
+    for (const sl of slices)
+      expect(sl.endpoints[0]?.addresses[0]).toMatch(/^10\.77\.1\.(\d|[1-9]\d|1\d\d|2[0-4]\d|25[0-5])$/);
+  });
+
+  it('has no final snapshot on ManagedDBs, so nothing is left in AWS after delete', () => {
+    const [s] = selectScenarios(['manageddb'], [2]);
+    if (s === undefined) throw new Error('no scenario');
+    const { measured } = scenarioObjects(s, 'ns1', []);
+    expect((measured[0] as unknown as { spec: { finalSnapshot: unknown } }).spec.finalSnapshot).toEqual({
+      enabled: false,
+    });
+  });
+
+  it('sets a Route 53 rate limit only on the throttled groups', () => {
+    expect(scenarioGroups.filter((g) => g.route53RatePerSecond !== undefined).map((g) => g.name)).toEqual([
+      'dns-throttled',
+      'dns-10zones-throttled',
+    ]);
+  });
+});
+
+describe('flags, file names, log lines and conditions', () => {
+  it('parses --only, --sizes, --resync-period, --concurrency and repeated --operator-arg', () => {
+    expect(
+      parseBenchArgs(
+        [
+          '--only',
+          'dns,myingress',
+          '--sizes',
+          '100, 1000',
+          '--resync-period',
+          '1m',
+          '--operator-arg=--workers=8',
+        ],
+        '/out',
+      ),
+    ).toEqual({
+      only: ['dns', 'myingress'],
+      sizes: [100, 1000],
+      resyncPeriodMs: 60_000,
+      concurrency: 16,
+      outDir: '/out',
+      operatorArgs: ['--workers=8'],
+    });
+    expect(parseBenchArgs(['--help'], '/out')).toBe('help');
+  });
+
+  it.each([
+    { reason: 'a size that is not a whole number', argv: ['--sizes', '1.5'], error: /--sizes/ },
+    { reason: 'an empty size list', argv: ['--sizes', ','], error: /at least one size/ },
+    { reason: 'a bad duration', argv: ['--resync-period', 'soon'], error: /invalid duration/ },
+    { reason: 'a resync period under a second', argv: ['--resync-period', '500ms'], error: /at least 1s/ },
+    { reason: 'zero concurrency', argv: ['--concurrency', '0'], error: /--concurrency/ },
+    { reason: 'an unknown flag', argv: ['--fast'], error: /Unknown option/ },
+  ])('rejects $reason', ({ argv, error }) => {
+    expect(() => parseBenchArgs(argv, '/out')).toThrow(error);
+  });
+
+  it('names reports by UTC time without characters file systems dislike', () => {
+    expect(reportFileName(new Date('2026-05-01T12:34:56.789Z'))).toBe('2026-05-01T12-34-56Z.json');
+  });
+
+  it('finds the metrics address in the operator log', () => {
+    expect(
+      metricsAddressFromLogLine(
+        '{"level":30,"address":"127.0.0.1:41234","msg":"serving /metrics, /healthz, /readyz"}',
+      ),
+    ).toBe('127.0.0.1:41234');
+    expect(metricsAddressFromLogLine('{"level":30,"msg":"controllers started"}')).toBeUndefined();
+    expect(metricsAddressFromLogLine('not json {')).toBeUndefined();
+  });
+
+  it.each([
+    {
+      reason: 'Ready=True',
+      conditions: [{ type: 'Ready', status: 'True' }],
+      want: { ready: true, terminal: undefined },
+    },
+    {
+      reason: 'Ready=False while creating',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'Creating' }],
+      want: { ready: false, terminal: undefined },
+    },
+    {
+      reason: 'Synced=False Terminal',
+      conditions: [{ type: 'Synced', status: 'False', reason: 'Terminal', message: 'bad zone' }],
+      want: { ready: false, terminal: { reason: 'Terminal', message: 'bad zone' } },
+    },
+    {
+      reason: 'Synced=False for a retryable reason is not terminal',
+      conditions: [{ type: 'Synced', status: 'False', reason: 'Throttled' }],
+      want: { ready: false, terminal: undefined },
+    },
+  ])('reads conditions: $reason', ({ conditions, want }) => {
+    expect(conditionsOf({ metadata: { name: 'x' }, status: { conditions } } as never)).toEqual(want);
+  });
+});
