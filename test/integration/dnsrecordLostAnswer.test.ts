@@ -1,11 +1,10 @@
-// Reproduction found by `make chaos` (seed 464953112, 24 objects): Route 53
-// carries out a DNSRecord's CREATE batch (record + ownership TXT) but the
-// answer is lost. The retried CREATE is refused "already exists", and since
-// a fresh listing does show the record (it is a phantom only when it does
-// not), the adapter rethrows that refusal as an ownership conflict — although
-// the TXT beside the record names this very object. The object then sits at
-// Ready=False/Synced=False reason Conflict until the next resync (10 min).
-// Expected: the record is recognised as its own and becomes Ready.
+// Regression test for a bug `make chaos` found (seed 464953112, 24 objects):
+// Route 53 carries out a DNSRecord's CREATE batch (record + ownership TXT) but
+// the answer is lost. The retried CREATE is refused "already exists"; the
+// adapter used to rethrow that as an ownership conflict although the TXT
+// beside the record names this very object, leaving it at Ready=False reason
+// Conflict until the next resync (10 min). It must recognise the record as its
+// own and become Ready.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType, type DNSRecord } from '../../src/apis/dnsrecord.ts';
 import { installCrds } from '../../src/apis/install.ts';

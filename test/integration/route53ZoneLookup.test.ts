@@ -1,9 +1,9 @@
-// Reproduction found by `make chaos`: a hosted zone lookup by name that fails
-// for a transient reason (throttling, 5xx, a dropped connection) is cached
-// like a missing zone, so every DNSRecord in that zone keeps failing with the
-// same error for --negative TTL (30 s) without asking Route 53 again, and
-// each one's per-key backoff grows meanwhile. Lookups by ID forget a failure
-// at once. Expected: only "no such zone" answers are remembered.
+// Regression test for a bug `make chaos` found: a hosted zone lookup by name
+// that failed for a transient reason (throttling, 5xx, a dropped connection)
+// was cached like a missing zone, so every DNSRecord in that zone kept failing
+// with the same error for the negative TTL (30 s) without asking Route 53
+// again, while each one's backoff grew. Only "no such zone" answers may be
+// remembered.
 import { randomBytes } from 'node:crypto';
 import { Route53Client } from '@aws-sdk/client-route-53';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

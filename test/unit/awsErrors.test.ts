@@ -5,6 +5,7 @@ import {
   classifyAwsError,
   toTypedAwsError,
 } from '../../src/providers/aws/errors.ts';
+import { elbv2ErrorTable } from '../../src/providers/elbv2/errors.ts';
 import { AdaptiveRateLimiter } from '../../src/providers/aws/rateLimiter.ts';
 import { FakeClock } from '../support/fakeClock.ts';
 
@@ -38,6 +39,14 @@ describe('classifyAwsError', () => {
       classifyAwsError(sdkError('TooManyLoadBalancers', 400), { terminal: ['TooManyLoadBalancers'] }),
     ).toBe('terminal');
   });
+
+  it.each(['SubnetNotFound', 'InvalidSubnetID.NotFound', 'InvalidSecurityGroupID.NotFound'])(
+    'ELBv2: %s (a subnet or security group that does not exist) is terminal, not retried',
+    (code) => {
+      expect(classifyAwsError(sdkError(code, 400), elbv2ErrorTable)).toBe('terminal');
+      expect(classifyAwsError(sdkError(code, 400))).toBe('unknown');
+    },
+  );
 
   it('turns errors into typed errors naming the step and keeping the code', () => {
     const t = toTypedAwsError('create load balancer', sdkError('ValidationError', 400));

@@ -84,7 +84,8 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     if (ticket !== undefined) {
       if (ticket.state === 'failed') {
         this.tickets.delete(ctx.ownership.uid);
-        if (await this.phantom(t, ticket)) {
+        const refusal = await this.createRefusal(t, ticket, ctx);
+        if (refusal === 'phantom') {
           // Route 53 said "already exists" but its own listing has no such record (emulators keep
           // deleted alias records as ghosts): nobody can own what nobody can see, so UPSERT it.
           this.submit(
@@ -101,9 +102,10 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
             requeueAfterMs: this.d.pollMs ?? 1000,
           };
         }
-        throw ticket.error ?? new Error('Route 53 change failed');
-      }
-      if (ticket.state !== 'applied') {
+        // 'ours': an earlier CREATE of this very object was carried out but its answer was lost, so
+        // the retry was refused; the fresh listing below observes the record like any other.
+        if (refusal !== 'ours') throw ticket.error ?? new Error('Route 53 change failed');
+      } else if (ticket.state !== 'applied') {
         const throttled = ticket.note?.includes('throttling') === true;
         return {
           exists: true,
@@ -129,10 +131,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     const rr = snap.records.get(t.key);
     if (rr === undefined) return { exists: false };
     const ownerRr = snap.records.get(t.ownerKey);
-    const ownership =
-      ownerRr !== undefined
-        ? parseOwnerValue((ownerRr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' '))
-        : undefined;
+    const ownership = ownerRr !== undefined ? parseOwnerValue(txtValue(ownerRr)) : undefined;
 
     let upToDate = true;
     let diff: string | undefined;
@@ -182,7 +181,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     // ownership record is still there, the name is ours and UPSERT puts it back.
     const snap = await this.d.records.get(t.zone.id);
     const ownerRr = snap.records.get(t.ownerKey);
-    const ours = ownerRr !== undefined && parseOwnerValue(txtValue(ownerRr))?.uid === ctx.ownership.uid;
+    const ours = ownerUid(ownerRr) === ctx.ownership.uid;
     this.submit(t, ctx, [
       { Action: ours ? 'UPSERT' : 'CREATE', ResourceRecordSet: rr },
       { Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) },
@@ -227,24 +226,30 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     const rr = snap.records.get(t.key);
     if (rr !== undefined) changes.push({ Action: 'DELETE', ResourceRecordSet: rr });
     const ownerRr = snap.records.get(t.ownerKey);
-    const ours =
-      ownerRr !== undefined &&
-      parseOwnerValue((ownerRr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' '))?.uid ===
-        ctx.ownership.uid;
-    if (ownerRr !== undefined && ours) changes.push({ Action: 'DELETE', ResourceRecordSet: ownerRr });
+    if (ownerRr !== undefined && ownerUid(ownerRr) === ctx.ownership.uid)
+      changes.push({ Action: 'DELETE', ResourceRecordSet: ownerRr });
     if (changes.length === 0) return { gone: true };
     this.submit(t, ctx, changes);
     return { gone: false };
   }
 
-  /** A CREATE refused as "already exists" for a record a fresh listing does not show. */
-  private async phantom(t: Target, ticket: ChangeTicket): Promise<boolean> {
+  /**
+   * Why a CREATE was refused as "already exists", judged from a fresh listing: `phantom` when the
+   * record is not there, `ours` when the ownership TXT beside it names this object (an earlier
+   * attempt went through unheard), `other` for any other failure, which stands.
+   */
+  private async createRefusal(
+    t: Target,
+    ticket: ChangeTicket,
+    ctx: ReconcileContext,
+  ): Promise<'phantom' | 'ours' | 'other'> {
     if (!(ticket.error instanceof OwnershipConflictError) || !/already exists/i.test(ticket.error.message))
-      return false;
-    if (!ticket.changes.some((c) => c.Action === 'CREATE')) return false;
+      return 'other';
+    if (!ticket.changes.some((c) => c.Action === 'CREATE')) return 'other';
     this.d.records.invalidate(t.zone.id);
     const snap = await this.d.records.get(t.zone.id);
-    return !snap.records.has(t.key);
+    if (!snap.records.has(t.key)) return 'phantom';
+    return ownerUid(snap.records.get(t.ownerKey)) === ctx.ownership.uid ? 'ours' : 'other';
   }
 
   private inFlight(ctx: ReconcileContext): boolean {
@@ -338,6 +343,11 @@ function checkExternalName(
 
 function txtValue(rr: ResourceRecordSet): string {
   return (rr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' ');
+}
+
+/** The object uid an ownership TXT record names (undefined when absent or unreadable). */
+function ownerUid(rr: ResourceRecordSet | undefined): string | undefined {
+  return rr !== undefined ? parseOwnerValue(txtValue(rr))?.uid : undefined;
 }
 
 function pick(status: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> {

@@ -7,6 +7,9 @@ export const elbv2Terminal: readonly string[] = [
   'InvalidSecurityGroup',
   'InvalidScheme',
   'SubnetNotFound',
+  // EC2's spelling of the same refusals, which some endpoints (moto among them) answer with.
+  'InvalidSubnetID.NotFound',
+  'InvalidSecurityGroupID.NotFound',
   'CertificateNotFound',
   'UnsupportedProtocol',
   'SSLPolicyNotFound',

@@ -20,7 +20,8 @@ export interface HostedZone {
 
 /**
  * Resolves hosted zones by ID or name, caching answers (a zone's ID and name
- * never change; a missing zone is asked about again after `negativeTtlMs`).
+ * never change; a missing or ambiguous name is asked about again after
+ * `negativeTtlMs`; a lookup that failed transiently is not remembered at all).
  * Concurrent lookups of the same zone share one call.
  */
 export class ZoneDirectory {
@@ -83,8 +84,13 @@ export class ZoneDirectory {
     );
     const entry = { at: this.clock.now(), zone };
     this.byName.set(name, entry);
-    zone.catch(() => {
-      // Forget failures after a while, so a zone created later is found.
+    zone.catch((err: unknown) => {
+      // Throttling, 5xx and lost connections say nothing about the zone: the next lookup asks again.
+      if (!(err instanceof TerminalError)) {
+        if (this.byName.get(name) === entry) this.byName.delete(name);
+        return;
+      }
+      // "No such zone" (or several) is remembered for a while, then forgotten so a zone created later is found.
       const forgetAt = entry.at + this.negativeTtlMs;
       this.clock.setTimer(Math.max(0, forgetAt - this.clock.now()), () => {
         if (this.byName.get(name) === entry) this.byName.delete(name);
