@@ -320,20 +320,12 @@ describe('MyIngress', () => {
 });
 
 describe('MyIngress creation is never duplicated', () => {
-  it('finds its own load balancer and target group when the create answers are lost', async () => {
+  it('finds its own load balancer, target group, listener and rule when the create answers are lost', async () => {
     const ns = await setup('ming-lost');
-    proxy.inject({
-      service: 'elasticloadbalancing',
-      operation: 'CreateLoadBalancer',
-      fault: { kind: 'dropResponse' },
-      times: 1,
-    });
-    proxy.inject({
-      service: 'elasticloadbalancing',
-      operation: 'CreateTargetGroup',
-      fault: { kind: 'dropResponse' },
-      times: 1,
-    });
+    // Each create is carried out by AWS but its answer never arrives: neither the SDK nor the
+    // operator may send it again blindly (moto, unlike AWS, even accepts a second listener on a port).
+    for (const operation of ['CreateLoadBalancer', 'CreateTargetGroup', 'CreateListener', 'CreateRule'])
+      proxy.inject({ service: 'elasticloadbalancing', operation, fault: { kind: 'dropResponse' }, times: 1 });
     await admin.create(resourcePath(myIngressType, { namespace: ns }), {
       apiVersion: 'aws.skylift.dev/v1alpha1',
       kind: 'MyIngress',
@@ -343,6 +335,15 @@ describe('MyIngress creation is never duplicated', () => {
     const m = await waitReady(ns, 'once', 90_000);
     expect(proxy.count({ operation: 'CreateLoadBalancer', outcome: 'dropResponse' })).toBe(1);
     expect(proxy.count({ operation: 'CreateTargetGroup', outcome: 'dropResponse' })).toBe(1);
+    expect(proxy.count({ operation: 'CreateListener', outcome: 'dropResponse' })).toBe(1);
+    expect(proxy.count({ operation: 'CreateRule', outcome: 'dropResponse' })).toBe(1);
+    const listeners = (await elb.send(new DescribeListenersCommand({ LoadBalancerArn: m.status?.arn })))
+      .Listeners;
+    expect(listeners?.map((l) => l.Port)).toEqual([80]);
+    const rules = (
+      (await elb.send(new DescribeRulesCommand({ ListenerArn: listeners?.[0]?.ListenerArn }))).Rules ?? []
+    ).filter((r) => r.IsDefault !== true);
+    expect(rules.map((r) => r.Priority).sort()).toEqual(['10', '20']);
     const lbs = ((await elb.send(new DescribeLoadBalancersCommand({}))).LoadBalancers ?? []).filter((l) =>
       (l.LoadBalancerName ?? '').includes('ming-lost'),
     );

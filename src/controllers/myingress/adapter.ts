@@ -453,8 +453,10 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       const l = d.listeners.find((x) => x.Port === want.port);
       const certs = want.certificateArn !== undefined ? [{ CertificateArn: want.certificateArn }] : undefined;
       if (l?.ListenerArn === undefined) {
+        // Without SDK retries (as every create): a listener whose answer was lost is found by the
+        // next observe instead of being created twice.
         const out = await call(`create listener ${want.port}`, () =>
-          elb.send(
+          this.d.elbv2Create.send(
             new CreateListenerCommand({
               LoadBalancerArn: arn,
               Port: want.port,
@@ -514,7 +516,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
         const r = have.find((x) => Number(x.Priority) === w.priority);
         if (r?.RuleArn === undefined) {
           await call(`create rule ${w.priority}`, () =>
-            elb.send(
+            this.d.elbv2Create.send(
               new CreateRuleCommand({
                 ListenerArn: larn,
                 Priority: w.priority,
