@@ -229,6 +229,34 @@ describe('MyIngress', () => {
     expect(tgs.find((t) => t.TargetGroupArn === tgArn)).toBeUndefined();
   });
 
+  it('still deletes its target groups when the deletion fails after the load balancer is gone', async () => {
+    const ns = await setup('ming-del-tg');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const tgArn = (m.status?.targetGroups as { arn: string }[])[0]?.arn ?? '';
+    // One DeleteTargetGroup fails through all its SDK attempts: the reconcile ends in an error with
+    // the load balancer already gone, and the next one must not take "no load balancer" for "done".
+    const failed = proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: 'DeleteTargetGroup',
+      fault: { kind: 'error', status: 503 },
+      times: 3,
+    });
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'shop' }));
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'shop')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'shop deleted' },
+    );
+    expect(failed.hits).toBe(3);
+    const tgs = await elb.send(new DescribeTargetGroupsCommand({})).then((o) => o.TargetGroups ?? []);
+    expect(tgs.filter((t) => t.TargetGroupArn === tgArn)).toEqual([]);
+  });
+
   it('explains deletion protection instead of hanging on the finalizer', async () => {
     const ns = await setup('ming-prot');
     await admin.create(resourcePath(myIngressType, { namespace: ns }), {
@@ -337,8 +365,9 @@ describe('MyIngress creation is never duplicated', () => {
     expect(proxy.count({ operation: 'CreateTargetGroup', outcome: 'dropResponse' })).toBe(1);
     expect(proxy.count({ operation: 'CreateListener', outcome: 'dropResponse' })).toBe(1);
     expect(proxy.count({ operation: 'CreateRule', outcome: 'dropResponse' })).toBe(1);
-    const listeners = (await elb.send(new DescribeListenersCommand({ LoadBalancerArn: m.status?.arn })))
-      .Listeners;
+    const listeners = (
+      await elb.send(new DescribeListenersCommand({ LoadBalancerArn: String(m.status?.arn) }))
+    ).Listeners;
     expect(listeners?.map((l) => l.Port)).toEqual([80]);
     const rules = (
       (await elb.send(new DescribeRulesCommand({ ListenerArn: listeners?.[0]?.ListenerArn }))).Rules ?? []

@@ -98,6 +98,11 @@ interface Details {
   readonly diffs: string[];
 }
 
+/** What observe hands delete() when only target groups are left of a deleted object. */
+interface LeftoverDetails {
+  readonly leftoverTargetGroups: string[];
+}
+
 const call = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
   try {
     return await fn();
@@ -124,7 +129,25 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
 
   async observe(mr: MyIngress, ctx: ReconcileContext): Promise<Observation> {
     const lb = await this.findLoadBalancer(mr);
-    if (lb?.LoadBalancerArn === undefined) return { exists: false };
+    if (lb?.LoadBalancerArn === undefined) {
+      // A deletion cut short after the load balancer went (a kill, a throttled DeleteTargetGroup)
+      // still owns target groups, which AWS keeps: report them, so delete() runs again.
+      if (mr.metadata.deletionTimestamp === undefined) return { exists: false };
+      const leftovers = await this.ownedTargetGroups(mr);
+      if (leftovers.length === 0) return { exists: false };
+      return {
+        exists: true,
+        ownership: ctx.ownership,
+        upToDate: true,
+        ready: {
+          ready: false,
+          reason: 'Deleting',
+          message: `deleting ${leftovers.length} target group(s) left after the load balancer`,
+        },
+        status: {},
+        details: { leftoverTargetGroups: leftovers } satisfies LeftoverDetails,
+      };
+    }
     const arn = lb.LoadBalancerArn;
     const tags = await this.tagsOf([arn]);
     const ownership = ownershipFromTags(tags.get(arn) ?? {});
@@ -559,9 +582,13 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
   async delete(mr: MyIngress, observed: ExistingObservation): Promise<{ gone: boolean }> {
     const arn = typeof observed.status.arn === 'string' ? observed.status.arn : '';
     const elb = this.d.elbv2;
+    const leftovers = (observed.details as Partial<LeftoverDetails> | undefined)?.leftoverTargetGroups;
     // Observe has just described the load balancer; no need to ask AWS again.
     const lb =
-      (observed.details as Pick<Details, 'lb'> | undefined)?.lb ?? (await this.d.describer.describe(arn));
+      leftovers !== undefined
+        ? undefined
+        : ((observed.details as Pick<Details, 'lb'> | undefined)?.lb ??
+          (await this.d.describer.describe(arn)));
     if (lb !== undefined) {
       const attrs =
         (
@@ -603,19 +630,32 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       if ((await this.d.describer.describe(arn)) !== undefined) return { gone: false };
     }
     // AWS keeps target groups after their load balancer is gone: delete ours explicitly.
-    const tgs = new Set(recordedTargetGroups(mr));
-    for (const want of desiredTargetGroups(mr.spec, mr.metadata.uid ?? '')) {
-      const found = await this.targetGroupByName(want.name);
-      if (found?.TargetGroupArn !== undefined) tgs.add(found.TargetGroupArn);
-    }
-    for (const tgArn of tgs) {
-      const tags = await this.tagsOf([tgArn]).catch(() => new Map<string, Record<string, string>>());
-      const owner = ownershipFromTags(tags.get(tgArn) ?? {});
-      if (owner !== undefined && owner.uid !== mr.metadata.uid) continue;
+    for (const tgArn of leftovers ?? (await this.ownedTargetGroups(mr))) {
       const deleted = await this.deleteTargetGroup(tgArn);
       if (!deleted) return { gone: false };
     }
     return { gone: true };
+  }
+
+  /**
+   * The target groups that exist and carry this object's ownership tags:
+   * those recorded in its status and those at its deterministic names.
+   * Read-only; throws a typed error when AWS cannot be asked.
+   */
+  private async ownedTargetGroups(mr: MyIngress): Promise<string[]> {
+    const uid = mr.metadata.uid ?? '';
+    const arns = new Set<string>();
+    for (const recorded of recordedTargetGroups(mr)) {
+      const tg = await this.targetGroupBy({ TargetGroupArns: [recorded] });
+      if (tg?.TargetGroupArn !== undefined) arns.add(tg.TargetGroupArn);
+    }
+    for (const want of desiredTargetGroups(mr.spec, uid)) {
+      const tg = await this.targetGroupBy({ Names: [want.name] });
+      if (tg?.TargetGroupArn !== undefined) arns.add(tg.TargetGroupArn);
+    }
+    if (arns.size === 0) return [];
+    const tags = await this.tagsOf([...arns]);
+    return [...arns].filter((a) => ownershipFromTags(tags.get(a) ?? {})?.uid === uid);
   }
 
   private async findLoadBalancer(mr: MyIngress): Promise<LoadBalancer | undefined> {
@@ -680,9 +720,16 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
     return resolved === undefined ? [] : resolved.ips.map((ip) => `${ip}:${resolved.port}`).sort();
   }
 
-  private async targetGroupByName(name: string): Promise<TargetGroup | undefined> {
+  private targetGroupByName(name: string): Promise<TargetGroup | undefined> {
+    return this.targetGroupBy({ Names: [name] });
+  }
+
+  /** The one target group with that name or ARN, or undefined when there is none. */
+  private async targetGroupBy(
+    query: { Names: string[] } | { TargetGroupArns: string[] },
+  ): Promise<TargetGroup | undefined> {
     try {
-      return (await this.d.elbv2.send(new DescribeTargetGroupsCommand({ Names: [name] }))).TargetGroups?.[0];
+      return (await this.d.elbv2.send(new DescribeTargetGroupsCommand(query))).TargetGroups?.[0];
     } catch (err) {
       if (isElbv2NotFound(err)) return undefined;
       throw toTypedAwsError('find target group', err, elbv2ErrorTable);
