@@ -81,12 +81,15 @@ generate: node deps helm ## Regenerate crds/, the chart's CRD and rules copies, 
 .PHONY: crds
 crds: generate ## Same as make generate.
 
+# Node/V8 flags of the operator process (src/cli/nodeFlags.ts; the Dockerfile's ENTRYPOINT has the same).
+OPERATOR_NODE_FLAGS := --max-semi-space-size=4
+
 # More `skylift dev` flags, e.g. make dev DEV_FLAGS='--no-samples' (see node src/cli/main.ts dev --help).
 DEV_FLAGS ?=
 
 .PHONY: dev
 dev: setup ## skylift dev: local control plane, AWS emulator, the operator and the samples, until Ctrl-C.
-	node src/cli/main.ts dev $(DEV_FLAGS)
+	node $(OPERATOR_NODE_FLAGS) src/cli/main.ts dev $(DEV_FLAGS)
 
 .PHONY: run
 run: node deps ## The operator alone, against `make dev DEV_FLAGS=--no-operator` running in another shell.
@@ -94,7 +97,7 @@ run: node deps ## The operator alone, against `make dev DEV_FLAGS=--no-operator`
 	@if test -f .skylift/dev/operator.in-process && kill -0 "$$(cat .skylift/dev/operator.in-process)" 2>/dev/null; then \
 	  echo "make dev is running the operator already; restart it as make dev DEV_FLAGS=--no-operator to run it here" >&2; exit 1; fi
 	set -a; source .skylift/dev/aws.env; set +a; \
-	KUBECONFIG=.skylift/dev/kubeconfig node src/cli/main.ts run --leader-elect=false --probe-address 127.0.0.1:8080 --log-format text
+	KUBECONFIG=.skylift/dev/kubeconfig node $(OPERATOR_NODE_FLAGS) src/cli/main.ts run --leader-elect=false --probe-address 127.0.0.1:8080 --log-format text
 
 # Flags for the benchmark, e.g. make bench BENCH_FLAGS='--only dns --sizes 100,1000' (see docs/benchmarks.md).
 BENCH_FLAGS ?=

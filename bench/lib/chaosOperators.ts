@@ -5,6 +5,7 @@
 // that exits on its own (e.g. lost leadership) is restarted and reported.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
 import { ManagedProcess } from '../../src/dev/process.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { emulatorEnv } from '../../src/dev/emulator.ts';
@@ -146,6 +147,7 @@ export class OperatorFleet {
       name: `skylift-${slot.name}`,
       command: process.execPath,
       args: [
+        ...operatorNodeFlags,
         join(repoRoot, 'src/cli/main.ts'),
         'run',
         '--probe-address',

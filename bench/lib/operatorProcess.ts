@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
 import { simpleRequest } from '../../src/dev/http.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { AbortWait, waitFor } from '../../src/dev/wait.ts';
@@ -66,7 +67,15 @@ export async function startOperator(spec: OperatorSpec): Promise<OperatorProcess
     : ['--probe-address', '127.0.0.1:0'];
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(repoRoot, 'src/cli/main.ts'), 'run', ...probe, '--log-format', 'json', ...spec.args],
+    [
+      ...operatorNodeFlags,
+      join(repoRoot, 'src/cli/main.ts'),
+      'run',
+      ...probe,
+      '--log-format',
+      'json',
+      ...spec.args,
+    ],
     { env: { ...process.env, KUBECONFIG: spec.kubeconfig, ...spec.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const log = createWriteStream(spec.logFile, { flags: 'a' });

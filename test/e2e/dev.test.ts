@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeDBInstancesCommand, RDSClient } from '@aws-sdk/client-rds';
 import { describe, expect, it } from 'vitest';
+import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
 import { parseEnvFile, repoRoot } from '../../src/dev/paths.ts';
 import { AbortWait, waitFor } from '../../src/dev/wait.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
@@ -28,10 +29,14 @@ interface DevProcess {
 }
 
 function spawnDev(dir: string, args: readonly string[] = []): DevProcess {
-  const child = spawn(process.execPath, [join(repoRoot, 'src/cli/main.ts'), 'dev', ...args], {
-    env: { ...process.env, SKYLIFT_DEV_DIR: dir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...operatorNodeFlags, join(repoRoot, 'src/cli/main.ts'), 'dev', ...args],
+    {
+      env: { ...process.env, SKYLIFT_DEV_DIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { installCrds } from '../../src/apis/install.ts';
+import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
 import { ensureHostedZone } from '../../src/dev/awsAccount.ts';
 import { emulatorEnv } from '../../src/dev/emulator.ts';
 import { simpleRequest } from '../../src/dev/http.ts';
@@ -134,6 +135,15 @@ describe('Dockerfile', () => {
       bin: { skylift: string };
     };
     const entry = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]';
-    expect(JSON.parse(entry)).toEqual(['/usr/bin/tini', '--', 'node', join('/app', pkg.bin.skylift)]);
+    expect(JSON.parse(entry)).toEqual([
+      '/usr/bin/tini',
+      '--',
+      'node',
+      ...operatorNodeFlags,
+      join('/app', pkg.bin.skylift),
+    ]);
+    // `make run` and `make dev` start the operator with the same flags.
+    const makefile = await readFile(join(repoRoot, 'Makefile'), 'utf8');
+    expect(/^OPERATOR_NODE_FLAGS := (.*)$/m.exec(makefile)?.[1]).toBe(operatorNodeFlags.join(' '));
   });
 });

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
 import { emulatorEnv } from '../../src/dev/emulator.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { stackInfo } from './stack.ts';
@@ -56,7 +57,7 @@ export function spawnSkyliftRun(spec: SkyliftRunSpec): SkyliftProcess {
     ? []
     : ['--probe-address', '127.0.0.1:0'];
   const entry = spec.entry ?? join(repoRoot, 'src/cli/main.ts');
-  const child = spawn(process.execPath, [entry, 'run', ...probe, ...spec.args], {
+  const child = spawn(process.execPath, [...operatorNodeFlags, entry, 'run', ...probe, ...spec.args], {
     env,
     ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     stdio: ['ignore', 'pipe', 'pipe'],
