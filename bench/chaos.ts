@@ -37,6 +37,7 @@ async function main(): Promise<number> {
     kills: args.kills,
     leaderKills: args.leaderKills,
     apiServerRestarts: args.apiServerRestarts,
+    etcdRestarts: args.etcdRestarts,
     seed,
     faults: args.faults,
     killDelayMs: args.killDelayMs,

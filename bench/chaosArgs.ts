@@ -8,6 +8,7 @@ export interface ChaosArgs {
   readonly kills: number;
   readonly leaderKills: number;
   readonly apiServerRestarts: number;
+  readonly etcdRestarts: number;
   readonly seed: number | undefined;
   readonly faults: boolean;
   readonly killDelayMs: readonly [number, number];
@@ -23,7 +24,7 @@ export const chaosUsage = `Usage: node bench/chaos.ts [flags]   (make chaos CHAO
 
 Starts its own local stack (.skylift/chaos/), runs the operator behind a fault
 proxy, converges a mixed workload while killing the operator, restarting
-kube-apiserver, injecting AWS faults and killing the leader of two replicas;
+kube-apiserver and etcd, injecting AWS faults and killing the leader of two replicas;
 deletes half; checks the invariants; writes <out>/chaos-<UTC time>.json.
 Exit status 1 when an invariant breaks.
 
@@ -31,6 +32,7 @@ Exit status 1 when an invariant breaks.
   --kills N                SIGKILLs of the operator (default 20)
   --leader-kills N         SIGKILLs of the leader of two replicas (default 2)
   --apiserver-restarts N   kube-apiserver restarts while converging (default 1)
+  --etcd-restarts N        etcd restarts (kube-apiserver stays up) while converging (default 1)
   --seed N                 replay a run's schedule (printed at the start of every run)
   --no-faults              no AWS faults (kills and restarts only)
   --kill-delay MIN..MAX    random pause before each kill (default 1s..5s)
@@ -60,6 +62,7 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
       kills: { type: 'string' },
       'leader-kills': { type: 'string' },
       'apiserver-restarts': { type: 'string' },
+      'etcd-restarts': { type: 'string' },
       seed: { type: 'string' },
       'no-faults': { type: 'boolean' },
       'kill-delay': { type: 'string' },
@@ -83,6 +86,7 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
     kills: whole('kills', values.kills, 20, 0, 1000),
     leaderKills: whole('leader-kills', values['leader-kills'], 2, 0, 100),
     apiServerRestarts: whole('apiserver-restarts', values['apiserver-restarts'], 1, 0, 100),
+    etcdRestarts: whole('etcd-restarts', values['etcd-restarts'], 1, 0, 100),
     seed: values.seed === undefined ? undefined : whole('seed', values.seed, 0, 0, 4294967295),
     faults: values['no-faults'] !== true,
     killDelayMs,

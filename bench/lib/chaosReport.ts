@@ -31,6 +31,7 @@ export interface ChaosSettings {
   readonly kills: number;
   readonly leaderKills: number;
   readonly apiServerRestarts: number;
+  readonly etcdRestarts: number;
   readonly faults: boolean;
   readonly killDelayMs: readonly [number, number];
   readonly faultedConvergeMs: number;
@@ -67,6 +68,7 @@ export interface ChaosReport {
     readonly leaderKills: number;
     readonly takeovers: number;
     readonly apiServerRestarts: number;
+    readonly etcdRestarts: number;
     readonly unexpectedOperatorExits: number;
     readonly operatorStarts: number;
     readonly fiveXxBursts: number;

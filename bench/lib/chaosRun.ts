@@ -40,6 +40,8 @@ export interface ChaosOptions {
   readonly leaderKills: number;
   /** kube-apiserver stop/start cycles while objects converge. */
   readonly apiServerRestarts: number;
+  /** etcd stop/start cycles (kube-apiserver keeps running) while objects converge. */
+  readonly etcdRestarts: number;
   readonly seed: number;
   /** Inject AWS faults during the create and delete storms. */
   readonly faults: boolean;
@@ -89,6 +91,7 @@ class ChaosRun {
   private readonly failovers: Failover[] = [];
   private operatorKills = 0;
   private apiServerRestarts = 0;
+  private etcdRestarts = 0;
 
   constructor(o: ChaosOptions, env: Environment, log: EventLog) {
     this.o = o;
@@ -171,23 +174,24 @@ class ChaosRun {
 
   /**
    * One operator without leader election; applies the workload while killing
-   * the operator `kills` times, restarting kube-apiserver in between. Returns
-   * when the first object was applied.
+   * the operator `kills` times, restarting kube-apiserver and etcd in between.
+   * Returns when the first object was applied.
    */
   private async createStorm(kills: number): Promise<number> {
     this.phases.begin();
     await this.fleet.start('single');
     if (this.o.faults) this.faults.on('create storm');
-    const restarts = this.o.apiServerRestarts;
+    const restarts = controlPlaneRestarts(this.o.apiServerRestarts, this.o.etcdRestarts);
     // Spread the restarts evenly between the kills (after kill number i).
-    const restartAfter = new Set(
-      Array.from({ length: kills > 0 ? restarts : 0 }, (_, r) =>
-        Math.min(kills - 1, Math.floor(((r + 1) * kills) / (restarts + 1))),
-      ),
-    );
+    const restartAfter = new Map<number, ControlPlaneRestart[]>();
+    if (kills > 0)
+      restarts.forEach((what, r) => {
+        const i = Math.min(kills - 1, Math.floor(((r + 1) * kills) / (restarts.length + 1)));
+        restartAfter.set(i, [...(restartAfter.get(i) ?? []), what]);
+      });
     const firstApplied = this.log.now();
     await Promise.all([this.apply(), this.killLoop(kills, 'create', restartAfter)]);
-    if (kills === 0) for (let r = 0; r < restarts; r++) await this.restartApiServer();
+    if (kills === 0) for (const what of restarts) await this.restart(what);
     this.phases.end('create-storm', this.sampler.latest);
     return firstApplied;
   }
@@ -211,22 +215,38 @@ class ChaosRun {
     );
   }
 
-  private async killLoop(count: number, phase: string, restartAfter: ReadonlySet<number>): Promise<void> {
+  private async killLoop(
+    count: number,
+    phase: string,
+    restartAfter: ReadonlyMap<number, readonly ControlPlaneRestart[]>,
+  ): Promise<void> {
     for (let i = 0; i < count; i++) {
       await this.randomPause();
       await this.fleet.kill('solo', true);
       this.operatorKills++;
       this.log.add('kill', `${phase} ${i + 1}/${count}: operator SIGKILLed and restarted`);
-      if (restartAfter.has(i)) await this.restartApiServer();
+      for (const what of restartAfter.get(i) ?? []) await this.restart(what);
     }
   }
 
-  private async restartApiServer(): Promise<void> {
-    this.log.add('apiserver-stop', 'restarting kube-apiserver under load');
+  /** Restarts kube-apiserver, or etcd under a running kube-apiserver, while the operator works. */
+  private async restart(what: ControlPlaneRestart): Promise<void> {
+    const cp = this.env.stack.controlPlane;
     const t = this.log.now();
-    await this.env.stack.controlPlane.restartApiServer();
-    this.apiServerRestarts++;
-    this.log.add('apiserver-ready', `kube-apiserver serving again after ${this.log.now() - t} ms`);
+    if (what === 'apiserver') {
+      this.log.add('apiserver-stop', 'restarting kube-apiserver under load');
+      await cp.restartApiServer();
+      this.apiServerRestarts++;
+      this.log.add('apiserver-ready', `kube-apiserver serving again after ${this.log.now() - t} ms`);
+    } else {
+      this.log.add('etcd-stop', 'restarting etcd under load (kube-apiserver keeps running)');
+      await cp.restartEtcd();
+      this.etcdRestarts++;
+      this.log.add(
+        'etcd-ready',
+        `etcd healthy and kube-apiserver ready again after ${this.log.now() - t} ms`,
+      );
+    }
   }
 
   /** A random moment: the chaos schedule's pause before the next kill. */
@@ -311,7 +331,7 @@ class ChaosRun {
         );
         this.log.add('deleting', `${chosen.length} objects asked to be deleted`);
       })(),
-      this.killLoop(kills, 'delete', new Set()),
+      this.killLoop(kills, 'delete', new Map()),
       // The fault window stays open at least this long, however quickly the kills are done.
       delay(this.o.deleteStormMs),
     ]);
@@ -377,6 +397,7 @@ class ChaosRun {
         kills: o.kills,
         leaderKills: o.leaderKills,
         apiServerRestarts: o.apiServerRestarts,
+        etcdRestarts: o.etcdRestarts,
         faults: o.faults,
         killDelayMs: o.killDelayMs,
         faultedConvergeMs: o.faultedConvergeMs,
@@ -395,6 +416,7 @@ class ChaosRun {
         leaderKills: this.failovers.length,
         takeovers: this.failovers.filter((f) => f.successor !== f.killed).length,
         apiServerRestarts: this.apiServerRestarts,
+        etcdRestarts: this.etcdRestarts,
         unexpectedOperatorExits: this.log.count('operator-unexpected-exit'),
         operatorStarts: this.log.count('operator-start'),
         fiveXxBursts: this.faults.burstCount,
@@ -419,6 +441,19 @@ class ChaosRun {
       logDir: o.dir,
     };
   }
+}
+
+/** What a control-plane restart stops and starts again. */
+type ControlPlaneRestart = 'apiserver' | 'etcd';
+
+/** The restarts of a create storm in the order they happen: alternating while both kinds are left. Pure. */
+export function controlPlaneRestarts(apiServer: number, etcd: number): ControlPlaneRestart[] {
+  const out: ControlPlaneRestart[] = [];
+  for (let i = 0; i < Math.max(apiServer, etcd); i++) {
+    if (i < apiServer) out.push('apiserver');
+    if (i < etcd) out.push('etcd');
+  }
+  return out;
 }
 
 function holding(results: readonly InvariantResult[]): string {

@@ -46,6 +46,12 @@ export interface ControlPlane {
   kubeconfigPath(who: keyof ControlPlaneIdentities): string;
   /** Stops kube-apiserver and starts it again on the same port and etcd data; resolves when ready. */
   restartApiServer(): Promise<void>;
+  /**
+   * Stops etcd (SIGTERM) while kube-apiserver keeps running, starts it again on
+   * the same ports and data, and resolves once etcd is healthy and
+   * kube-apiserver's `/readyz` answers 200 again.
+   */
+  restartEtcd(): Promise<void>;
   /** Stops everything (controller-manager, apiserver, etcd). Idempotent. Keeps `logDir`. */
   stop(): Promise<void>;
 }
@@ -91,7 +97,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 
   const started: ManagedProcess[] = [];
   try {
-    const etcd = await startEtcd(binDir, etcdDir, logDir, timeoutMs);
+    let etcd = await startEtcd(binDir, etcdDir, logDir, timeoutMs);
     started.push(etcd.process);
 
     const port = await freePort();
@@ -171,6 +177,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         await apiserver.stop();
         apiserver = await startApiServer(binDir, apiArgs, logDir, server, pki, identities.admin, timeoutMs);
       },
+      async restartEtcd() {
+        await etcd.process.stop();
+        etcd = await launchEtcd(binDir, etcdDir, logDir, etcd.ports, timeoutMs);
+        await waitForApiServer(apiserver, server, pki, identities.admin, timeoutMs);
+      },
       async stop() {
         if (stopped) return;
         stopped = true;
@@ -224,50 +235,79 @@ async function startEtcd(
   dataDir: string,
   logDir: string,
   timeoutMs: number,
-): Promise<{ process: ManagedProcess; url: string }> {
+): Promise<RunningEtcd> {
   // A free port can be taken between probing and binding: retry with new ports.
   let lastError: unknown;
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const clientPort = await freePort();
-    const peerPort = await freePort();
-    const url = `http://127.0.0.1:${clientPort}`;
-    const peer = `http://127.0.0.1:${peerPort}`;
+    const ports = { client: await freePort(), peer: await freePort() };
     await rm(dataDir, { recursive: true, force: true });
-    const proc = await ManagedProcess.start({
-      name: 'etcd',
-      command: join(binDir, 'etcd'),
-      args: [
-        '--name=skylift',
-        `--data-dir=${dataDir}`,
-        `--listen-client-urls=${url}`,
-        `--advertise-client-urls=${url}`,
-        `--listen-peer-urls=${peer}`,
-        `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=skylift=${peer}`,
-        // Test data is throwaway; fsync dominates etcd latency on small disks.
-        '--unsafe-no-fsync',
-        '--log-level=warn',
-      ],
-      logFile: join(logDir, 'etcd.log'),
-      pidFile: join(logDir, 'etcd.pid'),
-    });
     try {
-      await waitFor(
-        async () => {
-          if (proc.exitStatus !== undefined) throw new ExitedError(proc);
-          const res = await simpleRequest(`${url}/health`, { timeoutMs: 2000 });
-          return res.status === 200 && res.body.includes('"health":"true"') ? true : undefined;
-        },
-        { timeoutMs, description: `etcd healthy at ${url}`, intervalMs: 100 },
-      );
-      return { process: proc, url };
+      return await launchEtcd(binDir, dataDir, logDir, ports, timeoutMs);
     } catch (err) {
       lastError = err;
-      await proc.stop(2000);
-      if (!(err instanceof ExitedError)) break;
+      if (!(err instanceof EtcdExited)) break;
     }
   }
   throw new Error(`etcd did not start: ${describe(lastError)}`, { cause: lastError });
+}
+
+/** A running etcd and what it takes to start it again on the same ports and data. */
+interface RunningEtcd {
+  readonly process: ManagedProcess;
+  readonly url: string;
+  readonly ports: { readonly client: number; readonly peer: number };
+}
+
+/** The wait for a new etcd failed because the process exited (a port race, say). */
+class EtcdExited extends Error {}
+
+/**
+ * Starts etcd on the given ports over `dataDir` (kept as it is: a restart
+ * finds its data again) and waits until `/health` says true. Stops the
+ * process again and throws when it does not get there.
+ */
+async function launchEtcd(
+  binDir: string,
+  dataDir: string,
+  logDir: string,
+  ports: { readonly client: number; readonly peer: number },
+  timeoutMs: number,
+): Promise<RunningEtcd> {
+  const url = `http://127.0.0.1:${ports.client}`;
+  const peer = `http://127.0.0.1:${ports.peer}`;
+  const proc = await ManagedProcess.start({
+    name: 'etcd',
+    command: join(binDir, 'etcd'),
+    args: [
+      '--name=skylift',
+      `--data-dir=${dataDir}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=skylift=${peer}`,
+      // Test data is throwaway; fsync dominates etcd latency on small disks.
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
+    logFile: join(logDir, 'etcd.log'),
+    pidFile: join(logDir, 'etcd.pid'),
+  });
+  try {
+    await waitFor(
+      async () => {
+        if (proc.exitStatus !== undefined) throw new ExitedError(proc);
+        const res = await simpleRequest(`${url}/health`, { timeoutMs: 2000 });
+        return res.status === 200 && res.body.includes('"health":"true"') ? true : undefined;
+      },
+      { timeoutMs, description: `etcd healthy at ${url}`, intervalMs: 100 },
+    );
+    return { process: proc, url, ports };
+  } catch (err) {
+    await proc.stop(2000);
+    if (err instanceof ExitedError) throw new EtcdExited(err.message, { cause: err });
+    throw err;
+  }
 }
 
 async function startApiServer(
@@ -287,6 +327,23 @@ async function startApiServer(
     pidFile: join(logDir, 'kube-apiserver.pid'),
   });
   try {
+    await waitForApiServer(proc, server, pki, admin, timeoutMs);
+    return proc;
+  } catch (err) {
+    await proc.stop(2000);
+    throw err;
+  }
+}
+
+/** Waits until kube-apiserver's `/readyz` answers 200; throws with its log tail when it exits or the deadline passes. */
+async function waitForApiServer(
+  proc: ManagedProcess,
+  server: string,
+  pki: LocalPki,
+  admin: TokenIdentity,
+  timeoutMs: number,
+): Promise<void> {
+  try {
     await waitFor(
       async () => {
         if (proc.exitStatus !== undefined) throw new ExitedError(proc);
@@ -299,9 +356,7 @@ async function startApiServer(
       },
       { timeoutMs, description: `kube-apiserver ready at ${server}/readyz`, intervalMs: 200 },
     );
-    return proc;
   } catch (err) {
-    await proc.stop(2000);
     throw new Error(
       `kube-apiserver did not become ready: ${describe(err)}\n--- ${proc.logFile} ---\n${proc.tail()}`,
       { cause: err },

@@ -1,5 +1,5 @@
 // `make chaos` in small: the same run (bench/lib/chaosRun.ts) with 24
-// objects, 5 operator SIGKILLs, one kube-apiserver restart, AWS faults and
+// objects, 5 operator SIGKILLs, one kube-apiserver and one etcd restart, AWS faults and
 // one leader SIGKILL, on its own local stack (it restarts the apiserver, so
 // it cannot share the suite's). The seed is random and printed; set
 // SKYLIFT_CHAOS_SEED to replay one.
@@ -13,7 +13,7 @@ import { formatResults, invariantNames } from '../../bench/lib/invariants.ts';
 import { scratchDir } from '../support/scratch.ts';
 
 describe('chaos', () => {
-  it('24 objects survive operator and leader SIGKILLs, an apiserver restart and AWS faults; the deleted half leaves nothing', async () => {
+  it('24 objects survive operator and leader SIGKILLs, apiserver and etcd restarts and AWS faults; the deleted half leaves nothing', async () => {
     const seed =
       process.env.SKYLIFT_CHAOS_SEED !== undefined ? Number(process.env.SKYLIFT_CHAOS_SEED) : randomSeed();
     const dir = await scratchDir('chaos');
@@ -24,6 +24,7 @@ describe('chaos', () => {
       kills: 5,
       leaderKills: 1,
       apiServerRestarts: 1,
+      etcdRestarts: 1,
       seed,
       faults: true,
       killDelayMs: [300, 1500],
@@ -44,6 +45,7 @@ describe('chaos', () => {
       leaderKills: 1,
       takeovers: 1,
       apiServerRestarts: 1,
+      etcdRestarts: 1,
     });
     expect(report.convergence.failovers[0]?.successor, context).not.toBe(
       report.convergence.failovers[0]?.killed,

@@ -204,7 +204,7 @@ describe('controller loop', () => {
 });
 
 describe('watch recovery', () => {
-  it('keeps reconciling after kube-apiserver is stopped and started again, and restarts stalled watches', async () => {
+  it('keeps reconciling after kube-apiserver, then etcd, is stopped and started again, and restarts stalled watches', async () => {
     const dir = await scratchDir('restart');
     const cp = await startControlPlane({ dir });
     cleanups.push(() => cp.stop());
@@ -227,6 +227,13 @@ describe('watch recovery', () => {
     await waitReady(client, ns, 'after', 60_000);
     expect(cloud.all()).toHaveLength(2);
     expect(await counterValue(metrics.watchRestarts, { resource: 'gadgets' })).toBeGreaterThan(0);
+
+    // etcd goes away under a running kube-apiserver and comes back with its data.
+    await cp.restartEtcd();
+    await createGadget(client, ns, 'after-etcd', 3);
+    await waitReady(client, ns, 'after-etcd', 60_000);
+    await waitReady(client, ns, 'before');
+    expect(cloud.all()).toHaveLength(3);
 
     // With nothing happening, a 1.5 s watchdog sees a silent watch and restarts it.
     await waitFor(

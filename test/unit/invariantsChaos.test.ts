@@ -5,16 +5,18 @@ import { parseChaosArgs } from '../../bench/chaosArgs.ts';
 import { slotOfHolder } from '../../bench/lib/chaosOperators.ts';
 import { SeededRandom } from '../../bench/lib/chaosRandom.ts';
 import { outcomeCounts, readyReasons } from '../../bench/lib/chaosReport.ts';
+import { controlPlaneRestarts } from '../../bench/lib/chaosRun.ts';
 import { crKey } from '../../bench/lib/chaosSampler.ts';
 import { chaosWorkload, kindCounts, pickHalf } from '../../bench/lib/chaosWorkload.ts';
 
 describe('parseChaosArgs', () => {
-  it('defaults to 200 objects, 20 kills, 2 leader kills, 1 apiserver restart, faults on', () => {
+  it('defaults to 200 objects, 20 kills, 2 leader kills, 1 apiserver and 1 etcd restart, faults on', () => {
     expect(parseChaosArgs([], '/out')).toEqual({
       resources: 200,
       kills: 20,
       leaderKills: 2,
       apiServerRestarts: 1,
+      etcdRestarts: 1,
       seed: undefined,
       faults: true,
       killDelayMs: [1000, 5000],
@@ -29,10 +31,29 @@ describe('parseChaosArgs', () => {
   it('takes a seed to replay and every knob', () => {
     expect(
       parseChaosArgs(
-        ['--seed', '42', '--resources', '24', '--kills', '5', '--kill-delay', '300ms..1500ms', '--no-faults'],
+        [
+          '--seed',
+          '42',
+          '--resources',
+          '24',
+          '--kills',
+          '5',
+          '--kill-delay',
+          '300ms..1500ms',
+          '--no-faults',
+          '--etcd-restarts',
+          '3',
+        ],
         '/out',
       ),
-    ).toMatchObject({ seed: 42, resources: 24, kills: 5, killDelayMs: [300, 1500], faults: false });
+    ).toMatchObject({
+      seed: 42,
+      resources: 24,
+      kills: 5,
+      killDelayMs: [300, 1500],
+      faults: false,
+      etcdRestarts: 3,
+    });
   });
 
   it.each([
@@ -47,6 +68,15 @@ describe('parseChaosArgs', () => {
     { reason: 'an unknown flag', argv: ['--nope'], message: /nope/ },
   ])('rejects $reason', ({ argv, message }) => {
     expect(() => parseChaosArgs(argv, '/out')).toThrow(message);
+  });
+});
+
+describe('controlPlaneRestarts', () => {
+  it('alternates kube-apiserver and etcd restarts while both are left', () => {
+    expect(controlPlaneRestarts(1, 1)).toEqual(['apiserver', 'etcd']);
+    expect(controlPlaneRestarts(3, 1)).toEqual(['apiserver', 'etcd', 'apiserver', 'apiserver']);
+    expect(controlPlaneRestarts(0, 2)).toEqual(['etcd', 'etcd']);
+    expect(controlPlaneRestarts(0, 0)).toEqual([]);
   });
 });
 
