@@ -27,6 +27,7 @@ import type {
 import { OwnershipConflictError, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import { KubeApiError, type KubeClient } from '../../runtime/kube/client.ts';
 import { nextRun, parseCron, type CronSchedule } from '../../runtime/cron.ts';
+import { busyPollInterval } from '../../runtime/polling.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { ownershipFromTags, ownershipTagMap, requestAnnotation } from '../../runtime/managed.ts';
 
@@ -66,18 +67,6 @@ function lastRequestStatus(mr: ManagedDB): Record<string, unknown> {
   if (done === undefined) return {};
   const i = done.indexOf(' ');
   return { lastRequest: { id: i < 0 ? done : done.slice(0, i), result: i < 0 ? '' : done.slice(i + 1) } };
-}
-
-/**
- * How soon to look again at a busy instance: the poll interval at first,
- * then about a tenth of the time it has been busy (RDS creates take
- * minutes), at most 5 minutes. Pure.
- */
-export function pollInterval(mr: ManagedDB, pollMs: number, now: number): number {
-  const ready = mr.status?.conditions?.find((c) => c.type === 'Ready');
-  const since = ready !== undefined && ready.status !== 'True' ? Date.parse(ready.lastTransitionTime) : NaN;
-  const busyFor = Number.isNaN(since) ? 0 : Math.max(0, now - since);
-  return Math.min(300_000, Math.max(pollMs, Math.round(busyFor / 10)));
 }
 
 /** Default ports per engine. */
@@ -296,7 +285,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB> {
       details,
       ...(available
         ? {}
-        : { requeueAfterMs: pollInterval(mr, this.d.pollMs ?? 15_000, (this.d.now ?? Date.now)()) }),
+        : { requeueAfterMs: busyPollInterval(mr, this.d.pollMs ?? 15_000, (this.d.now ?? Date.now)()) }),
     };
   }
 

@@ -45,6 +45,7 @@ import type {
 import { OwnershipConflictError, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../runtime/kube/resource.ts';
 import { ownershipFromTags, ownershipTagMap } from '../../runtime/managed.ts';
+import { busyPollInterval } from '../../runtime/polling.ts';
 import {
   desiredTargetGroups,
   listenerMatches,
@@ -76,7 +77,10 @@ export interface MyIngressAdapterDeps {
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   /** Cached EndpointSlices of a Service. */
   readonly endpointSlices: (namespace: string, service: string) => KubeObject[];
+  /** First interval between looks at a load balancer that is not Ready yet (default 5 s; longer waits are polled less often). */
   readonly pollMs?: number;
+  /** Wall clock in ms (tests inject one). */
+  readonly now?: () => number;
 }
 
 interface ObservedTargetGroup {
@@ -313,7 +317,11 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       ready,
       status,
       details,
-      ...(ready.ready ? {} : { requeueAfterMs: this.d.pollMs ?? 5000 }),
+      ...(ready.ready
+        ? {}
+        : {
+            requeueAfterMs: busyPollInterval(mr, this.d.pollMs ?? 5000, (this.d.now ?? Date.now)(), 60_000),
+          }),
     };
   }
 
