@@ -1,5 +1,6 @@
 import {
   DescribeLoadBalancersCommand,
+  DescribeTagsCommand,
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -15,7 +16,8 @@ import {
   sdkConditions,
 } from '../../src/controllers/myingress/desired.ts';
 import { loadBalancerName, targetGroupName } from '../../src/controllers/myingress/names.ts';
-import { LoadBalancerDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
+import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
+import { RetryableError } from '../../src/runtime/errors.ts';
 import { FakeClock } from '../support/fakeClock.ts';
 
 const elb = mockClient(ElasticLoadBalancingV2Client);
@@ -172,5 +174,57 @@ describe('LoadBalancerDescriber', () => {
     clock.advance(20);
     await settle();
     expect((await results).map((l) => l?.LoadBalancerArn)).toEqual(['a', undefined, 'b']);
+  });
+});
+
+describe('TagDescriber', () => {
+  it('asks for the tags of many resources in one call per 20 ARNs, and answers undefined for one that is gone', async () => {
+    elb.on(DescribeTagsCommand).callsFake((input: { ResourceArns?: string[] }) => {
+      if ((input.ResourceArns ?? []).includes('gone')) {
+        throw Object.assign(new Error('One or more target groups not found'), {
+          name: 'TargetGroupNotFoundException',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      return {
+        TagDescriptions: (input.ResourceArns ?? []).map((arn) => ({
+          ResourceArn: arn,
+          Tags: [{ Key: 'skylift.dev/uid', Value: `uid-of-${arn}` }],
+        })),
+      };
+    });
+    const clock = new FakeClock();
+    const d = new TagDescriber(new ElasticLoadBalancingV2Client({ region: 'us-east-1' }), clock, 20);
+    const arns = Array.from({ length: 22 }, (_, i) => `arn-${i}`);
+    const results = Promise.all([...arns, 'gone'].map((a) => d.tags(a)));
+    clock.advance(20);
+    await settle();
+    const tags = await results;
+    expect(tags.slice(0, 22).map((t) => t?.['skylift.dev/uid'])).toEqual(arns.map((a) => `uid-of-${a}`));
+    expect(tags[22]).toBeUndefined();
+    // 20 + 3 (refused because of "gone"), then the 3 one by one.
+    expect(elb.commandCalls(DescribeTagsCommand).map((c) => c.args[0].input.ResourceArns?.length)).toEqual([
+      20, 3, 1, 1, 1,
+    ]);
+  });
+
+  it('rejects every waiter of a call that fails for another reason with a typed error', async () => {
+    elb
+      .on(DescribeTagsCommand)
+      .rejects(
+        Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } }),
+      );
+    const clock = new FakeClock();
+    const d = new TagDescriber(new ElasticLoadBalancingV2Client({ region: 'us-east-1' }), clock, 20);
+    const results = Promise.allSettled([d.tags('a'), d.tags('b')]);
+    clock.advance(20);
+    await settle();
+    const settled = await results;
+    expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(elb.commandCalls(DescribeTagsCommand)).toHaveLength(1);
+    const reason: unknown = (settled[0] as PromiseRejectedResult).reason;
+    expect(reason).toBeInstanceOf(RetryableError);
+    expect((reason as RetryableError).reason).toBe('Throttled');
+    expect((reason as RetryableError).message).toContain('describe tags');
   });
 });

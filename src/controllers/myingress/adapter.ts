@@ -14,7 +14,6 @@ import {
   DescribeLoadBalancerAttributesCommand,
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
-  DescribeTagsCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
   ModifyListenerCommand,
@@ -33,7 +32,7 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { MyIngress } from '../../apis/myingress.ts';
 import { awsErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
-import type { LoadBalancerDescriber } from '../../providers/elbv2/describeBatcher.ts';
+import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
 import type {
   ExistingObservation,
@@ -73,6 +72,7 @@ export interface MyIngressAdapterDeps {
   readonly elbv2Create: ElasticLoadBalancingV2Client;
   readonly ec2: EC2Client;
   readonly describer: LoadBalancerDescriber;
+  readonly tagDescriber: TagDescriber;
   /** Cached Service by namespace and name. */
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   /** Cached EndpointSlices of a Service. */
@@ -835,16 +835,10 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
     }
   }
 
+  /** Tags of each ARN that exists (batched with other objects' lookups). */
   private async tagsOf(arns: string[]): Promise<Map<string, Record<string, string>>> {
-    const out = await call('describe tags', () =>
-      this.d.elbv2.send(new DescribeTagsCommand({ ResourceArns: arns })),
-    );
-    return new Map(
-      (out.TagDescriptions ?? []).map((t) => [
-        t.ResourceArn ?? '',
-        Object.fromEntries((t.Tags ?? []).map((x) => [x.Key ?? '', x.Value ?? ''])),
-      ]),
-    );
+    const tags = await Promise.all(arns.map((a) => this.d.tagDescriber.tags(a)));
+    return new Map(arns.flatMap((a, i) => (tags[i] !== undefined ? [[a, tags[i]] as const] : [])));
   }
 
   private tags(mr: MyIngress, ctx: ReconcileContext): { Key: string; Value: string }[] {

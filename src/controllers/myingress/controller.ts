@@ -1,5 +1,5 @@
 import { myIngressType, type MyIngress } from '../../apis/myingress.ts';
-import { LoadBalancerDescriber } from '../../providers/elbv2/describeBatcher.ts';
+import { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import { Controller } from '../../runtime/controller.ts';
 import type { KubeObject, ResourceType } from '../../runtime/kube/resource.ts';
 import type { ManagedObject } from '../../runtime/managed.ts';
@@ -53,6 +53,7 @@ export function myIngressController(
     elbv2Create: s.aws.elbv2Create,
     ec2: s.aws.ec2,
     describer: new LoadBalancerDescriber(s.aws.elbv2, s.clock),
+    tagDescriber: new TagDescriber(s.aws.elbv2, s.clock),
     service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),
     endpointSlices: (ns, svc) =>
       (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter(
