@@ -208,6 +208,37 @@ describe('TagDescriber', () => {
     ]);
   });
 
+  it('gathers the lookups that arrive while a call is under way into the next call', async () => {
+    const released: (() => void)[] = [];
+    elb.on(DescribeTagsCommand).callsFake(async (input: { ResourceArns?: string[] }) => {
+      // The first call waits (for the rate limiter, say) until the test lets it go.
+      if (released.length === 0) await new Promise<void>((r) => released.push(r));
+      return { TagDescriptions: (input.ResourceArns ?? []).map((arn) => ({ ResourceArn: arn, Tags: [] })) };
+    });
+    const clock = new FakeClock();
+    const d = new TagDescriber(new ElasticLoadBalancingV2Client({ region: 'us-east-1' }), clock, 20);
+    const first = d.tags('a');
+    clock.advance(20);
+    await settle();
+    expect(elb.commandCalls(DescribeTagsCommand)).toHaveLength(1);
+    const later = Promise.all(['b', 'c', 'd'].map((a) => d.tags(a)));
+    clock.advance(20);
+    await settle();
+    // Nothing new goes out while the first call is under way …
+    expect(elb.commandCalls(DescribeTagsCommand)).toHaveLength(1);
+    released[0]?.();
+    await settle();
+    expect(await first).toEqual({});
+    clock.advance(20);
+    await settle();
+    // … then the three that waited go together.
+    expect(await later).toEqual([{}, {}, {}]);
+    expect(elb.commandCalls(DescribeTagsCommand).map((c) => c.args[0].input.ResourceArns)).toEqual([
+      ['a'],
+      ['b', 'c', 'd'],
+    ]);
+  });
+
   it('rejects every waiter of a call that fails for another reason with a typed error', async () => {
     elb
       .on(DescribeTagsCommand)

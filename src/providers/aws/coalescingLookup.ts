@@ -25,8 +25,10 @@ export interface CoalescingLookupOptions<V> {
 
 /**
  * Coalesces lookups by key (an ARN): lookups within a short window go out
- * together, up to `maxPerCall` keys per call, so many objects resyncing
- * together cost a few calls, not one each. A key that does not exist
+ * together, up to `maxPerCall` keys per call, and lookups that arrive while
+ * a call is under way (waiting for the client-side rate limiter, or for AWS)
+ * go together in the next one — so when the service's rate limit is what
+ * objects queue for, they share calls instead of queueing one each. A key that does not exist
  * resolves `undefined`; when AWS refuses a whole call because one key is
  * missing, the keys are asked for one by one. Read-only; never retries on
  * its own (the client's retry policy applies to each call).
@@ -35,6 +37,7 @@ export class CoalescingLookup<V> {
   private readonly o: CoalescingLookupOptions<V>;
   private pending = new Map<string, Waiter<V>[]>();
   private scheduled = false;
+  private inFlight = false;
 
   constructor(options: CoalescingLookupOptions<V>) {
     this.o = options;
@@ -46,22 +49,32 @@ export class CoalescingLookup<V> {
       const list = this.pending.get(key) ?? [];
       list.push({ resolve, reject });
       this.pending.set(key, list);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        this.o.clock.setTimer(this.o.windowMs, () => {
-          this.scheduled = false;
-          void this.flush();
-        });
-      }
+      this.schedule();
+    });
+  }
+
+  /** Flushes after the window, unless a flush is due or under way (which will pick the pending keys up). */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight) return;
+    this.scheduled = true;
+    this.o.clock.setTimer(this.o.windowMs, () => {
+      this.scheduled = false;
+      void this.flush();
     });
   }
 
   private async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = new Map();
-    const keys = [...batch.keys()];
-    for (let i = 0; i < keys.length; i += this.o.maxPerCall) {
-      await this.lookupChunk(keys.slice(i, i + this.o.maxPerCall), batch);
+    this.inFlight = true;
+    try {
+      const batch = this.pending;
+      this.pending = new Map();
+      const keys = [...batch.keys()];
+      for (let i = 0; i < keys.length; i += this.o.maxPerCall) {
+        await this.lookupChunk(keys.slice(i, i + this.o.maxPerCall), batch);
+      }
+    } finally {
+      this.inFlight = false;
+      if (this.pending.size > 0) this.schedule();
     }
   }
 
