@@ -45,7 +45,7 @@ Every flag can also be set by the environment variable in brackets.
   --region REGION                AWS region [AWS_REGION, AWS_DEFAULT_REGION] (required)
   --namespaces NS1,NS2           only watch these namespaces [SKYLIFT_NAMESPACES]; default all
   --label-selector SEL           only manage CRs matching SEL [SKYLIFT_LABEL_SELECTOR] (to shard)
-  --workers N                    concurrent reconciles per kind [SKYLIFT_WORKERS] (default 4)
+  --workers N                    concurrent reconciles per kind [SKYLIFT_WORKERS] (default 16)
   --resync-period DURATION       drift check period, e.g. 10m, 30s [SKYLIFT_RESYNC_PERIOD] (default 10m)
   --probe-address HOST:PORT      /metrics, /healthz, /readyz [SKYLIFT_PROBE_ADDRESS] (default :8080)
   --leader-elect BOOL            hold a Lease before reconciling [SKYLIFT_LEADER_ELECT] (default true)
@@ -120,7 +120,7 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
   };
   const region = get('region', 'AWS_REGION', 'AWS_DEFAULT_REGION');
   if (region === undefined) throw new UsageError('no AWS region: set --region or AWS_REGION');
-  const workersText = get('workers', 'SKYLIFT_WORKERS') ?? '4';
+  const workersText = get('workers', 'SKYLIFT_WORKERS') ?? '16';
   const workers = Number(workersText);
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) {
     throw new UsageError(`--workers: want an integer from 1 to 256, got ${JSON.stringify(workersText)}`);

@@ -7,7 +7,7 @@ describe('parseRunOptions', () => {
     expect(o).toMatchObject({
       region: 'eu-west-1',
       namespaces: [],
-      workers: 4,
+      workers: 16,
       resyncPeriodMs: 600_000,
       probeAddress: ':8080',
       leaderElection: true,
