@@ -12,6 +12,23 @@ import { elbv2ErrorTable, isElbv2NotFound } from './errors.ts';
 /** ARNs DescribeLoadBalancers and DescribeTags accept per call. */
 const arnsPerCall = 20;
 
+/** A lookup by ARN over one ELBv2 describe call, with ELBv2's not-found codes and error table. */
+function elbv2Lookup<V>(
+  what: string,
+  clock: Clock,
+  windowMs: number,
+  fetch: (arns: readonly string[]) => Promise<ReadonlyMap<string, V>>,
+): CoalescingLookup<V> {
+  return new CoalescingLookup({
+    clock,
+    windowMs,
+    maxPerCall: arnsPerCall,
+    fetch,
+    isNotFound: isElbv2NotFound,
+    toError: (err) => toTypedAwsError(what, err, elbv2ErrorTable),
+  });
+}
+
 /**
  * Coalesces DescribeLoadBalancers by ARN: lookups within a short window go
  * out together, up to 20 ARNs per call (the API's limit). An ARN that no
@@ -21,16 +38,9 @@ export class LoadBalancerDescriber {
   private readonly lookup: CoalescingLookup<LoadBalancer>;
 
   constructor(elbv2: ElasticLoadBalancingV2Client, clock: Clock, windowMs = 20) {
-    this.lookup = new CoalescingLookup({
-      clock,
-      windowMs,
-      maxPerCall: arnsPerCall,
-      fetch: async (arns) => {
-        const out = await elbv2.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [...arns] }));
-        return new Map((out.LoadBalancers ?? []).map((lb) => [lb.LoadBalancerArn ?? '', lb]));
-      },
-      isNotFound: isElbv2NotFound,
-      toError: (err) => toTypedAwsError('describe load balancers', err, elbv2ErrorTable),
+    this.lookup = elbv2Lookup('describe load balancers', clock, windowMs, async (arns) => {
+      const out = await elbv2.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [...arns] }));
+      return new Map((out.LoadBalancers ?? []).map((lb) => [lb.LoadBalancerArn ?? '', lb]));
     });
   }
 
@@ -50,21 +60,14 @@ export class TagDescriber {
   private readonly lookup: CoalescingLookup<Record<string, string>>;
 
   constructor(elbv2: ElasticLoadBalancingV2Client, clock: Clock, windowMs = 20) {
-    this.lookup = new CoalescingLookup({
-      clock,
-      windowMs,
-      maxPerCall: arnsPerCall,
-      fetch: async (arns) => {
-        const out = await elbv2.send(new DescribeTagsCommand({ ResourceArns: [...arns] }));
-        return new Map(
-          (out.TagDescriptions ?? []).map((t) => [
-            t.ResourceArn ?? '',
-            Object.fromEntries((t.Tags ?? []).map((x) => [x.Key ?? '', x.Value ?? ''])),
-          ]),
-        );
-      },
-      isNotFound: isElbv2NotFound,
-      toError: (err) => toTypedAwsError('describe tags', err, elbv2ErrorTable),
+    this.lookup = elbv2Lookup('describe tags', clock, windowMs, async (arns) => {
+      const out = await elbv2.send(new DescribeTagsCommand({ ResourceArns: [...arns] }));
+      return new Map(
+        (out.TagDescriptions ?? []).map((t) => [
+          t.ResourceArn ?? '',
+          Object.fromEntries((t.Tags ?? []).map((x) => [x.Key ?? '', x.Value ?? ''])),
+        ]),
+      );
     });
   }
 
