@@ -23,6 +23,11 @@ import { FakeClock } from '../support/fakeClock.ts';
 const elb = mockClient(ElasticLoadBalancingV2Client);
 beforeEach(() => elb.reset());
 
+/** An SDK-shaped AWS error answered with HTTP 400. */
+function awsError(name: string, message: string): Error {
+  return Object.assign(new Error(message), { name, $metadata: { httpStatusCode: 400 } });
+}
+
 async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
 }
@@ -161,10 +166,7 @@ describe('LoadBalancerDescriber', () => {
   it('answers undefined for a load balancer that no longer exists without failing the others', async () => {
     elb.on(DescribeLoadBalancersCommand).callsFake((input: { LoadBalancerArns?: string[] }) => {
       if ((input.LoadBalancerArns ?? []).includes('gone')) {
-        throw Object.assign(new Error('One or more load balancers not found'), {
-          name: 'LoadBalancerNotFoundException',
-          $metadata: { httpStatusCode: 400 },
-        });
+        throw awsError('LoadBalancerNotFoundException', 'One or more load balancers not found');
       }
       return { LoadBalancers: (input.LoadBalancerArns ?? []).map((arn) => ({ LoadBalancerArn: arn })) };
     });
@@ -181,10 +183,7 @@ describe('TagDescriber', () => {
   it('asks for the tags of many resources in one call per 20 ARNs, and answers undefined for one that is gone', async () => {
     elb.on(DescribeTagsCommand).callsFake((input: { ResourceArns?: string[] }) => {
       if ((input.ResourceArns ?? []).includes('gone')) {
-        throw Object.assign(new Error('One or more target groups not found'), {
-          name: 'TargetGroupNotFoundException',
-          $metadata: { httpStatusCode: 400 },
-        });
+        throw awsError('TargetGroupNotFoundException', 'One or more target groups not found');
       }
       return {
         TagDescriptions: (input.ResourceArns ?? []).map((arn) => ({
@@ -240,11 +239,7 @@ describe('TagDescriber', () => {
   });
 
   it('rejects every waiter of a call that fails for another reason with a typed error', async () => {
-    elb
-      .on(DescribeTagsCommand)
-      .rejects(
-        Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } }),
-      );
+    elb.on(DescribeTagsCommand).rejects(awsError('Throttling', 'Rate exceeded'));
     const clock = new FakeClock();
     const d = new TagDescriber(new ElasticLoadBalancingV2Client({ region: 'us-east-1' }), clock, 20);
     const results = Promise.allSettled([d.tags('a'), d.tags('b')]);
