@@ -74,14 +74,14 @@ build: node deps ## Compile TypeScript to dist/.
 
 .PHONY: generate
 generate: node deps helm ## Regenerate crds/, the chart's CRD and rules copies, docs/reference/ and the kustomize base.
-	node src/apis/generate.ts
-	node src/dev/renderKustomize.ts
-	node src/dev/argocdHealth.ts
+	node tools/generate.ts
+	node tools/renderKustomize.ts
+	node tools/argocdHealth.ts
 
 .PHONY: crds
 crds: generate ## Same as make generate.
 
-# Node/V8 flags of the operator process (src/cli/nodeFlags.ts; the Dockerfile's ENTRYPOINT has the same).
+# Node/V8 flags of the operator process (tools/nodeFlags.ts; the Dockerfile's ENTRYPOINT has the same).
 OPERATOR_NODE_FLAGS := --max-semi-space-size=4
 
 # More `skylift dev` flags, e.g. make dev DEV_FLAGS='--no-samples' (see node src/cli/main.ts dev --help).

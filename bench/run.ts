@@ -1,7 +1,7 @@
 // make bench: measures what Skylift costs. See docs/benchmarks.md.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { installCrds } from '../src/apis/install.ts';
+import { installCrds } from '../src/dev/installCrds.ts';
 import { repoRoot } from '../src/dev/paths.ts';
 import { reapStaleProcesses } from '../src/dev/reaper.ts';
 import { startLocalStack } from '../src/dev/stack.ts';

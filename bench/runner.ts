@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { LocalStack } from '../src/dev/stack.ts';
 import { emulatorEnv } from '../src/dev/emulator.ts';
 import { KubeApiError, type KubeClient } from '../src/runtime/kube/client.ts';
-import { resourcePath, type KubeObject, type ResourceType } from '../src/runtime/kube/resource.ts';
+import { resourcePath, type KubeObject, type ResourceType } from '../src/apis/meta.ts';
 import { typeOf } from '../src/dev/samples.ts';
 import { route53RateLimit, type AwsFaultProxy } from '../test/support/awsFaultProxy.ts';
 import type { BenchSettings } from './args.ts';

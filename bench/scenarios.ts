@@ -1,12 +1,12 @@
 // The benchmark's scenarios and the Kubernetes objects each one creates. Pure.
-import type { DNSRecordSpec } from '../src/apis/dnsrecord.ts';
-import { dnsRecordType } from '../src/apis/dnsrecord.ts';
-import type { ManagedDBSpec } from '../src/apis/manageddb.ts';
-import { managedDbType } from '../src/apis/manageddb.ts';
-import type { MyIngressSpec } from '../src/apis/myingress.ts';
-import { myIngressType } from '../src/apis/myingress.ts';
+import type { DNSRecordSpec } from '../src/kinds/dnsrecord/api.ts';
+import { dnsRecordType } from '../src/kinds/dnsrecord/api.ts';
+import type { ManagedDBSpec } from '../src/kinds/manageddb/api.ts';
+import { managedDbType } from '../src/kinds/manageddb/api.ts';
+import type { MyIngressSpec } from '../src/kinds/myingress/api.ts';
+import { myIngressType } from '../src/kinds/myingress/api.ts';
 import { standInEndpointSlices } from '../src/dev/samples.ts';
-import type { KubeObject, ResourceType } from '../src/runtime/kube/resource.ts';
+import type { KubeObject, ResourceType } from '../src/apis/meta.ts';
 
 /** A family of scenarios that differ only in size (what `--only` names). */
 export interface ScenarioGroup {

@@ -3,51 +3,15 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { RunOptions } from './cli/options.ts';
 import { realClock, type Clock } from './runtime/clock.ts';
-import type { Controller } from './runtime/controller.ts';
 import { EventRecorder } from './runtime/events.ts';
 import { KubeClient, loadKubeConfig } from './runtime/kube/client.ts';
 import { createLogger } from './runtime/logger.ts';
-import type { ManagedObject } from './runtime/managed.ts';
 import { Manager, type ManagerExit } from './runtime/manager.ts';
 import { Metrics } from './runtime/metrics.ts';
 import type { LeaseTiming } from './runtime/leaderElection.ts';
-import { createAwsClients, type AwsClients } from './providers/aws/clients.ts';
+import type { KindPlumbing } from './kinds/module.ts';
+import { createAwsClients } from './providers/aws/clients.ts';
 import { startTracing } from './runtime/tracing.ts';
-
-/** What a kind contributes to the operator: its controller, built from the shared plumbing. */
-export type ControllerFactory = (shared: SharedPlumbing) => Controller<ManagedObject>;
-
-/** The process-wide pieces every controller shares. */
-export interface SharedPlumbing {
-  readonly options: RunOptions;
-  readonly client: KubeClient;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly metrics: Metrics;
-  readonly events: EventRecorder;
-  /** The shared AWS SDK clients (one per service) for the configured region. */
-  readonly aws: AwsClients;
-}
-
-/**
- * The controller options every kind takes from the shared plumbing and the
- * `skylift run` flags (client, clock, logger, metrics, events, cluster id,
- * scoping, workers, resync period). Pure.
- */
-export function controllerSettings(s: SharedPlumbing) {
-  return {
-    client: s.client,
-    clock: s.clock,
-    logger: s.logger,
-    metrics: s.metrics,
-    events: s.events,
-    clusterId: s.options.clusterId,
-    namespaces: s.options.namespaces,
-    labelSelector: s.options.labelSelector,
-    workers: s.options.workers,
-    resyncPeriodMs: s.options.resyncPeriodMs,
-  } as const;
-}
 
 /** A running operator process's handle. */
 export interface RunningOperator {
@@ -59,13 +23,12 @@ export interface RunningOperator {
 
 /**
  * Wires the operator: logger, Kubernetes client, metrics, events, the
- * controllers from `factories`, leader election and the probe server; stops
+ * controllers of the configured kinds, leader election and the probe server; stops
  * gracefully on SIGTERM/SIGINT (stop intake, finish in-flight reconciles
  * within the deadline, release the Lease). The caller decides the exit code.
  */
 export function startOperator(
   options: RunOptions,
-  factories: readonly ControllerFactory[],
   extra: { readonly leaseTiming?: LeaseTiming; readonly clock?: Clock } = {},
 ): RunningOperator {
   const logger = createLogger({ level: options.logLevel, format: options.logFormat });
@@ -83,7 +46,21 @@ export function startOperator(
     onRecorded: (spec, outcome) => metrics.events.inc({ reason: spec.reason, outcome }),
   });
   const aws = createAwsClients({ region: options.region, clock, metrics });
-  const shared: SharedPlumbing = { options, client, clock, logger, metrics, events, aws };
+  const plumbing: KindPlumbing = {
+    client,
+    clock,
+    logger,
+    metrics,
+    events,
+    aws,
+    settings: {
+      clusterId: options.clusterId,
+      namespaces: options.namespaces,
+      labelSelector: options.labelSelector,
+      workers: options.workers,
+      resyncPeriodMs: options.resyncPeriodMs,
+    },
+  };
   const manager = new Manager({
     client,
     clock,
@@ -100,7 +77,7 @@ export function startOperator(
         }
       : undefined,
   });
-  for (const f of factories) manager.add(f(shared));
+  for (const kind of options.kinds) manager.add(kind.controller(plumbing));
   let stopRequested = false;
   const onSignal = (sig: NodeJS.Signals): void => {
     logger.info({ signal: sig }, 'shutting down');

@@ -15,7 +15,7 @@ import {
   type ResourceRecordSet,
   type Route53Client,
 } from '@aws-sdk/client-route-53';
-import { ownershipTagKeys, type OwnershipTags } from '../../src/runtime/managed.ts';
+import { ownershipTagKeys, type OwnershipTags } from '../../src/apis/managed.ts';
 import { normalizeName, parseOwnerValue } from '../../src/providers/route53/names.ts';
 import type {
   InventoryDbInstance,

@@ -5,7 +5,7 @@
 // that exits on its own (e.g. lost leadership) is restarted and reported.
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
+import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
 import { ManagedProcess } from '../../src/dev/process.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { emulatorEnv } from '../../src/dev/emulator.ts';

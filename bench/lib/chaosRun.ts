@@ -6,12 +6,12 @@
 // and the invariants are checked against AWS (directly) and the apiserver.
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { installCrds } from '../../src/apis/install.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { typeOf } from '../../src/dev/samples.ts';
 import { startLocalStack, type LocalStack } from '../../src/dev/stack.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { KubeClient, loadKubeConfig } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 import { AwsFaultProxy } from '../../test/support/awsFaultProxy.ts';
 import { awsClients, ensureSubnets, ensureZones, type AwsClients } from './awsAccount.ts';
 import { childArns, collectInventory, findLingeringChildren, type InventoryZone } from './awsInventory.ts';

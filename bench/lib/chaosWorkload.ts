@@ -2,11 +2,11 @@
 // DNSRecords over two zones (some of them aliases to a MyIngress),
 // MyIngresses with their Services and stand-in EndpointSlices, ManagedDBs.
 // Pure: the same seed gives the same objects.
-import type { DNSRecordSpec } from '../../src/apis/dnsrecord.ts';
-import type { ManagedDBSpec } from '../../src/apis/manageddb.ts';
-import type { MyIngressSpec } from '../../src/apis/myingress.ts';
+import type { DNSRecordSpec } from '../../src/kinds/dnsrecord/api.ts';
+import type { ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
+import type { MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 import { standInEndpointSlices } from '../../src/dev/samples.ts';
-import type { KubeObject } from '../../src/runtime/kube/resource.ts';
+import type { KubeObject } from '../../src/apis/meta.ts';
 import type { SeededRandom } from './chaosRandom.ts';
 import type { SkyliftKind } from './invariants.ts';
 

@@ -1,14 +1,14 @@
 // The custom-resource side of the invariants: what the apiserver says about
 // each Skylift object, reduced to what invariants.ts compares.
-import type { DNSRecord } from '../../src/apis/dnsrecord.ts';
-import { dnsRecordType } from '../../src/apis/dnsrecord.ts';
-import { managedDbType } from '../../src/apis/manageddb.ts';
-import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/apis/myingress.ts';
+import type { DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
+import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
+import { managedDbType } from '../../src/kinds/manageddb/api.ts';
+import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 import { recordFqdn } from '../../src/providers/route53/names.ts';
 import { ConditionType } from '../../src/runtime/conditions.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath, type ResourceType } from '../../src/runtime/kube/resource.ts';
-import type { ManagedObject } from '../../src/runtime/managed.ts';
+import { resourcePath, type ResourceType } from '../../src/apis/meta.ts';
+import type { ManagedObject } from '../../src/apis/managed.ts';
 import type { CrState, SkyliftKind } from './invariants.ts';
 
 const typesByKind: Readonly<Record<SkyliftKind, ResourceType>> = {

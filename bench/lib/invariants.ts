@@ -2,7 +2,7 @@
 // (an inventory taken directly from AWS, see awsInventory.ts) compared with
 // the custom resources in the apiserver (crStates.ts). Pure: both sides are
 // plain data, so the rules are unit-tested on hand-built inventories.
-import type { OwnershipTags } from '../../src/runtime/managed.ts';
+import type { OwnershipTags } from '../../src/apis/managed.ts';
 
 /** The Skylift kinds. */
 export type SkyliftKind = 'DNSRecord' | 'MyIngress' | 'ManagedDB';

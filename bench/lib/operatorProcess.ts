@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
+import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
 import { simpleRequest } from '../../src/dev/http.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { AbortWait, waitFor } from '../../src/dev/wait.ts';

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { Informer, WatchEventType } from '../../src/runtime/kube/informer.ts';
-import type { KubeObject, ResourceType } from '../../src/runtime/kube/resource.ts';
+import type { KubeObject, ResourceType } from '../../src/apis/meta.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { AbortWait, waitFor } from '../../src/dev/wait.ts';
 

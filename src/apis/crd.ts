@@ -1,4 +1,4 @@
-import type { ResourceType } from '../runtime/kube/resource.ts';
+import type { ResourceType } from './meta.ts';
 import { readySyncedAgeColumns } from './common.ts';
 import { obj, str, type Schema } from './schema.ts';
 

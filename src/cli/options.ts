@@ -1,5 +1,13 @@
 import { parseArgs } from 'node:util';
+import type { ConfiguredKind, KindFlag, KindModule } from '../kinds/module.ts';
+import { kinds } from '../kinds/registry.ts';
+import { defaultControllerSettings } from '../runtime/controller.ts';
 import type { LogFormat } from '../runtime/logger.ts';
+import {
+  formatDuration,
+  parseDuration as parseSettingsDuration,
+  SettingsError,
+} from '../runtime/settings.ts';
 
 /** Everything `skylift run` can be told, from flags or environment. */
 export interface RunOptions {
@@ -21,19 +29,53 @@ export interface RunOptions {
   /** Written into the `skylift.dev/cluster` ownership tag. */
   readonly clusterId: string;
   readonly shutdownDeadlineMs: number;
-  /** DNSRecord: prefix of ownership TXT record names. */
-  readonly txtOwnerPrefix: string;
-  /** DNSRecord: how long a zone collects changes before one Route 53 call. */
-  readonly route53BatchWindowMs: number;
-  /** DNSRecord: maximum age of a zone's record snapshot. */
-  readonly route53ZoneCacheTtlMs: number;
-  /** ManagedDB: how often a DB instance in a transitional state is described. */
-  readonly rdsPollIntervalMs: number;
+  /** Every kind of the registry, configured from its own flags. */
+  readonly kinds: readonly ConfiguredKind[];
 }
 
 /** Thrown for bad flags or environment; the message says what to fix. */
-export class UsageError extends Error {
+export class UsageError extends SettingsError {
   override readonly name = 'UsageError';
+}
+
+/** Usage lines of every kind's flags, as `skylift run --help` and `skylift trace --help` print them. Pure. */
+export function kindFlagUsage(registry: readonly KindModule[] = kinds): string {
+  return registry
+    .flatMap((k) => k.flags)
+    .map((f) => {
+      const head = `  --${f.name} ${f.placeholder}`;
+      return `${head.padEnd(32)} ${f.usage.replace(/ \(default/, ` [${f.env}] (default`)}`;
+    })
+    .join('\n');
+}
+
+/** The parseArgs options of every kind's flags. */
+export function kindFlagOptions(registry: readonly KindModule[] = kinds): Record<string, { type: 'string' }> {
+  return Object.fromEntries(
+    registry.flatMap((k) => k.flags).map((f) => [f.name, { type: 'string' as const }]),
+  );
+}
+
+/**
+ * Every kind configured from its flags (`get` reads a flag or its
+ * environment variable); a kind's SettingsError becomes a UsageError.
+ */
+export function configureKinds(
+  get: (flag: KindFlag) => string | undefined,
+  registry: readonly KindModule[] = kinds,
+): readonly ConfiguredKind[] {
+  return registry.map((k) => {
+    const values = new Map<string, string>();
+    for (const f of k.flags) {
+      const v = get(f);
+      if (v !== undefined) values.set(f.name, v);
+    }
+    try {
+      return k.configure(values);
+    } catch (err) {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
+  });
 }
 
 export const runUsage = `Usage: skylift run [flags]
@@ -45,30 +87,26 @@ Every flag can also be set by the environment variable in brackets.
   --region REGION                AWS region [AWS_REGION, AWS_DEFAULT_REGION] (required)
   --namespaces NS1,NS2           only watch these namespaces [SKYLIFT_NAMESPACES]; default all
   --label-selector SEL           only manage CRs matching SEL [SKYLIFT_LABEL_SELECTOR] (to shard)
-  --workers N                    concurrent reconciles per kind [SKYLIFT_WORKERS] (default 16)
-  --resync-period DURATION       drift check period, e.g. 10m, 30s [SKYLIFT_RESYNC_PERIOD] (default 10m)
+  --workers N                    concurrent reconciles per kind [SKYLIFT_WORKERS] (default ${defaultControllerSettings.workers})
+  --resync-period DURATION       drift check period, e.g. 10m, 30s [SKYLIFT_RESYNC_PERIOD] (default ${formatDuration(defaultControllerSettings.resyncPeriodMs)})
   --probe-address HOST:PORT      /metrics, /healthz, /readyz [SKYLIFT_PROBE_ADDRESS] (default :8080)
   --leader-elect BOOL            hold a Lease before reconciling [SKYLIFT_LEADER_ELECT] (default true)
   --leader-election-namespace NS [SKYLIFT_LEADER_ELECTION_NAMESPACE, POD_NAMESPACE] (default skylift-system)
   --leader-election-id NAME      Lease name [SKYLIFT_LEADER_ELECTION_ID] (default skylift-leader)
-  --cluster-id ID                value of the skylift.dev/cluster tag [SKYLIFT_CLUSTER_ID] (default default)
+  --cluster-id ID                value of the skylift.dev/cluster tag [SKYLIFT_CLUSTER_ID] (default ${defaultControllerSettings.clusterId})
   --log-level LEVEL              trace|debug|info|warn|error [SKYLIFT_LOG_LEVEL] (default info)
   --log-format FORMAT            json|text [SKYLIFT_LOG_FORMAT] (default json)
   --shutdown-deadline DURATION   time for in-flight reconciles on SIGTERM [SKYLIFT_SHUTDOWN_DEADLINE] (default 20s)
-  --txt-owner-prefix PREFIX      name prefix of DNSRecord ownership TXT records [SKYLIFT_TXT_OWNER_PREFIX] (default _skylift-owner)
-  --route53-batch-window DURATION  time a zone collects changes before one Route 53 call [SKYLIFT_ROUTE53_BATCH_WINDOW] (default 1s)
-  --route53-zone-cache-ttl DURATION  maximum age of a zone's record listing used to detect drift [SKYLIFT_ROUTE53_ZONE_CACHE_TTL] (default 30s)
-  --rds-poll-interval DURATION   how often a creating/modifying DB instance is checked [SKYLIFT_RDS_POLL_INTERVAL] (default 15s)
+${kindFlagUsage()}
 `;
 
-/** Parses `10m`, `30s`, `1500ms`, `1h` into milliseconds. Pure. */
+/** Parses `10m`, `30s`, `1500ms`, `1h` into milliseconds; throws UsageError otherwise. Pure. */
 export function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
-  if (m === null)
-    throw new UsageError(`invalid duration ${JSON.stringify(text)}: use e.g. 500ms, 30s, 10m, 1h`);
-  const n = Number(m[1]);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
-  return Math.round(n * unit);
+  try {
+    return parseSettingsDuration(text);
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 function parseBool(name: string, text: string): boolean {
@@ -77,8 +115,15 @@ function parseBool(name: string, text: string): boolean {
   throw new UsageError(`--${name}: want true or false, got ${JSON.stringify(text)}`);
 }
 
-/** Flags win over environment, environment over defaults. Pure given `env`. */
-export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv): RunOptions {
+/**
+ * Flags win over environment, environment over defaults. `registry` is the
+ * kinds to serve (tests add their own). Pure given `env`.
+ */
+export function parseRunOptions(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  registry: readonly KindModule[] = kinds,
+): RunOptions {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -100,10 +145,7 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
         'log-level': { type: 'string' },
         'log-format': { type: 'string' },
         'shutdown-deadline': { type: 'string' },
-        'txt-owner-prefix': { type: 'string' },
-        'route53-batch-window': { type: 'string' },
-        'route53-zone-cache-ttl': { type: 'string' },
-        'rds-poll-interval': { type: 'string' },
+        ...kindFlagOptions(registry),
       },
     }));
   } catch (err) {
@@ -120,7 +162,7 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
   };
   const region = get('region', 'AWS_REGION', 'AWS_DEFAULT_REGION');
   if (region === undefined) throw new UsageError('no AWS region: set --region or AWS_REGION');
-  const workersText = get('workers', 'SKYLIFT_WORKERS') ?? '16';
+  const workersText = get('workers', 'SKYLIFT_WORKERS') ?? String(defaultControllerSettings.workers);
   const workers = Number(workersText);
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) {
     throw new UsageError(`--workers: want an integer from 1 to 256, got ${JSON.stringify(workersText)}`);
@@ -142,31 +184,20 @@ export function parseRunOptions(argv: readonly string[], env: NodeJS.ProcessEnv)
     namespaces,
     labelSelector: get('label-selector', 'SKYLIFT_LABEL_SELECTOR'),
     workers,
-    resyncPeriodMs: parseDuration(get('resync-period', 'SKYLIFT_RESYNC_PERIOD') ?? '10m'),
+    resyncPeriodMs: parseDuration(
+      get('resync-period', 'SKYLIFT_RESYNC_PERIOD') ??
+        formatDuration(defaultControllerSettings.resyncPeriodMs),
+    ),
     probeAddress: get('probe-address', 'SKYLIFT_PROBE_ADDRESS') ?? ':8080',
     leaderElection: parseBool('leader-elect', get('leader-elect', 'SKYLIFT_LEADER_ELECT') ?? 'true'),
     leaderElectionNamespace:
       get('leader-election-namespace', 'SKYLIFT_LEADER_ELECTION_NAMESPACE', 'POD_NAMESPACE') ??
       'skylift-system',
     leaderElectionId: get('leader-election-id', 'SKYLIFT_LEADER_ELECTION_ID') ?? 'skylift-leader',
-    clusterId: get('cluster-id', 'SKYLIFT_CLUSTER_ID') ?? 'default',
+    clusterId: get('cluster-id', 'SKYLIFT_CLUSTER_ID') ?? defaultControllerSettings.clusterId,
     logLevel,
     logFormat,
     shutdownDeadlineMs: parseDuration(get('shutdown-deadline', 'SKYLIFT_SHUTDOWN_DEADLINE') ?? '20s'),
-    txtOwnerPrefix: parsePrefix(get('txt-owner-prefix', 'SKYLIFT_TXT_OWNER_PREFIX') ?? '_skylift-owner'),
-    route53BatchWindowMs: parseDuration(get('route53-batch-window', 'SKYLIFT_ROUTE53_BATCH_WINDOW') ?? '1s'),
-    route53ZoneCacheTtlMs: parseDuration(
-      get('route53-zone-cache-ttl', 'SKYLIFT_ROUTE53_ZONE_CACHE_TTL') ?? '30s',
-    ),
-    rdsPollIntervalMs: parseDuration(get('rds-poll-interval', 'SKYLIFT_RDS_POLL_INTERVAL') ?? '15s'),
+    kinds: configureKinds((f) => get(f.name, f.env), registry),
   };
-}
-
-function parsePrefix(prefix: string): string {
-  if (!/^[a-z0-9_][a-z0-9_-]{0,40}$/i.test(prefix)) {
-    throw new UsageError(
-      `--txt-owner-prefix: want one DNS label of letters, digits, _ and - (at most 41), got ${JSON.stringify(prefix)}`,
-    );
-  }
-  return prefix;
 }

@@ -4,9 +4,9 @@
 // prints it becoming Ready, until Ctrl-C; then stops everything it started.
 import { rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { installCrds } from '../apis/install.ts';
+import { installCrds } from './installCrds.ts';
 import { parseRunOptions } from '../cli/options.ts';
-import { startOperator, type ControllerFactory } from '../operator.ts';
+import { startOperator } from '../operator.ts';
 import { createAwsClients } from '../providers/aws/clients.ts';
 import { realClock } from '../runtime/clock.ts';
 import { KubeClient, loadKubeConfig } from '../runtime/kube/client.ts';
@@ -26,15 +26,11 @@ import { applySamples, loadSamples, sampleFile, skyliftTypes, standInEndpointSli
 const sampleZone = 'example.com';
 
 /**
- * Runs `skylift dev` with `argv` (the words after `dev`) and the operator's
- * controllers; returns the exit code: 0 after Ctrl-C (SIGINT/SIGTERM) with
+ * Runs `skylift dev` with `argv` (the words after `dev`); returns the exit code: 0 after Ctrl-C (SIGINT/SIGTERM) with
  * everything stopped, 1 when the operator stopped by itself. Throws
  * UsageError for bad flags. Whatever it started is stopped before it returns.
  */
-export async function runDev(
-  argv: readonly string[],
-  controllers: readonly ControllerFactory[],
-): Promise<number> {
+export async function runDev(argv: readonly string[]): Promise<number> {
   const args = parseDevArgs(argv);
   if (args.help) {
     process.stdout.write(devUsage);
@@ -80,7 +76,7 @@ export async function runDev(
     say(banner(stack, account, dir, args.operator ? options.probeAddress : undefined, Date.now() - started));
     if (interrupted.happened()) return 0;
 
-    const operator = args.operator ? startOperator(options, controllers) : undefined;
+    const operator = args.operator ? startOperator(options) : undefined;
     if (operator !== undefined) await writeFile(markerFile(dir), `${process.pid}\n`);
     else say('Not running the operator (--no-operator): start it with `make run` in another shell.');
     // Never rejects: an operator that fails is reported below like one that stops.
@@ -227,7 +223,7 @@ function banner(
       : `  Kubernetes  from ${stack.kubeconfig}`,
     `  AWS         ${stack.awsEndpoint}${emu !== undefined ? ' (moto)' : ''}`,
     ...(cp !== undefined || emu !== undefined ? [`  Logs        ${rel(dir)}/`] : []),
-    '  CRDs        installed from src/apis (kubectl get crd)',
+    '  CRDs        installed from src/kinds (kubectl get crd)',
     `  Route 53    hosted zone ${sampleZone} (${account.zoneId})`,
     `  EC2         subnets ${account.subnets.join(', ')} tagged kubernetes.io/role/elb=1`,
     probeAddress !== undefined

@@ -2,14 +2,13 @@
 // transition of any Skylift resource it watches, and a summary once the
 // sample application is Ready.
 import type { Logger } from 'pino';
-import type { ManagedDB } from '../apis/manageddb.ts';
-import { connectionSecretName } from '../controllers/manageddb/adapter.ts';
+import { kinds } from '../kinds/registry.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { getCondition } from '../runtime/conditions.ts';
 import type { KubeClient } from '../runtime/kube/client.ts';
 import { Informer } from '../runtime/kube/informer.ts';
-import { objectKey, type KubeObject, type ResourceType } from '../runtime/kube/resource.ts';
-import type { Condition, ManagedObject } from '../runtime/managed.ts';
+import { objectKey, type KubeObject, type ResourceType } from '../apis/meta.ts';
+import type { Condition, ManagedObject } from '../apis/managed.ts';
 
 /** Condition types reported, in the order they are printed. */
 const reportedTypes = ['Ready', 'Synced'] as const;
@@ -158,32 +157,9 @@ export function formatSampleSummary(
 ): string {
   const ns = namespace === 'default' ? '' : ` -n ${namespace}`;
   const lines = [`All samples Ready after ${(elapsedMs / 1000).toFixed(1)} s:`];
-  const str = (v: unknown): string => (typeof v === 'string' ? v : '?');
   for (const o of objs) {
-    const s = o.status ?? {};
-    const name = o.metadata.name;
-    switch (o.kind) {
-      case 'MyIngress':
-        lines.push(`  Load balancer  ${str(s.dnsName)}   (MyIngress ${name}, ${str(s.state)})`);
-        break;
-      case 'DNSRecord':
-        lines.push(
-          `  DNS record     ${str(s.fqdn)}${typeof s.aliasDNSName === 'string' ? ` → alias ${s.aliasDNSName}` : ''}   (DNSRecord ${name})`,
-        );
-        break;
-      case 'ManagedDB': {
-        const ep = s.endpoint as { address?: string; port?: number } | undefined;
-        lines.push(
-          `  Database       ${ep?.address ?? '?'}:${ep?.port ?? '?'}   (ManagedDB ${name}, ${str(s.dbInstanceStatus)})`,
-        );
-        lines.push(
-          `  Secret         ${connectionSecretName(o as ManagedDB)}   (kubectl get secret ${connectionSecretName(o as ManagedDB)}${ns} -o yaml)`,
-        );
-        break;
-      }
-      default:
-        lines.push(`  ${o.kind ?? '?'} ${name}`);
-    }
+    const kind = kinds.find((k) => k.type.kind === o.kind);
+    lines.push(...(kind?.summarize(o, namespace) ?? [`  ${o.kind ?? '?'} ${o.metadata.name}`]));
   }
   const first = objs[0];
   if (first !== undefined)

@@ -3,18 +3,16 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { dnsRecordType } from '../apis/dnsrecord.ts';
-import { managedDbType } from '../apis/manageddb.ts';
-import { myIngressType } from '../apis/myingress.ts';
+import { kinds } from '../kinds/registry.ts';
 import { KubeApiError, type KubeClient } from '../runtime/kube/client.ts';
-import { apiVersionOf, resourcePath, type KubeObject, type ResourceType } from '../runtime/kube/resource.ts';
+import { apiVersionOf, resourcePath, type KubeObject, type ResourceType } from '../apis/meta.ts';
 import { repoRoot } from './paths.ts';
 
 /** The sample application file. */
 export const sampleFile = join(repoRoot, 'examples', 'app.yaml');
 
 /** The Skylift kinds whose readiness `skylift dev` follows. */
-export const skyliftTypes: readonly ResourceType[] = [myIngressType, dnsRecordType, managedDbType];
+export const skyliftTypes: readonly ResourceType[] = kinds.map((k) => k.type);
 
 const serviceType: ResourceType = {
   group: '',

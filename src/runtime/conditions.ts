@@ -1,4 +1,4 @@
-import type { Condition, ConditionStatus } from './managed.ts';
+import type { Condition, ConditionStatus } from '../apis/managed.ts';
 
 /** Condition types every kind reports. */
 export const ConditionType = {

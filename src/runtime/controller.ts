@@ -4,8 +4,8 @@ import { Engine, type ExternalClient } from './engine.ts';
 import type { EventRecorder } from './events.ts';
 import type { KubeClient } from './kube/client.ts';
 import { Informer, WatchEventType } from './kube/informer.ts';
-import { objectKey, type KubeObject, type ResourceType } from './kube/resource.ts';
-import { requestAnnotation, type ManagedObject } from './managed.ts';
+import { objectKey, type KubeObject, type ResourceType } from '../apis/meta.ts';
+import { requestAnnotation, type ManagedObject } from '../apis/managed.ts';
 import type { Metrics } from './metrics.ts';
 import { WorkQueue } from './workqueue.ts';
 import { getCondition, ConditionType } from './conditions.ts';
@@ -19,6 +19,43 @@ export interface SecondaryWatch<T extends ManagedObject = ManagedObject> {
    * Pure, fast.
    */
   map(obj: KubeObject, primaries: () => readonly T[]): string[];
+}
+
+/**
+ * How every kind's controller runs, whatever the kind: set by `skylift run`'s
+ * flags, defaulted here and nowhere else.
+ */
+export interface ControllerSettings {
+  /** Written into the ownership tags of everything this operator creates. */
+  readonly clusterId: string;
+  /** Watch only these namespaces; empty: all. */
+  readonly namespaces: readonly string[];
+  /** Only manage objects matching this label selector (to shard). */
+  readonly labelSelector: string | undefined;
+  /** Concurrent reconciles per kind. */
+  readonly workers: number;
+  /** Periodic drift check of Ready resources. */
+  readonly resyncPeriodMs: number;
+}
+
+/** The defaults of {@link ControllerSettings}. */
+export const defaultControllerSettings: ControllerSettings = {
+  clusterId: 'default',
+  namespaces: [],
+  labelSelector: undefined,
+  workers: 16,
+  resyncPeriodMs: 600_000,
+};
+
+/**
+ * What the manager runs: one kind's control loop, whatever its object type.
+ * `start` may block until the first list; `stop` is idempotent.
+ */
+export interface RunnableController {
+  readonly type: ResourceType;
+  readonly synced: boolean;
+  start(): Promise<void>;
+  stop(deadlineMs: number): Promise<void>;
 }
 
 /** Options for {@link Controller}. */
@@ -49,7 +86,7 @@ export interface ControllerOptions<T extends ManagedObject> {
  * Primary changes are enqueued only when they matter (spec generation or
  * deletion), so the engine's own status writes do not loop back.
  */
-export class Controller<T extends ManagedObject> {
+export class Controller<T extends ManagedObject> implements RunnableController {
   readonly type: ResourceType;
   private readonly o: ControllerOptions<T>;
   private readonly queue: WorkQueue;
@@ -143,7 +180,7 @@ export class Controller<T extends ManagedObject> {
   async start(): Promise<void> {
     for (const inf of [...this.primary, ...this.secondary]) inf.start();
     await Promise.all(this.primary.map((i) => i.waitForSync()));
-    const n = this.o.workers ?? 4;
+    const n = this.o.workers ?? defaultControllerSettings.workers;
     this.workers = Array.from({ length: n }, () => this.work());
   }
 

@@ -13,7 +13,7 @@ import {
 } from './errors.ts';
 import { EventReason, type EventRecorder, type EventSpec } from './events.ts';
 import type { KubeClient } from './kube/client.ts';
-import { resourcePath, type ResourceType } from './kube/resource.ts';
+import { resourcePath, type ResourceType } from '../apis/meta.ts';
 import {
   createPendingAnnotation,
   finalizerName,
@@ -21,7 +21,7 @@ import {
   type ManagedObject,
   type ManagedStatus,
   type OwnershipTags,
-} from './managed.ts';
+} from '../apis/managed.ts';
 import { mergePatchFor } from './mergePatch.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
 import { inReconcileSpan, type ReconcileSpan, type ReconcileSpanTarget } from './tracing.ts';

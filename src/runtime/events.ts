@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
 import type { KubeClient } from './kube/client.ts';
-import type { KubeObject } from './kube/resource.ts';
+import type { KubeObject } from '../apis/meta.ts';
 import { TokenBucket } from './tokenBucket.ts';
 
 /** Event reasons Skylift emits; documented, not free strings. */

@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
-import type { Controller } from './controller.ts';
+import type { RunnableController } from './controller.ts';
 import { startProbeServer, type ProbeServer } from './httpServer.ts';
 import { LeaderElector, type LeaseTiming } from './leaderElection.ts';
-import type { ManagedObject } from './managed.ts';
 import type { Metrics } from './metrics.ts';
 import type { KubeClient } from './kube/client.ts';
 
@@ -36,7 +35,7 @@ export type ManagerExit = 'stopped' | 'lost-leadership';
  */
 export class Manager {
   private readonly o: ManagerOptions;
-  private readonly controllers: Controller<ManagedObject>[] = [];
+  private readonly controllers: RunnableController[] = [];
   private readonly stopSignal = new AbortController();
   private elector: LeaderElector | undefined;
   private probes: ProbeServer | undefined;
@@ -47,8 +46,8 @@ export class Manager {
   }
 
   /** Adds a controller; call before `run()`. */
-  add<T extends ManagedObject>(controller: Controller<T>): void {
-    this.controllers.push(controller as unknown as Controller<ManagedObject>);
+  add(controller: RunnableController): void {
+    this.controllers.push(controller);
   }
 
   /** The address the probe server listens on, once `run()` has started it. */

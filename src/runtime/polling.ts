@@ -1,5 +1,5 @@
 import { ConditionType } from './conditions.ts';
-import type { ManagedObject } from './managed.ts';
+import type { ManagedObject } from '../apis/managed.ts';
 
 /** Longest wait between two looks at a resource AWS is still working on (5 minutes). */
 export const maxBusyPollMs = 300_000;

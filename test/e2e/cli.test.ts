@@ -2,10 +2,10 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
-import { managedDbType } from '../../src/apis/manageddb.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
+import { managedDbType } from '../../src/kinds/manageddb/api.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { stackInfo } from '../support/stack.ts';
 

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeDBInstancesCommand, RDSClient } from '@aws-sdk/client-rds';
 import { describe, expect, it } from 'vitest';
-import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
+import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
 import { parseEnvFile, repoRoot } from '../../src/dev/paths.ts';
 import { AbortWait, waitFor } from '../../src/dev/wait.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';

@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
 import { emulatorCredentials } from '../../src/dev/emulator.ts';
 import { repoRoot } from '../../src/dev/paths.ts';

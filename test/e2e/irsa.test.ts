@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { ensureHostedZone } from '../../src/dev/awsAccount.ts';
 import { emulatorCredentials } from '../../src/dev/emulator.ts';
 import { waitFor } from '../../src/dev/wait.ts';

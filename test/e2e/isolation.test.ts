@@ -17,7 +17,7 @@ import { DescribeDBInstancesCommand, ListTagsForResourceCommand, RDSClient } fro
 import { DeleteHostedZoneCommand, type Route53Client } from '@aws-sdk/client-route-53';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { installCrds } from '../../src/apis/install.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { createZone, listRecords, route53At } from '../support/dns.ts';

@@ -4,7 +4,7 @@
 // docs/observability.md matches what is served both ways, and the AWS-call,
 // Route 53, leader and readiness series have the values this run implies.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { createDnsRecord, createZone, route53At, waitForCondition } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';

@@ -10,7 +10,7 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { AwsFaultProxy } from '../support/awsFaultProxy.ts';

@@ -11,7 +11,7 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
 import { emulatorCredentials, emulatorEnv } from '../../src/dev/emulator.ts';
 import { repoRoot } from '../../src/dev/paths.ts';

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { createDnsRecord, createZone, route53At, waitForCondition } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';

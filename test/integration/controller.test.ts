@@ -11,7 +11,7 @@ import { waitFor } from '../../src/dev/wait.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { ConditionType } from '../../src/runtime/conditions.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath, type KubeObject } from '../../src/runtime/kube/resource.ts';
+import { resourcePath, type KubeObject } from '../../src/apis/meta.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { FakeCloud, gadgetCrd, gadgetType, type Gadget } from '../support/gadget.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { chartDir, helm, helmTemplate } from '../../src/dev/chart.ts';
+import { chartDir, helm, helmTemplate } from '../../tools/chart.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { kubectl } from '../support/kubectl.ts';
@@ -276,7 +276,7 @@ describe('Helm chart', () => {
 describe('kustomize base', () => {
   it('is the chart rendered with its default values (make generate keeps it so)', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [
-      join(repoRoot, 'src/dev/renderKustomize.ts'),
+      join(repoRoot, 'tools/renderKustomize.ts'),
       '--check',
     ]);
     expect(stdout).toContain('up to date');

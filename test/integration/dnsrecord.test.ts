@@ -1,12 +1,12 @@
 // DNSRecord end to end inside the test process: the real apiserver, moto
 // behind the fault-injecting proxy, the DNSRecord controller.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dnsRecordType, type DNSRecord } from '../../src/apis/dnsrecord.ts';
-import { installCrds } from '../../src/apis/install.ts';
+import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
-import { finalizerName } from '../../src/runtime/managed.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
+import { finalizerName } from '../../src/apis/managed.ts';
 import { route53Pending, type AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import {
   changeRecords,

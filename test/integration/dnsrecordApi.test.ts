@@ -1,10 +1,10 @@
 // The DNSRecord API in the real apiserver: what admission rejects (with the
 // message a user sees) and what it accepts, including immutability.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dnsRecordType } from '../../src/apis/dnsrecord.ts';
-import { installCrds } from '../../src/apis/install.ts';
+import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 
 let client: KubeClient;

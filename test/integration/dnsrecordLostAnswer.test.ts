@@ -6,8 +6,8 @@
 // Conflict until the next resync (10 min). It must recognise the record as its
 // own and become Ready.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dnsRecordType, type DNSRecord } from '../../src/apis/dnsrecord.ts';
-import { installCrds } from '../../src/apis/install.ts';
+import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { parseOwnerValue } from '../../src/providers/route53/names.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';

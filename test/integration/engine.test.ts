@@ -10,8 +10,8 @@ import { Engine, type ReconcileOutcome } from '../../src/runtime/engine.ts';
 import { RetryableError, TerminalError } from '../../src/runtime/errors.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
-import { createPendingAnnotation, finalizerName, type Condition } from '../../src/runtime/managed.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
+import { createPendingAnnotation, finalizerName, type Condition } from '../../src/apis/managed.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import {
   FakeCloud,

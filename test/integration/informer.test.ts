@@ -8,7 +8,7 @@ import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { Informer, type WatchEventType } from '../../src/runtime/kube/informer.ts';
-import type { KubeObject } from '../../src/runtime/kube/resource.ts';
+import type { KubeObject } from '../../src/apis/meta.ts';
 import { newNamespace } from '../support/kube.ts';
 import { scratchDir } from '../support/scratch.ts';
 

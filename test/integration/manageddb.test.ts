@@ -2,13 +2,13 @@
 // makes RDS report `creating` for a while: moto makes instances available at once).
 import { DescribeDBInstancesCommand, DescribeDBSnapshotsCommand, RDSClient } from '@aws-sdk/client-rds';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
-import { managedDbType, type ManagedDB, type ManagedDBSpec } from '../../src/apis/manageddb.ts';
-import { dbIdentifier, modificationsFor, versionSatisfied } from '../../src/controllers/manageddb/adapter.ts';
-import { managedDbController } from '../../src/controllers/manageddb/controller.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
+import { managedDbType, type ManagedDB, type ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
+import { dbIdentifier, modificationsFor, versionSatisfied } from '../../src/kinds/manageddb/adapter.ts';
+import { managedDbController } from '../../src/kinds/manageddb/controller.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 import { rdsSlowCreate, type AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
@@ -386,7 +386,7 @@ describe('ManagedDB scheduled snapshots', () => {
     const ns = await newNamespace(admin, 'mdb-sched');
     // The schedule's clock is injected: the test moves it forward an hour at a time.
     let now = Date.now();
-    const op = await startController((s) => managedDbController(s, { pollMs: 300, now: () => now }), {
+    const op = await startController((s) => managedDbController(s, { pollMs: 300 }, { now: () => now }), {
       namespace: ns,
       endpoint: proxy.endpoint,
       resyncPeriod: '1s',

@@ -1,9 +1,9 @@
 // The ManagedDB API in the real apiserver: admission.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
-import { managedDbType } from '../../src/apis/manageddb.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
+import { managedDbType } from '../../src/kinds/manageddb/api.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 
 let client: KubeClient;

@@ -10,12 +10,12 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
-import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/apis/myingress.ts';
-import { myIngressController } from '../../src/controllers/myingress/controller.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
+import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
+import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';

@@ -1,9 +1,9 @@
 // The MyIngress API in the real apiserver: what admission rejects and accepts.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/apis/install.ts';
-import { myIngressType } from '../../src/apis/myingress.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
+import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 
 let client: KubeClient;

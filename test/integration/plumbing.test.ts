@@ -11,7 +11,7 @@ import { createAwsClients } from '../../src/providers/aws/clients.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';

@@ -2,23 +2,22 @@
 // but talking to AWS at a given endpoint (the fault proxy).
 import { pino } from 'pino';
 import { parseRunOptions } from '../../src/cli/options.ts';
-import type { SharedPlumbing } from '../../src/operator.ts';
 import { createAwsClients } from '../../src/providers/aws/clients.ts';
 import { realClock } from '../../src/runtime/clock.ts';
-import type { Controller } from '../../src/runtime/controller.ts';
+import type { KindPlumbing } from '../../src/kinds/module.ts';
+import type { RunnableController } from '../../src/runtime/controller.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
-import type { ManagedObject } from '../../src/runtime/managed.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { kubeClient } from './kube.ts';
 
 export interface RunningController {
-  readonly controller: Controller<ManagedObject>;
+  readonly controller: RunnableController;
   readonly metrics: Metrics;
   stop(): Promise<void>;
 }
 
 export async function startController(
-  factory: (s: SharedPlumbing) => Controller<ManagedObject>,
+  factory: (s: KindPlumbing) => RunnableController,
   opts: { namespace: string; endpoint: string; resyncPeriod?: string },
 ): Promise<RunningController> {
   const options = parseRunOptions(
@@ -51,7 +50,21 @@ export async function startController(
     endpoint: opts.endpoint,
     credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
   });
-  const controller = factory({ options, client, clock: realClock, logger, metrics, events, aws });
+  const controller = factory({
+    client,
+    clock: realClock,
+    logger,
+    metrics,
+    events,
+    aws,
+    settings: {
+      clusterId: options.clusterId,
+      namespaces: options.namespaces,
+      labelSelector: options.labelSelector,
+      workers: options.workers,
+      resyncPeriodMs: options.resyncPeriodMs,
+    },
+  });
   await controller.start();
   return {
     controller,

@@ -10,12 +10,13 @@ import {
   type Change,
   type ResourceRecordSet,
 } from '@aws-sdk/client-route-53';
-import { dnsRecordType, type DNSRecord, type DNSRecordSpec } from '../../src/apis/dnsrecord.ts';
-import { dnsRecordController, type DNSRecordSettings } from '../../src/controllers/dnsrecord/controller.ts';
+import { dnsRecordType, type DNSRecord, type DNSRecordSpec } from '../../src/kinds/dnsrecord/api.ts';
+import { dnsRecordController } from '../../src/kinds/dnsrecord/controller.ts';
+import type { DNSRecordSettings } from '../../src/kinds/dnsrecord/settings.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
-import type { Condition } from '../../src/runtime/managed.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
+import type { Condition } from '../../src/apis/managed.ts';
 import { startController, type RunningController } from './controllers.ts';
 import { readObject } from './kube.ts';
 import { awsClientConfig } from './stack.ts';

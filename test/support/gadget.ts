@@ -8,13 +8,13 @@ import type {
   Observation,
   ReconcileContext,
 } from '../../src/runtime/engine.ts';
-import type { ResourceType } from '../../src/runtime/kube/resource.ts';
+import type { ResourceType } from '../../src/apis/meta.ts';
 import {
   ownershipFromTags,
   ownershipTagMap,
   type ManagedObject,
   type ManagedSpec,
-} from '../../src/runtime/managed.ts';
+} from '../../src/apis/managed.ts';
 
 export const gadgetType: ResourceType = {
   group: 'test.skylift.dev',

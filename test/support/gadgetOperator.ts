@@ -3,9 +3,10 @@
 // its fake cloud in a file so it survives the process being killed.
 //   GADGET_CLOUD_FILE=…  GADGET_CRASH_AFTER_CREATE=1  node test/support/gadgetOperator.ts [skylift run flags]
 import { parseRunOptions } from '../../src/cli/options.ts';
-import { controllerSettings, startOperator, type ControllerFactory } from '../../src/operator.ts';
+import { controllerOptions } from '../../src/kinds/controllerOptions.ts';
+import type { KindModule } from '../../src/kinds/module.ts';
+import { startOperator } from '../../src/operator.ts';
 import { Controller } from '../../src/runtime/controller.ts';
-import type { ManagedObject } from '../../src/runtime/managed.ts';
 import { FakeCloud, GadgetAdapter, gadgetType, type Gadget } from './gadget.ts';
 
 const cloudFile = process.env.GADGET_CLOUD_FILE;
@@ -16,16 +17,30 @@ if (process.env.GADGET_CRASH_AFTER_CREATE === '1') {
   cloud.afterCreate = () => process.kill(process.pid, 'SIGKILL');
 }
 
-const gadgets: ControllerFactory = (s) =>
-  new Controller<Gadget>({
-    type: gadgetType,
-    adapter: new GadgetAdapter(cloud),
-    ...controllerSettings(s),
-    pollMs: 200,
-    createGraceMs: 3000,
-  }) as unknown as Controller<ManagedObject>;
+const gadgets: KindModule = {
+  type: gadgetType,
+  names: ['gadget', 'gadgets'],
+  crd: () => {
+    throw new Error('the tests install the Gadget CRD themselves');
+  },
+  flags: [],
+  configure: () => ({
+    module: gadgets,
+    controller: (s) =>
+      new Controller<Gadget>({
+        type: gadgetType,
+        adapter: new GadgetAdapter(cloud),
+        ...controllerOptions(s),
+        pollMs: 200,
+        createGraceMs: 3000,
+      }),
+    trace: () => Promise.resolve([]),
+  }),
+  commands: [],
+  summarize: () => [],
+};
 
-const op = startOperator(parseRunOptions(process.argv.slice(2), process.env), [gadgets], {
+const op = startOperator(parseRunOptions(process.argv.slice(2), process.env, [gadgets]), {
   leaseTiming: { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 },
 });
 const exit = await op.done;

@@ -1,7 +1,7 @@
 // Kubernetes helpers for integration tests, over the runtime's own client.
 import { randomBytes } from 'node:crypto';
 import { KubeApiError, KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath, type KubeObject, type ResourceType } from '../../src/runtime/kube/resource.ts';
+import { resourcePath, type KubeObject, type ResourceType } from '../../src/apis/meta.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { kubeConfig } from './stack.ts';
 

@@ -1,9 +1,9 @@
 // Helpers for tests that need a MyIngress object without its controller
 // running (e.g. DNSRecord aliases): the test writes the status itself.
-import { installCrds } from '../../src/apis/install.ts';
-import { myIngressType } from '../../src/apis/myingress.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
+import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/runtime/kube/resource.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
 
 /** Installs Skylift's CRDs (MyIngress among them). */
 export async function ensureMyIngressCrd(client: KubeClient): Promise<void> {

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { operatorNodeFlags } from '../../src/cli/nodeFlags.ts';
+import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
 import { emulatorEnv } from '../../src/dev/emulator.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { stackInfo } from './stack.ts';

@@ -16,7 +16,7 @@ import {
   healthCheckDir,
   renderArgoCdFiles,
   type ArgoCdKind,
-} from '../../src/dev/argocdHealth.ts';
+} from '../../tools/argocdHealth.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { rdsFailedStates, rdsWaitStates } from '../../src/providers/rds/states.ts';
 
@@ -59,7 +59,7 @@ function casesOf(k: ArgoCdKind): HealthCase[] {
 
 const kinds = argoCdKinds();
 
-describe('every kind in src/apis', () => {
+describe('every kind in the registry', () => {
   it('has a health check directory with health.lua, health_test.yaml and its testdata', () => {
     expect(kinds.map((k) => k.kind).sort()).toEqual(['DNSRecord', 'ManagedDB', 'MyIngress']);
     for (const k of kinds) {
@@ -123,7 +123,7 @@ describe('ManagedDB and the RDS state lists the operator uses', () => {
 describe('generated files', () => {
   const want = renderArgoCdFiles(repoRoot);
 
-  it('are committed as the generator renders them (run make generate after editing deploy/argocd/health/)', () => {
+  it('are committed as the generator renders them (run make generate after editing a kind health.lua or tools/argocd/common.lua)', () => {
     expect([...want.keys()].sort()).toEqual([
       'deploy/argocd/argo-cd-values.yaml',
       'deploy/argocd/argocd-cm.yaml',

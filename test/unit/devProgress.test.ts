@@ -4,7 +4,7 @@ import { UsageError } from '../../src/cli/options.ts';
 import { parseDevArgs } from '../../src/dev/args.ts';
 import { conditionTransitions, formatSampleSummary, formatTransition } from '../../src/dev/progress.ts';
 import { loadSamples, standInEndpointSlices } from '../../src/dev/samples.ts';
-import type { Condition, ManagedObject } from '../../src/runtime/managed.ts';
+import type { Condition, ManagedObject } from '../../src/apis/managed.ts';
 
 const cond = (type: string, status: Condition['status'], reason: string, message = ''): Condition => ({
   type,

@@ -26,7 +26,7 @@ const iamPrefix: Record<string, string> = {
   '@aws-sdk/client-ec2': 'ec2',
 };
 /** The operator's code: what runs in the pod under the IAM role (not the dev tooling or the CLI's helpers). */
-const operatorCode = ['src/operator.ts', 'src/runtime', 'src/providers', 'src/controllers'];
+const operatorCode = ['src/operator.ts', 'src/runtime', 'src/providers', 'src/kinds'];
 
 function files(path: string): string[] {
   const abs = join(repoRoot, path);

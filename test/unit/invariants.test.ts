@@ -14,8 +14,8 @@ import {
   type InventoryRecord,
   type SkyliftInventory,
 } from '../../bench/lib/invariants.ts';
-import type { DNSRecord } from '../../src/apis/dnsrecord.ts';
-import type { MyIngressSpec } from '../../src/apis/myingress.ts';
+import type { DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
+import type { MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 
 const cluster = 'chaos';
 const ns = 'app';

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { oldestNotReadySeconds } from '../../src/runtime/controller.ts';
-import type { ConditionStatus, ManagedObject } from '../../src/runtime/managed.ts';
+import type { ConditionStatus, ManagedObject } from '../../src/apis/managed.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import {
   dashboardExpressions,

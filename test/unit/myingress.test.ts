@@ -5,7 +5,7 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { MyIngressSpec } from '../../src/apis/myingress.ts';
+import type { MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 import {
   actionsKey,
   conditionsKey,
@@ -14,8 +14,8 @@ import {
   ruleMatches,
   sdkActions,
   sdkConditions,
-} from '../../src/controllers/myingress/desired.ts';
-import { loadBalancerName, targetGroupName } from '../../src/controllers/myingress/names.ts';
+} from '../../src/kinds/myingress/desired.ts';
+import { loadBalancerName, targetGroupName } from '../../src/kinds/myingress/names.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
 import { RetryableError } from '../../src/runtime/errors.ts';
 import { FakeClock } from '../support/fakeClock.ts';

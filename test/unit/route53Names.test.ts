@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareRecordSets, desiredRecordSet } from '../../src/controllers/dnsrecord/desired.ts';
+import { compareRecordSets, desiredRecordSet } from '../../src/kinds/dnsrecord/desired.ts';
 import {
   normalizeName,
   normalizeValue,

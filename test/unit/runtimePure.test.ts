@@ -12,9 +12,9 @@ import {
 } from '../../src/runtime/errors.ts';
 import { microTime } from '../../src/runtime/events.ts';
 import { parseAddress } from '../../src/runtime/httpServer.ts';
-import { objectKey, resourcePath, splitKey } from '../../src/runtime/kube/resource.ts';
+import { objectKey, resourcePath, splitKey } from '../../src/apis/meta.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
-import { ownershipFromTags, ownershipOf, ownershipTagMap } from '../../src/runtime/managed.ts';
+import { ownershipFromTags, ownershipOf, ownershipTagMap } from '../../src/apis/managed.ts';
 import { deepEqual, mergePatchFor } from '../../src/runtime/mergePatch.ts';
 import { significant } from '../../src/runtime/controller.ts';
 import { TokenBucket } from '../../src/runtime/tokenBucket.ts';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseTraceArgs } from '../../src/cli/trace/command.ts';
-import { resolveTraceKind } from '../../src/cli/trace/kinds.ts';
-import { describeAction, elbv2ArnName } from '../../src/cli/trace/myingress.ts';
-import { renderTree } from '../../src/cli/trace/render.ts';
-import { resourceNode } from '../../src/cli/trace/resource.ts';
-import { allReady, describeSafely, formatAge, node, NotFoundInAws } from '../../src/cli/trace/tree.ts';
+import { parseTraceArgs } from '../../src/cli/trace.ts';
+import { kindNamed } from '../../src/kinds/registry.ts';
+import { describeAction, elbv2ArnName } from '../../src/kinds/myingress/trace.ts';
+import { renderTree } from '../../src/trace/render.ts';
+import { resourceNode } from '../../src/trace/resource.ts';
+import { allReady, describeSafely, formatAge, node, NotFoundInAws } from '../../src/trace/tree.ts';
 import { UsageError } from '../../src/cli/options.ts';
 
 describe('renderTree', () => {
@@ -184,7 +184,7 @@ describe('resourceNode', () => {
   });
 });
 
-describe('resolveTraceKind', () => {
+describe('kindNamed', () => {
   it.each([
     ['MyIngress', 'MyIngress'],
     ['myingresses', 'MyIngress'],
@@ -195,11 +195,11 @@ describe('resolveTraceKind', () => {
     ['dnsr', 'DNSRecord'],
     ['DnsRecord', 'DNSRecord'],
   ])('%s is %s', (word, kind) => {
-    expect(resolveTraceKind(word)?.type.kind).toBe(kind);
+    expect(kindNamed(word)?.type.kind).toBe(kind);
   });
 
   it('knows nothing else', () => {
-    expect(resolveTraceKind('ingress')).toBeUndefined();
+    expect(kindNamed('ingress')).toBeUndefined();
   });
 });
 
@@ -214,7 +214,7 @@ describe('parseTraceArgs', () => {
       output: 'json',
       region: 'eu-west-1',
     });
-    expect(a !== 'help' && a.kind.type.kind).toBe('MyIngress');
+    expect(a !== 'help' && a.kind.module.type.kind).toBe('MyIngress');
   });
 
   it.each([

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TerminalError } from '../../runtime/errors.ts';
-import type { OwnershipTags } from '../../runtime/managed.ts';
+import type { OwnershipTags } from '../../apis/managed.ts';
 
 /**
  * Canonical form of a DNS name for comparisons and keys: lower case, one

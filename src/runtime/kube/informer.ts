@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
 import { isAborted, sleep, type Clock, type TimerHandle } from '../clock.ts';
 import { KubeApiError, type KubeClient } from './client.ts';
-import { objectKey, resourcePath, type KubeObject, type ResourceType } from './resource.ts';
+import { objectKey, resourcePath, type KubeObject, type ResourceType } from '../../apis/meta.ts';
 
 /** What happened to a cached object. */
 export const WatchEventType = {

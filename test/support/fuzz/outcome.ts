@@ -2,8 +2,8 @@
 // rejected at admission, Ready, or Synced=False with a reason a user can act
 // on. Anything else (no status, retrying forever, a vague message) is a bug.
 import { KubeApiError, type KubeClient } from '../../../src/runtime/kube/client.ts';
-import { resourcePath, type ResourceType } from '../../../src/runtime/kube/resource.ts';
-import type { Condition } from '../../../src/runtime/managed.ts';
+import { resourcePath, type ResourceType } from '../../../src/apis/meta.ts';
+import type { Condition } from '../../../src/apis/managed.ts';
 import type { FuzzCase } from './mutate.ts';
 
 /** Seed and batch size of a fuzz run: SKYLIFT_FUZZ_SEED / SKYLIFT_FUZZ_RUNS override the defaults. */

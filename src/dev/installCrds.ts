@@ -1,0 +1,38 @@
+import type { KubeClient } from '../runtime/kube/client.ts';
+import type { CrdManifest } from '../apis/crd.ts';
+import { kinds } from '../kinds/registry.ts';
+
+/**
+ * Installs or updates Skylift's CRDs by server-side apply and waits until
+ * each is Established. Idempotent. Used by `skylift dev` and the tests; in a
+ * cluster the Helm chart or kustomize installs crds/ instead.
+ */
+export async function installCrds(
+  client: KubeClient,
+  crds: readonly CrdManifest[] = kinds.map((k) => k.crd()),
+  timeoutMs = 30_000,
+): Promise<void> {
+  for (const crd of crds) {
+    await client.patch(
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+      crd,
+      'apply',
+      {
+        fieldManager: 'skylift',
+        force: true,
+      },
+    );
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (const crd of crds) {
+    for (;;) {
+      const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+      );
+      if ((got.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline)
+        throw new Error(`CRD ${crd.metadata.name} not Established within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,357 @@
+import type { Change, ResourceRecordSet } from '@aws-sdk/client-route-53';
+import type { DNSRecord } from './api.ts';
+import type { MyIngressAliasStatus } from '../myingress/api.ts';
+import type { ChangeBatcher, ChangeTicket } from '../../providers/route53/changeBatcher.ts';
+import type { ChangeTracker } from '../../providers/route53/changeTracker.ts';
+import {
+  ownerRecordName,
+  ownerRecordValue,
+  parseOwnerValue,
+  recordFqdn,
+  recordKey,
+} from '../../providers/route53/names.ts';
+import type { HostedZone, ZoneDirectory } from '../../providers/route53/zones.ts';
+import type { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
+import type {
+  ExistingObservation,
+  ExternalClient,
+  Observation,
+  ReconcileContext,
+  ReadyState,
+} from '../../runtime/engine.ts';
+import { OwnershipConflictError, RequeueAfter, TerminalError } from '../../runtime/errors.ts';
+import type { KubeObject } from '../../apis/meta.ts';
+import { compareRecordSets, desiredRecordSet, type AliasTarget } from './desired.ts';
+
+/** Ready/Synced reasons particular to DNSRecord. */
+export const DNSReason = {
+  /** The change is queued or in flight to Route 53. */
+  Pending: 'Pending',
+  /** Route 53 accepted the change; its name servers are not all in sync yet. */
+  Propagating: 'Propagating',
+  Throttled: 'Throttled',
+  WaitingForReference: 'WaitingForReference',
+} as const;
+
+/** What the DNSRecord adapter needs. */
+export interface DNSRecordAdapterDeps {
+  readonly zones: ZoneDirectory;
+  readonly records: ZoneRecordCache;
+  readonly batcher: ChangeBatcher;
+  readonly tracker: ChangeTracker;
+  /** Prefix of ownership TXT record names (default `_skylift-owner`). */
+  readonly ownerPrefix: string;
+  /** A cached MyIngress by namespace and name (undefined when unknown). */
+  readonly lookupMyIngress: (namespace: string, name: string) => KubeObject | undefined;
+  /** How soon to look again while a change is queued or propagating. */
+  readonly pollMs?: number;
+  /** How long to wait for a referenced MyIngress before looking again (its watch usually triggers sooner). */
+  readonly referenceRetryMs?: number;
+}
+
+interface Target {
+  readonly zone: HostedZone;
+  readonly fqdn: string;
+  readonly key: string;
+  readonly ownerName: string;
+  readonly ownerKey: string;
+}
+
+/**
+ * DNSRecord's AWS side. Observation reads the zone's shared record snapshot;
+ * writes go through the zone's change batcher and are followed on later
+ * reconciles through the ticket they left (never awaited in a worker);
+ * Ready waits for GetChange INSYNC. Ownership lives in a TXT record beside
+ * each record, written in the same change batch.
+ */
+export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
+  private readonly d: DNSRecordAdapterDeps;
+  /** In-flight changes by object uid. */
+  private readonly tickets = new Map<string, ChangeTicket>();
+
+  constructor(deps: DNSRecordAdapterDeps) {
+    this.d = deps;
+  }
+
+  async observe(mr: DNSRecord, ctx: ReconcileContext): Promise<Observation> {
+    const t = await this.target(mr);
+    const status: Record<string, unknown> = {
+      fqdn: t.fqdn,
+      zoneId: t.zone.id,
+      ...pick(mr.status, ['changeId', 'changeStatus', 'aliasDNSName']),
+    };
+    const ticket = this.tickets.get(ctx.ownership.uid);
+    if (ticket !== undefined) {
+      if (ticket.state === 'failed') {
+        this.tickets.delete(ctx.ownership.uid);
+        const refusal = await this.createRefusal(t, ticket, ctx);
+        if (refusal === 'phantom') {
+          // Route 53 said "already exists" but its own listing has no such record (emulators keep
+          // deleted alias records as ghosts): nobody can own what nobody can see, so UPSERT it.
+          this.submit(
+            t,
+            ctx,
+            ticket.changes.map((c) => (c.Action === 'CREATE' ? { ...c, Action: 'UPSERT' } : c)),
+          );
+          return {
+            exists: true,
+            ownership: ctx.ownership,
+            upToDate: true,
+            ready: { ready: false, reason: DNSReason.Pending, message: 'change re-queued for Route 53' },
+            status,
+            requeueAfterMs: this.d.pollMs ?? 1000,
+          };
+        }
+        // 'ours': an earlier CREATE of this very object was carried out but its answer was lost, so
+        // the retry was refused; the fresh listing below observes the record like any other.
+        if (refusal !== 'ours') throw ticket.error ?? new Error('Route 53 change failed');
+      } else if (ticket.state !== 'applied') {
+        const throttled = ticket.note?.includes('throttling') === true;
+        return {
+          exists: true,
+          ownership: ctx.ownership,
+          upToDate: true,
+          ready: {
+            ready: false,
+            reason: throttled ? DNSReason.Throttled : DNSReason.Pending,
+            message: ticket.note ?? 'change queued for Route 53',
+          },
+          status,
+          requeueAfterMs: this.d.pollMs ?? 1000,
+        };
+      }
+      this.tickets.delete(ctx.ownership.uid);
+      if (ticket.changeId !== undefined && ticket.changeId !== '') {
+        status.changeId = ticket.changeId;
+        status.changeStatus = 'PENDING';
+      }
+    }
+
+    const snap = await this.d.records.get(t.zone.id);
+    const rr = snap.records.get(t.key);
+    if (rr === undefined) return { exists: false };
+    const ownerRr = snap.records.get(t.ownerKey);
+    const ownership = ownerRr !== undefined ? parseOwnerValue(txtValue(ownerRr)) : undefined;
+
+    let upToDate = true;
+    let diff: string | undefined;
+    if (mr.metadata.deletionTimestamp === undefined && mr.spec.managementPolicy !== 'ObserveOnly') {
+      const alias = this.resolveAlias(mr);
+      if (alias !== undefined) status.aliasDNSName = alias.dnsName;
+      else delete status.aliasDNSName;
+      const cmp = compareRecordSets(rr, desiredRecordSet(mr.spec, t.fqdn, alias));
+      const ownedByUs = ownership?.uid === ctx.ownership.uid;
+      upToDate = cmp.equal && ownedByUs;
+      diff = cmp.diff ?? (ownedByUs ? undefined : 'ownership record missing');
+    }
+
+    let ready: ReadyState = { ready: true, reason: 'Available' };
+    let requeueAfterMs: number | undefined;
+    const changeId = typeof status.changeId === 'string' ? status.changeId : undefined;
+    if (changeId !== undefined && status.changeStatus !== 'INSYNC') {
+      status.changeStatus = await this.d.tracker.status(changeId);
+      if (status.changeStatus !== 'INSYNC') {
+        ready = {
+          ready: false,
+          reason: DNSReason.Propagating,
+          message: `Route 53 is propagating change ${changeId}`,
+        };
+        requeueAfterMs = this.d.pollMs ?? 2000;
+      }
+    }
+    return {
+      exists: true,
+      ownership,
+      upToDate,
+      ...(diff !== undefined ? { diff } : {}),
+      ready,
+      status,
+      ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+    };
+  }
+
+  async create(
+    mr: DNSRecord,
+    ctx: ReconcileContext,
+  ): Promise<{ status: Record<string, unknown>; description: string }> {
+    const t = await this.target(mr);
+    const alias = this.resolveAlias(mr);
+    const rr = desiredRecordSet(mr.spec, t.fqdn, alias);
+    // CREATE fails if someone else wrote the name since we looked; when our
+    // ownership record is still there, the name is ours and UPSERT puts it back.
+    const snap = await this.d.records.get(t.zone.id);
+    const ownerRr = snap.records.get(t.ownerKey);
+    const ours = ownerUid(ownerRr) === ctx.ownership.uid;
+    this.submit(t, ctx, [
+      { Action: ours ? 'UPSERT' : 'CREATE', ResourceRecordSet: rr },
+      { Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) },
+    ]);
+    return {
+      status: {
+        fqdn: t.fqdn,
+        zoneId: t.zone.id,
+        ...(alias !== undefined ? { aliasDNSName: alias.dnsName } : {}),
+      },
+      description: `submitted ${mr.spec.type} ${t.fqdn} to Route 53`,
+    };
+  }
+
+  async update(
+    mr: DNSRecord,
+    observed: ExistingObservation,
+    ctx: ReconcileContext,
+  ): Promise<{ description: string; pending: boolean }> {
+    const t = await this.target(mr);
+    if (this.inFlight(ctx)) return { description: 'a change is already in flight', pending: true };
+    const rr = desiredRecordSet(mr.spec, t.fqdn, this.resolveAlias(mr));
+    const changes: Change[] = [{ Action: 'UPSERT', ResourceRecordSet: rr }];
+    if (observed.ownership?.uid !== ctx.ownership.uid)
+      changes.push({ Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) });
+    this.submit(t, ctx, changes);
+    return {
+      description: `UPSERT ${mr.spec.type} ${t.fqdn}${observed.diff !== undefined ? `: ${observed.diff}` : ''}`,
+      pending: true,
+    };
+  }
+
+  async delete(
+    mr: DNSRecord,
+    _observed: ExistingObservation,
+    ctx: ReconcileContext,
+  ): Promise<{ gone: boolean }> {
+    if (this.inFlight(ctx)) return { gone: false };
+    const t = await this.target(mr);
+    const snap = await this.d.records.get(t.zone.id);
+    const changes: Change[] = [];
+    const rr = snap.records.get(t.key);
+    if (rr !== undefined) changes.push({ Action: 'DELETE', ResourceRecordSet: rr });
+    const ownerRr = snap.records.get(t.ownerKey);
+    if (ownerRr !== undefined && ownerUid(ownerRr) === ctx.ownership.uid)
+      changes.push({ Action: 'DELETE', ResourceRecordSet: ownerRr });
+    if (changes.length === 0) return { gone: true };
+    this.submit(t, ctx, changes);
+    return { gone: false };
+  }
+
+  /**
+   * Why a CREATE was refused as "already exists", judged from a fresh listing: `phantom` when the
+   * record is not there, `ours` when the ownership TXT beside it names this object (an earlier
+   * attempt went through unheard), `other` for any other failure, which stands.
+   */
+  private async createRefusal(
+    t: Target,
+    ticket: ChangeTicket,
+    ctx: ReconcileContext,
+  ): Promise<'phantom' | 'ours' | 'other'> {
+    if (!(ticket.error instanceof OwnershipConflictError) || !/already exists/i.test(ticket.error.message))
+      return 'other';
+    if (!ticket.changes.some((c) => c.Action === 'CREATE')) return 'other';
+    this.d.records.invalidate(t.zone.id);
+    const snap = await this.d.records.get(t.zone.id);
+    if (!snap.records.has(t.key)) return 'phantom';
+    return ownerUid(snap.records.get(t.ownerKey)) === ctx.ownership.uid ? 'ours' : 'other';
+  }
+
+  private inFlight(ctx: ReconcileContext): boolean {
+    const t = this.tickets.get(ctx.ownership.uid);
+    return t !== undefined && (t.state === 'queued' || t.state === 'submitted');
+  }
+
+  private submit(t: Target, ctx: ReconcileContext, changes: Change[]): void {
+    this.tickets.set(ctx.ownership.uid, this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes));
+  }
+
+  private ownerRecord(t: Target, ctx: ReconcileContext): ResourceRecordSet {
+    return {
+      Name: t.ownerName,
+      Type: 'TXT',
+      TTL: 300,
+      ResourceRecords: [{ Value: ownerRecordValue(ctx.ownership) }],
+    };
+  }
+
+  private async target(mr: DNSRecord): Promise<Target> {
+    const zone = await this.d.zones.resolve(mr.spec);
+    const fqdn = recordFqdn(mr.spec.name, zone.name);
+    if (mr.spec.type === 'CNAME' && fqdn === zone.name)
+      throw new TerminalError('a CNAME cannot be at the zone apex');
+    const ext = mr.spec.externalName;
+    if (ext !== undefined && ext !== '')
+      checkExternalName(ext, fqdn, mr.spec.type, mr.spec.setIdentifier, zone.name);
+    const ownerName = ownerRecordName(fqdn, mr.spec.type, mr.spec.setIdentifier, this.d.ownerPrefix);
+    return {
+      zone,
+      fqdn,
+      key: recordKey(fqdn, mr.spec.type, mr.spec.setIdentifier),
+      ownerName,
+      ownerKey: recordKey(ownerName, 'TXT'),
+    };
+  }
+
+  private resolveAlias(mr: DNSRecord): AliasTarget | undefined {
+    const a = mr.spec.aliasTarget;
+    if (a === undefined) return undefined;
+    const evaluateTargetHealth = a.evaluateTargetHealth ?? false;
+    if (a.myIngressRef === undefined)
+      return { dnsName: a.dnsName ?? '', hostedZoneId: a.hostedZoneId ?? '', evaluateTargetHealth };
+    const ns = mr.metadata.namespace ?? '';
+    const ref = a.myIngressRef.name;
+    const wait = this.d.referenceRetryMs ?? 60_000;
+    const ming = this.d.lookupMyIngress(ns, ref) as
+      (KubeObject & { status?: MyIngressAliasStatus }) | undefined;
+    if (ming === undefined)
+      throw new RequeueAfter(
+        wait,
+        `waiting for MyIngress ${ref}: it does not exist (yet)`,
+        DNSReason.WaitingForReference,
+      );
+    const dnsName = ming.status?.dnsName;
+    const hostedZoneId = ming.status?.canonicalHostedZoneId;
+    if (dnsName === undefined || dnsName === '' || hostedZoneId === undefined || hostedZoneId === '') {
+      throw new RequeueAfter(
+        wait,
+        `waiting for MyIngress ${ref} to report its load balancer (status.dnsName and status.canonicalHostedZoneId)`,
+        DNSReason.WaitingForReference,
+      );
+    }
+    return { dnsName, hostedZoneId, evaluateTargetHealth };
+  }
+}
+
+/** externalName names the record to adopt: `<name>/<type>[/<setIdentifier>]`; it must be this spec's record. */
+function checkExternalName(
+  ext: string,
+  fqdn: string,
+  type: string,
+  setIdentifier: string | undefined,
+  zone: string,
+): void {
+  const [name = '', extType = '', ...rest] = ext.split('/');
+  const extSet = rest.length > 0 ? rest.join('/') : undefined;
+  let extFqdn: string;
+  try {
+    extFqdn = recordFqdn(name, zone);
+  } catch {
+    extFqdn = '';
+  }
+  if (extFqdn !== fqdn || extType.toUpperCase() !== type || (extSet ?? '') !== (setIdentifier ?? '')) {
+    throw new TerminalError(
+      `spec.externalName ${JSON.stringify(ext)} must name this record as <name>/<type>[/<setIdentifier>], e.g. ${JSON.stringify(`${fqdn}/${type}${setIdentifier !== undefined ? `/${setIdentifier}` : ''}`)}`,
+    );
+  }
+}
+
+function txtValue(rr: ResourceRecordSet): string {
+  return (rr.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' ');
+}
+
+/** The object uid an ownership TXT record names (undefined when absent or unreadable). */
+function ownerUid(rr: ResourceRecordSet | undefined): string | undefined {
+  return rr !== undefined ? parseOwnerValue(txtValue(rr))?.uid : undefined;
+}
+
+function pick(status: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (status?.[k] !== undefined) out[k] = status[k];
+  return out;
+}

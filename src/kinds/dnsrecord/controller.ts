@@ -1,0 +1,64 @@
+import { dnsRecordType, type DNSRecord } from './api.ts';
+import { myIngressType } from '../myingress/api.ts';
+import { ChangeBatcher } from '../../providers/route53/changeBatcher.ts';
+import { ChangeTracker } from '../../providers/route53/changeTracker.ts';
+import { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
+import { ZoneDirectory } from '../../providers/route53/zones.ts';
+import { Controller, type RunnableController } from '../../runtime/controller.ts';
+import { controllerOptions } from '../controllerOptions.ts';
+import type { KindPlumbing } from '../module.ts';
+import { defaultDNSRecordSettings, type DNSRecordSettings } from './settings.ts';
+import { DNSRecordAdapter } from './adapter.ts';
+
+/** The DNSRecord controller with its Route 53 plumbing, sharing the process's clients and caches. */
+export function dnsRecordController(
+  s: KindPlumbing,
+  settings: DNSRecordSettings = defaultDNSRecordSettings,
+): RunnableController {
+  const route53 = s.aws.route53;
+  const records = new ZoneRecordCache(route53, s.clock, settings.zoneCacheTtlMs);
+  const batcher = new ChangeBatcher({
+    route53,
+    clock: s.clock,
+    logger: s.logger.child({ component: 'route53-batcher' }),
+    records,
+    windowMs: settings.batchWindowMs,
+    onBatch: (_zone, _tickets, changes, outcome) => {
+      s.metrics.route53Batches.inc({ outcome });
+      if (outcome === 'applied') s.metrics.route53BatchSize.observe(changes);
+    },
+  });
+  // The adapter reads MyIngresses from the controller's cache; the controller needs the adapter first.
+  const holder: { controller?: Controller<DNSRecord> } = {};
+  const adapter = new DNSRecordAdapter({
+    zones: new ZoneDirectory(route53, s.clock),
+    records,
+    batcher,
+    tracker: new ChangeTracker(route53, s.clock),
+    ownerPrefix: settings.ownerPrefix,
+    pollMs: settings.pollMs,
+    lookupMyIngress: (ns, name) => holder.controller?.getSecondary(myIngressType, `${ns}/${name}`),
+  });
+  const controller = new Controller<DNSRecord>({
+    type: dnsRecordType,
+    adapter,
+    ...controllerOptions(s),
+    pollMs: settings.pollMs,
+    watches: [
+      {
+        // An alias follows its MyIngress: a change there reconciles the records that point at it.
+        type: myIngressType,
+        map: (ming, primaries) =>
+          primaries()
+            .filter(
+              (r) =>
+                r.metadata.namespace === ming.metadata.namespace &&
+                r.spec.aliasTarget?.myIngressRef?.name === ming.metadata.name,
+            )
+            .map((r) => `${r.metadata.namespace ?? ''}/${r.metadata.name}`),
+      },
+    ],
+  });
+  holder.controller = controller;
+  return controller;
+}

@@ -1,0 +1,33 @@
+// The DNSRecord kind: a Route 53 record set.
+import type { ManagedObject } from '../../apis/managed.ts';
+import type { KindModule } from '../module.ts';
+import { dnsRecordCrd, dnsRecordType } from './api.ts';
+import { dnsRecordController } from './controller.ts';
+import { dnsRecordFlags, parseDNSRecordSettings } from './settings.ts';
+import { traceDnsRecord } from './trace.ts';
+
+export const dnsRecordKind: KindModule = {
+  type: dnsRecordType,
+  names: ['dnsrecord', 'dnsrecords', 'dnsr', `${dnsRecordType.plural}.${dnsRecordType.group}`],
+  crd: dnsRecordCrd,
+  flags: dnsRecordFlags,
+  configure(values) {
+    const settings = parseDNSRecordSettings(values);
+    return {
+      module: dnsRecordKind,
+      controller: (plumbing) => dnsRecordController(plumbing, settings),
+      trace: traceDnsRecord(settings.ownerPrefix),
+    };
+  },
+  commands: [],
+  healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: {} },
+  summarize(obj: ManagedObject): string[] {
+    const s = obj.status ?? {};
+    const alias = typeof s.aliasDNSName === 'string' ? ` → alias ${s.aliasDNSName}` : '';
+    return [`  DNS record     ${text(s.fqdn)}${alias}   (DNSRecord ${obj.metadata.name})`];
+  },
+};
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : '?';
+}

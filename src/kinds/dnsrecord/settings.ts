@@ -1,0 +1,65 @@
+// DNSRecord's settings: its flags of `skylift run`, their defaults, and their parsing.
+import { durationSetting, formatDuration, SettingsError } from '../../runtime/settings.ts';
+import type { KindFlag } from '../module.ts';
+
+/** Tuning of the DNSRecord controller. */
+export interface DNSRecordSettings {
+  /** Ownership TXT record name prefix. */
+  readonly ownerPrefix: string;
+  /** How long a zone collects changes before one ChangeResourceRecordSets call. */
+  readonly batchWindowMs: number;
+  /** Maximum age of a zone's record snapshot used for observation. */
+  readonly zoneCacheTtlMs: number;
+  /** Poll interval while a change is queued or propagating. */
+  readonly pollMs: number;
+}
+
+export const defaultDNSRecordSettings: DNSRecordSettings = {
+  ownerPrefix: '_skylift-owner',
+  batchWindowMs: 1000,
+  zoneCacheTtlMs: 30_000,
+  pollMs: 2000,
+};
+
+const d = defaultDNSRecordSettings;
+
+/** DNSRecord's flags. */
+export const dnsRecordFlags: readonly KindFlag[] = [
+  {
+    name: 'txt-owner-prefix',
+    env: 'SKYLIFT_TXT_OWNER_PREFIX',
+    placeholder: 'PREFIX',
+    usage: `name prefix of DNSRecord ownership TXT records (default ${d.ownerPrefix})`,
+  },
+  {
+    name: 'route53-batch-window',
+    env: 'SKYLIFT_ROUTE53_BATCH_WINDOW',
+    placeholder: 'DURATION',
+    usage: `time a zone collects changes before one Route 53 call (default ${formatDuration(d.batchWindowMs)})`,
+  },
+  {
+    name: 'route53-zone-cache-ttl',
+    env: 'SKYLIFT_ROUTE53_ZONE_CACHE_TTL',
+    placeholder: 'DURATION',
+    usage: `maximum age of a zone's record listing used to detect drift (default ${formatDuration(d.zoneCacheTtlMs)})`,
+  },
+];
+
+/** DNSRecord's settings from flag values by name; absent ones take the defaults. Throws SettingsError. Pure. */
+export function parseDNSRecordSettings(values: ReadonlyMap<string, string>): DNSRecordSettings {
+  return {
+    ownerPrefix: parsePrefix(values.get('txt-owner-prefix') ?? d.ownerPrefix),
+    batchWindowMs: durationSetting(values, 'route53-batch-window', d.batchWindowMs),
+    zoneCacheTtlMs: durationSetting(values, 'route53-zone-cache-ttl', d.zoneCacheTtlMs),
+    pollMs: d.pollMs,
+  };
+}
+
+function parsePrefix(prefix: string): string {
+  if (!/^[a-z0-9_][a-z0-9_-]{0,40}$/i.test(prefix)) {
+    throw new SettingsError(
+      `--txt-owner-prefix: want one DNS label of letters, digits, _ and - (at most 41), got ${JSON.stringify(prefix)}`,
+    );
+  }
+  return prefix;
+}

@@ -1,0 +1,38 @@
+// The ManagedDB kind: an RDS DB instance with its connection Secret, backups and final snapshot.
+import type { ManagedObject } from '../../apis/managed.ts';
+import { rdsFailedStates } from '../../providers/rds/states.ts';
+import type { KindModule } from '../module.ts';
+import { connectionSecretName } from './adapter.ts';
+import { dbCommand } from './command.ts';
+import { managedDbCrd, managedDbType, type ManagedDB } from './api.ts';
+import { managedDbController } from './controller.ts';
+import { managedDbFlags, parseManagedDBSettings } from './settings.ts';
+import { traceManagedDb } from './trace.ts';
+
+export const managedDbKind: KindModule = {
+  type: managedDbType,
+  names: ['manageddb', 'manageddbs', 'mdb', `${managedDbType.plural}.${managedDbType.group}`],
+  crd: managedDbCrd,
+  flags: managedDbFlags,
+  configure(values) {
+    const settings = parseManagedDBSettings(values);
+    return {
+      module: managedDbKind,
+      controller: (plumbing) => managedDbController(plumbing, settings),
+      trace: traceManagedDb,
+    };
+  },
+  commands: [dbCommand],
+  healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: { rdsFailedStates } },
+  summarize(obj: ManagedObject, namespace: string): string[] {
+    const db = obj as ManagedDB;
+    const s = db.status ?? {};
+    const ep = s.endpoint as { address?: string; port?: number } | undefined;
+    const ns = namespace === 'default' ? '' : ` -n ${namespace}`;
+    const secret = connectionSecretName(db);
+    return [
+      `  Database       ${ep?.address ?? '?'}:${ep?.port ?? '?'}   (ManagedDB ${db.metadata.name}, ${typeof s.dbInstanceStatus === 'string' ? s.dbInstanceStatus : '?'})`,
+      `  Secret         ${secret}   (kubectl get secret ${secret}${ns} -o yaml)`,
+    ];
+  },
+};

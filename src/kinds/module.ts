@@ -1,0 +1,97 @@
+// The contract between a kind and everything that serves it: the operator,
+// the CLI, `skylift dev`, `skylift trace`, and the tools that generate CRDs,
+// docs and Argo CD health checks. A kind is one folder under src/kinds/ that
+// exports one KindModule; src/kinds/registry.ts lists them.
+import type { Logger } from 'pino';
+import type { CrdManifest } from '../apis/crd.ts';
+import type { ManagedObject } from '../apis/managed.ts';
+import type { ResourceType } from '../apis/meta.ts';
+import type { AwsClients } from '../providers/aws/clients.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { ControllerSettings, RunnableController } from '../runtime/controller.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { KubeClient } from '../runtime/kube/client.ts';
+import type { Metrics } from '../runtime/metrics.ts';
+import type { TraceContext } from '../trace/context.ts';
+import type { TraceNode } from '../trace/tree.ts';
+
+/** The process-wide pieces the operator hands every kind's controller. Shared; never mutated by a kind. */
+export interface KindPlumbing {
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly events: EventRecorder;
+  /** The shared AWS SDK clients (one per service) for the configured region. */
+  readonly aws: AwsClients;
+  /** How every controller runs (cluster id, scope, workers, resync period). */
+  readonly settings: ControllerSettings;
+}
+
+/** A flag of `skylift run` (and `skylift trace`) that belongs to one kind. */
+export interface KindFlag {
+  /** The flag without dashes, e.g. `txt-owner-prefix`. */
+  readonly name: string;
+  /** The environment variable that sets it when the flag is not given. */
+  readonly env: string;
+  /** The value's placeholder in the usage text, e.g. DURATION. */
+  readonly placeholder: string;
+  /** One line for the usage text: what it does and its default. */
+  readonly usage: string;
+}
+
+/** A `skylift` sub-command that belongs to one kind (e.g. ManagedDB's `db snapshot`). */
+export interface KindCommand {
+  /** The word after `skylift`. */
+  readonly name: string;
+  /** Its lines in `skylift help`: the synopsis, then what it does (indented). */
+  readonly usage: string;
+  /** Runs it; resolves to the exit code. Throws SettingsError for bad arguments (exit 2). */
+  run(argv: readonly string[]): Promise<number>;
+}
+
+/** A kind with its settings parsed: what the operator and `skylift trace` run. */
+export interface ConfiguredKind {
+  readonly module: KindModule;
+  /** Builds the kind's controller; nothing runs until the manager starts it. */
+  controller(plumbing: KindPlumbing): RunnableController;
+  /**
+   * The AWS side of one object for `skylift trace`, from its status and live
+   * read-only calls. Never throws for AWS or Kubernetes errors: they become
+   * Error nodes.
+   */
+  trace(obj: ManagedObject, ctx: TraceContext): Promise<TraceNode[]>;
+}
+
+/** A kind's Argo CD health check: its Lua source and the lists rendered into it. */
+export interface HealthCheckSource {
+  /** The kind's own Lua, appended to the shared part (a file URL in the kind's folder). */
+  readonly lua: URL;
+  /** Lists the script needs from the TypeScript the operator uses (e.g. RDS failed states). */
+  readonly constants: Readonly<Record<string, readonly string[]>>;
+}
+
+/**
+ * Everything about one kind, as one value. Plain data and pure functions:
+ * importing a kind module starts nothing.
+ */
+export interface KindModule {
+  readonly type: ResourceType;
+  /** Lower-case names users may type (kind, plural, short name, `plural.group`). */
+  readonly names: readonly string[];
+  /** The CRD, fully rendered (schema with descriptions, CEL rules, printer columns). Pure. */
+  crd(): CrdManifest;
+  /** This kind's flags of `skylift run`. */
+  readonly flags: readonly KindFlag[];
+  /**
+   * Parses this kind's flag values (by flag name; absent ones take the
+   * kind's defaults). Throws SettingsError naming the flag. Pure.
+   */
+  configure(values: ReadonlyMap<string, string>): ConfiguredKind;
+  /** Its Argo CD health check (every kind Skylift ships has one; a kind without one gets none). */
+  readonly healthCheck?: HealthCheckSource;
+  /** This kind's own `skylift` sub-commands. */
+  readonly commands: readonly KindCommand[];
+  /** The lines `skylift dev` prints for a Ready object of this kind (namespace: the samples'). Pure. */
+  summarize(obj: ManagedObject, namespace: string): string[];
+}

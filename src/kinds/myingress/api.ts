@@ -1,0 +1,340 @@
+import type { ManagedObject, ManagedSpec } from '../../apis/managed.ts';
+import type { ResourceType } from '../../apis/meta.ts';
+import { managedSpecProperties, managedStatusProperties } from '../../apis/common.ts';
+import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
+import { arr, bool, immutable, int, obj, str, stringMap, type Schema } from '../../apis/schema.ts';
+
+/** The MyIngress resource type (DNSRecord aliases follow a MyIngress's load balancer too). */
+export const myIngressType: ResourceType = {
+  group: apiGroup,
+  version: apiVersion,
+  plural: 'myingresses',
+  kind: 'MyIngress',
+  namespaced: true,
+};
+
+/** The MyIngress status fields a DNS alias needs. */
+export interface MyIngressAliasStatus {
+  dnsName?: string;
+  canonicalHostedZoneId?: string;
+}
+
+/** Where a rule or default action sends requests. Exactly one member is set. */
+export interface ActionSpec {
+  forward?: { service: BackendServiceSpec };
+  fixedResponse?: { statusCode: number; contentType?: string; body?: string };
+  redirect?: {
+    protocol?: string;
+    port?: string;
+    host?: string;
+    path?: string;
+    query?: string;
+    statusCode?: 'HTTP_301' | 'HTTP_302';
+  };
+}
+
+/** A Kubernetes Service in the same namespace whose ready endpoints become IP targets. */
+export interface BackendServiceSpec {
+  name: string;
+  port: number;
+  healthCheck?: {
+    path?: string;
+    intervalSeconds?: number;
+    timeoutSeconds?: number;
+    healthyThresholdCount?: number;
+    unhealthyThresholdCount?: number;
+    matcher?: string;
+  };
+}
+
+export interface ListenerSpec {
+  port: number;
+  protocol: 'HTTP' | 'HTTPS';
+  certificateArn?: string;
+  sslPolicy?: string;
+  defaultAction: ActionSpec;
+}
+
+export interface RuleSpec {
+  priority: number;
+  /** Listener the rule belongs to (default: the first listener). */
+  listenerPort?: number;
+  hosts?: string[];
+  paths?: string[];
+  action: ActionSpec;
+}
+
+export interface MyIngressSpec extends ManagedSpec {
+  subnets?: string[];
+  subnetSelector?: { tags: Record<string, string> };
+  securityGroups?: string[];
+  scheme?: 'internet-facing' | 'internal';
+  ipAddressType?: 'ipv4' | 'dualstack';
+  listeners: ListenerSpec[];
+  rules?: RuleSpec[];
+  attributes?: {
+    idleTimeoutSeconds?: number;
+    deletionProtection?: boolean;
+    http2?: boolean;
+    accessLogs?: { bucket: string; prefix?: string };
+  };
+  tags?: Record<string, string>;
+}
+
+export type MyIngress = ManagedObject<MyIngressSpec>;
+
+// Fields inside list items carry no schema defaults (Skylift applies them, see desired.ts): a
+// client-side `kubectl apply` or Argo CD's default diff replaces a list whole, so a defaulted item
+// would never match its manifest and show a perpetual diff.
+const backend = obj(
+  'A Service in the same namespace; its ready endpoints (EndpointSlices) are registered as IP targets of a target group Skylift manages.',
+  {
+    name: str('Service name.', { minLength: 1, maxLength: 63 }),
+    port: int('Service port number.', { minimum: 1, maximum: 65535 }),
+    healthCheck: obj('Target group health check.', {
+      path: str('HTTP path probed (default /).', { maxLength: 1024, pattern: '^/' }),
+      intervalSeconds: int('Seconds between probes (default 15).', { minimum: 5, maximum: 300 }),
+      timeoutSeconds: int('Seconds before a probe fails (default 5).', { minimum: 2, maximum: 120 }),
+      healthyThresholdCount: int('Probes to pass before healthy (default 2).', { minimum: 2, maximum: 10 }),
+      unhealthyThresholdCount: int('Probes to fail before unhealthy (default 2).', {
+        minimum: 2,
+        maximum: 10,
+      }),
+      matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
+        pattern: '^[0-9]{3}([-,][0-9]{3})*$',
+      }),
+    }),
+  },
+  { required: ['name', 'port'] },
+);
+
+const action = (what: string): Schema =>
+  obj(
+    `${what}: forward to a Service, answer with a fixed response, or redirect. Set exactly one.`,
+    {
+      forward: obj('Forward to a backend Service.', { service: backend }, { required: ['service'] }),
+      fixedResponse: obj(
+        'Answer directly.',
+        {
+          statusCode: int('HTTP status code: 2XX, 4XX or 5XX (a 3XX is a redirect: use redirect).', {
+            minimum: 200,
+            maximum: 599,
+            // ELBv2 refuses 3XX fixed responses (ValidationError); say so at admission instead.
+            'x-kubernetes-validations': [
+              {
+                rule: 'self < 300 || self >= 400',
+                message: 'a fixed response status code is 2XX, 4XX or 5XX; use redirect for 3XX',
+              },
+            ],
+          }),
+          contentType: str('Content type (default text/plain).', {
+            enum: ['text/plain', 'text/css', 'text/html', 'application/javascript', 'application/json'],
+          }),
+          body: str('Response body.', { maxLength: 1024 }),
+        },
+        { required: ['statusCode'] },
+      ),
+      redirect: obj('Redirect the client.', {
+        protocol: str('HTTP, HTTPS or #{protocol} (the default).', {
+          pattern: '^(HTTP|HTTPS|#\\{protocol\\})$',
+        }),
+        port: str('Port or #{port} (the default).', { maxLength: 16 }),
+        host: str('Host or #{host} (the default).', { maxLength: 128 }),
+        path: str('Path or /#{path} (the default).', { maxLength: 128 }),
+        query: str('Query or #{query} (the default).', { maxLength: 128 }),
+        statusCode: str('HTTP_301 (permanent, the default) or HTTP_302.', { enum: ['HTTP_301', 'HTTP_302'] }),
+      }),
+    },
+    {
+      'x-kubernetes-validations': [
+        {
+          rule: '[has(self.forward), has(self.fixedResponse), has(self.redirect)].filter(x, x).size() == 1',
+          message: 'set exactly one of forward, fixedResponse and redirect',
+        },
+      ],
+    },
+  );
+
+const hostPattern =
+  '^(\\*\\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$';
+
+const spec: Schema = obj(
+  'The desired Application Load Balancer.',
+  {
+    subnets: arr(
+      'Subnet IDs in at least two Availability Zones. Set subnets or subnetSelector.',
+      str('A subnet ID.', { pattern: '^subnet-[0-9a-f]+$' }),
+      {
+        minItems: 2,
+        maxItems: 20,
+      },
+    ),
+    subnetSelector: obj(
+      'Select subnets by tags instead of listing them (every tag must match; at least two subnets must be found).',
+      { tags: stringMap('Tag key/value pairs.') },
+      { required: ['tags'] },
+    ),
+    securityGroups: arr(
+      'Security group IDs for the load balancer (default: the VPC default group).',
+      str('A security group ID.', { pattern: '^sg-[0-9a-f]+$' }),
+      {
+        maxItems: 5,
+      },
+    ),
+    scheme: str('internet-facing or internal. Immutable.', {
+      enum: ['internet-facing', 'internal'],
+      default: 'internet-facing',
+      'x-kubernetes-validations': [immutable('scheme')],
+    }),
+    ipAddressType: str('ipv4 or dualstack.', { enum: ['ipv4', 'dualstack'], default: 'ipv4' }),
+    listeners: arr(
+      'Listeners (ports the load balancer accepts connections on).',
+      obj(
+        'A listener.',
+        {
+          port: int('Port.', { minimum: 1, maximum: 65535 }),
+          protocol: str('HTTP or HTTPS.', { enum: ['HTTP', 'HTTPS'] }),
+          certificateArn: str('ACM certificate ARN; required for HTTPS.', {
+            pattern: '^arn:aws[a-z-]*:acm:',
+          }),
+          sslPolicy: str('Security policy for HTTPS, e.g. ELBSecurityPolicy-TLS13-1-2-2021-06.', {
+            maxLength: 128,
+          }),
+          defaultAction: action('What requests matching no rule get'),
+        },
+        {
+          required: ['port', 'protocol', 'defaultAction'],
+          'x-kubernetes-validations': [
+            {
+              rule: "self.protocol != 'HTTPS' || has(self.certificateArn)",
+              message: 'an HTTPS listener needs certificateArn',
+            },
+            {
+              rule: "self.protocol == 'HTTPS' || !has(self.certificateArn)",
+              message: 'certificateArn is only for HTTPS listeners',
+            },
+          ],
+        },
+      ),
+      { minItems: 1, maxItems: 10, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['port'] },
+    ),
+    rules: arr(
+      'Routing rules, evaluated by priority (lowest first).',
+      obj(
+        'A rule: host and/or path conditions and an action.',
+        {
+          priority: int('Priority, unique per listener (1-50000).', { minimum: 1, maximum: 50000 }),
+          listenerPort: int('Port of the listener the rule belongs to (default: the first listener).', {
+            minimum: 1,
+            maximum: 65535,
+          }),
+          hosts: arr(
+            'Host header values (wildcards like *.example.com allowed).',
+            str('A host.', { pattern: hostPattern, maxLength: 128 }),
+            { maxItems: 5 },
+          ),
+          paths: arr(
+            'Path patterns, e.g. /api/*.',
+            str('A path pattern.', { pattern: '^/', maxLength: 128 }),
+            { maxItems: 5 },
+          ),
+          action: action('What matching requests get'),
+        },
+        {
+          required: ['priority', 'action'],
+          'x-kubernetes-validations': [
+            { rule: 'has(self.hosts) || has(self.paths)', message: 'a rule needs hosts or paths' },
+          ],
+        },
+      ),
+      { maxItems: 100, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['priority'] },
+    ),
+    attributes: obj('Load balancer attributes.', {
+      idleTimeoutSeconds: int('Idle connection timeout.', { minimum: 1, maximum: 4000, default: 60 }),
+      deletionProtection: bool(
+        'When true, AWS refuses to delete the load balancer (and Skylift says so instead of deleting).',
+        { default: false },
+      ),
+      http2: bool('Whether HTTP/2 is enabled.', { default: true }),
+      accessLogs: obj(
+        'Write access logs to an S3 bucket (the bucket policy must allow ELB to write).',
+        {
+          bucket: str('S3 bucket name.', { minLength: 3, maxLength: 63 }),
+          prefix: str('Key prefix inside the bucket.', { maxLength: 256 }),
+        },
+        { required: ['bucket'] },
+      ),
+    }),
+    tags: stringMap(
+      'Extra tags on the load balancer and its target groups (skylift.dev/* keys are reserved).',
+      {
+        'x-kubernetes-validations': [
+          {
+            rule: "self.all(k, !k.startsWith('skylift.dev/'))",
+            message: 'tag keys starting with skylift.dev/ are reserved',
+          },
+        ],
+      },
+    ),
+    ...managedSpecProperties,
+  },
+  {
+    required: ['listeners'],
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.subnets) != has(self.subnetSelector)',
+        message: 'set exactly one of subnets and subnetSelector',
+      },
+      {
+        rule: '!has(self.rules) || self.rules.all(r, !has(r.listenerPort) || self.listeners.exists(l, l.port == r.listenerPort))',
+        message: 'a rule’s listenerPort must be the port of one of the listeners',
+      },
+    ],
+  },
+);
+
+const status: Schema = obj('What Skylift observed in AWS.', {
+  arn: str('Load balancer ARN.'),
+  dnsName: str('The load balancer’s DNS name.'),
+  canonicalHostedZoneId: str('The hosted zone ID to use in Route 53 aliases to this load balancer.'),
+  state: str('AWS state: provisioning, active, active_impaired or failed.'),
+  listeners: arr(
+    'Listeners and their ARNs.',
+    obj('A listener.', { port: int('Port.'), arn: str('Listener ARN.') }),
+  ),
+  rules: arr(
+    'Rules and their ARNs.',
+    obj('A rule.', {
+      listenerPort: int('Listener port.'),
+      priority: int('Priority.'),
+      arn: str('Rule ARN.'),
+    }),
+  ),
+  targetGroups: arr(
+    'One target group per backend Service port, with the targets registered.',
+    obj('A target group.', {
+      service: str('Service name.'),
+      port: int('Service port.'),
+      arn: str('Target group ARN.'),
+      registeredTargets: int('IP targets registered.'),
+    }),
+  ),
+  ...managedStatusProperties,
+});
+
+/** The myingress CRD. Pure. */
+export function myIngressCrd(): CrdManifest {
+  return managedCrd({
+    type: myIngressType,
+    singular: 'myingress',
+    shortName: 'ming',
+    description:
+      'An AWS Application Load Balancer managed by Skylift: listeners, rules, target groups and IP targets that follow Kubernetes Services.',
+    columns: [
+      { name: 'DNS Name', type: 'string', jsonPath: '.status.dnsName' },
+      { name: 'Scheme', type: 'string', jsonPath: '.spec.scheme' },
+    ],
+    spec,
+    status,
+  });
+}

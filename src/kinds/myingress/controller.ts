@@ -1,0 +1,89 @@
+import { myIngressType, type MyIngress } from './api.ts';
+import { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
+import { Controller, type RunnableController } from '../../runtime/controller.ts';
+import type { KubeObject, ResourceType } from '../../apis/meta.ts';
+import { controllerOptions } from '../controllerOptions.ts';
+import type { KindPlumbing } from '../module.ts';
+import { MyIngressAdapter } from './adapter.ts';
+import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
+
+export const serviceType: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'services',
+  kind: 'Service',
+  namespaced: true,
+};
+export const endpointSliceType: ResourceType = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  plural: 'endpointslices',
+  kind: 'EndpointSlice',
+  namespaced: true,
+};
+
+/** Services a MyIngress forwards to. Pure. */
+export function backendServices(m: MyIngress): Set<string> {
+  const names = new Set<string>();
+  for (const l of m.spec.listeners)
+    if (l.defaultAction.forward !== undefined) names.add(l.defaultAction.forward.service.name);
+  for (const r of m.spec.rules ?? [])
+    if (r.action.forward !== undefined) names.add(r.action.forward.service.name);
+  return names;
+}
+
+function referencing(
+  ns: string | undefined,
+  service: string | undefined,
+  primaries: () => readonly MyIngress[],
+): string[] {
+  if (service === undefined) return [];
+  return primaries()
+    .filter((m) => m.metadata.namespace === ns && backendServices(m).has(service))
+    .map((m) => `${m.metadata.namespace ?? ''}/${m.metadata.name}`);
+}
+
+/** The MyIngress controller: load balancers whose targets follow Services' EndpointSlices. */
+export function myIngressController(
+  s: KindPlumbing,
+  settings: MyIngressSettings = defaultMyIngressSettings,
+): RunnableController {
+  const holder: { controller?: Controller<MyIngress> } = {};
+  const adapter = new MyIngressAdapter({
+    elbv2: s.aws.elbv2,
+    elbv2Create: s.aws.elbv2Create,
+    ec2: s.aws.ec2,
+    describer: new LoadBalancerDescriber(s.aws.elbv2, s.clock),
+    tagDescriber: new TagDescriber(s.aws.elbv2, s.clock),
+    service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),
+    endpointSlices: (ns, svc) =>
+      (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter(
+        (e: KubeObject) =>
+          e.metadata.namespace === ns && e.metadata.labels?.['kubernetes.io/service-name'] === svc,
+      ),
+    pollMs: settings.pollMs,
+  });
+  const controller = new Controller<MyIngress>({
+    type: myIngressType,
+    adapter,
+    ...controllerOptions(s),
+    pollMs: settings.pollMs,
+    watches: [
+      {
+        type: serviceType,
+        map: (svc, primaries) => referencing(svc.metadata.namespace, svc.metadata.name, primaries),
+      },
+      {
+        type: endpointSliceType,
+        map: (slice, primaries) =>
+          referencing(
+            slice.metadata.namespace,
+            slice.metadata.labels?.['kubernetes.io/service-name'],
+            primaries,
+          ),
+      },
+    ],
+  });
+  holder.controller = controller;
+  return controller;
+}

@@ -1,0 +1,193 @@
+import type { Action, Listener, Rule, RuleCondition } from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { ActionSpec, BackendServiceSpec, MyIngressSpec } from './api.ts';
+import { targetGroupName } from './names.ts';
+
+/** A target group the spec needs: one per backend Service port. */
+export interface DesiredTargetGroup {
+  /** `service:port` */
+  readonly key: string;
+  readonly name: string;
+  readonly service: string;
+  readonly port: number;
+  readonly healthCheck: Required<NonNullable<BackendServiceSpec['healthCheck']>>;
+}
+
+/** The backends (service:port) a spec refers to, with their health checks. Pure. */
+export function desiredTargetGroups(spec: MyIngressSpec, uid: string): DesiredTargetGroup[] {
+  const out = new Map<string, DesiredTargetGroup>();
+  const visit = (a: ActionSpec): void => {
+    const s = a.forward?.service;
+    if (s === undefined) return;
+    const key = `${s.name}:${s.port}`;
+    if (out.has(key)) return;
+    out.set(key, {
+      key,
+      name: targetGroupName(uid, s.name, s.port),
+      service: s.name,
+      port: s.port,
+      healthCheck: {
+        path: s.healthCheck?.path ?? '/',
+        intervalSeconds: s.healthCheck?.intervalSeconds ?? 15,
+        timeoutSeconds: s.healthCheck?.timeoutSeconds ?? 5,
+        healthyThresholdCount: s.healthCheck?.healthyThresholdCount ?? 2,
+        unhealthyThresholdCount: s.healthCheck?.unhealthyThresholdCount ?? 2,
+        matcher: s.healthCheck?.matcher ?? '200',
+      },
+    });
+  };
+  for (const l of spec.listeners) visit(l.defaultAction);
+  for (const r of spec.rules ?? []) visit(r.action);
+  return [...out.values()];
+}
+
+/** The SDK actions for an action spec, given the ARNs of the target groups by `service:port`. Pure. */
+export function sdkActions(a: ActionSpec, tgArns: ReadonlyMap<string, string>): Action[] {
+  if (a.forward !== undefined) {
+    const arn = tgArns.get(`${a.forward.service.name}:${a.forward.service.port}`);
+    if (arn === undefined)
+      throw new Error(`no target group for ${a.forward.service.name}:${a.forward.service.port}`);
+    return [{ Type: 'forward', TargetGroupArn: arn }];
+  }
+  if (a.fixedResponse !== undefined) {
+    return [
+      {
+        Type: 'fixed-response',
+        FixedResponseConfig: {
+          StatusCode: String(a.fixedResponse.statusCode),
+          ContentType: a.fixedResponse.contentType ?? 'text/plain',
+          ...(a.fixedResponse.body !== undefined ? { MessageBody: a.fixedResponse.body } : {}),
+        },
+      },
+    ];
+  }
+  const r = a.redirect ?? {};
+  return [
+    {
+      Type: 'redirect',
+      RedirectConfig: {
+        Protocol: r.protocol ?? '#{protocol}',
+        Port: r.port ?? '#{port}',
+        Host: r.host ?? '#{host}',
+        Path: r.path ?? '/#{path}',
+        Query: r.query ?? '#{query}',
+        StatusCode: r.statusCode ?? 'HTTP_301',
+      },
+    },
+  ];
+}
+
+/** The SDK conditions of a rule. Pure. */
+export function sdkConditions(
+  hosts: readonly string[] | undefined,
+  paths: readonly string[] | undefined,
+): RuleCondition[] {
+  const c: RuleCondition[] = [];
+  if (hosts !== undefined && hosts.length > 0)
+    c.push({ Field: 'host-header', HostHeaderConfig: { Values: [...hosts] } });
+  if (paths !== undefined && paths.length > 0)
+    c.push({ Field: 'path-pattern', PathPatternConfig: { Values: [...paths] } });
+  return c;
+}
+
+/** A canonical string of actions, for comparing what AWS has with what is wanted. Pure. */
+export function actionsKey(actions: readonly Action[] | undefined): string {
+  return JSON.stringify(
+    (actions ?? []).map((a) => {
+      switch (a.Type) {
+        case 'forward':
+          return ['forward', a.TargetGroupArn ?? a.ForwardConfig?.TargetGroups?.[0]?.TargetGroupArn ?? ''];
+        case 'fixed-response':
+          return [
+            'fixed',
+            a.FixedResponseConfig?.StatusCode ?? '',
+            a.FixedResponseConfig?.ContentType ?? '',
+            a.FixedResponseConfig?.MessageBody ?? '',
+          ];
+        case 'redirect': {
+          const r = a.RedirectConfig;
+          return ['redirect', r?.Protocol, r?.Port, r?.Host, r?.Path, r?.Query, r?.StatusCode];
+        }
+        default:
+          return [a.Type ?? ''];
+      }
+    }),
+  );
+}
+
+/** A canonical string of rule conditions (order-insensitive). Pure. */
+export function conditionsKey(conditions: readonly RuleCondition[] | undefined): string {
+  const hosts: string[] = [];
+  const paths: string[] = [];
+  for (const c of conditions ?? []) {
+    if (c.Field === 'host-header')
+      hosts.push(...(c.HostHeaderConfig?.Values ?? c.Values ?? []).map((h) => h.toLowerCase()));
+    if (c.Field === 'path-pattern') paths.push(...(c.PathPatternConfig?.Values ?? c.Values ?? []));
+  }
+  return JSON.stringify([hosts.sort(), paths.sort()]);
+}
+
+/** Whether a listener in AWS matches the wanted one (protocol, certificate, policy, default action). Pure. */
+export function listenerMatches(
+  l: Listener,
+  want: {
+    protocol: string;
+    certificateArn?: string | undefined;
+    sslPolicy?: string | undefined;
+    actions: Action[];
+  },
+): boolean {
+  return (
+    l.Protocol === want.protocol &&
+    (l.Certificates?.[0]?.CertificateArn ?? undefined) === want.certificateArn &&
+    (want.sslPolicy === undefined || l.SslPolicy === want.sslPolicy) &&
+    actionsKey(l.DefaultActions) === actionsKey(want.actions)
+  );
+}
+
+/** Whether a rule in AWS matches the wanted one. Pure. */
+export function ruleMatches(r: Rule, want: { conditions: RuleCondition[]; actions: Action[] }): boolean {
+  return (
+    conditionsKey(r.Conditions) === conditionsKey(want.conditions) &&
+    actionsKey(r.Actions) === actionsKey(want.actions)
+  );
+}
+
+/** A Service as the adapter reads it. */
+export interface ServiceLike {
+  spec?: { ports?: { name?: string; port: number; targetPort?: number | string }[] };
+}
+
+/** An EndpointSlice as the adapter reads it. */
+export interface EndpointSliceLike {
+  ports?: { name?: string | null; port?: number | null }[] | null;
+  endpoints?: { addresses: string[]; conditions?: { ready?: boolean | null } | null }[] | null;
+}
+
+/**
+ * The IP targets for a Service port: ready endpoint addresses from its
+ * EndpointSlices, on the slice port whose name matches the Service port (or
+ * the numeric targetPort). Undefined when the Service or port does not exist.
+ * Pure.
+ */
+export function resolveTargets(
+  service: ServiceLike | undefined,
+  slices: readonly EndpointSliceLike[],
+  servicePort: number,
+): { port: number; ips: string[] } | undefined {
+  const sp = service?.spec?.ports?.find((p) => p.port === servicePort);
+  if (sp === undefined) return undefined;
+  const ips = new Set<string>();
+  let port: number | undefined = typeof sp.targetPort === 'number' ? sp.targetPort : undefined;
+  for (const slice of slices) {
+    const match =
+      (slice.ports ?? []).find((p) => (p.name ?? '') === (sp.name ?? '')) ??
+      (slice.ports?.length === 1 ? slice.ports[0] : undefined);
+    if (match?.port === undefined || match.port === null) continue;
+    port = match.port;
+    for (const ep of slice.endpoints ?? []) {
+      if (ep.conditions?.ready === false) continue;
+      for (const a of ep.addresses) ips.add(a);
+    }
+  }
+  return { port: port ?? servicePort, ips: [...ips].sort() };
+}

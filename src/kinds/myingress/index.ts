@@ -1,0 +1,31 @@
+// The MyIngress kind: an Application Load Balancer with its listeners, rules and target groups.
+import type { ManagedObject } from '../../apis/managed.ts';
+import type { KindModule } from '../module.ts';
+import { myIngressCrd, myIngressType } from './api.ts';
+import { myIngressController } from './controller.ts';
+import { defaultMyIngressSettings } from './settings.ts';
+import { traceMyIngress } from './trace.ts';
+
+export const myIngressKind: KindModule = {
+  type: myIngressType,
+  names: ['myingress', 'myingresses', 'ming', `${myIngressType.plural}.${myIngressType.group}`],
+  crd: myIngressCrd,
+  flags: [],
+  configure() {
+    return {
+      module: myIngressKind,
+      controller: (plumbing) => myIngressController(plumbing, defaultMyIngressSettings),
+      trace: traceMyIngress,
+    };
+  },
+  commands: [],
+  healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: {} },
+  summarize(obj: ManagedObject): string[] {
+    const s = obj.status ?? {};
+    return [`  Load balancer  ${text(s.dnsName)}   (MyIngress ${obj.metadata.name}, ${text(s.state)})`];
+  },
+};
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : '?';
+}

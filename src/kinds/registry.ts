@@ -1,0 +1,16 @@
+// Every kind Skylift serves. The operator, the CLI, `skylift dev`,
+// `skylift trace` and the generators iterate this list; adding a kind is a
+// folder under src/kinds/ and one line here.
+import { dnsRecordKind } from './dnsrecord/index.ts';
+import { managedDbKind } from './manageddb/index.ts';
+import type { KindModule } from './module.ts';
+import { myIngressKind } from './myingress/index.ts';
+
+/** The kinds, in the order CRDs, docs and health checks are rendered. */
+export const kinds: readonly KindModule[] = [dnsRecordKind, myIngressKind, managedDbKind];
+
+/** The kind a user typed (Kind, plural, short name or plural.group; any case); undefined if none. Pure. */
+export function kindNamed(word: string): KindModule | undefined {
+  const w = word.toLowerCase();
+  return kinds.find((k) => k.names.includes(w));
+}
