@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
-import { Engine, type ExternalClient } from './engine.ts';
+import type { Connector } from './adapter.ts';
+import { Engine } from './engine.ts';
 import type { EventRecorder } from './events.ts';
 import type { KubeClient } from './kube/client.ts';
 import { Informer, WatchEventType } from './kube/informer.ts';
@@ -59,9 +60,10 @@ export interface RunnableController {
 }
 
 /** Options for {@link Controller}. */
-export interface ControllerOptions<T extends ManagedObject> {
+export interface ControllerOptions<T extends ManagedObject, D = undefined, F extends string = string> {
   readonly type: ResourceType;
-  readonly adapter: ExternalClient<T>;
+  /** Binds the kind's adapter to each object. */
+  readonly connector: Connector<T, D, F>;
   readonly client: KubeClient;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -86,17 +88,21 @@ export interface ControllerOptions<T extends ManagedObject> {
  * Primary changes are enqueued only when they matter (spec generation or
  * deletion), so the engine's own status writes do not loop back.
  */
-export class Controller<T extends ManagedObject> implements RunnableController {
+export class Controller<
+  T extends ManagedObject,
+  D = undefined,
+  F extends string = string,
+> implements RunnableController {
   readonly type: ResourceType;
-  private readonly o: ControllerOptions<T>;
+  private readonly o: ControllerOptions<T, D, F>;
   private readonly queue: WorkQueue;
-  private readonly engine: Engine<T>;
+  private readonly engine: Engine<T, D, F>;
   private readonly primary: Informer<T>[] = [];
   private readonly secondary: Informer<KubeObject>[] = [];
   private readonly secondaryByType = new Map<ResourceType, Informer<KubeObject>[]>();
   private workers: Promise<void>[] = [];
 
-  constructor(opts: ControllerOptions<T>) {
+  constructor(opts: ControllerOptions<T, D, F>) {
     this.o = opts;
     this.type = opts.type;
     const name = opts.type.kind.toLowerCase();
@@ -105,9 +111,9 @@ export class Controller<T extends ManagedObject> implements RunnableController {
       metrics: opts.metrics.queueSink(name),
       ...(opts.random !== undefined ? { random: opts.random } : {}),
     });
-    this.engine = new Engine<T>({
+    this.engine = new Engine<T, D, F>({
       type: opts.type,
-      adapter: opts.adapter,
+      connector: opts.connector,
       client: opts.client,
       clock: opts.clock,
       logger: opts.logger,

@@ -8,6 +8,7 @@ import {
   definitelyNotCreated,
   OwnershipConflictError,
   RequeueAfter,
+  RetryableError,
   TerminalError,
   wrap,
 } from './errors.ts';
@@ -22,94 +23,24 @@ import {
   type ManagedStatus,
   type OwnershipTags,
 } from '../apis/managed.ts';
+import {
+  describeDelta,
+  type Connector,
+  type ExistingObservation,
+  type ExternalClient,
+  type ReconcileContext,
+  type Writes,
+} from './adapter.ts';
+import { writeCompanion } from './companions.ts';
 import { mergePatchFor } from './mergePatch.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
 import { inReconcileSpan, type ReconcileSpan, type ReconcileSpanTarget } from './tracing.ts';
 
-/** Whether the AWS resource is usable, as an adapter judges it. */
-export interface ReadyState {
-  readonly ready: boolean;
-  /** Condition reason, e.g. Available, Creating, Provisioning. */
-  readonly reason: string;
-  readonly message?: string;
-}
-
-/** What an adapter found in AWS for a CR. */
-export type Observation = { readonly exists: false } | ExistingObservation;
-
-/** An AWS resource that exists. */
-export interface ExistingObservation {
-  readonly exists: true;
-  /** Skylift ownership tags on the resource; undefined when it carries none. */
-  readonly ownership: OwnershipTags | undefined;
-  /** False when AWS differs from the spec (or ownership tags must be added on adoption). */
-  readonly upToDate: boolean;
-  /** What differs, for Events and logs (e.g. "ttl 300 → 60"). */
-  readonly diff?: string;
-  readonly ready: ReadyState;
-  /** Kind-specific status fields (arn, dnsName, …), replacing the previous ones. */
-  readonly status: Record<string, unknown>;
-  /** Observe again sooner than the resync period (e.g. still provisioning). */
-  readonly requeueAfterMs?: number;
-  /** Adapter-private details of what was observed; the engine hands them back to update/delete untouched. */
-  readonly details?: unknown;
-}
-
-/** What an adapter's calls may use. */
-export interface ReconcileContext {
-  readonly logger: Logger;
-  /** The tags this CR stamps on what it creates. */
-  readonly ownership: OwnershipTags;
-  readonly clock: Clock;
-}
-
-/**
- * One kind's AWS side, as crossplane-runtime's ExternalClient. The engine
- * owns the lifecycle; an adapter only talks to AWS. Contract for every method:
- * idempotent (may be repeated or interrupted at any point); never blocks on a
- * long AWS wait (report progress and let the engine poll); throws typed errors
- * (TerminalError, RequeueAfter, OwnershipConflictError) or anything else for
- * "retry with backoff"; never mutates the CR it is given.
- */
-export interface ExternalClient<T extends ManagedObject> {
-  /**
-   * Finds the AWS resource for `mr` — by the identity recorded in status, by
-   * `spec.externalName`, or by deterministic name / ownership tags — and
-   * compares it with the spec. Never modifies AWS.
-   */
-  observe(mr: T, ctx: ReconcileContext): Promise<Observation>;
-  /**
-   * Creates the resource tagged with `ctx.ownership`. Must be safe when a
-   * previous attempt's outcome is unknown (deterministic names, idempotency
-   * tokens). Returns status fields that identify what was created. Throws
-   * RequeueAfter only before anything was created (e.g. a reference is not
-   * ready yet).
-   */
-  create(mr: T, ctx: ReconcileContext): Promise<{ status: Record<string, unknown>; description?: string }>;
-  /**
-   * Brings AWS in line with the spec with a minimal change (and adds
-   * ownership tags on adoption). `pending: true` says the change is only
-   * submitted (Ready turns False, reason Updating, until a later observe).
-   */
-  update(
-    mr: T,
-    observed: ExistingObservation,
-    ctx: ReconcileContext,
-  ): Promise<{ description?: string; pending?: boolean }>;
-  /**
-   * Optional: lets go of Kubernetes-side companions (e.g. a connection
-   * Secret's owner reference) when the CR is deleted but the AWS resource is
-   * kept (deletionPolicy Orphan, ObserveOnly). Never touches AWS. Idempotent.
-   */
-  release?(mr: T, ctx: ReconcileContext): Promise<void>;
-  /** Deletes the resource and its children, or advances deletion; `gone` once AWS confirms. */
-  delete(mr: T, observed: ExistingObservation, ctx: ReconcileContext): Promise<{ gone: boolean }>;
-}
-
 /** Options for {@link Engine}. */
-export interface EngineOptions<T extends ManagedObject> {
+export interface EngineOptions<T extends ManagedObject, D = undefined, F extends string = string> {
   readonly type: ResourceType;
-  readonly adapter: ExternalClient<T>;
+  /** Binds the kind's adapter to each object (its AWS clients). */
+  readonly connector: Connector<T, D, F>;
   readonly client: KubeClient;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -133,12 +64,14 @@ export type ReconcileOutcome =
   | { readonly kind: 'backoff' };
 
 /** The per-reconcile scratchpad: status changes accumulate here and are written once. */
-interface Pass<T extends ManagedObject> {
+interface Pass<T extends ManagedObject, D, F extends string> {
   obj: T;
   readonly statusBefore: ManagedStatus;
   status: ManagedStatus;
   readonly log: Logger;
   readonly ctx: ReconcileContext;
+  /** The adapter bound to this object, once connected. */
+  adapter?: ExternalClient<T, D, F>;
   /** Set when the object was stale: nothing learnt is worth writing. */
   skipStatus?: boolean;
 }
@@ -151,11 +84,11 @@ interface Pass<T extends ManagedObject> {
  * handling, and one status write per reconcile, only when something changed.
  * `reconcile()` never throws.
  */
-export class Engine<T extends ManagedObject> {
-  private readonly o: EngineOptions<T>;
+export class Engine<T extends ManagedObject, D = undefined, F extends string = string> {
+  private readonly o: EngineOptions<T, D, F>;
   private readonly name: string;
 
-  constructor(opts: EngineOptions<T>) {
+  constructor(opts: EngineOptions<T, D, F>) {
     this.o = opts;
     this.name = opts.type.kind.toLowerCase();
   }
@@ -181,7 +114,7 @@ export class Engine<T extends ManagedObject> {
     const log = this.o.logger.child(
       span.traceId !== undefined ? { ...target, traceId: span.traceId } : target,
     );
-    const pass: Pass<T> = {
+    const pass: Pass<T, D, F> = {
       obj,
       statusBefore: obj.status ?? {},
       status: structuredClone(obj.status ?? {}),
@@ -200,6 +133,11 @@ export class Engine<T extends ManagedObject> {
     } catch (err) {
       ({ outcome, result } = this.handleError(pass, err));
       failure = errText(err);
+      if (err instanceof RetryableError && err.writes !== undefined) {
+        await this.write(pass, err.writes).catch((writeErr: unknown) => {
+          log.warn({ err: errText(writeErr) }, 'writes of a failed reconcile failed');
+        });
+      }
     }
     try {
       await this.writeStatus(pass);
@@ -217,12 +155,14 @@ export class Engine<T extends ManagedObject> {
     return outcome;
   }
 
-  private async reconcileLive(p: Pass<T>): Promise<ReconcileOutcome> {
+  private async reconcileLive(p: Pass<T, D, F>): Promise<ReconcileOutcome> {
     const { spec, metadata } = p.obj;
     const observeOnly = spec.managementPolicy === 'ObserveOnly';
     if (observeOnly && hasFinalizer(p.obj)) await this.setFinalizer(p, false);
 
-    const obs = await this.step('observe', () => this.o.adapter.observe(p.obj, p.ctx));
+    const adapter = await this.connect(p);
+    const obs = await this.step('observe', () => adapter.observe(p.obj, p.ctx));
+    if (obs.exists) await this.write(p, obs.writes);
     // The finalizer goes on before anything can change in AWS: here when the resource exists
     // (before an update or adoption), or together with the create-pending marker before a create.
     if (!observeOnly && obs.exists && !hasFinalizer(p.obj)) await this.setFinalizer(p, true);
@@ -259,11 +199,15 @@ export class Engine<T extends ManagedObject> {
         }
       }
       const drift = wasSynced && wasReady;
+      if (adapter.prepareCreate !== undefined) {
+        const prepare = adapter.prepareCreate.bind(adapter);
+        await this.write(p, await this.step('prepare create', () => prepare(p.obj, p.ctx)));
+      }
       // One write: the finalizer (if missing) and the marker, both before the create.
       await this.markCreatePending(p);
       const created = await this.step('create', async () => {
         try {
-          return await this.o.adapter.create(p.obj, p.ctx);
+          return await adapter.create(p.obj, p.ctx);
         } catch (err) {
           // AWS answered "no": nothing was created, so the marker must not hold back the retry.
           if (definitelyNotCreated(err)) await this.setAnnotation(p, createPendingAnnotation, undefined);
@@ -271,6 +215,7 @@ export class Engine<T extends ManagedObject> {
         }
       });
       p.status = { ...keepCommon(p.status), ...created.status };
+      await this.write(p, created.writes);
       this.setReady(p, {
         status: 'False',
         reason: Reason.Creating,
@@ -303,11 +248,12 @@ export class Engine<T extends ManagedObject> {
     if (!observeOnly) this.checkOwnership(p.obj, obs, p.ctx.ownership);
 
     p.status = { ...keepCommon(p.status), ...obs.status };
-    if (!observeOnly && !obs.upToDate) {
+    if (!observeOnly && obs.delta.length > 0) {
       const adopting = obs.ownership === undefined;
       const drift = wasSynced && !adopting;
-      const updated = await this.step('update', () => this.o.adapter.update(p.obj, obs, p.ctx));
-      const what = updated.description ?? obs.diff ?? 'updated the AWS resource';
+      const updated = await this.step('update', () => adapter.update(p.obj, obs, p.ctx));
+      await this.write(p, updated.writes);
+      const what = updated.description ?? describeDelta(obs.delta) ?? 'updated the AWS resource';
       if (adopting) {
         this.event(p, {
           type: 'Normal',
@@ -355,13 +301,14 @@ export class Engine<T extends ManagedObject> {
     };
   }
 
-  private async reconcileDelete(p: Pass<T>): Promise<ReconcileOutcome> {
+  private async reconcileDelete(p: Pass<T, D, F>): Promise<ReconcileOutcome> {
     if (!hasFinalizer(p.obj)) return { kind: 'done' };
     const { spec } = p.obj;
+    const adapter = await this.connect(p);
     if (spec.managementPolicy === 'ObserveOnly' || spec.deletionPolicy === 'Orphan') {
-      if (this.o.adapter.release !== undefined) {
-        const adapter = this.o.adapter;
-        await this.step('release', () => adapter.release?.(p.obj, p.ctx) ?? Promise.resolve());
+      if (adapter.release !== undefined) {
+        const release = adapter.release.bind(adapter);
+        await this.write(p, await this.step('release', () => release(p.obj, p.ctx)));
       }
       await this.setFinalizer(p, false);
       this.event(p, {
@@ -372,7 +319,7 @@ export class Engine<T extends ManagedObject> {
       });
       return { kind: 'done' };
     }
-    const obs = await this.step('observe', () => this.o.adapter.observe(p.obj, p.ctx));
+    const obs = await this.step('observe', () => adapter.observe(p.obj, p.ctx));
     if (!obs.exists) {
       const pendingSince = pendingCreate(p.obj);
       const grace = this.o.createGraceMs ?? 30_000;
@@ -398,7 +345,7 @@ export class Engine<T extends ManagedObject> {
       await this.setFinalizer(p, false);
       return { kind: 'done' };
     }
-    const res = await this.step('delete', () => this.o.adapter.delete(p.obj, obs, p.ctx));
+    const res = await this.step('delete', () => adapter.delete(p.obj, obs, p.ctx));
     if (res.gone) {
       this.event(p, {
         type: 'Normal',
@@ -418,7 +365,7 @@ export class Engine<T extends ManagedObject> {
     return { kind: 'done', requeueAfterMs: this.poll() };
   }
 
-  private checkOwnership(obj: T, obs: ExistingObservation, ours: OwnershipTags): void {
+  private checkOwnership(obj: T, obs: ExistingObservation<D, F>, ours: OwnershipTags): void {
     const owner = obs.ownership;
     if (owner !== undefined && owner.uid !== ours.uid) {
       throw new OwnershipConflictError(
@@ -432,7 +379,10 @@ export class Engine<T extends ManagedObject> {
     }
   }
 
-  private handleError(p: Pass<T>, err: unknown): { outcome: ReconcileOutcome; result: ReconcileResult } {
+  private handleError(
+    p: Pass<T, D, F>,
+    err: unknown,
+  ): { outcome: ReconcileOutcome; result: ReconcileResult } {
     const d = decideRetry(err);
     switch (d.kind) {
       case 'terminal':
@@ -476,6 +426,28 @@ export class Engine<T extends ManagedObject> {
     }
   }
 
+  /** The adapter bound to this object (connected once per reconcile). */
+  private async connect(p: Pass<T, D, F>): Promise<ExternalClient<T, D, F>> {
+    p.adapter ??= await this.step('connect', () => this.o.connector.connect(p.obj, p.ctx));
+    return p.adapter;
+  }
+
+  /** Makes the Kubernetes writes an adapter asked for: companions, then the CR's annotations, then Events. */
+  private async write(p: Pass<T, D, F>, writes: Writes | undefined): Promise<void> {
+    if (writes === undefined) return;
+    for (const w of writes.companions ?? []) {
+      const what =
+        w.op === 'apply'
+          ? `write ${w.type.kind} ${w.object.metadata.name}`
+          : `release ${w.type.kind} ${w.name}`;
+      await this.step(what, () => writeCompanion(this.o.client, this.o.type, p.obj, w));
+    }
+    for (const [key, value] of Object.entries(writes.annotations ?? {})) {
+      await this.setAnnotation(p, key, value ?? undefined);
+    }
+    for (const e of writes.events ?? []) this.event(p, e);
+  }
+
   private async step<R>(what: string, fn: () => Promise<R>): Promise<R> {
     try {
       return await fn();
@@ -484,7 +456,7 @@ export class Engine<T extends ManagedObject> {
     }
   }
 
-  private setReady(p: Pass<T>, c: Omit<ConditionUpdate, 'type'>): void {
+  private setReady(p: Pass<T, D, F>, c: Omit<ConditionUpdate, 'type'>): void {
     p.status.conditions = setCondition(
       p.status.conditions,
       { ...c, type: ConditionType.Ready },
@@ -493,7 +465,7 @@ export class Engine<T extends ManagedObject> {
     );
   }
 
-  private setSynced(p: Pass<T>, c: Omit<ConditionUpdate, 'type'>): void {
+  private setSynced(p: Pass<T, D, F>, c: Omit<ConditionUpdate, 'type'>): void {
     p.status.conditions = setCondition(
       p.status.conditions,
       { ...c, type: ConditionType.Synced },
@@ -503,7 +475,7 @@ export class Engine<T extends ManagedObject> {
   }
 
   /** Writes status if it differs from what the object carries; at most once per change. */
-  private async writeStatus(p: Pass<T>): Promise<void> {
+  private async writeStatus(p: Pass<T, D, F>): Promise<void> {
     if (p.skipStatus === true) return;
     if (p.obj.metadata.deletionTimestamp !== undefined && !hasFinalizer(p.obj)) return; // object is about to vanish
     if (p.obj.metadata.generation !== undefined) p.status.observedGeneration = p.obj.metadata.generation;
@@ -526,7 +498,7 @@ export class Engine<T extends ManagedObject> {
     };
   }
 
-  private async setFinalizer(p: Pass<T>, present: boolean): Promise<void> {
+  private async setFinalizer(p: Pass<T, D, F>, present: boolean): Promise<void> {
     const current = p.obj.metadata.finalizers ?? [];
     const next = present
       ? [...current.filter((f) => f !== finalizerName), finalizerName]
@@ -544,7 +516,7 @@ export class Engine<T extends ManagedObject> {
   }
 
   /** Adds the finalizer (if missing) and the create-pending marker in one compare-and-swap patch. */
-  private async markCreatePending(p: Pass<T>): Promise<void> {
+  private async markCreatePending(p: Pass<T, D, F>): Promise<void> {
     const marker = new Date(this.o.clock.now()).toISOString();
     const finalizers = [
       ...(p.obj.metadata.finalizers ?? []).filter((f) => f !== finalizerName),
@@ -572,7 +544,7 @@ export class Engine<T extends ManagedObject> {
     };
   }
 
-  private async setAnnotation(p: Pass<T>, key: string, value: string | undefined): Promise<void> {
+  private async setAnnotation(p: Pass<T, D, F>, key: string, value: string | undefined): Promise<void> {
     const updated = await this.o.client.patch<T>(
       resourcePath(this.o.type, { namespace: p.obj.metadata.namespace, name: p.obj.metadata.name }),
       { metadata: { annotations: { [key]: value ?? null } } },
@@ -589,7 +561,7 @@ export class Engine<T extends ManagedObject> {
     };
   }
 
-  private event(p: Pass<T>, spec: EventSpec): void {
+  private event(p: Pass<T, D, F>, spec: EventSpec): void {
     this.o.events.record(p.obj, spec);
   }
 

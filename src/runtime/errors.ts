@@ -1,3 +1,5 @@
+import type { Writes } from './adapter.ts';
+
 /**
  * Retry intent as types. An adapter or provider throws one of these (or any
  * other error, which is retried with backoff); the engine decides what to do
@@ -39,9 +41,12 @@ export class OwnershipConflictError extends Error {
 export class RetryableError extends Error {
   override readonly name = 'RetryableError';
   readonly reason: string;
-  constructor(reason: string, message: string, options?: ErrorOptions) {
+  /** Kubernetes writes the engine makes even though the reconcile failed (e.g. a Warning Event). */
+  readonly writes: Writes | undefined;
+  constructor(reason: string, message: string, options?: ErrorOptions & { readonly writes?: Writes }) {
     super(message, options);
     this.reason = reason;
+    this.writes = options?.writes;
   }
 }
 
@@ -96,7 +101,11 @@ export function wrap(what: string, err: unknown): Error {
   if (err instanceof TerminalError) return new TerminalError(message, { cause: err });
   if (err instanceof OwnershipConflictError) return new OwnershipConflictError(message, { cause: err });
   if (err instanceof RequeueAfter) return new RequeueAfter(err.delayMs, message, err.reason);
-  if (err instanceof RetryableError) return new RetryableError(err.reason, message, { cause: err });
+  if (err instanceof RetryableError)
+    return new RetryableError(err.reason, message, {
+      cause: err,
+      ...(err.writes !== undefined ? { writes: err.writes } : {}),
+    });
   if (hasStatus(err))
     return Object.assign(new Error(message, { cause: err }), { statusCode: err.statusCode });
   return new Error(message, { cause: err });

@@ -2,6 +2,7 @@
 // a time so every step is observable: finalizer, create with a pending
 // marker, status written once and only on change, update and drift, typed
 // errors, deletion policies, ObserveOnly, adoption and ownership conflicts.
+import { sharedClient } from '../../src/runtime/adapter.ts';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../src/dev/wait.ts';
@@ -65,7 +66,7 @@ async function harness(): Promise<Harness> {
   });
   const engine = new Engine<Gadget>({
     type: gadgetType,
-    adapter: new GadgetAdapter(cloud),
+    connector: sharedClient(new GadgetAdapter(cloud)),
     client,
     clock: realClock,
     logger,

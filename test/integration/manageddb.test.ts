@@ -1,10 +1,12 @@
 // ManagedDB on the real apiserver and moto through the fault proxy (which
 // makes RDS report `creating` for a while: moto makes instances available at once).
+import { realClock } from '../../src/runtime/clock.ts';
 import { DescribeDBInstancesCommand, DescribeDBSnapshotsCommand, RDSClient } from '@aws-sdk/client-rds';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../src/dev/installCrds.ts';
 import { managedDbType, type ManagedDB, type ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
-import { dbIdentifier, modificationsFor, versionSatisfied } from '../../src/kinds/manageddb/adapter.ts';
+import { dbIdentifier } from '../../src/kinds/manageddb/identity.ts';
+import { modificationsFor, versionSatisfied } from '../../src/kinds/manageddb/modifications.ts';
 import { managedDbController } from '../../src/kinds/manageddb/controller.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
@@ -386,10 +388,11 @@ describe('ManagedDB scheduled snapshots', () => {
     const ns = await newNamespace(admin, 'mdb-sched');
     // The schedule's clock is injected: the test moves it forward an hour at a time.
     let now = Date.now();
-    const op = await startController((s) => managedDbController(s, { pollMs: 300 }, { now: () => now }), {
+    const op = await startController((s) => managedDbController(s, { pollMs: 300 }), {
       namespace: ns,
       endpoint: proxy.endpoint,
       resyncPeriod: '1s',
+      clock: { now: () => now, setTimer: (ms, fn) => realClock.setTimer(ms, fn) },
     });
     running.push(op);
     const m = await create(

@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { parseRunOptions } from '../../src/cli/options.ts';
 import { createAwsClients } from '../../src/providers/aws/clients.ts';
-import { realClock } from '../../src/runtime/clock.ts';
+import { realClock, type Clock } from '../../src/runtime/clock.ts';
 import type { KindPlumbing } from '../../src/kinds/module.ts';
 import type { RunnableController } from '../../src/runtime/controller.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
@@ -18,7 +18,7 @@ export interface RunningController {
 
 export async function startController(
   factory: (s: KindPlumbing) => RunnableController,
-  opts: { namespace: string; endpoint: string; resyncPeriod?: string },
+  opts: { namespace: string; endpoint: string; resyncPeriod?: string; clock?: Clock },
 ): Promise<RunningController> {
   const options = parseRunOptions(
     [
@@ -52,7 +52,7 @@ export async function startController(
   });
   const controller = factory({
     client,
-    clock: realClock,
+    clock: opts.clock ?? realClock,
     logger,
     metrics,
     events,

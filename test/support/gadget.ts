@@ -3,11 +3,14 @@
 // made to fail or block, which is how the engine's lifecycle is exercised.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type {
+  Created,
+  DeltaEntry,
   ExistingObservation,
   ExternalClient,
   Observation,
   ReconcileContext,
-} from '../../src/runtime/engine.ts';
+  Updated,
+} from '../../src/runtime/adapter.ts';
 import type { ResourceType } from '../../src/apis/meta.ts';
 import {
   ownershipFromTags,
@@ -194,32 +197,28 @@ export class GadgetAdapter implements ExternalClient<Gadget> {
           (recorded !== undefined ? this.cloud.get(recorded) : undefined));
     if (found === undefined) return { exists: false };
     const ownership = ownershipFromTags(found.tags);
-    const sizeOk = found.size === mr.spec.size;
+    const delta: DeltaEntry[] = [];
+    if (found.size !== mr.spec.size)
+      delta.push({ field: 'size', change: `size ${found.size} → ${mr.spec.size}` });
+    if (ownership === undefined) delta.push({ field: 'ownership', change: 'ownership tags' });
     return {
       exists: true,
       ownership,
-      upToDate: sizeOk && ownership !== undefined,
-      ...(sizeOk ? {} : { diff: `size ${found.size} → ${mr.spec.size}` }),
+      delta,
       ready: { ready: true, reason: 'Available' },
       status: { id: found.id, size: found.size },
+      details: undefined,
     };
   }
 
-  async create(
-    mr: Gadget,
-    ctx: ReconcileContext,
-  ): Promise<{ status: Record<string, unknown>; description: string }> {
+  async create(mr: Gadget, ctx: ReconcileContext): Promise<Created> {
     await this.cloud.enter('create');
     const g = this.cloud.create(mr.spec.size, ownershipTagMap(ctx.ownership));
     this.cloud.afterCreate?.();
     return { status: { id: g.id }, description: `created gadget ${g.id}` };
   }
 
-  async update(
-    mr: Gadget,
-    observed: ExistingObservation,
-    ctx: ReconcileContext,
-  ): Promise<{ description: string }> {
+  async update(mr: Gadget, observed: ExistingObservation, ctx: ReconcileContext): Promise<Updated> {
     await this.cloud.enter('update');
     const g = this.cloud.get(String(observed.status.id));
     if (g === undefined) throw new Error('gadget vanished during update');

@@ -1,4 +1,5 @@
 // Builds a Gadget controller (the test kind) from shared plumbing.
+import { sharedClient } from '../../src/runtime/adapter.ts';
 import { pino, type Logger } from 'pino';
 import { realClock, type Clock } from '../../src/runtime/clock.ts';
 import { Controller, type SecondaryWatch } from '../../src/runtime/controller.ts';
@@ -37,7 +38,7 @@ export function gadgetController(o: GadgetControllerOptions): {
   });
   const controller = new Controller<Gadget>({
     type: gadgetType,
-    adapter: new GadgetAdapter(o.cloud),
+    connector: sharedClient(new GadgetAdapter(o.cloud)),
     client: o.client,
     clock,
     logger,

@@ -2,6 +2,7 @@
 // tests exactly like `skylift run` (same flags, environment, plumbing), with
 // its fake cloud in a file so it survives the process being killed.
 //   GADGET_CLOUD_FILE=…  GADGET_CRASH_AFTER_CREATE=1  node test/support/gadgetOperator.ts [skylift run flags]
+import { sharedClient } from '../../src/runtime/adapter.ts';
 import { parseRunOptions } from '../../src/cli/options.ts';
 import { controllerOptions } from '../../src/kinds/controllerOptions.ts';
 import type { KindModule } from '../../src/kinds/module.ts';
@@ -29,7 +30,7 @@ const gadgets: KindModule = {
     controller: (s) =>
       new Controller<Gadget>({
         type: gadgetType,
-        adapter: new GadgetAdapter(cloud),
+        connector: sharedClient(new GadgetAdapter(cloud)),
         ...controllerOptions(s),
         pollMs: 200,
         createGraceMs: 3000,

@@ -12,13 +12,18 @@ import {
 } from '../../providers/route53/names.ts';
 import type { HostedZone, ZoneDirectory } from '../../providers/route53/zones.ts';
 import type { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
-import type {
-  ExistingObservation,
-  ExternalClient,
-  Observation,
-  ReconcileContext,
-  ReadyState,
-} from '../../runtime/engine.ts';
+import {
+  describeDelta,
+  type Created,
+  type DeltaEntry,
+  type ExistingObservation,
+  type ExternalClient,
+  type Observation,
+  type ReadyState,
+  type ReconcileContext,
+  type Updated,
+} from '../../runtime/adapter.ts';
+import { Reason } from '../../runtime/conditions.ts';
 import { OwnershipConflictError, RequeueAfter, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
 import { compareRecordSets, desiredRecordSet, type AliasTarget } from './desired.ts';
@@ -49,6 +54,11 @@ export interface DNSRecordAdapterDeps {
   readonly referenceRetryMs?: number;
 }
 
+/** What can differ between a record in Route 53 and its spec. */
+export type DNSRecordField = 'record' | 'ownership';
+
+type DNSObservation = Observation<undefined, DNSRecordField>;
+
 interface Target {
   readonly zone: HostedZone;
   readonly fqdn: string;
@@ -64,16 +74,23 @@ interface Target {
  * Ready waits for GetChange INSYNC. Ownership lives in a TXT record beside
  * each record, written in the same change batch.
  */
-export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
+export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DNSRecordField> {
   private readonly d: DNSRecordAdapterDeps;
   /** In-flight changes by object uid. */
   private readonly tickets = new Map<string, ChangeTicket>();
+  /**
+   * Objects whose CREATE Route 53 refused as "already exists" while its own
+   * listing has no such record (emulators keep deleted alias records as
+   * ghosts): their next create is an UPSERT, as nobody can own what nobody
+   * can see.
+   */
+  private readonly ghosts = new Set<string>();
 
   constructor(deps: DNSRecordAdapterDeps) {
     this.d = deps;
   }
 
-  async observe(mr: DNSRecord, ctx: ReconcileContext): Promise<Observation> {
+  async observe(mr: DNSRecord, ctx: ReconcileContext): Promise<DNSObservation> {
     const t = await this.target(mr);
     const status: Record<string, unknown> = {
       fqdn: t.fqdn,
@@ -86,21 +103,9 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
         this.tickets.delete(ctx.ownership.uid);
         const refusal = await this.createRefusal(t, ticket, ctx);
         if (refusal === 'phantom') {
-          // Route 53 said "already exists" but its own listing has no such record (emulators keep
-          // deleted alias records as ghosts): nobody can own what nobody can see, so UPSERT it.
-          this.submit(
-            t,
-            ctx,
-            ticket.changes.map((c) => (c.Action === 'CREATE' ? { ...c, Action: 'UPSERT' } : c)),
-          );
-          return {
-            exists: true,
-            ownership: ctx.ownership,
-            upToDate: true,
-            ready: { ready: false, reason: DNSReason.Pending, message: 'change re-queued for Route 53' },
-            status,
-            requeueAfterMs: this.d.pollMs ?? 1000,
-          };
+          // Not in the zone, whatever Route 53 said: the engine creates it again, as an UPSERT.
+          this.ghosts.add(ctx.ownership.uid);
+          return { exists: false };
         }
         // 'ours': an earlier CREATE of this very object was carried out but its answer was lost, so
         // the retry was refused; the fresh listing below observes the record like any other.
@@ -110,7 +115,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
         return {
           exists: true,
           ownership: ctx.ownership,
-          upToDate: true,
+          delta: [],
           ready: {
             ready: false,
             reason: throttled ? DNSReason.Throttled : DNSReason.Pending,
@@ -118,6 +123,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
           },
           status,
           requeueAfterMs: this.d.pollMs ?? 1000,
+          details: undefined,
         };
       }
       this.tickets.delete(ctx.ownership.uid);
@@ -133,19 +139,18 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     const ownerRr = snap.records.get(t.ownerKey);
     const ownership = ownerRr !== undefined ? parseOwnerValue(txtValue(ownerRr)) : undefined;
 
-    let upToDate = true;
-    let diff: string | undefined;
+    const delta: DeltaEntry<DNSRecordField>[] = [];
     if (mr.metadata.deletionTimestamp === undefined && mr.spec.managementPolicy !== 'ObserveOnly') {
       const alias = this.resolveAlias(mr);
       if (alias !== undefined) status.aliasDNSName = alias.dnsName;
       else delete status.aliasDNSName;
       const cmp = compareRecordSets(rr, desiredRecordSet(mr.spec, t.fqdn, alias));
-      const ownedByUs = ownership?.uid === ctx.ownership.uid;
-      upToDate = cmp.equal && ownedByUs;
-      diff = cmp.diff ?? (ownedByUs ? undefined : 'ownership record missing');
+      if (cmp.diff !== undefined) delta.push({ field: 'record', change: cmp.diff });
+      if (ownership?.uid !== ctx.ownership.uid)
+        delta.push({ field: 'ownership', change: 'ownership record missing' });
     }
 
-    let ready: ReadyState = { ready: true, reason: 'Available' };
+    let ready: ReadyState = { ready: true, reason: Reason.Available };
     let requeueAfterMs: number | undefined;
     const changeId = typeof status.changeId === 'string' ? status.changeId : undefined;
     if (changeId !== undefined && status.changeStatus !== 'INSYNC') {
@@ -162,18 +167,15 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     return {
       exists: true,
       ownership,
-      upToDate,
-      ...(diff !== undefined ? { diff } : {}),
+      delta,
       ready,
       status,
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+      details: undefined,
     };
   }
 
-  async create(
-    mr: DNSRecord,
-    ctx: ReconcileContext,
-  ): Promise<{ status: Record<string, unknown>; description: string }> {
+  async create(mr: DNSRecord, ctx: ReconcileContext): Promise<Created> {
     const t = await this.target(mr);
     const alias = this.resolveAlias(mr);
     const rr = desiredRecordSet(mr.spec, t.fqdn, alias);
@@ -181,7 +183,8 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     // ownership record is still there, the name is ours and UPSERT puts it back.
     const snap = await this.d.records.get(t.zone.id);
     const ownerRr = snap.records.get(t.ownerKey);
-    const ours = ownerUid(ownerRr) === ctx.ownership.uid;
+    const ghost = this.ghosts.delete(ctx.ownership.uid);
+    const ours = ghost || ownerUid(ownerRr) === ctx.ownership.uid;
     this.submit(t, ctx, [
       { Action: ours ? 'UPSERT' : 'CREATE', ResourceRecordSet: rr },
       { Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) },
@@ -198,9 +201,9 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
 
   async update(
     mr: DNSRecord,
-    observed: ExistingObservation,
+    observed: ExistingObservation<undefined, DNSRecordField>,
     ctx: ReconcileContext,
-  ): Promise<{ description: string; pending: boolean }> {
+  ): Promise<Updated> {
     const t = await this.target(mr);
     if (this.inFlight(ctx)) return { description: 'a change is already in flight', pending: true };
     const rr = desiredRecordSet(mr.spec, t.fqdn, this.resolveAlias(mr));
@@ -208,15 +211,16 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord> {
     if (observed.ownership?.uid !== ctx.ownership.uid)
       changes.push({ Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) });
     this.submit(t, ctx, changes);
+    const diff = describeDelta(observed.delta);
     return {
-      description: `UPSERT ${mr.spec.type} ${t.fqdn}${observed.diff !== undefined ? `: ${observed.diff}` : ''}`,
+      description: `UPSERT ${mr.spec.type} ${t.fqdn}${diff !== undefined ? `: ${diff}` : ''}`,
       pending: true,
     };
   }
 
   async delete(
     mr: DNSRecord,
-    _observed: ExistingObservation,
+    _observed: ExistingObservation<undefined, DNSRecordField>,
     ctx: ReconcileContext,
   ): Promise<{ gone: boolean }> {
     if (this.inFlight(ctx)) return { gone: false };

@@ -8,7 +8,8 @@ import { Controller, type RunnableController } from '../../runtime/controller.ts
 import { controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { defaultDNSRecordSettings, type DNSRecordSettings } from './settings.ts';
-import { DNSRecordAdapter } from './adapter.ts';
+import { DNSRecordAdapter, type DNSRecordField } from './adapter.ts';
+import { sharedClient } from '../../runtime/adapter.ts';
 
 /** The DNSRecord controller with its Route 53 plumbing, sharing the process's clients and caches. */
 export function dnsRecordController(
@@ -39,9 +40,9 @@ export function dnsRecordController(
     pollMs: settings.pollMs,
     lookupMyIngress: (ns, name) => holder.controller?.getSecondary(myIngressType, `${ns}/${name}`),
   });
-  const controller = new Controller<DNSRecord>({
+  const controller = new Controller<DNSRecord, undefined, DNSRecordField>({
     type: dnsRecordType,
-    adapter,
+    connector: sharedClient(adapter),
     ...controllerOptions(s),
     pollMs: settings.pollMs,
     watches: [

@@ -1,27 +1,22 @@
-import { managedDbType, type ManagedDB } from './api.ts';
+import { sharedClient } from '../../runtime/adapter.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import { controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
-import { ManagedDBAdapter } from './adapter.ts';
+import { ManagedDBAdapter, type ManagedDBDetails, type ManagedDBField } from './adapter.ts';
+import { managedDbType, type ManagedDB } from './api.ts';
 import { defaultManagedDBSettings, type ManagedDBSettings } from './settings.ts';
 
 /** The ManagedDB controller. */
 export function managedDbController(
   s: KindPlumbing,
   settings: ManagedDBSettings = defaultManagedDBSettings,
-  opts: { now?: () => number } = {},
 ): RunnableController {
-  const controller = new Controller<ManagedDB>({
+  return new Controller<ManagedDB, ManagedDBDetails, ManagedDBField>({
     type: managedDbType,
-    adapter: new ManagedDBAdapter({
-      rds: s.aws.rds,
-      kube: s.client,
-      events: s.events,
-      pollMs: settings.pollMs,
-      ...(opts.now !== undefined ? { now: opts.now } : {}),
-    }),
+    connector: sharedClient(
+      new ManagedDBAdapter({ rds: s.aws.rds, kube: s.client, pollMs: settings.pollMs }),
+    ),
     ...controllerOptions(s),
     pollMs: settings.pollMs,
   });
-  return controller;
 }

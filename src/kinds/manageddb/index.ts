@@ -2,7 +2,7 @@
 import type { ManagedObject } from '../../apis/managed.ts';
 import { rdsFailedStates } from '../../providers/rds/states.ts';
 import type { KindModule } from '../module.ts';
-import { connectionSecretName } from './adapter.ts';
+import { connectionSecretName } from './identity.ts';
 import { dbCommand } from './command.ts';
 import { managedDbCrd, managedDbType, type ManagedDB } from './api.ts';
 import { managedDbController } from './controller.ts';

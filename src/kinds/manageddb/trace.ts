@@ -1,7 +1,7 @@
 // ManagedDB → DB instance (status, endpoint, pending modifications) and its connection Secret.
 import { DescribeDBInstancesCommand } from '@aws-sdk/client-rds';
 import type { ManagedDB } from './api.ts';
-import { connectionSecretName } from './adapter.ts';
+import { connectionSecretName } from './identity.ts';
 import { awsErrorCode } from '../../providers/aws/errors.ts';
 import { rdsAvailableStates } from '../../providers/rds/states.ts';
 import { KubeApiError } from '../../runtime/kube/client.ts';

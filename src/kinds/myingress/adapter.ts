@@ -31,19 +31,25 @@ import {
   type TargetGroup,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { MyIngress } from './api.ts';
-import { awsErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
+import { awsCall, createOrFind, lookup } from '../../providers/aws/calls.ts';
+import { hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
+import { ownedTagList, tagList } from '../../providers/aws/tags.ts';
 import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
-import type {
-  ExistingObservation,
-  ExternalClient,
-  Observation,
-  ReconcileContext,
-  ReadyState,
-} from '../../runtime/engine.ts';
-import { OwnershipConflictError, RetryableError, TerminalError } from '../../runtime/errors.ts';
+import {
+  hasDelta,
+  type Created,
+  type ExistingObservation,
+  type ExternalClient,
+  type Observation,
+  type ReadyState,
+  type ReconcileContext,
+  type Updated,
+} from '../../runtime/adapter.ts';
+import { Reason } from '../../runtime/conditions.ts';
+import { RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
-import { ownershipFromTags, ownershipTagMap } from '../../apis/managed.ts';
+import { ownershipFromTags } from '../../apis/managed.ts';
 import { busyPollInterval } from '../../runtime/polling.ts';
 import {
   desiredTargetGroups,
@@ -56,13 +62,24 @@ import {
   type EndpointSliceLike,
   type ServiceLike,
 } from './desired.ts';
+import {
+  defaultAttribute,
+  healthCheckMatches,
+  ingressDelta,
+  sameSet,
+  wantedAttributes,
+  type MyIngressField,
+  type ObservedTargetGroup,
+} from './delta.ts';
 import { loadBalancerName } from './names.ts';
+
+export type { MyIngressField } from './delta.ts';
 
 /** Ready reasons particular to MyIngress. */
 export const IngressReason = {
   Provisioning: 'Provisioning',
   Failed: 'Failed',
-  Available: 'Available',
+  Available: Reason.Available,
 } as const;
 
 /** What the MyIngress adapter needs. */
@@ -77,43 +94,27 @@ export interface MyIngressAdapterDeps {
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   /** Cached EndpointSlices of a Service. */
   readonly endpointSlices: (namespace: string, service: string) => KubeObject[];
-  /** First interval between looks at a load balancer that is not Ready yet (default 5 s; longer waits are polled less often). */
-  readonly pollMs?: number;
-  /** Wall clock in ms (tests inject one). */
-  readonly now?: () => number;
-}
-
-interface ObservedTargetGroup {
-  readonly want: DesiredTargetGroup;
-  readonly tg: TargetGroup | undefined;
-  /** Registered targets, `ip:port`. */
-  readonly registered: string[];
-  /** Wanted targets, `ip:port` (undefined when the Service is unknown: leave targets alone). */
-  readonly wanted: string[] | undefined;
+  /** First interval between looks at a load balancer that is not Ready yet (longer waits are polled less often). */
+  readonly pollMs: number;
 }
 
 /** What observe found, handed back to update and delete. */
-interface Details {
-  readonly lb: LoadBalancer;
-  readonly listeners: Listener[];
-  readonly rules: Map<string, Rule[]>;
-  readonly targetGroups: ObservedTargetGroup[];
-  readonly attributes: Map<string, string>;
-  readonly diffs: string[];
-}
+export type MyIngressDetails =
+  /** A live load balancer; its children are described only when the object is not being deleted. */
+  | {
+      readonly found: 'loadBalancer';
+      readonly lb: LoadBalancer;
+      readonly listeners: Listener[];
+      readonly rules: Map<string, Rule[]>;
+      readonly targetGroups: ObservedTargetGroup[];
+      readonly attributes: Map<string, string>;
+    }
+  /** Only target groups are left of a deleted object. */
+  | { readonly found: 'leftovers'; readonly leftoverTargetGroups: string[] };
 
-/** What observe hands delete() when only target groups are left of a deleted object. */
-interface LeftoverDetails {
-  readonly leftoverTargetGroups: string[];
-}
+type IngressObservation = ExistingObservation<MyIngressDetails, MyIngressField>;
 
-const call = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
-  try {
-    return await fn();
-  } catch (err) {
-    throw toTypedAwsError(what, err, elbv2ErrorTable);
-  }
-};
+const call = <T>(what: string, fn: () => Promise<T>): Promise<T> => awsCall(what, elbv2ErrorTable, fn);
 
 /**
  * MyIngress's AWS side: an Application Load Balancer with its listeners,
@@ -124,14 +125,17 @@ const call = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
  * one ModifyRule). Deletion removes rules, listeners, the load balancer and
  * then the target groups AWS would leave behind.
  */
-export class MyIngressAdapter implements ExternalClient<MyIngress> {
+export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDetails, MyIngressField> {
   private readonly d: MyIngressAdapterDeps;
 
   constructor(deps: MyIngressAdapterDeps) {
     this.d = deps;
   }
 
-  async observe(mr: MyIngress, ctx: ReconcileContext): Promise<Observation> {
+  async observe(
+    mr: MyIngress,
+    ctx: ReconcileContext,
+  ): Promise<Observation<MyIngressDetails, MyIngressField>> {
     const lb = await this.findLoadBalancer(mr);
     if (lb?.LoadBalancerArn === undefined) {
       // A deletion cut short after the load balancer went (a kill, a throttled DeleteTargetGroup)
@@ -142,14 +146,14 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       return {
         exists: true,
         ownership: ctx.ownership,
-        upToDate: true,
+        delta: [],
         ready: {
           ready: false,
-          reason: 'Deleting',
+          reason: Reason.Deleting,
           message: `deleting ${leftovers.length} target group(s) left after the load balancer`,
         },
         status: {},
-        details: { leftoverTargetGroups: leftovers } satisfies LeftoverDetails,
+        details: { found: 'leftovers', leftoverTargetGroups: leftovers },
       };
     }
     const arn = lb.LoadBalancerArn;
@@ -166,10 +170,17 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       return {
         exists: true,
         ownership,
-        upToDate: true,
-        ready: { ready: false, reason: 'Deleting' },
+        delta: [],
+        ready: { ready: false, reason: Reason.Deleting },
         status: base,
-        details: { lb },
+        details: {
+          found: 'loadBalancer',
+          lb,
+          listeners: [],
+          rules: new Map(),
+          targetGroups: [],
+          attributes: new Map(),
+        },
       };
     }
 
@@ -200,70 +211,15 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       ).map((a) => [a.Key ?? '', a.Value ?? '']),
     );
     const targetGroups = await this.observeTargetGroups(mr, ctx, arn);
-    const tgArns = new Map(
-      targetGroups
-        .filter((t) => t.tg?.TargetGroupArn !== undefined)
-        .map((t) => [t.want.key, t.tg?.TargetGroupArn ?? '']),
-    );
-
-    const diffs: string[] = [];
-    if (ownership?.uid !== ctx.ownership.uid) diffs.push('ownership tags missing');
-    for (const t of targetGroups) {
-      if (t.tg === undefined) diffs.push(`target group for ${t.want.key} missing`);
-      else if (t.wanted !== undefined && !sameSet(t.registered, t.wanted))
-        diffs.push(`targets of ${t.want.key}: ${t.registered.length} → ${t.wanted.length}`);
-      else if (!healthCheckMatches(t.tg, t.want)) diffs.push(`health check of ${t.want.key}`);
-    }
-    const allTgs = targetGroups.every((t) => t.tg !== undefined);
-    for (const want of mr.spec.listeners) {
-      const l = listeners.find((x) => x.Port === want.port);
-      if (l === undefined) {
-        diffs.push(`listener ${want.port} missing`);
-        continue;
-      }
-      if (
-        allTgs &&
-        !listenerMatches(l, {
-          protocol: want.protocol,
-          certificateArn: want.certificateArn,
-          sslPolicy: want.sslPolicy,
-          actions: sdkActions(want.defaultAction, tgArns),
-        })
-      ) {
-        diffs.push(`listener ${want.port} changed`);
-      }
-    }
-    for (const l of listeners)
-      if (!mr.spec.listeners.some((w) => w.port === l.Port))
-        diffs.push(`listener ${l.Port ?? '?'} not wanted`);
-    const firstPort = mr.spec.listeners[0]?.port;
-    for (const l of listeners) {
-      const have = rules.get(l.ListenerArn ?? '') ?? [];
-      const want = (mr.spec.rules ?? []).filter((r) => (r.listenerPort ?? firstPort) === l.Port);
-      for (const w of want) {
-        const r = have.find((x) => Number(x.Priority) === w.priority);
-        if (r === undefined) diffs.push(`rule ${w.priority} missing`);
-        else if (
-          allTgs &&
-          !ruleMatches(r, {
-            conditions: sdkConditions(w.hosts, w.paths),
-            actions: sdkActions(w.action, tgArns),
-          })
-        )
-          diffs.push(`rule ${w.priority} changed`);
-      }
-      for (const r of have)
-        if (!want.some((w) => w.priority === Number(r.Priority)))
-          diffs.push(`rule ${r.Priority ?? '?'} not wanted`);
-    }
-    const attrs = wantedAttributes(mr);
-    for (const [k, v] of attrs)
-      if ((attributes.get(k) ?? defaultAttribute(k)) !== v) diffs.push(`attribute ${k}`);
-    const sg = mr.spec.securityGroups;
-    if (sg !== undefined && !sameSet(lb.SecurityGroups ?? [], sg)) diffs.push('security groups');
-    if ((mr.spec.ipAddressType ?? 'ipv4') !== (lb.IpAddressType ?? 'ipv4')) diffs.push('ip address type');
-    const haveTags = tags.get(arn) ?? {};
-    if (Object.entries(mr.spec.tags ?? {}).some(([k, v]) => haveTags[k] !== v)) diffs.push('tags');
+    const delta = ingressDelta(mr, ctx.ownership, {
+      ownership,
+      lb,
+      listeners,
+      rules,
+      targetGroups,
+      attributes,
+      tags: tags.get(arn) ?? {},
+    });
 
     const ready: ReadyState =
       state === 'active' && mr.spec.listeners.every((w) => listeners.some((l) => l.Port === w.port))
@@ -308,54 +264,47 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
           registeredTargets: t.registered.length,
         })),
     };
-    const details: Details = { lb, listeners, rules, targetGroups, attributes, diffs };
     return {
       exists: true,
       ownership,
-      upToDate: diffs.length === 0,
-      ...(diffs.length > 0 ? { diff: diffs.join('; ') } : {}),
+      delta,
       ready,
       status,
-      details,
+      details: { found: 'loadBalancer', lb, listeners, rules, targetGroups, attributes },
       ...(ready.ready
         ? {}
-        : {
-            requeueAfterMs: busyPollInterval(mr, this.d.pollMs ?? 5000, (this.d.now ?? Date.now)(), 60_000),
-          }),
+        : { requeueAfterMs: busyPollInterval(mr, this.d.pollMs, ctx.clock.now(), 60_000) }),
     };
   }
 
-  async create(
-    mr: MyIngress,
-    ctx: ReconcileContext,
-  ): Promise<{ status: Record<string, unknown>; description: string }> {
+  async create(mr: MyIngress, ctx: ReconcileContext): Promise<Created> {
     const subnets = await this.subnets(mr);
     const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, ctx.ownership.uid);
-    const out = await this.createOrFind(
-      `create load balancer ${name}`,
-      'DuplicateLoadBalancerName',
-      async () => {
-        const lb = (await this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })))
+    const lb = await createOrFind({
+      what: `create load balancer ${name}`,
+      table: elbv2ErrorTable,
+      isDuplicate: (err) => hasErrorCode(err, 'DuplicateLoadBalancerName'),
+      ownership: ctx.ownership,
+      find: async () => {
+        const found = (await this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })))
           .LoadBalancers?.[0];
-        return lb !== undefined
-          ? { $metadata: {}, LoadBalancers: [lb], arn: lb.LoadBalancerArn ?? '' }
-          : undefined;
+        return this.withTags(found, found?.LoadBalancerArn);
       },
-      ctx,
-      () =>
-        this.d.elbv2Create.send(
-          new CreateLoadBalancerCommand({
-            Name: name,
-            Type: 'application',
-            Scheme: mr.spec.scheme ?? 'internet-facing',
-            IpAddressType: mr.spec.ipAddressType ?? 'ipv4',
-            Subnets: subnets,
-            ...(mr.spec.securityGroups !== undefined ? { SecurityGroups: mr.spec.securityGroups } : {}),
-            Tags: this.tags(mr, ctx),
-          }),
-        ),
-    );
-    const lb = out.LoadBalancers?.[0];
+      create: async () =>
+        (
+          await this.d.elbv2Create.send(
+            new CreateLoadBalancerCommand({
+              Name: name,
+              Type: 'application',
+              Scheme: mr.spec.scheme ?? 'internet-facing',
+              IpAddressType: mr.spec.ipAddressType ?? 'ipv4',
+              Subnets: subnets,
+              ...(mr.spec.securityGroups !== undefined ? { SecurityGroups: mr.spec.securityGroups } : {}),
+              Tags: ownedTagList(mr.spec.tags, ctx.ownership),
+            }),
+          )
+        ).LoadBalancers?.[0],
+    });
     return {
       status: {
         arn: lb?.LoadBalancerArn,
@@ -367,26 +316,25 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
     };
   }
 
-  async update(
-    mr: MyIngress,
-    observed: ExistingObservation,
-    ctx: ReconcileContext,
-  ): Promise<{ description: string }> {
-    const d = observed.details as Details;
+  async update(mr: MyIngress, observed: IngressObservation, ctx: ReconcileContext): Promise<Updated> {
+    const d = observed.details;
+    if (d.found !== 'loadBalancer') return { description: 'nothing to change' };
     const arn = d.lb.LoadBalancerArn ?? '';
     const done: string[] = [];
     const elb = this.d.elbv2;
     if (observed.ownership?.uid !== ctx.ownership.uid) {
       await call('tag load balancer', () =>
-        elb.send(new AddTagsCommand({ ResourceArns: [arn], Tags: this.tags(mr, ctx) })),
+        elb.send(
+          new AddTagsCommand({ ResourceArns: [arn], Tags: ownedTagList(mr.spec.tags, ctx.ownership) }),
+        ),
       );
       done.push('tagged');
     }
-    const userTags = Object.entries(mr.spec.tags ?? {}).map(([Key, Value]) => ({ Key, Value }));
+    const userTags = tagList(mr.spec.tags ?? {});
     if (
       userTags.length > 0 &&
       observed.ownership?.uid === ctx.ownership.uid &&
-      observed.diff?.includes('tags') === true
+      hasDelta(observed.delta, 'tags')
     ) {
       await call('tag load balancer', () =>
         elb.send(new AddTagsCommand({ ResourceArns: [arn], Tags: userTags })),
@@ -495,7 +443,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
               DefaultActions: actions,
               ...(certs !== undefined ? { Certificates: certs } : {}),
               ...(want.sslPolicy !== undefined ? { SslPolicy: want.sslPolicy } : {}),
-              Tags: this.tags(mr, ctx),
+              Tags: ownedTagList(mr.spec.tags, ctx.ownership),
             }),
           ),
         );
@@ -553,7 +501,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
                 Priority: w.priority,
                 Conditions: conditions,
                 Actions: actions,
-                Tags: this.tags(mr, ctx),
+                Tags: ownedTagList(mr.spec.tags, ctx.ownership),
               }),
             ),
           );
@@ -587,16 +535,13 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
     return { description: done.length > 0 ? done.join('; ') : 'nothing to change' };
   }
 
-  async delete(mr: MyIngress, observed: ExistingObservation): Promise<{ gone: boolean }> {
-    const arn = typeof observed.status.arn === 'string' ? observed.status.arn : '';
+  async delete(mr: MyIngress, observed: IngressObservation): Promise<{ gone: boolean }> {
+    const d = observed.details;
+    const arn = d.found === 'loadBalancer' ? (d.lb.LoadBalancerArn ?? '') : '';
     const elb = this.d.elbv2;
-    const leftovers = (observed.details as Partial<LeftoverDetails> | undefined)?.leftoverTargetGroups;
+    const leftovers = d.found === 'leftovers' ? d.leftoverTargetGroups : undefined;
     // Observe has just described the load balancer; no need to ask AWS again.
-    const lb =
-      leftovers !== undefined
-        ? undefined
-        : ((observed.details as Pick<Details, 'lb'> | undefined)?.lb ??
-          (await this.d.describer.describe(arn)));
+    const lb = d.found === 'loadBalancer' ? d.lb : undefined;
     if (lb !== undefined) {
       const attrs =
         (
@@ -675,13 +620,10 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
       if (lb !== undefined) return lb;
     }
     const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, mr.metadata.uid ?? '');
-    try {
-      const out = await this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] }));
-      return out.LoadBalancers?.[0];
-    } catch (err) {
-      if (isElbv2NotFound(err)) return undefined;
-      throw toTypedAwsError('find load balancer', err, elbv2ErrorTable);
-    }
+    const out = await lookup('find load balancer', elbv2ErrorTable, isElbv2NotFound, () =>
+      this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })),
+    );
+    return out?.LoadBalancers?.[0];
   }
 
   private async observeTargetGroups(
@@ -736,12 +678,10 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
   private async targetGroupBy(
     query: { Names: string[] } | { TargetGroupArns: string[] },
   ): Promise<TargetGroup | undefined> {
-    try {
-      return (await this.d.elbv2.send(new DescribeTargetGroupsCommand(query))).TargetGroups?.[0];
-    } catch (err) {
-      if (isElbv2NotFound(err)) return undefined;
-      throw toTypedAwsError('find target group', err, elbv2ErrorTable);
-    }
+    const out = await lookup('find target group', elbv2ErrorTable, isElbv2NotFound, () =>
+      this.d.elbv2.send(new DescribeTargetGroupsCommand(query)),
+    );
+    return out?.TargetGroups?.[0];
   }
 
   private async createTargetGroup(
@@ -753,35 +693,35 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
   ): Promise<TargetGroup> {
     const port = Number(wanted?.[0]?.split(':').pop() ?? want.port) || want.port;
     const h = want.healthCheck;
-    const out = await this.createOrFind(
-      `create target group ${want.name}`,
-      'DuplicateTargetGroupName',
-      async () => {
-        const tg = await this.targetGroupByName(want.name);
-        return tg !== undefined
-          ? { $metadata: {}, TargetGroups: [tg], arn: tg.TargetGroupArn ?? '' }
-          : undefined;
+    const tg = await createOrFind({
+      what: `create target group ${want.name}`,
+      table: elbv2ErrorTable,
+      isDuplicate: (err) => hasErrorCode(err, 'DuplicateTargetGroupName'),
+      ownership: ctx.ownership,
+      find: async () => {
+        const found = await this.targetGroupByName(want.name);
+        return this.withTags(found, found?.TargetGroupArn);
       },
-      ctx,
-      () =>
-        this.d.elbv2Create.send(
-          new CreateTargetGroupCommand({
-            Name: want.name,
-            Protocol: 'HTTP',
-            Port: port,
-            VpcId: vpcId,
-            TargetType: 'ip',
-            HealthCheckPath: h.path,
-            HealthCheckIntervalSeconds: h.intervalSeconds,
-            HealthCheckTimeoutSeconds: h.timeoutSeconds,
-            HealthyThresholdCount: h.healthyThresholdCount,
-            UnhealthyThresholdCount: h.unhealthyThresholdCount,
-            Matcher: { HttpCode: h.matcher },
-            Tags: this.tags(mr, ctx),
-          }),
-        ),
-    );
-    const tg = out.TargetGroups?.[0];
+      create: async () =>
+        (
+          await this.d.elbv2Create.send(
+            new CreateTargetGroupCommand({
+              Name: want.name,
+              Protocol: 'HTTP',
+              Port: port,
+              VpcId: vpcId,
+              TargetType: 'ip',
+              HealthCheckPath: h.path,
+              HealthCheckIntervalSeconds: h.intervalSeconds,
+              HealthCheckTimeoutSeconds: h.timeoutSeconds,
+              HealthyThresholdCount: h.healthyThresholdCount,
+              UnhealthyThresholdCount: h.unhealthyThresholdCount,
+              Matcher: { HttpCode: h.matcher },
+              Tags: ownedTagList(mr.spec.tags, ctx.ownership),
+            }),
+          )
+        ).TargetGroups?.[0],
+    });
     if (tg?.TargetGroupArn === undefined)
       throw new RetryableError('AWSError', `create target group ${want.name}: no ARN returned`);
     const tgArn = tg.TargetGroupArn;
@@ -793,34 +733,13 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
     return tg;
   }
 
-  /**
-   * Runs a create; when AWS says the deterministic name is taken (a retried
-   * create whose first answer was lost, or someone else's object), finds the
-   * existing one and returns it if it carries this object's ownership tags,
-   * else reports the conflict.
-   */
-  private async createOrFind<T>(
-    what: string,
-    duplicateCode: string,
-    find: () => Promise<(T & { arn: string }) | undefined>,
-    ctx: ReconcileContext,
-    create: () => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await create();
-    } catch (err) {
-      if ((awsErrorCode(err) ?? '').replace(/Exception$/, '') !== duplicateCode)
-        throw toTypedAwsError(what, err, elbv2ErrorTable);
-      const existing = await find();
-      if (existing === undefined) throw toTypedAwsError(what, err, elbv2ErrorTable);
-      const owner = ownershipFromTags((await this.tagsOf([existing.arn])).get(existing.arn) ?? {});
-      if (owner?.uid !== ctx.ownership.uid) {
-        throw new OwnershipConflictError(
-          `${what}: the name is taken by ${owner !== undefined ? `an object owned by ${owner.owner}` : 'a resource Skylift does not manage'}`,
-        );
-      }
-      return existing;
-    }
+  /** A resource found under a taken name, with its tags (for createOrFind). */
+  private async withTags<T>(
+    value: T | undefined,
+    arn: string | undefined,
+  ): Promise<{ value: T; tags: Record<string, string> } | undefined> {
+    if (value === undefined || arn === undefined) return undefined;
+    return { value, tags: (await this.tagsOf([arn])).get(arn) ?? {} };
   }
 
   /** Deletes a target group; false while a listener or rule still uses it. */
@@ -839,12 +758,6 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
   private async tagsOf(arns: string[]): Promise<Map<string, Record<string, string>>> {
     const tags = await Promise.all(arns.map((a) => this.d.tagDescriber.tags(a)));
     return new Map(arns.flatMap((a, i) => (tags[i] !== undefined ? [[a, tags[i]] as const] : [])));
-  }
-
-  private tags(mr: MyIngress, ctx: ReconcileContext): { Key: string; Value: string }[] {
-    return Object.entries({ ...(mr.spec.tags ?? {}), ...ownershipTagMap(ctx.ownership) }).map(
-      ([Key, Value]) => ({ Key, Value }),
-    );
   }
 
   private async subnets(mr: MyIngress): Promise<string[]> {
@@ -867,46 +780,6 @@ export class MyIngressAdapter implements ExternalClient<MyIngress> {
   }
 }
 
-function wantedAttributes(mr: MyIngress): Map<string, string> {
-  const a = mr.spec.attributes ?? {};
-  return new Map([
-    ['idle_timeout.timeout_seconds', String(a.idleTimeoutSeconds ?? 60)],
-    ['deletion_protection.enabled', String(a.deletionProtection ?? false)],
-    ['routing.http2.enabled', String(a.http2 ?? true)],
-    ['access_logs.s3.enabled', String(a.accessLogs !== undefined)],
-    ...(a.accessLogs !== undefined
-      ? ([
-          ['access_logs.s3.bucket', a.accessLogs.bucket],
-          ['access_logs.s3.prefix', a.accessLogs.prefix ?? ''],
-        ] as const)
-      : []),
-  ]);
-}
-
-/** What AWS reports for an attribute it does not list (its documented default). */
-function defaultAttribute(key: string): string | undefined {
-  const defaults: Record<string, string> = {
-    'idle_timeout.timeout_seconds': '60',
-    'deletion_protection.enabled': 'false',
-    'routing.http2.enabled': 'true',
-    'access_logs.s3.enabled': 'false',
-    'access_logs.s3.prefix': '',
-  };
-  return defaults[key];
-}
-
-function healthCheckMatches(tg: TargetGroup, want: DesiredTargetGroup): boolean {
-  const h = want.healthCheck;
-  return (
-    (tg.HealthCheckPath ?? '/') === h.path &&
-    (tg.HealthCheckIntervalSeconds ?? 30) === h.intervalSeconds &&
-    (tg.HealthCheckTimeoutSeconds ?? 5) === h.timeoutSeconds &&
-    (tg.HealthyThresholdCount ?? 5) === h.healthyThresholdCount &&
-    (tg.UnhealthyThresholdCount ?? 2) === h.unhealthyThresholdCount &&
-    (tg.Matcher?.HttpCode ?? '200') === h.matcher
-  );
-}
-
 function recordedTargetGroups(mr: MyIngress): string[] {
   const tgs = mr.status?.targetGroups;
   if (!Array.isArray(tgs)) return [];
@@ -920,14 +793,6 @@ function target(s: string): { Id: string; Port: number } {
   return { Id: s.slice(0, i), Port: Number(s.slice(i + 1)) };
 }
 
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
-}
-
 async function ignoreNotFound(fn: () => Promise<unknown>, what: string): Promise<void> {
-  try {
-    await fn();
-  } catch (err) {
-    if (!isElbv2NotFound(err)) throw toTypedAwsError(what, err, elbv2ErrorTable);
-  }
+  await lookup(what, elbv2ErrorTable, isElbv2NotFound, fn);
 }

@@ -4,7 +4,8 @@ import { Controller, type RunnableController } from '../../runtime/controller.ts
 import type { KubeObject, ResourceType } from '../../apis/meta.ts';
 import { controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
-import { MyIngressAdapter } from './adapter.ts';
+import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
+import { sharedClient } from '../../runtime/adapter.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
 
 export const serviceType: ResourceType = {
@@ -48,7 +49,7 @@ export function myIngressController(
   s: KindPlumbing,
   settings: MyIngressSettings = defaultMyIngressSettings,
 ): RunnableController {
-  const holder: { controller?: Controller<MyIngress> } = {};
+  const holder: { controller?: Controller<MyIngress, MyIngressDetails, MyIngressField> } = {};
   const adapter = new MyIngressAdapter({
     elbv2: s.aws.elbv2,
     elbv2Create: s.aws.elbv2Create,
@@ -63,9 +64,9 @@ export function myIngressController(
       ),
     pollMs: settings.pollMs,
   });
-  const controller = new Controller<MyIngress>({
+  const controller = new Controller<MyIngress, MyIngressDetails, MyIngressField>({
     type: myIngressType,
-    adapter,
+    connector: sharedClient(adapter),
     ...controllerOptions(s),
     pollMs: settings.pollMs,
     watches: [

@@ -148,3 +148,14 @@ export function toTypedAwsError(
       return new AwsRetryableError('AWSError', message, code, { cause: err });
   }
 }
+
+/** The error code without the `Fault` / `Exception` suffix some services and SDK versions add. Pure. */
+export function baseErrorCode(err: unknown): string | undefined {
+  return awsErrorCode(err)?.replace(/(Fault|Exception)$/, '');
+}
+
+/** True when the error's code (suffix aside) is one of `codes`. Pure. */
+export function hasErrorCode(err: unknown, ...codes: readonly string[]): boolean {
+  const code = baseErrorCode(err);
+  return code !== undefined && codes.includes(code);
+}

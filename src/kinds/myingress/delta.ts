@@ -1,0 +1,174 @@
+// What differs between a load balancer (with its children) and its MyIngress's spec.
+import type { Listener, LoadBalancer, Rule, TargetGroup } from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { OwnershipTags } from '../../apis/managed.ts';
+import type { DeltaEntry } from '../../runtime/adapter.ts';
+import type { MyIngress } from './api.ts';
+import {
+  listenerMatches,
+  ruleMatches,
+  sdkActions,
+  sdkConditions,
+  type DesiredTargetGroup,
+} from './desired.ts';
+
+/** What can differ between a load balancer (with its children) and its MyIngress. */
+export type MyIngressField =
+  | 'ownership'
+  | 'targetGroups'
+  | 'targets'
+  | 'healthChecks'
+  | 'listeners'
+  | 'rules'
+  | 'attributes'
+  | 'securityGroups'
+  | 'ipAddressType'
+  | 'tags';
+
+/** A desired target group as observed. */
+export interface ObservedTargetGroup {
+  readonly want: DesiredTargetGroup;
+  readonly tg: TargetGroup | undefined;
+  /** Registered targets, `ip:port`. */
+  readonly registered: string[];
+  /** Wanted targets, `ip:port` (undefined when the Service is unknown: leave targets alone). */
+  readonly wanted: string[] | undefined;
+}
+
+/** A live load balancer and its children, as observed. */
+export interface ObservedLoadBalancer {
+  readonly ownership: OwnershipTags | undefined;
+  readonly lb: LoadBalancer;
+  readonly listeners: readonly Listener[];
+  readonly rules: ReadonlyMap<string, Rule[]>;
+  readonly targetGroups: readonly ObservedTargetGroup[];
+  readonly attributes: ReadonlyMap<string, string>;
+  /** The load balancer's tags. */
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/** Every field where AWS differs from the spec (ownership against `ours`). Pure. */
+export function ingressDelta(
+  mr: MyIngress,
+  ours: OwnershipTags,
+  o: ObservedLoadBalancer,
+): DeltaEntry<MyIngressField>[] {
+  const delta: DeltaEntry<MyIngressField>[] = [];
+  const tgArns = new Map(
+    o.targetGroups
+      .filter((t) => t.tg?.TargetGroupArn !== undefined)
+      .map((t) => [t.want.key, t.tg?.TargetGroupArn ?? '']),
+  );
+  if (o.ownership?.uid !== ours.uid) delta.push({ field: 'ownership', change: 'ownership tags missing' });
+  for (const t of o.targetGroups) {
+    if (t.tg === undefined)
+      delta.push({ field: 'targetGroups', change: `target group for ${t.want.key} missing` });
+    else if (t.wanted !== undefined && !sameSet(t.registered, t.wanted))
+      delta.push({
+        field: 'targets',
+        change: `targets of ${t.want.key}: ${t.registered.length} → ${t.wanted.length}`,
+      });
+    else if (!healthCheckMatches(t.tg, t.want))
+      delta.push({ field: 'healthChecks', change: `health check of ${t.want.key}` });
+  }
+  const allTgs = o.targetGroups.every((t) => t.tg !== undefined);
+  for (const want of mr.spec.listeners) {
+    const l = o.listeners.find((x) => x.Port === want.port);
+    if (l === undefined) {
+      delta.push({ field: 'listeners', change: `listener ${want.port} missing` });
+      continue;
+    }
+    if (
+      allTgs &&
+      !listenerMatches(l, {
+        protocol: want.protocol,
+        certificateArn: want.certificateArn,
+        sslPolicy: want.sslPolicy,
+        actions: sdkActions(want.defaultAction, tgArns),
+      })
+    ) {
+      delta.push({ field: 'listeners', change: `listener ${want.port} changed` });
+    }
+  }
+  for (const l of o.listeners)
+    if (!mr.spec.listeners.some((w) => w.port === l.Port))
+      delta.push({ field: 'listeners', change: `listener ${l.Port ?? '?'} not wanted` });
+  const firstPort = mr.spec.listeners[0]?.port;
+  for (const l of o.listeners) {
+    const have = o.rules.get(l.ListenerArn ?? '') ?? [];
+    const want = (mr.spec.rules ?? []).filter((r) => (r.listenerPort ?? firstPort) === l.Port);
+    for (const w of want) {
+      const r = have.find((x) => Number(x.Priority) === w.priority);
+      if (r === undefined) delta.push({ field: 'rules', change: `rule ${w.priority} missing` });
+      else if (
+        allTgs &&
+        !ruleMatches(r, {
+          conditions: sdkConditions(w.hosts, w.paths),
+          actions: sdkActions(w.action, tgArns),
+        })
+      )
+        delta.push({ field: 'rules', change: `rule ${w.priority} changed` });
+    }
+    for (const r of have)
+      if (!want.some((w) => w.priority === Number(r.Priority)))
+        delta.push({ field: 'rules', change: `rule ${r.Priority ?? '?'} not wanted` });
+  }
+  const attrs = wantedAttributes(mr);
+  for (const [k, v] of attrs)
+    if ((o.attributes.get(k) ?? defaultAttribute(k)) !== v)
+      delta.push({ field: 'attributes', change: `attribute ${k}` });
+  const sg = mr.spec.securityGroups;
+  if (sg !== undefined && !sameSet(o.lb.SecurityGroups ?? [], sg))
+    delta.push({ field: 'securityGroups', change: 'security groups' });
+  if ((mr.spec.ipAddressType ?? 'ipv4') !== (o.lb.IpAddressType ?? 'ipv4'))
+    delta.push({ field: 'ipAddressType', change: 'ip address type' });
+  if (Object.entries(mr.spec.tags ?? {}).some(([k, v]) => o.tags[k] !== v))
+    delta.push({ field: 'tags', change: 'tags' });
+  return delta;
+}
+
+/** The load balancer attributes the spec asks for. Pure. */
+export function wantedAttributes(mr: MyIngress): Map<string, string> {
+  const a = mr.spec.attributes ?? {};
+  return new Map([
+    ['idle_timeout.timeout_seconds', String(a.idleTimeoutSeconds ?? 60)],
+    ['deletion_protection.enabled', String(a.deletionProtection ?? false)],
+    ['routing.http2.enabled', String(a.http2 ?? true)],
+    ['access_logs.s3.enabled', String(a.accessLogs !== undefined)],
+    ...(a.accessLogs !== undefined
+      ? ([
+          ['access_logs.s3.bucket', a.accessLogs.bucket],
+          ['access_logs.s3.prefix', a.accessLogs.prefix ?? ''],
+        ] as const)
+      : []),
+  ]);
+}
+
+/** What AWS reports for an attribute it does not list (its documented default). */
+export function defaultAttribute(key: string): string | undefined {
+  const defaults: Record<string, string> = {
+    'idle_timeout.timeout_seconds': '60',
+    'deletion_protection.enabled': 'false',
+    'routing.http2.enabled': 'true',
+    'access_logs.s3.enabled': 'false',
+    'access_logs.s3.prefix': '',
+  };
+  return defaults[key];
+}
+
+/** Whether a target group's health check is the wanted one. Pure. */
+export function healthCheckMatches(tg: TargetGroup, want: DesiredTargetGroup): boolean {
+  const h = want.healthCheck;
+  return (
+    (tg.HealthCheckPath ?? '/') === h.path &&
+    (tg.HealthCheckIntervalSeconds ?? 30) === h.intervalSeconds &&
+    (tg.HealthCheckTimeoutSeconds ?? 5) === h.timeoutSeconds &&
+    (tg.HealthyThresholdCount ?? 5) === h.healthyThresholdCount &&
+    (tg.UnhealthyThresholdCount ?? 2) === h.unhealthyThresholdCount &&
+    (tg.Matcher?.HttpCode ?? '200') === h.matcher
+  );
+}
+
+/** Same members, any order. Pure. */
+export function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+}

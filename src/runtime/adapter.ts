@@ -1,0 +1,173 @@
+// The contract between the engine and a kind's AWS side, as
+// crossplane-runtime's Connector and ExternalClient: the engine owns the
+// lifecycle and every write; an adapter reads AWS, changes AWS, and says what
+// it wants written to Kubernetes.
+import type { Logger } from 'pino';
+import type { ManagedObject, OwnershipTags } from '../apis/managed.ts';
+import type { ResourceType } from '../apis/meta.ts';
+import type { Clock } from './clock.ts';
+import type { EventSpec } from './events.ts';
+
+/** Whether the AWS resource is usable, as an adapter judges it. */
+export interface ReadyState {
+  readonly ready: boolean;
+  /** Condition reason, a named constant (Reason or the kind's own), e.g. Available, Creating. */
+  readonly reason: string;
+  readonly message?: string;
+}
+
+/** One field of the AWS resource that differs from the spec. */
+export interface DeltaEntry<F extends string = string> {
+  /** Which field (the kind's own names), for update to steer by. */
+  readonly field: F;
+  /** What differs, for Events and logs, e.g. "ttl 300 → 60". */
+  readonly change: string;
+}
+
+/** Every field that differs; empty when AWS matches the spec. */
+export type Delta<F extends string = string> = readonly DeltaEntry<F>[];
+
+/** True when `field` is in the delta. Pure. */
+export function hasDelta<F extends string>(delta: Delta<F>, field: F): boolean {
+  return delta.some((d) => d.field === field);
+}
+
+/** The delta as one line ("a; b"), or undefined when empty. Pure. */
+export function describeDelta(delta: Delta): string | undefined {
+  return delta.length > 0 ? delta.map((d) => d.change).join('; ') : undefined;
+}
+
+/** A Kubernetes object that lives beside a CR in its namespace (e.g. a connection Secret). */
+export interface CompanionObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string };
+  readonly [field: string]: unknown;
+}
+
+/**
+ * A write to a companion object, carried out by the engine:
+ * `apply` creates or updates it by server-side apply (field manager
+ * `skylift`), labelled as Skylift's and owned by the CR, so Kubernetes
+ * removes it with the CR; `disown` drops the CR's owner reference so it
+ * outlives the CR (deletionPolicy Orphan). Both are idempotent.
+ */
+export type CompanionWrite =
+  | { readonly op: 'apply'; readonly type: ResourceType; readonly object: CompanionObject }
+  | { readonly op: 'disown'; readonly type: ResourceType; readonly name: string };
+
+/** Kubernetes writes an adapter asks for; the engine makes them, in this order, with its own clock. */
+export interface Writes {
+  readonly companions?: readonly CompanionWrite[];
+  /** Annotations of the CR itself to set (a string) or remove (null). */
+  readonly annotations?: Readonly<Record<string, string | null>>;
+  readonly events?: readonly EventSpec[];
+}
+
+/** What an adapter found in AWS for a CR. */
+export type Observation<D = undefined, F extends string = string> =
+  { readonly exists: false } | ExistingObservation<D, F>;
+
+/** An AWS resource that exists. */
+export interface ExistingObservation<D = undefined, F extends string = string> {
+  readonly exists: true;
+  /** Skylift ownership tags on the resource; undefined when it carries none. */
+  readonly ownership: OwnershipTags | undefined;
+  /** What differs from the spec (including ownership tags to add on adoption); empty: up to date. */
+  readonly delta: Delta<F>;
+  readonly ready: ReadyState;
+  /** Kind-specific status fields (arn, dnsName, …), replacing the previous ones. */
+  readonly status: Record<string, unknown>;
+  /** Observe again sooner than the resync period (e.g. still provisioning). */
+  readonly requeueAfterMs?: number;
+  /** The kind's own record of what it saw, handed back to update and delete untouched. */
+  readonly details: D;
+  /** Kubernetes writes that follow from what was observed (e.g. the connection Secret's endpoint). */
+  readonly writes?: Writes;
+}
+
+/** What an adapter's calls may use. */
+export interface ReconcileContext {
+  readonly logger: Logger;
+  /** The tags this CR stamps on what it creates. */
+  readonly ownership: OwnershipTags;
+  /** The engine's clock: adapters read the time from here, never from Date.now. */
+  readonly clock: Clock;
+}
+
+/** What create reports. */
+export interface Created {
+  /** Status fields that identify what was created. */
+  readonly status: Record<string, unknown>;
+  readonly description?: string;
+  readonly writes?: Writes;
+}
+
+/** What update reports. */
+export interface Updated {
+  readonly description?: string;
+  /** The change is only submitted: Ready turns False, reason Updating, until a later observe. */
+  readonly pending?: boolean;
+  readonly writes?: Writes;
+}
+
+/**
+ * One kind's AWS side for one object. Contract for every method: idempotent
+ * (may be repeated or interrupted at any point); never blocks on a long AWS
+ * wait (report progress and let the engine poll); throws typed errors
+ * (TerminalError, RequeueAfter, OwnershipConflictError, RetryableError) or
+ * anything else for "retry with backoff"; never mutates the CR it is given
+ * and never writes to Kubernetes — it returns Writes instead.
+ */
+export interface ExternalClient<T extends ManagedObject, D = undefined, F extends string = string> {
+  /**
+   * Finds the AWS resource for `mr` — by the identity recorded in status, by
+   * `spec.externalName`, or by deterministic name / ownership tags — and
+   * compares it with the spec. Reads only: never modifies AWS or Kubernetes.
+   */
+  observe(mr: T, ctx: ReconcileContext): Promise<Observation<D, F>>;
+  /**
+   * Optional: what must be written before the create (e.g. a generated
+   * password into the connection Secret, so a crash cannot lose it). Reads
+   * only; the engine writes what it returns, then calls create.
+   */
+  prepareCreate?(mr: T, ctx: ReconcileContext): Promise<Writes>;
+  /**
+   * Creates the resource tagged with `ctx.ownership`. Must be safe when a
+   * previous attempt's outcome is unknown (deterministic names, idempotency
+   * tokens). Throws RequeueAfter only before anything was created (e.g. a
+   * reference is not ready yet).
+   */
+  create(mr: T, ctx: ReconcileContext): Promise<Created>;
+  /**
+   * Brings AWS in line with the spec with a minimal change, steered by
+   * `observed.delta` (and adds ownership tags on adoption).
+   */
+  update(mr: T, observed: ExistingObservation<D, F>, ctx: ReconcileContext): Promise<Updated>;
+  /**
+   * Optional: what to write to Kubernetes-side companions when the CR is
+   * deleted but the AWS resource is kept (deletionPolicy Orphan,
+   * ObserveOnly), e.g. disowning the connection Secret. Never touches AWS.
+   */
+  release?(mr: T, ctx: ReconcileContext): Promise<Writes>;
+  /** Deletes the resource and its children, or advances deletion; `gone` once AWS confirms. */
+  delete(mr: T, observed: ExistingObservation<D, F>, ctx: ReconcileContext): Promise<{ gone: boolean }>;
+}
+
+/**
+ * Hands the engine an ExternalClient bound to one object, as
+ * crossplane-runtime's Connector: the place where a kind chooses the AWS
+ * clients (credentials, account, region) an object is reconciled with. May
+ * block on credentials; idempotent; throws typed errors (e.g. TerminalError
+ * for an identity the object may not use).
+ */
+export interface Connector<T extends ManagedObject, D = undefined, F extends string = string> {
+  connect(mr: T, ctx: ReconcileContext): Promise<ExternalClient<T, D, F>>;
+}
+
+/** A connector that hands every object the same client (the process's shared AWS clients). */
+export function sharedClient<T extends ManagedObject, D, F extends string>(
+  client: ExternalClient<T, D, F>,
+): Connector<T, D, F> {
+  return { connect: () => Promise.resolve(client) };
+}
