@@ -1,12 +1,14 @@
 // What the container image holds, checked without a Docker engine: the
 // compiled dist/ with production dependencies only (as the Dockerfile's
 // `npm ci` + `npm prune --omit=dev` leave them) runs the operator, which
-// reconciles a DNSRecord and exits 0 on SIGTERM; and the Dockerfile agrees
-// with package.json, the pinned Node version and the chart.
+// reconciles a DNSRecord and exits 0 on SIGTERM; dist/ holds only code
+// compiled from src/, importing nothing but its own files, node: builtins and
+// production dependencies; and the Dockerfile agrees with package.json, the
+// pinned Node version and the chart.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { cp, readFile } from 'node:fs/promises';
+import { cp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +23,7 @@ import { waitFor } from '../../src/dev/wait.ts';
 import { route53At } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { kubectl } from '../support/kubectl.ts';
+import { checkSelfContained, compiledFrom, formatViolation, listFiles } from '../support/importRules.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { spawnSkyliftRun, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo } from '../support/stack.ts';
@@ -66,6 +69,37 @@ describe('the image contents', () => {
       expect(present(tool), `${tool} installed`).toBe(false);
     }
     for (const dep of Object.keys(pkg.dependencies)) expect(present(dep), `${dep} installed`).toBe(true);
+  });
+
+  it('holds only what skylift runs: no tooling, no test code', async () => {
+    const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      bin: { skylift: string };
+    };
+    const dist = join(appDir, 'dist');
+    const built = listFiles(dist);
+    let bytes = 0;
+    for (const path of built) bytes += (await stat(join(dist, path))).size;
+    console.log(`[image] dist/: ${built.length} files, ${(bytes / 1024).toFixed(1)} KiB`);
+    // rootDir is src/: dist/ mirrors it, so tooling or tests would show up as these folders.
+    expect(built.filter((path) => /^(tools|test|bench|hack)\//.test(path))).toEqual([]);
+    expect(built.filter((path) => /\.test\.js(\.map)?$/.test(path))).toEqual([]);
+    // Every file is compiled (a .js, or its source map) from a .ts of src/.
+    const sources = new Set(listFiles(join(repoRoot, 'src')));
+    expect(
+      built.filter((path) => {
+        const source = compiledFrom(path);
+        return source === undefined || !sources.has(source);
+      }),
+    ).toEqual([]);
+    expect(built).toContain(pkg.bin.skylift.replace(/^(\.\/)?dist\//, ''));
+    // What the .js files import: files of dist/, node: builtins and production dependencies only.
+    const modules = await Promise.all(
+      built
+        .filter((path) => path.endsWith('.js'))
+        .map(async (path) => ({ path, text: await readFile(join(dist, path), 'utf8') })),
+    );
+    expect(checkSelfContained(modules, Object.keys(pkg.dependencies)).map(formatViolation)).toEqual([]);
   });
 
   it('run the operator: a DNSRecord becomes Ready, and SIGTERM exits 0', async () => {
