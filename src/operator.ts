@@ -11,6 +11,7 @@ import { Metrics } from './runtime/metrics.ts';
 import type { LeaseTiming } from './runtime/leaderElection.ts';
 import type { KindPlumbing } from './kinds/module.ts';
 import { createAwsClients } from './providers/aws/clients.ts';
+import { controllerSettingsOf } from './runtime/settings.ts';
 import { startTracing } from './runtime/tracing.ts';
 
 /** A running operator process's handle. */
@@ -53,13 +54,7 @@ export function startOperator(
     metrics,
     events,
     aws,
-    settings: {
-      clusterId: options.clusterId,
-      namespaces: options.namespaces,
-      labelSelector: options.labelSelector,
-      workers: options.workers,
-      resyncPeriodMs: options.resyncPeriodMs,
-    },
+    settings: controllerSettingsOf(options),
   };
   const manager = new Manager({
     client,

@@ -1,24 +1,20 @@
 import { parseArgs } from 'node:util';
 import type { ConfiguredKind, KindFlag, KindModule } from '../kinds/module.ts';
 import { kinds } from '../kinds/registry.ts';
-import { defaultControllerSettings } from '../runtime/controller.ts';
 import type { LogFormat } from '../runtime/logger.ts';
 import {
+  defaultControllerSettings,
   formatDuration,
   parseDuration as parseSettingsDuration,
   SettingsError,
+  type ControllerSettings,
 } from '../runtime/settings.ts';
 
 /** Everything `skylift run` can be told, from flags or environment. */
-export interface RunOptions {
+export interface RunOptions extends ControllerSettings {
   /** Path to a kubeconfig; undefined: $KUBECONFIG, ~/.kube/config, or in-cluster. */
   readonly kubeconfig: string | undefined;
   readonly region: string;
-  /** Namespaces to watch; empty: all. */
-  readonly namespaces: readonly string[];
-  readonly labelSelector: string | undefined;
-  readonly workers: number;
-  readonly resyncPeriodMs: number;
   /** `host:port` for /metrics, /healthz, /readyz. */
   readonly probeAddress: string;
   readonly leaderElection: boolean;
@@ -26,8 +22,6 @@ export interface RunOptions {
   readonly leaderElectionId: string;
   readonly logLevel: string;
   readonly logFormat: LogFormat;
-  /** Written into the `skylift.dev/cluster` ownership tag. */
-  readonly clusterId: string;
   readonly shutdownDeadlineMs: number;
   /** Every kind of the registry, configured from its own flags. */
   readonly kinds: readonly ConfiguredKind[];

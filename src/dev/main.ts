@@ -6,6 +6,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { installCrds } from './installCrds.ts';
 import { parseRunOptions } from '../cli/options.ts';
+import { kinds } from '../kinds/registry.ts';
 import { startOperator } from '../operator.ts';
 import { createAwsClients } from '../providers/aws/clients.ts';
 import { realClock } from '../runtime/clock.ts';
@@ -62,8 +63,7 @@ export async function runDev(argv: readonly string[]): Promise<number> {
         'text',
         '--log-level',
         'warn',
-        '--rds-poll-interval',
-        '2s',
+        ...kinds.flatMap((k) => k.devFlags),
         ...args.runArgs,
         '--kubeconfig',
         stack.kubeconfig,

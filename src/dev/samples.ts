@@ -1,5 +1,6 @@
 // The sample application `skylift dev` applies (examples/app.yaml), applied
 // the way `kubectl apply --server-side` would.
+import { endpointSliceType, serviceType } from '../apis/core.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
@@ -14,20 +15,6 @@ export const sampleFile = join(repoRoot, 'examples', 'app.yaml');
 /** The Skylift kinds whose readiness `skylift dev` follows. */
 export const skyliftTypes: readonly ResourceType[] = kinds.map((k) => k.type);
 
-const serviceType: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'services',
-  kind: 'Service',
-  namespaced: true,
-};
-const endpointSliceType: ResourceType = {
-  group: 'discovery.k8s.io',
-  version: 'v1',
-  plural: 'endpointslices',
-  kind: 'EndpointSlice',
-  namespaced: true,
-};
 const knownTypes: readonly ResourceType[] = [serviceType, endpointSliceType, ...skyliftTypes];
 
 /** A Service as far as the stand-in EndpointSlice needs it. */

@@ -8,7 +8,8 @@ import type { ManagedObject } from '../apis/managed.ts';
 import type { ResourceType } from '../apis/meta.ts';
 import type { AwsClients } from '../providers/aws/clients.ts';
 import type { Clock } from '../runtime/clock.ts';
-import type { ControllerSettings, RunnableController } from '../runtime/controller.ts';
+import type { RunnableController } from '../runtime/controller.ts';
+import type { ControllerSettings } from '../runtime/settings.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { KubeClient } from '../runtime/kube/client.ts';
 import type { Metrics } from '../runtime/metrics.ts';
@@ -90,6 +91,8 @@ export interface KindModule {
   configure(values: ReadonlyMap<string, string>): ConfiguredKind;
   /** Its Argo CD health check (every kind Skylift ships has one; a kind without one gets none). */
   readonly healthCheck?: HealthCheckSource;
+  /** Flags `skylift dev` gives the operator for this kind on the local emulator (e.g. faster polling). */
+  readonly devFlags: readonly string[];
   /** This kind's own `skylift` sub-commands. */
   readonly commands: readonly KindCommand[];
   /** The lines `skylift dev` prints for a Ready object of this kind (namespace: the samples'). Pure. */

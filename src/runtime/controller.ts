@@ -8,6 +8,7 @@ import { Informer, WatchEventType } from './kube/informer.ts';
 import { objectKey, type KubeObject, type ResourceType } from '../apis/meta.ts';
 import { requestAnnotation, type ManagedObject } from '../apis/managed.ts';
 import type { Metrics } from './metrics.ts';
+import { defaultControllerSettings, type ControllerSettings } from './settings.ts';
 import { WorkQueue } from './workqueue.ts';
 import { getCondition, ConditionType } from './conditions.ts';
 
@@ -23,32 +24,6 @@ export interface SecondaryWatch<T extends ManagedObject = ManagedObject> {
 }
 
 /**
- * How every kind's controller runs, whatever the kind: set by `skylift run`'s
- * flags, defaulted here and nowhere else.
- */
-export interface ControllerSettings {
-  /** Written into the ownership tags of everything this operator creates. */
-  readonly clusterId: string;
-  /** Watch only these namespaces; empty: all. */
-  readonly namespaces: readonly string[];
-  /** Only manage objects matching this label selector (to shard). */
-  readonly labelSelector: string | undefined;
-  /** Concurrent reconciles per kind. */
-  readonly workers: number;
-  /** Periodic drift check of Ready resources. */
-  readonly resyncPeriodMs: number;
-}
-
-/** The defaults of {@link ControllerSettings}. */
-export const defaultControllerSettings: ControllerSettings = {
-  clusterId: 'default',
-  namespaces: [],
-  labelSelector: undefined,
-  workers: 16,
-  resyncPeriodMs: 600_000,
-};
-
-/**
  * What the manager runs: one kind's control loop, whatever its object type.
  * `start` may block until the first list; `stop` is idempotent.
  */
@@ -60,7 +35,11 @@ export interface RunnableController {
 }
 
 /** Options for {@link Controller}. */
-export interface ControllerOptions<T extends ManagedObject, D = undefined, F extends string = string> {
+export interface ControllerOptions<
+  T extends ManagedObject,
+  D = undefined,
+  F extends string = string,
+> extends Partial<ControllerSettings> {
   readonly type: ResourceType;
   /** Binds the kind's adapter to each object. */
   readonly connector: Connector<T, D, F>;
@@ -69,12 +48,6 @@ export interface ControllerOptions<T extends ManagedObject, D = undefined, F ext
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly events: EventRecorder;
-  readonly clusterId: string;
-  /** Watch only these namespaces (default: all). */
-  readonly namespaces?: readonly string[] | undefined;
-  readonly labelSelector?: string | undefined;
-  readonly workers?: number;
-  readonly resyncPeriodMs?: number;
   readonly pollMs?: number;
   readonly createGraceMs?: number;
   readonly watchdogMs?: number;
@@ -119,7 +92,7 @@ export class Controller<
       logger: opts.logger,
       metrics: opts.metrics,
       events: opts.events,
-      clusterId: opts.clusterId,
+      clusterId: opts.clusterId ?? defaultControllerSettings.clusterId,
       ...(opts.resyncPeriodMs !== undefined ? { resyncPeriodMs: opts.resyncPeriodMs } : {}),
       ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
       ...(opts.createGraceMs !== undefined ? { createGraceMs: opts.createGraceMs } : {}),

@@ -32,6 +32,7 @@ import {
   type Writes,
 } from './adapter.ts';
 import { writeCompanion } from './companions.ts';
+import { defaultControllerSettings } from './settings.ts';
 import { mergePatchFor } from './mergePatch.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
 import { inReconcileSpan, type ReconcileSpan, type ReconcileSpanTarget } from './tracing.ts';
@@ -48,14 +49,22 @@ export interface EngineOptions<T extends ManagedObject, D = undefined, F extends
   readonly events: EventRecorder;
   /** Written into the ownership tags of everything this operator creates. */
   readonly clusterId: string;
-  /** Periodic drift check of Ready resources. Default 10 min. */
+  /** Periodic drift check of Ready resources (default: the controller settings' default). */
   readonly resyncPeriodMs?: number;
-  /** Poll interval while AWS is busy (creating, updating, deleting). Default 5 s. */
+  /** Poll interval while AWS is busy (creating, updating, deleting). */
   readonly pollMs?: number;
-  /** How long a create-pending marker makes the engine wait for a lookup to find the resource. Default 30 s. */
+  /** How long a create-pending marker makes the engine wait for a lookup to find the resource. */
   readonly createGraceMs?: number;
   readonly random?: () => number;
 }
+
+/** The engine's own defaults. */
+export const engineDefaults = {
+  /** Poll interval while AWS is busy, for kinds that set none. */
+  pollMs: 5000,
+  /** A create-pending marker younger than this holds back a second create. */
+  createGraceMs: 30_000,
+} as const;
 
 /** What the work queue should do with the key after a reconcile. */
 export type ReconcileOutcome =
@@ -186,7 +195,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       const pendingSince = pendingCreate(p.obj);
       if (pendingSince !== undefined) {
         const waited = this.o.clock.now() - pendingSince;
-        const grace = this.o.createGraceMs ?? 30_000;
+        const grace = this.o.createGraceMs ?? engineDefaults.createGraceMs;
         if (waited < grace) {
           // A create was attempted but is not visible yet: AWS lookups can lag a create.
           p.log.info({ waitedMs: waited }, 'create pending, waiting for the resource to become visible');
@@ -322,7 +331,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     const obs = await this.step('observe', () => adapter.observe(p.obj, p.ctx));
     if (!obs.exists) {
       const pendingSince = pendingCreate(p.obj);
-      const grace = this.o.createGraceMs ?? 30_000;
+      const grace = this.o.createGraceMs ?? engineDefaults.createGraceMs;
       if (pendingSince !== undefined && this.o.clock.now() - pendingSince < grace) {
         // A create may have happened but not be visible yet; do not let go of it.
         this.setReady(p, {
@@ -566,11 +575,11 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   }
 
   private resync(): number {
-    return jittered(this.o.resyncPeriodMs ?? 600_000, 0.1, this.o.random);
+    return jittered(this.o.resyncPeriodMs ?? defaultControllerSettings.resyncPeriodMs, 0.1, this.o.random);
   }
 
   private poll(): number {
-    return this.o.pollMs ?? 5000;
+    return this.o.pollMs ?? engineDefaults.pollMs;
   }
 }
 

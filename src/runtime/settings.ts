@@ -1,4 +1,5 @@
-// Parsing of the settings that flags and environment give the runtime and the kinds.
+// The settings flags and environment give the runtime and the kinds, their
+// defaults, and their parsing.
 
 /** A setting that cannot be used; the message names it and says what to give instead. */
 export class SettingsError extends Error {
@@ -35,4 +36,41 @@ export function durationSetting(values: ReadonlyMap<string, string>, flag: strin
   } catch (err) {
     throw new SettingsError(`--${flag}: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * How every kind's controller runs, whatever the kind: set by `skylift run`'s
+ * flags, defaulted here and nowhere else.
+ */
+export interface ControllerSettings {
+  /** Written into the ownership tags of everything this operator creates. */
+  readonly clusterId: string;
+  /** Watch only these namespaces; empty: all. */
+  readonly namespaces: readonly string[];
+  /** Only manage objects matching this label selector (to shard). */
+  readonly labelSelector: string | undefined;
+  /** Concurrent reconciles per kind. */
+  readonly workers: number;
+  /** Periodic drift check of Ready resources. */
+  readonly resyncPeriodMs: number;
+}
+
+/** The defaults of {@link ControllerSettings}. */
+export const defaultControllerSettings: ControllerSettings = {
+  clusterId: 'default',
+  namespaces: [],
+  labelSelector: undefined,
+  workers: 16,
+  resyncPeriodMs: 600_000,
+};
+
+/** The controller settings among a larger set of options (e.g. `skylift run`'s). Pure. */
+export function controllerSettingsOf(o: ControllerSettings): ControllerSettings {
+  return {
+    clusterId: o.clusterId,
+    namespaces: o.namespaces,
+    labelSelector: o.labelSelector,
+    workers: o.workers,
+    resyncPeriodMs: o.resyncPeriodMs,
+  };
 }

@@ -8,6 +8,7 @@ import type { KindPlumbing } from '../../src/kinds/module.ts';
 import type { RunnableController } from '../../src/runtime/controller.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
+import { controllerSettingsOf } from '../../src/runtime/settings.ts';
 import { kubeClient } from './kube.ts';
 
 export interface RunningController {
@@ -57,13 +58,7 @@ export async function startController(
     metrics,
     events,
     aws,
-    settings: {
-      clusterId: options.clusterId,
-      namespaces: options.namespaces,
-      labelSelector: options.labelSelector,
-      workers: options.workers,
-      resyncPeriodMs: options.resyncPeriodMs,
-    },
+    settings: controllerSettingsOf(options),
   });
   await controller.start();
   return {

@@ -37,6 +37,7 @@ const gadgets: KindModule = {
       }),
     trace: () => Promise.resolve([]),
   }),
+  devFlags: [],
   commands: [],
   summarize: () => [],
 };

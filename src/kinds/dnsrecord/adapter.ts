@@ -12,17 +12,9 @@ import {
 } from '../../providers/route53/names.ts';
 import type { HostedZone, ZoneDirectory } from '../../providers/route53/zones.ts';
 import type { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
-import {
-  describeDelta,
-  type Created,
-  type DeltaEntry,
-  type ExistingObservation,
-  type ExternalClient,
-  type Observation,
-  type ReadyState,
-  type ReconcileContext,
-  type Updated,
-} from '../../runtime/adapter.ts';
+import { describeDelta, type Created, type DeltaEntry, type Updated } from '../../runtime/adapter.ts';
+import type { ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
+import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import { OwnershipConflictError, RequeueAfter, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
@@ -49,7 +41,7 @@ export interface DNSRecordAdapterDeps {
   /** A cached MyIngress by namespace and name (undefined when unknown). */
   readonly lookupMyIngress: (namespace: string, name: string) => KubeObject | undefined;
   /** How soon to look again while a change is queued or propagating. */
-  readonly pollMs?: number;
+  readonly pollMs: number;
   /** How long to wait for a referenced MyIngress before looking again (its watch usually triggers sooner). */
   readonly referenceRetryMs?: number;
 }
@@ -122,7 +114,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
             message: ticket.note ?? 'change queued for Route 53',
           },
           status,
-          requeueAfterMs: this.d.pollMs ?? 1000,
+          requeueAfterMs: this.d.pollMs,
           details: undefined,
         };
       }
@@ -161,17 +153,17 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
           reason: DNSReason.Propagating,
           message: `Route 53 is propagating change ${changeId}`,
         };
-        requeueAfterMs = this.d.pollMs ?? 2000;
+        requeueAfterMs = this.d.pollMs;
       }
     }
     return {
       exists: true,
+      details: undefined,
       ownership,
       delta,
       ready,
       status,
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
-      details: undefined,
     };
   }
 

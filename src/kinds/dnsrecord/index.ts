@@ -19,6 +19,7 @@ export const dnsRecordKind: KindModule = {
       trace: traceDnsRecord(settings.ownerPrefix),
     };
   },
+  devFlags: [],
   commands: [],
   healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: {} },
   summarize(obj: ManagedObject): string[] {

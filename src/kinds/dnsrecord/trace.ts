@@ -14,14 +14,8 @@ import { KubeApiError } from '../../runtime/kube/client.ts';
 import { resourcePath } from '../../apis/meta.ts';
 import type { ManagedObject } from '../../apis/managed.ts';
 import type { Collector, TraceContext } from '../../trace/context.ts';
-import {
-  describeSafely,
-  errorNode,
-  node,
-  notFoundNode,
-  NotFoundInAws,
-  type TraceNode,
-} from '../../trace/tree.ts';
+import { describeSafely, errorNode, node, notFoundNode, NotFoundInAws } from '../../trace/tree.ts';
+import type { TraceNode } from '../../trace/tree.ts';
 
 function isZoneNotFound(err: unknown): boolean {
   return awsErrorCode(err) === 'NoSuchHostedZone';

@@ -1,19 +1,11 @@
 // The connection Secret a ManagedDB's application mounts: what it holds and
 // how the adapter asks the engine to write it.
 import type { DBInstance } from '@aws-sdk/client-rds';
-import type { ResourceType } from '../../apis/meta.ts';
+import { secretType } from '../../apis/core.ts';
 import type { CompanionWrite } from '../../runtime/adapter.ts';
 import { KubeApiError, type KubeClient } from '../../runtime/kube/client.ts';
 import type { ManagedDB } from './api.ts';
 import { connectionSecretName } from './identity.ts';
-
-export const secretType: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'secrets',
-  kind: 'Secret',
-  namespaced: true,
-};
 
 /** Default ports per engine. */
 const defaultPort = { postgres: 5432, mysql: 3306, mariadb: 3306 } as const;

@@ -36,16 +36,9 @@ import { hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
 import { ownedTagList, tagList } from '../../providers/aws/tags.ts';
 import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
-import {
-  hasDelta,
-  type Created,
-  type ExistingObservation,
-  type ExternalClient,
-  type Observation,
-  type ReadyState,
-  type ReconcileContext,
-  type Updated,
-} from '../../runtime/adapter.ts';
+import { hasDelta, type Created, type Updated } from '../../runtime/adapter.ts';
+import type { ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
+import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import { RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';

@@ -1,27 +1,13 @@
+import { endpointSliceType, serviceType } from '../../apis/core.ts';
 import { myIngressType, type MyIngress } from './api.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
-import type { KubeObject, ResourceType } from '../../apis/meta.ts';
+import type { KubeObject } from '../../apis/meta.ts';
 import { controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
 import { sharedClient } from '../../runtime/adapter.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
-
-export const serviceType: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'services',
-  kind: 'Service',
-  namespaced: true,
-};
-export const endpointSliceType: ResourceType = {
-  group: 'discovery.k8s.io',
-  version: 'v1',
-  plural: 'endpointslices',
-  kind: 'EndpointSlice',
-  namespaced: true,
-};
 
 /** Services a MyIngress forwards to. Pure. */
 export function backendServices(m: MyIngress): Set<string> {

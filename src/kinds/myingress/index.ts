@@ -18,6 +18,7 @@ export const myIngressKind: KindModule = {
       trace: traceMyIngress,
     };
   },
+  devFlags: [],
   commands: [],
   healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: {} },
   summarize(obj: ManagedObject): string[] {

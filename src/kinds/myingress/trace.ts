@@ -12,14 +12,8 @@ import {
 import { isElbv2NotFound } from '../../providers/elbv2/errors.ts';
 import type { ManagedObject } from '../../apis/managed.ts';
 import type { Collector, TraceContext } from '../../trace/context.ts';
-import {
-  describeSafely,
-  errorNode,
-  node,
-  notFoundNode,
-  NotFoundInAws,
-  type TraceNode,
-} from '../../trace/tree.ts';
+import { describeSafely, errorNode, node, notFoundNode, NotFoundInAws } from '../../trace/tree.ts';
+import type { TraceNode } from '../../trace/tree.ts';
 
 /** The MyIngress status fields the trace reads. */
 interface MyIngressStatus {

@@ -1,0 +1,26 @@
+// Built-in Kubernetes types Skylift reads beside its own.
+import type { ResourceType } from './meta.ts';
+
+export const serviceType: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'services',
+  kind: 'Service',
+  namespaced: true,
+};
+
+export const endpointSliceType: ResourceType = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  plural: 'endpointslices',
+  kind: 'EndpointSlice',
+  namespaced: true,
+};
+
+export const secretType: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
