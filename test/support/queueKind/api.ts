@@ -1,0 +1,75 @@
+// The Queue test kind's API: an SQS queue, in its own API group so it is
+// plainly not a product kind. Mirrors src/kinds/<kind>/api.ts.
+import { managedSpecProperties, managedStatusProperties } from '../../../src/apis/common.ts';
+import { managedCrd, type CrdManifest } from '../../../src/apis/crd.ts';
+import type { ManagedObject, ManagedSpec } from '../../../src/apis/managed.ts';
+import type { ResourceType } from '../../../src/apis/meta.ts';
+import { int, obj, str, stringMap, type Schema } from '../../../src/apis/schema.ts';
+
+export const queueType: ResourceType = {
+  group: 'test.skylift.dev',
+  version: 'v1alpha1',
+  plural: 'queues',
+  kind: 'Queue',
+  namespaced: true,
+};
+
+/** SQS's own default, and the spec's. */
+export const defaultVisibilityTimeoutSeconds = 30;
+
+export interface QueueSpec extends ManagedSpec {
+  /** Seconds a received message stays hidden from other consumers (0..43200). */
+  visibilityTimeoutSeconds?: number;
+  /** Extra tags on the queue (skylift.dev/* keys are reserved). */
+  tags?: Record<string, string>;
+}
+
+export type Queue = ManagedObject<QueueSpec>;
+
+const spec: Schema = obj('The desired SQS queue.', {
+  visibilityTimeoutSeconds: int('Seconds a received message stays invisible to other consumers.', {
+    minimum: 0,
+    maximum: 43_200,
+    default: defaultVisibilityTimeoutSeconds,
+  }),
+  tags: stringMap('Extra tags on the queue (skylift.dev/* keys are reserved).', {
+    'x-kubernetes-validations': [
+      {
+        rule: "self.all(k, !k.startsWith('skylift.dev/'))",
+        message: 'tag keys starting with skylift.dev/ are reserved',
+      },
+    ],
+  }),
+  ...managedSpecProperties,
+});
+
+const status: Schema = obj('What Skylift observed in SQS.', {
+  url: str('Queue URL.'),
+  arn: str('Queue ARN.'),
+  ...managedStatusProperties,
+});
+
+/**
+ * The Queue CRD. managedCrd renders every product kind into aws.skylift.dev;
+ * this kind lives in test.skylift.dev, so the group and the CRD's name (which
+ * must be `<plural>.<group>`) are put right afterwards. Pure.
+ */
+export function queueCrd(): CrdManifest {
+  const base = managedCrd({
+    type: queueType,
+    singular: 'queue',
+    shortName: 'tq',
+    description: 'An SQS queue managed by Skylift (a test kind).',
+    columns: [
+      { name: 'Visibility', type: 'integer', jsonPath: '.spec.visibilityTimeoutSeconds' },
+      { name: 'URL', type: 'string', jsonPath: '.status.url' },
+    ],
+    spec,
+    status,
+  });
+  return {
+    ...base,
+    metadata: { name: `${queueType.plural}.${queueType.group}` },
+    spec: { ...base.spec, group: queueType.group },
+  };
+}
