@@ -80,9 +80,9 @@ export function managedCrd(k: ManagedKindShape): CrdManifest {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${k.type.plural}.${apiGroup}` },
+    metadata: { name: `${k.type.plural}.${k.type.group}` },
     spec: {
-      group: apiGroup,
+      group: k.type.group,
       scope: 'Namespaced',
       names: {
         plural: k.type.plural,
@@ -94,7 +94,7 @@ export function managedCrd(k: ManagedKindShape): CrdManifest {
       },
       versions: [
         {
-          name: apiVersion,
+          name: k.type.version,
           served: true,
           storage: true,
           subresources: { status: {} },

@@ -23,6 +23,29 @@ export interface AwsClients {
   readonly ec2: EC2Client;
   /** The client-side limiters, by signing name (route53, elasticloadbalancing, rds). */
   readonly limiters: ReadonlyMap<string, AdaptiveRateLimiter>;
+  /** What every client here is built with (region, endpoint, credentials, attempts): for a kind's own client. */
+  readonly config: AwsClientConfig;
+  /**
+   * Takes in a kind's own SDK client for another service (by its signing
+   * name): its calls then wait for that service's adaptive rate limiter and
+   * are counted and traced like the shared clients', and it is destroyed
+   * with them. Returns the client. Call once per client.
+   */
+  adopt<C extends AdoptableClient>(service: string, client: C): C;
+  destroy(): void;
+}
+
+/** The SDK client configuration the shared clients are built with. */
+export interface AwsClientConfig {
+  readonly region: string;
+  readonly maxAttempts: number;
+  readonly endpoint?: string;
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+/** Any AWS SDK v3 client. */
+export interface AdoptableClient {
+  readonly middlewareStack: unknown;
   destroy(): void;
 }
 
@@ -61,7 +84,7 @@ interface MiddlewareStackLike {
  */
 export function createAwsClients(opts: AwsClientOptions): AwsClients {
   const endpoint = opts.endpoint ?? process.env.AWS_ENDPOINT_URL;
-  const base = {
+  const base: AwsClientConfig = {
     region: opts.region,
     maxAttempts: opts.maxAttempts ?? 3,
     ...(endpoint !== undefined && endpoint !== '' ? { endpoint } : {}),
@@ -69,7 +92,12 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
   };
   const rates = { ...defaultServiceRates, ...opts.rates };
   const limiters = new Map<string, AdaptiveRateLimiter>();
+  const adopted: AdoptableClient[] = [];
   const instrument = (service: string, stack: MiddlewareStackLike): void => {
+    if (limiters.has(service)) {
+      instrumentWith(service, stack);
+      return;
+    }
     const rate = rates[service] ?? { maxPerSecond: 10, minPerSecond: 1, burst: 10 };
     const limiter = new AdaptiveRateLimiter(opts.clock, rate);
     limiters.set(service, limiter);
@@ -127,7 +155,14 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     rds,
     ec2,
     limiters,
+    config: base,
+    adopt(service, client) {
+      instrument(service, client.middlewareStack as MiddlewareStackLike);
+      adopted.push(client);
+      return client;
+    },
     destroy() {
+      for (const c of adopted) c.destroy();
       route53.destroy();
       elbv2.destroy();
       elbv2Create.destroy();

@@ -1,7 +1,6 @@
 // The Queue controller: the engine's Controller with Queue's adapter, wired
-// from the plumbing like every product kind's. KindPlumbing.aws holds only
-// the product's clients, so the kind brings its own SQS client and closes it
-// when the controller stops.
+// from the plumbing like every product kind's. The kind brings its own SQS
+// client; the plumbing adopts it (rate limit, metrics, tracing, shutdown).
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { controllerOptions } from '../../../src/kinds/controllerOptions.ts';
 import type { KindPlumbing } from '../../../src/kinds/module.ts';
@@ -11,30 +10,16 @@ import { QueueAdapter, type QueueDetails, type QueueField } from './adapter.ts';
 import { queueType, type Queue } from './api.ts';
 import { defaultQueueSettings, type QueueSettings } from './settings.ts';
 
-/** The Queue controller; stopping it also destroys `sqs`. */
+/** The Queue controller; `sqs` is adopted by the plumbing's AWS clients (and destroyed with them). */
 export function queueController(
   p: KindPlumbing,
   sqs: SQSClient,
   settings: QueueSettings = defaultQueueSettings,
 ): RunnableController {
-  const controller = new Controller<Queue, QueueDetails, QueueField>({
+  return new Controller<Queue, QueueDetails, QueueField>({
     type: queueType,
-    connector: sharedClient(new QueueAdapter(sqs)),
+    connector: sharedClient(new QueueAdapter(p.aws.adopt('sqs', sqs))),
     ...controllerOptions(p),
     pollMs: settings.pollMs,
   });
-  return {
-    type: controller.type,
-    get synced() {
-      return controller.synced;
-    },
-    start: () => controller.start(),
-    stop: async (deadlineMs) => {
-      try {
-        await controller.stop(deadlineMs);
-      } finally {
-        sqs.destroy();
-      }
-    },
-  };
 }

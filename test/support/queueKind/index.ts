@@ -11,9 +11,9 @@ import { parseQueueSettings, queueFlags } from './settings.ts';
 import { traceQueue } from './trace.ts';
 
 /**
- * The Queue kind talking to SQS at `endpoint` (the emulator). The endpoint is
- * the factory's argument because KindPlumbing carries no endpoint a kind
- * could build a client of another service from.
+ * The Queue kind talking to SQS at `endpoint` (the emulator; the operator's
+ * own clients take theirs from AWS_ENDPOINT_URL, which this in-process test
+ * leaves alone).
  */
 export function queueKind(endpoint: string): KindModule {
   const sqsFor = (region: string): SQSClient => new SQSClient({ ...awsClientConfig(endpoint), region });
@@ -30,6 +30,7 @@ export function queueKind(endpoint: string): KindModule {
         trace: traceQueue(sqsFor),
       };
     },
+    devFlags: [],
     commands: [],
     summarize(obj: ManagedObject): string[] {
       const url = obj.status?.url;
