@@ -22,6 +22,8 @@ export const Reason = {
   Terminal: 'Terminal',
   Conflict: 'Conflict',
   Throttled: 'Throttled',
+  /** AWS failed in a way worth retrying (5xx, network, an unknown error). */
+  AwsError: 'AWSError',
   Waiting: 'Waiting',
 } as const;
 

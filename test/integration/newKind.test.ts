@@ -167,7 +167,9 @@ describe('a kind defined outside src/ (Queue → SQS)', () => {
     await eventWith(name, 'Created', `created queue ${queueName(ns, name, uid)}`);
     // The kind's own client was adopted by the plumbing: its calls are counted like the product's.
     const metrics = await simpleRequest(`http://${op?.manager.probeAddress ?? ''}/metrics`);
-    expect(metrics.body).toMatch(/skylift_aws_api_calls_total\{service="sqs",operation="CreateQueue",outcome="success"\} [1-9]/);
+    expect(metrics.body).toMatch(
+      /skylift_aws_api_calls_total\{service="sqs",operation="CreateQueue",outcome="success"\} [1-9]/,
+    );
 
     // The rest of the contract, as `skylift trace` and `skylift dev` would use it.
     const aws = createAwsClients({

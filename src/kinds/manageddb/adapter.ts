@@ -49,6 +49,8 @@ import { planSnapshots, snapshotSchedule } from './snapshots.ts';
 export const DBReason = {
   /** The newest scheduled snapshot failed. */
   SnapshotFailed: 'SnapshotFailed',
+  /** The generated password vanished from the connection Secret between prepareCreate and create. */
+  SecretMissing: 'SecretMissing',
 } as const;
 
 /** What can differ between an RDS instance and its ManagedDB. */
@@ -208,7 +210,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     const password = managed ? undefined : (await readConnectionSecret(this.d.kube, mr))?.password;
     if (!managed && (password === undefined || password === ''))
       throw new RetryableError(
-        'SecretMissing',
+        DBReason.SecretMissing,
         `the connection Secret lost its generated password before ${id} was created`,
       );
     const common = {

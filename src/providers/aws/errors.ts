@@ -1,3 +1,4 @@
+import { Reason } from '../../runtime/conditions.ts';
 import { RetryableError, TerminalError } from '../../runtime/errors.ts';
 
 /** How an AWS error should be treated. */
@@ -142,10 +143,10 @@ export function toTypedAwsError(
     case 'terminal':
       return new AwsTerminalError(message, code, { cause: err });
     case 'throttling':
-      return new AwsRetryableError('Throttled', message, code, { cause: err });
+      return new AwsRetryableError(Reason.Throttled, message, code, { cause: err });
     case 'transient':
     case 'unknown':
-      return new AwsRetryableError('AWSError', message, code, { cause: err });
+      return new AwsRetryableError(Reason.AwsError, message, code, { cause: err });
   }
 }
 

@@ -1,3 +1,4 @@
+import { Reason } from '../../runtime/conditions.ts';
 import { ChangeResourceRecordSetsCommand, type Change, type Route53Client } from '@aws-sdk/client-route-53';
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../../runtime/backoff.ts';
@@ -274,7 +275,11 @@ export class ChangeBatcher {
       for (const t of batch) {
         this.finish(zq, t, {
           state: 'failed',
-          error: new AwsRetryableError('AWSError', `Route 53 change failed: ${message}`, awsErrorCode(err)),
+          error: new AwsRetryableError(
+            Reason.AwsError,
+            `Route 53 change failed: ${message}`,
+            awsErrorCode(err),
+          ),
         });
       }
       zq.failures = 0;
