@@ -1,0 +1,37 @@
+// What the parts of the MyIngress adapter are given: the clients and caches
+// they are built with, and, during one update, the object and load balancer
+// in hand.
+import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { ElasticLoadBalancingV2Client, LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { KubeObject } from '../../apis/meta.ts';
+import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
+import type { ReconcileContext } from '../../runtime/adapter.ts';
+import type { MyIngress } from './api.ts';
+
+/** What the MyIngress adapter needs. */
+export interface MyIngressAdapterDeps {
+  readonly elbv2: ElasticLoadBalancingV2Client;
+  /** The same service without SDK retries, for creates (see AwsClients.elbv2Create). */
+  readonly elbv2Create: ElasticLoadBalancingV2Client;
+  readonly ec2: EC2Client;
+  readonly describer: LoadBalancerDescriber;
+  readonly tagDescriber: TagDescriber;
+  /** Cached Service by namespace and name. */
+  readonly service: (namespace: string, name: string) => KubeObject | undefined;
+  /** Cached EndpointSlices of a Service. */
+  readonly endpointSlices: (namespace: string, service: string) => KubeObject[];
+  /** First interval between looks at a load balancer that is not Ready yet (longer waits are polled less often). */
+  readonly pollMs: number;
+}
+
+/** One update of a live load balancer, handed to each of its steps. */
+export interface IngressUpdate {
+  readonly mr: MyIngress;
+  readonly ctx: ReconcileContext;
+  /** The load balancer as observe found it. */
+  readonly lb: LoadBalancer;
+  /** Its ARN ('' if AWS gave none). */
+  readonly arn: string;
+  /** What was changed so far, in order, for the update's description: each step appends. */
+  readonly done: string[];
+}

@@ -1,0 +1,218 @@
+// A live load balancer's listeners and their rules: describing them for
+// observe, and the update steps that create, modify and delete them.
+import {
+  CreateListenerCommand,
+  CreateRuleCommand,
+  DeleteListenerCommand,
+  DeleteRuleCommand,
+  DescribeListenersCommand,
+  DescribeRulesCommand,
+  ModifyListenerCommand,
+  ModifyRuleCommand,
+  type Action,
+  type Listener,
+  type Rule,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { ownedTagList } from '../../providers/aws/tags.ts';
+import type { ListenerSpec, RuleSpec } from './api.ts';
+import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
+import { listenerMatches, ruleMatches, sdkActions, sdkConditions } from './desired.ts';
+import { elbv2Call } from './elbv2.ts';
+
+type ListenerDeps = Pick<MyIngressAdapterDeps, 'elbv2' | 'elbv2Create'>;
+
+/**
+ * The listeners and rules of MyIngresses' load balancers. Reads throw typed
+ * errors when AWS cannot be asked; each update step changes only what
+ * differs from the spec and appends what it changed to the update. Creates
+ * go without SDK retries: one whose answer was lost is found by the next
+ * observe instead of being created twice.
+ */
+export class Listeners {
+  private readonly d: ListenerDeps;
+
+  constructor(deps: ListenerDeps) {
+    this.d = deps;
+  }
+
+  /** The load balancer's listeners, and each one's rules (the default rule left out). Read-only. */
+  async observe(lbArn: string): Promise<{ listeners: Listener[]; rules: Map<string, Rule[]> }> {
+    const listeners =
+      (
+        await elbv2Call('describe listeners', () =>
+          this.d.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lbArn })),
+        )
+      ).Listeners ?? [];
+    const rules = new Map<string, Rule[]>();
+    for (const l of listeners) {
+      if (l.ListenerArn === undefined) continue;
+      const out = await elbv2Call('describe rules', () =>
+        this.d.elbv2.send(new DescribeRulesCommand({ ListenerArn: l.ListenerArn })),
+      );
+      rules.set(
+        l.ListenerArn,
+        (out.Rules ?? []).filter((r) => r.IsDefault !== true),
+      );
+    }
+    return { listeners, rules };
+  }
+
+  /**
+   * The update step for listeners: creates each listener the spec asks for
+   * that is missing and modifies those that differ. Returns every wanted
+   * listener's ARN by port.
+   */
+  async sync(
+    u: IngressUpdate,
+    observed: readonly Listener[],
+    tgArns: ReadonlyMap<string, string>,
+  ): Promise<Map<number, string>> {
+    const listenerArns = new Map<number, string>();
+    for (const want of u.mr.spec.listeners) {
+      const actions = sdkActions(want.defaultAction, tgArns);
+      const l = observed.find((x) => x.Port === want.port);
+      if (l?.ListenerArn === undefined) {
+        listenerArns.set(want.port, await this.create(u, want, actions));
+        u.done.push(`listener ${want.port} created`);
+      } else {
+        listenerArns.set(want.port, l.ListenerArn);
+        if (
+          !listenerMatches(l, {
+            protocol: want.protocol,
+            certificateArn: want.certificateArn,
+            sslPolicy: want.sslPolicy,
+            actions,
+          })
+        ) {
+          await this.modify(l.ListenerArn, want, actions);
+          u.done.push(`listener ${want.port} modified`);
+        }
+      }
+    }
+    return listenerArns;
+  }
+
+  /**
+   * The update step for rules, listener by listener (`listenerArns`, by
+   * port): deletes the rules the spec no longer has, then creates the
+   * missing ones and modifies those that differ.
+   */
+  async syncRules(
+    u: IngressUpdate,
+    observed: ReadonlyMap<string, Rule[]>,
+    listenerArns: ReadonlyMap<number, string>,
+    tgArns: ReadonlyMap<string, string>,
+  ): Promise<void> {
+    const firstPort = u.mr.spec.listeners[0]?.port;
+    for (const [port, larn] of listenerArns) {
+      const have = observed.get(larn) ?? [];
+      const wantRules = (u.mr.spec.rules ?? []).filter((r) => (r.listenerPort ?? firstPort) === port);
+      await this.deleteUnwantedRules(u, have, wantRules);
+      for (const w of wantRules) await this.syncRule(u, larn, have, w, tgArns);
+    }
+  }
+
+  /** The update step that deletes the listeners on ports the spec no longer has. */
+  async deleteUnwanted(u: IngressUpdate, observed: readonly Listener[]): Promise<void> {
+    for (const l of observed) {
+      if (!u.mr.spec.listeners.some((w) => w.port === l.Port) && l.ListenerArn !== undefined) {
+        const larn = l.ListenerArn;
+        await elbv2Call(`delete listener ${l.Port ?? ''}`, () =>
+          this.d.elbv2.send(new DeleteListenerCommand({ ListenerArn: larn })),
+        );
+        u.done.push(`listener ${l.Port ?? ''} deleted`);
+      }
+    }
+  }
+
+  /** Creates a listener (without SDK retries); its ARN ('' if AWS gave none). */
+  private async create(u: IngressUpdate, want: ListenerSpec, actions: Action[]): Promise<string> {
+    const certs = certificates(want);
+    // Without SDK retries (as every create): a listener whose answer was lost is found by the
+    // next observe instead of being created twice.
+    const out = await elbv2Call(`create listener ${want.port}`, () =>
+      this.d.elbv2Create.send(
+        new CreateListenerCommand({
+          LoadBalancerArn: u.arn,
+          Port: want.port,
+          Protocol: want.protocol,
+          DefaultActions: actions,
+          ...(certs !== undefined ? { Certificates: certs } : {}),
+          ...(want.sslPolicy !== undefined ? { SslPolicy: want.sslPolicy } : {}),
+          Tags: ownedTagList(u.mr.spec.tags, u.ctx.ownership),
+        }),
+      ),
+    );
+    return out.Listeners?.[0]?.ListenerArn ?? '';
+  }
+
+  private async modify(larn: string, want: ListenerSpec, actions: Action[]): Promise<void> {
+    const certs = certificates(want);
+    await elbv2Call(`modify listener ${want.port}`, () =>
+      this.d.elbv2.send(
+        new ModifyListenerCommand({
+          ListenerArn: larn,
+          Protocol: want.protocol,
+          DefaultActions: actions,
+          ...(certs !== undefined ? { Certificates: certs } : {}),
+          ...(want.sslPolicy !== undefined ? { SslPolicy: want.sslPolicy } : {}),
+        }),
+      ),
+    );
+  }
+
+  /** Deletes the listener's rules whose priority no wanted rule has. */
+  private async deleteUnwantedRules(
+    u: IngressUpdate,
+    have: readonly Rule[],
+    wantRules: readonly RuleSpec[],
+  ): Promise<void> {
+    for (const r of have) {
+      if (!wantRules.some((w) => w.priority === Number(r.Priority)) && r.RuleArn !== undefined) {
+        const rarn = r.RuleArn;
+        await elbv2Call(`delete rule ${r.Priority ?? ''}`, () =>
+          this.d.elbv2.send(new DeleteRuleCommand({ RuleArn: rarn })),
+        );
+        u.done.push(`rule ${r.Priority ?? ''} deleted`);
+      }
+    }
+  }
+
+  /** Creates the wanted rule on listener `larn` (without SDK retries) or modifies it if it differs. */
+  private async syncRule(
+    u: IngressUpdate,
+    larn: string,
+    have: readonly Rule[],
+    w: RuleSpec,
+    tgArns: ReadonlyMap<string, string>,
+  ): Promise<void> {
+    const conditions = sdkConditions(w.hosts, w.paths);
+    const actions = sdkActions(w.action, tgArns);
+    const r = have.find((x) => Number(x.Priority) === w.priority);
+    if (r?.RuleArn === undefined) {
+      await elbv2Call(`create rule ${w.priority}`, () =>
+        this.d.elbv2Create.send(
+          new CreateRuleCommand({
+            ListenerArn: larn,
+            Priority: w.priority,
+            Conditions: conditions,
+            Actions: actions,
+            Tags: ownedTagList(u.mr.spec.tags, u.ctx.ownership),
+          }),
+        ),
+      );
+      u.done.push(`rule ${w.priority} created`);
+    } else if (!ruleMatches(r, { conditions, actions })) {
+      const rarn = r.RuleArn;
+      await elbv2Call(`modify rule ${w.priority}`, () =>
+        this.d.elbv2.send(new ModifyRuleCommand({ RuleArn: rarn, Conditions: conditions, Actions: actions })),
+      );
+      u.done.push(`rule ${w.priority} modified`);
+    }
+  }
+}
+
+/** The listener's certificate as the SDK takes it, if it has one. Pure. */
+function certificates(want: ListenerSpec): { CertificateArn: string }[] | undefined {
+  return want.certificateArn !== undefined ? [{ CertificateArn: want.certificateArn }] : undefined;
+}

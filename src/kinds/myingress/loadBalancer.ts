@@ -1,0 +1,207 @@
+// The load balancer itself: finding it, creating it in the spec's subnets,
+// reading its attributes, and the update steps that change it in place
+// (tags, IP address type, security groups, subnets, attributes).
+import { DescribeSubnetsCommand } from '@aws-sdk/client-ec2';
+import {
+  AddTagsCommand,
+  CreateLoadBalancerCommand,
+  DescribeLoadBalancerAttributesCommand,
+  DescribeLoadBalancersCommand,
+  ModifyLoadBalancerAttributesCommand,
+  SetIpAddressTypeCommand,
+  SetSecurityGroupsCommand,
+  SetSubnetsCommand,
+  type LoadBalancer,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { OwnershipTags } from '../../apis/managed.ts';
+import { createOrFind, lookup } from '../../providers/aws/calls.ts';
+import { hasErrorCode } from '../../providers/aws/errors.ts';
+import { ownedTagList, tagList } from '../../providers/aws/tags.ts';
+import { elbv2ErrorTable, isElbv2NotFound } from '../../providers/elbv2/errors.ts';
+import { hasDelta, type Delta, type ReconcileContext } from '../../runtime/adapter.ts';
+import { TerminalError } from '../../runtime/errors.ts';
+import type { MyIngress } from './api.ts';
+import { defaultAttribute, sameSet, wantedAttributes, type MyIngressField } from './delta.ts';
+import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
+import { elbv2Call, withTags } from './elbv2.ts';
+import { loadBalancerName } from './names.ts';
+
+type LoadBalancerDeps = Pick<
+  MyIngressAdapterDeps,
+  'elbv2' | 'elbv2Create' | 'ec2' | 'describer' | 'tagDescriber'
+>;
+
+/**
+ * A MyIngress's Application Load Balancer. Reads throw typed errors when AWS
+ * cannot be asked; each update step is idempotent, changes one setting only
+ * when it differs from the spec, and appends what it changed to the update.
+ */
+export class LoadBalancers {
+  private readonly d: LoadBalancerDeps;
+
+  constructor(deps: LoadBalancerDeps) {
+    this.d = deps;
+  }
+
+  /**
+   * The load balancer of `mr`: by `spec.externalName`, else by the ARN
+   * recorded in status, else by its deterministic name; undefined when there
+   * is none. Read-only.
+   */
+  async find(mr: MyIngress): Promise<LoadBalancer | undefined> {
+    const ext = mr.spec.externalName;
+    if (ext !== undefined && ext !== '') return this.d.describer.describe(ext);
+    const recorded = typeof mr.status?.arn === 'string' ? mr.status.arn : undefined;
+    if (recorded !== undefined) {
+      const lb = await this.d.describer.describe(recorded);
+      if (lb !== undefined) return lb;
+    }
+    const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, mr.metadata.uid ?? '');
+    const out = await lookup('find load balancer', elbv2ErrorTable, isElbv2NotFound, () =>
+      this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })),
+    );
+    return out?.LoadBalancers?.[0];
+  }
+
+  /**
+   * Creates the load balancer named `name` (without SDK retries), tagged with
+   * `ctx.ownership`; when the name is taken by this object's own load
+   * balancer (an earlier answer was lost), returns that one. Safe to repeat;
+   * TerminalError when the subnet selector matches fewer than two subnets.
+   */
+  async create(mr: MyIngress, ctx: ReconcileContext, name: string): Promise<LoadBalancer | undefined> {
+    const subnets = await this.subnets(mr);
+    return createOrFind({
+      what: `create load balancer ${name}`,
+      table: elbv2ErrorTable,
+      isDuplicate: (err) => hasErrorCode(err, 'DuplicateLoadBalancerName'),
+      ownership: ctx.ownership,
+      find: async () => {
+        const found = (await this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })))
+          .LoadBalancers?.[0];
+        return withTags(this.d.tagDescriber, found, found?.LoadBalancerArn);
+      },
+      create: async () =>
+        (
+          await this.d.elbv2Create.send(
+            new CreateLoadBalancerCommand({
+              Name: name,
+              Type: 'application',
+              Scheme: mr.spec.scheme ?? 'internet-facing',
+              IpAddressType: mr.spec.ipAddressType ?? 'ipv4',
+              Subnets: subnets,
+              ...(mr.spec.securityGroups !== undefined ? { SecurityGroups: mr.spec.securityGroups } : {}),
+              Tags: ownedTagList(mr.spec.tags, ctx.ownership),
+            }),
+          )
+        ).LoadBalancers?.[0],
+    });
+  }
+
+  /** The load balancer's attributes by key, as AWS lists them. Read-only. */
+  async attributes(arn: string): Promise<Map<string, string>> {
+    const out = await elbv2Call('describe attributes', () =>
+      this.d.elbv2.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn })),
+    );
+    return new Map((out.Attributes ?? []).map((a) => [a.Key ?? '', a.Value ?? '']));
+  }
+
+  /** Adds the ownership tags (with the user's) when the load balancer is not this object's yet. */
+  async tagOwnership(u: IngressUpdate, ownership: OwnershipTags | undefined): Promise<void> {
+    if (ownership?.uid === u.ctx.ownership.uid) return;
+    await elbv2Call('tag load balancer', () =>
+      this.d.elbv2.send(
+        new AddTagsCommand({ ResourceArns: [u.arn], Tags: ownedTagList(u.mr.spec.tags, u.ctx.ownership) }),
+      ),
+    );
+    u.done.push('tagged');
+  }
+
+  /** Adds the user's tags when the load balancer is already this object's and they differ. */
+  async syncUserTags(
+    u: IngressUpdate,
+    ownership: OwnershipTags | undefined,
+    delta: Delta<MyIngressField>,
+  ): Promise<void> {
+    const userTags = tagList(u.mr.spec.tags ?? {});
+    if (userTags.length === 0 || ownership?.uid !== u.ctx.ownership.uid || !hasDelta(delta, 'tags')) return;
+    await elbv2Call('tag load balancer', () =>
+      this.d.elbv2.send(new AddTagsCommand({ ResourceArns: [u.arn], Tags: userTags })),
+    );
+    u.done.push('tags');
+  }
+
+  /** Sets the IP address type the spec asks for (default ipv4). */
+  async syncIpAddressType(u: IngressUpdate): Promise<void> {
+    const ipType = u.mr.spec.ipAddressType ?? 'ipv4';
+    if (ipType === (u.lb.IpAddressType ?? 'ipv4')) return;
+    await elbv2Call('set ip address type', () =>
+      this.d.elbv2.send(new SetIpAddressTypeCommand({ LoadBalancerArn: u.arn, IpAddressType: ipType })),
+    );
+    u.done.push(`ip address type ${ipType}`);
+  }
+
+  /** Sets the spec's security groups, if it names any. */
+  async syncSecurityGroups(u: IngressUpdate): Promise<void> {
+    const sg = u.mr.spec.securityGroups;
+    if (sg === undefined || sameSet(u.lb.SecurityGroups ?? [], sg)) return;
+    await elbv2Call('set security groups', () =>
+      this.d.elbv2.send(new SetSecurityGroupsCommand({ LoadBalancerArn: u.arn, SecurityGroups: sg })),
+    );
+    u.done.push('security groups');
+  }
+
+  /** Sets the spec's subnets, if it lists them (a subnet selector is only read at create). */
+  async syncSubnets(u: IngressUpdate): Promise<void> {
+    const subnets = u.mr.spec.subnets;
+    if (
+      subnets === undefined ||
+      sameSet(
+        (u.lb.AvailabilityZones ?? []).map((z) => z.SubnetId ?? ''),
+        subnets,
+      )
+    )
+      return;
+    await elbv2Call('set subnets', () =>
+      this.d.elbv2.send(new SetSubnetsCommand({ LoadBalancerArn: u.arn, Subnets: subnets })),
+    );
+    u.done.push('subnets');
+  }
+
+  /** Modifies, in one call, the attributes whose observed value differs from the spec's. */
+  async syncAttributes(u: IngressUpdate, observed: ReadonlyMap<string, string>): Promise<void> {
+    const attrs = [...wantedAttributes(u.mr)].filter(
+      ([k, v]) => (observed.get(k) ?? defaultAttribute(k)) !== v,
+    );
+    if (attrs.length === 0) return;
+    await elbv2Call('modify attributes', () =>
+      this.d.elbv2.send(
+        new ModifyLoadBalancerAttributesCommand({
+          LoadBalancerArn: u.arn,
+          Attributes: attrs.map(([Key, Value]) => ({ Key, Value })),
+        }),
+      ),
+    );
+    u.done.push(`attributes ${attrs.map(([k]) => k).join(', ')}`);
+  }
+
+  /** The spec's subnets, or those its selector's tags match (at least two, else TerminalError). Read-only. */
+  private async subnets(mr: MyIngress): Promise<string[]> {
+    if (mr.spec.subnets !== undefined) return mr.spec.subnets;
+    const tags = mr.spec.subnetSelector?.tags ?? {};
+    const out = await elbv2Call('find subnets by tag', () =>
+      this.d.ec2.send(
+        new DescribeSubnetsCommand({
+          Filters: Object.entries(tags).map(([k, v]) => ({ Name: `tag:${k}`, Values: [v] })),
+        }),
+      ),
+    );
+    const ids = (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
+    if (ids.length < 2) {
+      throw new TerminalError(
+        `spec.subnetSelector matches ${ids.length} subnet(s); an Application Load Balancer needs at least two, in different Availability Zones`,
+      );
+    }
+    return ids;
+  }
+}

@@ -1,0 +1,92 @@
+// What observe makes of a live load balancer: the record it hands to update
+// and delete, whether the load balancer is Ready, and the status it reports.
+import type { Listener, LoadBalancer, Rule } from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { ReadyState } from '../../runtime/adapter.ts';
+import { Reason } from '../../runtime/conditions.ts';
+import type { MyIngress } from './api.ts';
+import type { ObservedTargetGroup } from './delta.ts';
+
+/** Ready reasons particular to MyIngress. */
+export const IngressReason = {
+  Provisioning: 'Provisioning',
+  Failed: 'Failed',
+  Available: Reason.Available,
+} as const;
+
+/** What observe found, handed back to update and delete. */
+export type MyIngressDetails =
+  /** A live load balancer; its children are described only when the object is not being deleted. */
+  | {
+      readonly found: 'loadBalancer';
+      readonly lb: LoadBalancer;
+      readonly listeners: Listener[];
+      readonly rules: Map<string, Rule[]>;
+      readonly targetGroups: ObservedTargetGroup[];
+      readonly attributes: Map<string, string>;
+    }
+  /** Only target groups are left of a deleted object. */
+  | { readonly found: 'leftovers'; readonly leftoverTargetGroups: string[] };
+
+/**
+ * Whether the load balancer is usable: Ready when it is active and every
+ * listener the spec asks for exists; otherwise why not (failed, or still
+ * provisioning and with which listeners to come). Pure.
+ */
+export function ingressReady(mr: MyIngress, lb: LoadBalancer, listeners: readonly Listener[]): ReadyState {
+  const state = lb.State?.Code ?? 'provisioning';
+  if (state === 'active' && mr.spec.listeners.every((w) => listeners.some((l) => l.Port === w.port)))
+    return { ready: true, reason: IngressReason.Available };
+  if (state === 'failed')
+    return {
+      ready: false,
+      reason: IngressReason.Failed,
+      message: lb.State?.Reason ?? 'the load balancer failed',
+    };
+  return {
+    ready: false,
+    reason: IngressReason.Provisioning,
+    message:
+      state === 'active'
+        ? `load balancer is active; creating listeners on ${mr.spec.listeners
+            .filter((w) => !listeners.some((l) => l.Port === w.port))
+            .map((w) => `${w.protocol}:${w.port}`)
+            .join(', ')}`
+        : `load balancer is ${state}`,
+  };
+}
+
+/**
+ * The status of a live load balancer: `base` (its identity and state), then
+ * its listeners by port, its rules by priority and the target groups that
+ * exist with their registered target counts. Pure.
+ */
+export function ingressStatus(
+  base: Record<string, unknown>,
+  listeners: readonly Listener[],
+  rules: ReadonlyMap<string, Rule[]>,
+  targetGroups: readonly ObservedTargetGroup[],
+): Record<string, unknown> {
+  return {
+    ...base,
+    listeners: listeners
+      .map((l) => ({ port: l.Port, arn: l.ListenerArn }))
+      .sort((a, b) => (a.port ?? 0) - (b.port ?? 0)),
+    rules: [...rules.entries()]
+      .flatMap(([larn, rs]) =>
+        rs.map((r) => ({
+          listenerPort: listeners.find((l) => l.ListenerArn === larn)?.Port,
+          priority: Number(r.Priority),
+          arn: r.RuleArn,
+        })),
+      )
+      .sort((a, b) => a.priority - b.priority),
+    targetGroups: targetGroups
+      .filter((t) => t.tg !== undefined)
+      .map((t) => ({
+        service: t.want.service,
+        port: t.want.port,
+        arn: t.tg?.TargetGroupArn,
+        registeredTargets: t.registered.length,
+      })),
+  };
+}

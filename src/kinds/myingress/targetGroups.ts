@@ -1,0 +1,295 @@
+// A MyIngress's target groups (one IP target group per backend Service port)
+// and their targets (the Services' ready endpoints): observing them, creating
+// them, keeping health checks and targets in line, and deleting them.
+import {
+  CreateTargetGroupCommand,
+  DeleteTargetGroupCommand,
+  DeregisterTargetsCommand,
+  DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
+  ModifyTargetGroupCommand,
+  RegisterTargetsCommand,
+  type TargetGroup,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { ownershipFromTags } from '../../apis/managed.ts';
+import { createOrFind, lookup } from '../../providers/aws/calls.ts';
+import { hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
+import { ownedTagList } from '../../providers/aws/tags.ts';
+import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
+import type { ReconcileContext } from '../../runtime/adapter.ts';
+import { RetryableError } from '../../runtime/errors.ts';
+import type { MyIngress } from './api.ts';
+import { healthCheckMatches, type ObservedTargetGroup } from './delta.ts';
+import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
+import {
+  desiredTargetGroups,
+  resolveTargets,
+  type DesiredTargetGroup,
+  type EndpointSliceLike,
+  type ServiceLike,
+} from './desired.ts';
+import { elbv2Call, tagsOf, withTags } from './elbv2.ts';
+
+type TargetGroupDeps = Pick<
+  MyIngressAdapterDeps,
+  'elbv2' | 'elbv2Create' | 'tagDescriber' | 'service' | 'endpointSlices'
+>;
+
+/**
+ * The target groups of MyIngresses, found by deterministic name (and by the
+ * ARNs recorded in status), and their targets, wanted from the cached
+ * Services and EndpointSlices. Reads throw typed errors when AWS cannot be
+ * asked; every write is idempotent.
+ */
+export class TargetGroups {
+  private readonly d: TargetGroupDeps;
+
+  constructor(deps: TargetGroupDeps) {
+    this.d = deps;
+  }
+
+  /**
+   * Each target group the spec needs, as AWS has it (attached to the load
+   * balancer `lbArn`, or found by its name): the group if it exists, its
+   * registered targets (draining ones excluded) and the targets wanted.
+   * Read-only.
+   */
+  async observe(mr: MyIngress, ctx: ReconcileContext, lbArn: string): Promise<ObservedTargetGroup[]> {
+    // AWS answers "not found" (not an empty list) when no target group is attached yet.
+    const attached = await this.d.elbv2
+      .send(new DescribeTargetGroupsCommand({ LoadBalancerArn: lbArn }))
+      .then(
+        (o) => o.TargetGroups ?? [],
+        (err: unknown) => {
+          if (isElbv2NotFound(err)) return [];
+          throw toTypedAwsError('describe target groups', err, elbv2ErrorTable);
+        },
+      );
+    const out: ObservedTargetGroup[] = [];
+    for (const want of desiredTargetGroups(mr.spec, ctx.ownership.uid)) {
+      const tg = attached.find((t) => t.TargetGroupName === want.name) ?? (await this.byName(want.name));
+      const registered = tg?.TargetGroupArn !== undefined ? await this.registered(tg.TargetGroupArn) : [];
+      out.push({ want, tg, registered, wanted: this.wantedTargets(mr, want) });
+    }
+    return out;
+  }
+
+  /**
+   * The target groups that exist and carry this object's ownership tags:
+   * those recorded in its status and those at its deterministic names.
+   * Read-only; throws a typed error when AWS cannot be asked.
+   */
+  async owned(mr: MyIngress): Promise<string[]> {
+    const uid = mr.metadata.uid ?? '';
+    const arns = new Set<string>();
+    for (const recorded of recordedTargetGroups(mr)) {
+      const tg = await this.by({ TargetGroupArns: [recorded] });
+      if (tg?.TargetGroupArn !== undefined) arns.add(tg.TargetGroupArn);
+    }
+    for (const want of desiredTargetGroups(mr.spec, uid)) {
+      const tg = await this.by({ Names: [want.name] });
+      if (tg?.TargetGroupArn !== undefined) arns.add(tg.TargetGroupArn);
+    }
+    if (arns.size === 0) return [];
+    const tags = await tagsOf(this.d.tagDescriber, [...arns]);
+    return [...arns].filter((a) => ownershipFromTags(tags.get(a) ?? {})?.uid === uid);
+  }
+
+  /**
+   * The update step for target groups: creates those missing (with their
+   * targets), modifies health checks that differ, registers and deregisters
+   * targets of those that existed. Returns every target group's ARN by
+   * `service:port`, for listeners and rules to point at.
+   */
+  async sync(u: IngressUpdate, observed: readonly ObservedTargetGroup[]): Promise<Map<string, string>> {
+    const tgArns = new Map<string, string>();
+    for (const t of observed) {
+      let tg = t.tg;
+      if (tg === undefined) {
+        tg = await this.create(u.mr, u.ctx, t.want, u.lb.VpcId ?? '', t.wanted);
+        u.done.push(`target group ${t.want.key} created`);
+      } else if (!healthCheckMatches(tg, t.want)) {
+        await this.modifyHealthCheck(tg.TargetGroupArn ?? '', t.want);
+        u.done.push(`health check ${t.want.key}`);
+      }
+      const tgArn = tg.TargetGroupArn ?? '';
+      tgArns.set(t.want.key, tgArn);
+      if (t.wanted !== undefined && t.tg !== undefined)
+        await this.syncTargets(u, tgArn, t.want.key, t.registered, t.wanted);
+    }
+    return tgArns;
+  }
+
+  /**
+   * The update's last step: deletes the target groups recorded in status
+   * that are not among `wanted` (ARNs). One still in use is left for a later
+   * update.
+   */
+  async deleteUnused(u: IngressUpdate, wanted: ReadonlySet<string>): Promise<void> {
+    for (const old of recordedTargetGroups(u.mr)) {
+      if (!wanted.has(old)) {
+        await this.delete(old);
+        u.done.push('unused target group deleted');
+      }
+    }
+  }
+
+  /**
+   * Deletes a target group; true once it is gone (or was already), false
+   * while a listener or rule still uses it. Idempotent.
+   */
+  async delete(arn: string): Promise<boolean> {
+    try {
+      await this.d.elbv2.send(new DeleteTargetGroupCommand({ TargetGroupArn: arn }));
+      return true;
+    } catch (err) {
+      if (isElbv2NotFound(err)) return true;
+      if (isResourceInUse(err)) return false;
+      throw toTypedAwsError('delete target group', err, elbv2ErrorTable);
+    }
+  }
+
+  /** Registered targets of a target group, `ip:port`, sorted, draining ones excluded. */
+  private async registered(tgArn: string): Promise<string[]> {
+    const health = await elbv2Call('describe target health', () =>
+      this.d.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: tgArn })),
+    );
+    return (health.TargetHealthDescriptions ?? [])
+      .filter((h) => h.TargetHealth?.State !== 'draining')
+      .map((h) => `${h.Target?.Id ?? ''}:${h.Target?.Port ?? ''}`)
+      .sort();
+  }
+
+  /** The wanted targets, `ip:port`, from the cache; undefined when the Service is unknown. */
+  private wantedTargets(mr: MyIngress, want: DesiredTargetGroup): string[] | undefined {
+    const ns = mr.metadata.namespace ?? '';
+    const svc = this.d.service(ns, want.service) as ServiceLike | undefined;
+    if (svc === undefined) return undefined;
+    const slices = this.d.endpointSlices(ns, want.service) as unknown as EndpointSliceLike[];
+    const resolved = resolveTargets(svc, slices, want.port);
+    return resolved === undefined ? [] : resolved.ips.map((ip) => `${ip}:${resolved.port}`).sort();
+  }
+
+  private byName(name: string): Promise<TargetGroup | undefined> {
+    return this.by({ Names: [name] });
+  }
+
+  /** The one target group with that name or ARN, or undefined when there is none. */
+  private async by(
+    query: { Names: string[] } | { TargetGroupArns: string[] },
+  ): Promise<TargetGroup | undefined> {
+    const out = await lookup('find target group', elbv2ErrorTable, isElbv2NotFound, () =>
+      this.d.elbv2.send(new DescribeTargetGroupsCommand(query)),
+    );
+    return out?.TargetGroups?.[0];
+  }
+
+  /**
+   * Creates a target group (without SDK retries) and registers its wanted
+   * targets; when the name is taken by this object's own group, takes that
+   * one. Its port is the wanted targets' port (or the Service port).
+   */
+  private async create(
+    mr: MyIngress,
+    ctx: ReconcileContext,
+    want: DesiredTargetGroup,
+    vpcId: string,
+    wanted: string[] | undefined,
+  ): Promise<TargetGroup> {
+    const port = Number(wanted?.[0]?.split(':').pop() ?? want.port) || want.port;
+    const h = want.healthCheck;
+    const tg = await createOrFind({
+      what: `create target group ${want.name}`,
+      table: elbv2ErrorTable,
+      isDuplicate: (err) => hasErrorCode(err, 'DuplicateTargetGroupName'),
+      ownership: ctx.ownership,
+      find: async () => {
+        const found = await this.byName(want.name);
+        return withTags(this.d.tagDescriber, found, found?.TargetGroupArn);
+      },
+      create: async () =>
+        (
+          await this.d.elbv2Create.send(
+            new CreateTargetGroupCommand({
+              Name: want.name,
+              Protocol: 'HTTP',
+              Port: port,
+              VpcId: vpcId,
+              TargetType: 'ip',
+              HealthCheckPath: h.path,
+              HealthCheckIntervalSeconds: h.intervalSeconds,
+              HealthCheckTimeoutSeconds: h.timeoutSeconds,
+              HealthyThresholdCount: h.healthyThresholdCount,
+              UnhealthyThresholdCount: h.unhealthyThresholdCount,
+              Matcher: { HttpCode: h.matcher },
+              Tags: ownedTagList(mr.spec.tags, ctx.ownership),
+            }),
+          )
+        ).TargetGroups?.[0],
+    });
+    if (tg?.TargetGroupArn === undefined)
+      throw new RetryableError('AWSError', `create target group ${want.name}: no ARN returned`);
+    const tgArn = tg.TargetGroupArn;
+    if (wanted !== undefined && wanted.length > 0) {
+      await elbv2Call('register targets', () =>
+        this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets: wanted.map(target) })),
+      );
+    }
+    return tg;
+  }
+
+  private async modifyHealthCheck(tgArn: string, want: DesiredTargetGroup): Promise<void> {
+    const h = want.healthCheck;
+    await elbv2Call('modify target group', () =>
+      this.d.elbv2.send(
+        new ModifyTargetGroupCommand({
+          TargetGroupArn: tgArn,
+          HealthCheckPath: h.path,
+          HealthCheckIntervalSeconds: h.intervalSeconds,
+          HealthCheckTimeoutSeconds: h.timeoutSeconds,
+          HealthyThresholdCount: h.healthyThresholdCount,
+          UnhealthyThresholdCount: h.unhealthyThresholdCount,
+          Matcher: { HttpCode: h.matcher },
+        }),
+      ),
+    );
+  }
+
+  /** Registers the wanted targets that are not registered, then deregisters those not wanted. */
+  private async syncTargets(
+    u: IngressUpdate,
+    tgArn: string,
+    key: string,
+    registered: readonly string[],
+    wanted: readonly string[],
+  ): Promise<void> {
+    const add = wanted.filter((x) => !registered.includes(x));
+    const remove = registered.filter((x) => !wanted.includes(x));
+    if (add.length > 0)
+      await elbv2Call('register targets', () =>
+        this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets: add.map(target) })),
+      );
+    if (remove.length > 0)
+      await elbv2Call('deregister targets', () =>
+        this.d.elbv2.send(
+          new DeregisterTargetsCommand({ TargetGroupArn: tgArn, Targets: remove.map(target) }),
+        ),
+      );
+    if (add.length + remove.length > 0) u.done.push(`targets of ${key} +${add.length}/-${remove.length}`);
+  }
+}
+
+/** The target group ARNs recorded in the object's status. Pure. */
+function recordedTargetGroups(mr: MyIngress): string[] {
+  const tgs = mr.status?.targetGroups;
+  if (!Array.isArray(tgs)) return [];
+  return tgs
+    .map((t: unknown) => (t as { arn?: unknown }).arn)
+    .filter((a): a is string => typeof a === 'string');
+}
+
+/** An `ip:port` target as the SDK takes it. Pure. */
+function target(s: string): { Id: string; Port: number } {
+  const i = s.lastIndexOf(':');
+  return { Id: s.slice(0, i), Port: Number(s.slice(i + 1)) };
+}
