@@ -65,7 +65,8 @@ export function crdFileName(crd: CrdManifest): string {
 /** What differs between Skylift's kinds' CRDs. */
 export interface ManagedKindShape {
   readonly type: ResourceType;
-  readonly singular: string;
+  /** Default: the kind in lower case. */
+  readonly singular?: string;
   readonly shortName: string;
   /** The root schema's description. */
   readonly description: string;
@@ -86,7 +87,7 @@ export function managedCrd(k: ManagedKindShape): CrdManifest {
       scope: 'Namespaced',
       names: {
         plural: k.type.plural,
-        singular: k.singular,
+        singular: k.singular ?? k.type.kind.toLowerCase(),
         kind: k.type.kind,
         listKind: `${k.type.kind}List`,
         shortNames: [k.shortName],

@@ -86,6 +86,29 @@ export interface ExistingObservation<D = undefined, F extends string = string> {
   readonly writes?: Writes;
 }
 
+/**
+ * An AWS resource that exists and is ours, with nothing to change, that is
+ * not ready yet (a change in flight, a deletion under way). Pure.
+ */
+export function busyObservation<D>(o: {
+  readonly ownership: OwnershipTags;
+  readonly reason: string;
+  readonly message: string;
+  readonly status: Record<string, unknown>;
+  readonly details: D;
+  readonly requeueAfterMs?: number;
+}): ExistingObservation<D, never> {
+  return {
+    exists: true,
+    ownership: o.ownership,
+    delta: [],
+    ready: { ready: false, reason: o.reason, message: o.message },
+    status: o.status,
+    details: o.details,
+    ...(o.requeueAfterMs !== undefined ? { requeueAfterMs: o.requeueAfterMs } : {}),
+  };
+}
+
 /** What an adapter's calls may use. */
 export interface ReconcileContext {
   readonly logger: Logger;

@@ -12,7 +12,13 @@ import {
 } from '../../providers/route53/names.ts';
 import type { HostedZone, ZoneDirectory } from '../../providers/route53/zones.ts';
 import type { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
-import { describeDelta, type Created, type DeltaEntry, type Updated } from '../../runtime/adapter.ts';
+import {
+  busyObservation,
+  describeDelta,
+  type Created,
+  type DeltaEntry,
+  type Updated,
+} from '../../runtime/adapter.ts';
 import type { ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
 import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
@@ -104,19 +110,14 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
         if (refusal !== 'ours') throw ticket.error ?? new Error('Route 53 change failed');
       } else if (ticket.state !== 'applied') {
         const throttled = ticket.note?.includes('throttling') === true;
-        return {
-          exists: true,
+        return busyObservation({
           ownership: ctx.ownership,
-          delta: [],
-          ready: {
-            ready: false,
-            reason: throttled ? DNSReason.Throttled : DNSReason.Pending,
-            message: ticket.note ?? 'change queued for Route 53',
-          },
+          reason: throttled ? DNSReason.Throttled : DNSReason.Pending,
+          message: ticket.note ?? 'change queued for Route 53',
           status,
-          requeueAfterMs: this.d.pollMs,
           details: undefined,
-        };
+          requeueAfterMs: this.d.pollMs,
+        });
       }
       this.tickets.delete(ctx.ownership.uid);
       if (ticket.changeId !== undefined && ticket.changeId !== '') {

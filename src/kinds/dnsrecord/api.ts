@@ -215,7 +215,6 @@ const status: Schema = obj('What Skylift observed in Route 53.', {
 export function dnsRecordCrd(): CrdManifest {
   return managedCrd({
     type: dnsRecordType,
-    singular: 'dnsrecord',
     shortName: 'dnsr',
     description: 'A Route 53 record set managed by Skylift.',
     columns: [

@@ -208,7 +208,6 @@ const status: Schema = obj('What Skylift observed in RDS.', {
 export function managedDbCrd(): CrdManifest {
   return managedCrd({
     type: managedDbType,
-    singular: 'manageddb',
     shortName: 'mdb',
     description: 'An RDS DB instance managed by Skylift, with its connection Secret and final snapshot.',
     columns: [

@@ -2,7 +2,7 @@ import type { LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { MyIngress } from './api.ts';
 import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
 import type { Created, ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
-import type { ReconcileContext, Updated } from '../../runtime/adapter.ts';
+import { busyObservation, type ReconcileContext, type Updated } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import { busyPollInterval } from '../../runtime/polling.ts';
 import { ingressDelta, type MyIngressField } from './delta.ts';
@@ -139,18 +139,13 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     if (mr.metadata.deletionTimestamp === undefined) return { exists: false };
     const leftovers = await this.targetGroups.owned(mr);
     if (leftovers.length === 0) return { exists: false };
-    return {
-      exists: true,
+    return busyObservation({
       ownership: ctx.ownership,
-      delta: [],
-      ready: {
-        ready: false,
-        reason: Reason.Deleting,
-        message: `deleting ${leftovers.length} target group(s) left after the load balancer`,
-      },
+      reason: Reason.Deleting,
+      message: `deleting ${leftovers.length} target group(s) left after the load balancer`,
       status: {},
       details: { found: 'leftovers', leftoverTargetGroups: leftovers },
-    };
+    });
   }
 
   /** A live load balancer that is not being deleted: its children, the delta, readiness and status. */

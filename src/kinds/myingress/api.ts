@@ -326,7 +326,6 @@ const status: Schema = obj('What Skylift observed in AWS.', {
 export function myIngressCrd(): CrdManifest {
   return managedCrd({
     type: myIngressType,
-    singular: 'myingress',
     shortName: 'ming',
     description:
       'An AWS Application Load Balancer managed by Skylift: listeners, rules, target groups and IP targets that follow Kubernetes Services.',

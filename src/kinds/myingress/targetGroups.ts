@@ -17,6 +17,7 @@ import { hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
 import { ownedTagList } from '../../providers/aws/tags.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
+import { Reason } from '../../runtime/conditions.ts';
 import { RetryableError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import { healthCheckMatches, type ObservedTargetGroup } from './delta.ts';
@@ -228,7 +229,7 @@ export class TargetGroups {
         ).TargetGroups?.[0],
     });
     if (tg?.TargetGroupArn === undefined)
-      throw new RetryableError('AWSError', `create target group ${want.name}: no ARN returned`);
+      throw new RetryableError(Reason.AwsError, `create target group ${want.name}: no ARN returned`);
     const tgArn = tg.TargetGroupArn;
     if (wanted !== undefined && wanted.length > 0) {
       await elbv2Call('register targets', () =>

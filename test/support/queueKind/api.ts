@@ -53,7 +53,6 @@ const status: Schema = obj('What Skylift observed in SQS.', {
 export function queueCrd(): CrdManifest {
   return managedCrd({
     type: queueType,
-    singular: 'queue',
     shortName: 'tq',
     description: 'An SQS queue managed by Skylift (a test kind).',
     columns: [
