@@ -14,10 +14,9 @@ import {
 } from './errors.ts';
 import { EventReason, type EventRecorder, type EventSpec } from './events.ts';
 import type { KubeClient } from './kube/client.ts';
-import { resourcePath, type ResourceType } from '../apis/meta.ts';
+import type { ResourceType } from '../apis/meta.ts';
 import {
   createPendingAnnotation,
-  finalizerName,
   ownershipOf,
   type ManagedObject,
   type ManagedStatus,
@@ -32,8 +31,8 @@ import {
   type Writes,
 } from './adapter.ts';
 import { writeCompanion } from './companions.ts';
+import { hasFinalizer, ObjectWrites, pendingCreate } from './objectWrites.ts';
 import { defaultControllerSettings } from './settings.ts';
-import { mergePatchFor } from './mergePatch.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
 import { inReconcileSpan, type ReconcileSpan, type ReconcileSpanTarget } from './tracing.ts';
 
@@ -96,9 +95,11 @@ interface Pass<T extends ManagedObject, D, F extends string> {
 export class Engine<T extends ManagedObject, D = undefined, F extends string = string> {
   private readonly o: EngineOptions<T, D, F>;
   private readonly name: string;
+  private readonly writes: ObjectWrites<T>;
 
   constructor(opts: EngineOptions<T, D, F>) {
     this.o = opts;
+    this.writes = new ObjectWrites<T>(opts.client, opts.type);
     this.name = opts.type.kind.toLowerCase();
   }
 
@@ -488,86 +489,20 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (p.skipStatus === true) return;
     if (p.obj.metadata.deletionTimestamp !== undefined && !hasFinalizer(p.obj)) return; // object is about to vanish
     if (p.obj.metadata.generation !== undefined) p.status.observedGeneration = p.obj.metadata.generation;
-    const base = p.obj.status ?? {};
-    const patch = mergePatchFor(base, p.status);
-    if (patch === undefined) return;
-    const updated = await this.o.client.patch<T>(
-      resourcePath(this.o.type, {
-        namespace: p.obj.metadata.namespace,
-        name: p.obj.metadata.name,
-        subresource: 'status',
-      }),
-      { status: patch },
-      'merge',
-    );
-    p.obj = {
-      ...p.obj,
-      metadata: { ...p.obj.metadata, resourceVersion: updated.metadata.resourceVersion },
-      status: structuredClone(p.status),
-    };
+    p.obj = await this.writes.status(p.obj, p.status);
   }
 
   private async setFinalizer(p: Pass<T, D, F>, present: boolean): Promise<void> {
-    const current = p.obj.metadata.finalizers ?? [];
-    const next = present
-      ? [...current.filter((f) => f !== finalizerName), finalizerName]
-      : current.filter((f) => f !== finalizerName);
-    const updated = await this.o.client.patch<T>(
-      resourcePath(this.o.type, { namespace: p.obj.metadata.namespace, name: p.obj.metadata.name }),
-      // resourceVersion makes this a compare-and-swap: a concurrent change gives 409.
-      { metadata: { finalizers: next, resourceVersion: p.obj.metadata.resourceVersion } },
-      'merge',
-    );
-    p.obj = {
-      ...p.obj,
-      metadata: { ...p.obj.metadata, finalizers: next, resourceVersion: updated.metadata.resourceVersion },
-    };
+    p.obj = await this.writes.finalizer(p.obj, present);
   }
 
   /** Adds the finalizer (if missing) and the create-pending marker in one compare-and-swap patch. */
   private async markCreatePending(p: Pass<T, D, F>): Promise<void> {
-    const marker = new Date(this.o.clock.now()).toISOString();
-    const finalizers = [
-      ...(p.obj.metadata.finalizers ?? []).filter((f) => f !== finalizerName),
-      finalizerName,
-    ];
-    const updated = await this.o.client.patch<T>(
-      resourcePath(this.o.type, { namespace: p.obj.metadata.namespace, name: p.obj.metadata.name }),
-      {
-        metadata: {
-          finalizers,
-          annotations: { [createPendingAnnotation]: marker },
-          resourceVersion: p.obj.metadata.resourceVersion,
-        },
-      },
-      'merge',
-    );
-    p.obj = {
-      ...p.obj,
-      metadata: {
-        ...p.obj.metadata,
-        finalizers,
-        annotations: { ...(p.obj.metadata.annotations ?? {}), [createPendingAnnotation]: marker },
-        resourceVersion: updated.metadata.resourceVersion,
-      },
-    };
+    p.obj = await this.writes.markCreatePending(p.obj, this.o.clock.now());
   }
 
   private async setAnnotation(p: Pass<T, D, F>, key: string, value: string | undefined): Promise<void> {
-    const updated = await this.o.client.patch<T>(
-      resourcePath(this.o.type, { namespace: p.obj.metadata.namespace, name: p.obj.metadata.name }),
-      { metadata: { annotations: { [key]: value ?? null } } },
-      'merge',
-    );
-    const annotations = Object.fromEntries(
-      Object.entries({ ...(p.obj.metadata.annotations ?? {}), [key]: value }).filter(
-        (e): e is [string, string] => e[1] !== undefined,
-      ),
-    );
-    p.obj = {
-      ...p.obj,
-      metadata: { ...p.obj.metadata, annotations, resourceVersion: updated.metadata.resourceVersion },
-    };
+    p.obj = await this.writes.annotation(p.obj, key, value);
   }
 
   private event(p: Pass<T, D, F>, spec: EventSpec): void {
@@ -581,17 +516,6 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   private poll(): number {
     return this.o.pollMs ?? engineDefaults.pollMs;
   }
-}
-
-function hasFinalizer(obj: ManagedObject): boolean {
-  return obj.metadata.finalizers?.includes(finalizerName) === true;
-}
-
-function pendingCreate(obj: ManagedObject): number | undefined {
-  const v = obj.metadata.annotations?.[createPendingAnnotation];
-  if (v === undefined) return undefined;
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? 0 : t;
 }
 
 /** Status fields the engine owns; kind fields are replaced by each observation. */

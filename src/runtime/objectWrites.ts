@@ -1,0 +1,118 @@
+// The engine's writes to a managed object itself: its status (a minimal merge
+// patch through the status subresource), its finalizer and create-pending
+// marker (compare-and-swap on resourceVersion), and its annotations. Each
+// returns the object as it now stands, with the new resourceVersion.
+import {
+  createPendingAnnotation,
+  finalizerName,
+  type ManagedObject,
+  type ManagedStatus,
+} from '../apis/managed.ts';
+import { resourcePath, type ResourceType } from '../apis/meta.ts';
+import type { KubeClient } from './kube/client.ts';
+import { mergePatchFor } from './mergePatch.ts';
+
+/** True when the object carries Skylift's finalizer. Pure. */
+export function hasFinalizer(obj: ManagedObject): boolean {
+  return obj.metadata.finalizers?.includes(finalizerName) === true;
+}
+
+/** When a create was marked pending (ms since the epoch; 0 for an unreadable mark), or undefined. Pure. */
+export function pendingCreate(obj: ManagedObject): number | undefined {
+  const v = obj.metadata.annotations?.[createPendingAnnotation];
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? 0 : t;
+}
+
+/** Writes to one kind's objects. Every method may block on the apiserver and throws its errors (409 on a lost race). */
+export class ObjectWrites<T extends ManagedObject> {
+  private readonly client: KubeClient;
+  private readonly type: ResourceType;
+
+  constructor(client: KubeClient, type: ResourceType) {
+    this.client = client;
+    this.type = type;
+  }
+
+  /** Patches the status to `status` when it differs; writes nothing (and returns the object) when it does not. */
+  async status(obj: T, status: ManagedStatus): Promise<T> {
+    const patch = mergePatchFor(obj.status ?? {}, status);
+    if (patch === undefined) return obj;
+    const updated = await this.client.patch<T>(this.path(obj, 'status'), { status: patch }, 'merge');
+    return {
+      ...obj,
+      metadata: { ...obj.metadata, resourceVersion: updated.metadata.resourceVersion },
+      status: structuredClone(status),
+    };
+  }
+
+  /** Adds or removes the finalizer, as a compare-and-swap: a concurrent change gives 409. */
+  async finalizer(obj: T, present: boolean): Promise<T> {
+    const current = obj.metadata.finalizers ?? [];
+    const next = present
+      ? [...current.filter((f) => f !== finalizerName), finalizerName]
+      : current.filter((f) => f !== finalizerName);
+    const updated = await this.client.patch<T>(
+      this.path(obj),
+      { metadata: { finalizers: next, resourceVersion: obj.metadata.resourceVersion } },
+      'merge',
+    );
+    return {
+      ...obj,
+      metadata: { ...obj.metadata, finalizers: next, resourceVersion: updated.metadata.resourceVersion },
+    };
+  }
+
+  /** Adds the finalizer (if missing) and the create-pending marker (`at`) in one compare-and-swap patch. */
+  async markCreatePending(obj: T, at: number): Promise<T> {
+    const marker = new Date(at).toISOString();
+    const finalizers = [...(obj.metadata.finalizers ?? []).filter((f) => f !== finalizerName), finalizerName];
+    const updated = await this.client.patch<T>(
+      this.path(obj),
+      {
+        metadata: {
+          finalizers,
+          annotations: { [createPendingAnnotation]: marker },
+          resourceVersion: obj.metadata.resourceVersion,
+        },
+      },
+      'merge',
+    );
+    return {
+      ...obj,
+      metadata: {
+        ...obj.metadata,
+        finalizers,
+        annotations: { ...(obj.metadata.annotations ?? {}), [createPendingAnnotation]: marker },
+        resourceVersion: updated.metadata.resourceVersion,
+      },
+    };
+  }
+
+  /** Sets an annotation, or removes it (`undefined`). */
+  async annotation(obj: T, key: string, value: string | undefined): Promise<T> {
+    const updated = await this.client.patch<T>(
+      this.path(obj),
+      { metadata: { annotations: { [key]: value ?? null } } },
+      'merge',
+    );
+    const annotations = Object.fromEntries(
+      Object.entries({ ...(obj.metadata.annotations ?? {}), [key]: value }).filter(
+        (e): e is [string, string] => e[1] !== undefined,
+      ),
+    );
+    return {
+      ...obj,
+      metadata: { ...obj.metadata, annotations, resourceVersion: updated.metadata.resourceVersion },
+    };
+  }
+
+  private path(obj: T, subresource?: string): string {
+    return resourcePath(this.type, {
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+      ...(subresource !== undefined ? { subresource } : {}),
+    });
+  }
+}
