@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-route-53';
 import { dnsRecordType, type DNSRecord, type DNSRecordSpec } from '../../src/kinds/dnsrecord/api.ts';
 import { dnsRecordController } from '../../src/kinds/dnsrecord/controller.ts';
-import type { DNSRecordSettings } from '../../src/kinds/dnsrecord/settings.ts';
+import { defaultDNSRecordSettings, type DNSRecordSettings } from '../../src/kinds/dnsrecord/settings.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
@@ -31,14 +31,7 @@ export async function startDnsController(opts: {
   settings?: Partial<DNSRecordSettings>;
 }): Promise<RunningDnsController> {
   return startController(
-    (s) =>
-      dnsRecordController(s, {
-        ownerPrefix: '_skylift-owner',
-        batchWindowMs: 1000,
-        zoneCacheTtlMs: 30_000,
-        pollMs: 250,
-        ...opts.settings,
-      }),
+    (s) => dnsRecordController(s, { ...defaultDNSRecordSettings, pollMs: 250, ...opts.settings }),
     {
       namespace: opts.namespace,
       endpoint: opts.endpoint,

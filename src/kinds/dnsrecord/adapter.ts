@@ -49,7 +49,7 @@ export interface DNSRecordAdapterDeps {
   /** How soon to look again while a change is queued or propagating. */
   readonly pollMs: number;
   /** How long to wait for a referenced MyIngress before looking again (its watch usually triggers sooner). */
-  readonly referenceRetryMs?: number;
+  readonly referenceRetryMs: number;
 }
 
 /** What can differ between a record in Route 53 and its spec. */
@@ -293,7 +293,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
       return { dnsName: a.dnsName ?? '', hostedZoneId: a.hostedZoneId ?? '', evaluateTargetHealth };
     const ns = mr.metadata.namespace ?? '';
     const ref = a.myIngressRef.name;
-    const wait = this.d.referenceRetryMs ?? 60_000;
+    const wait = this.d.referenceRetryMs;
     const ming = this.d.lookupMyIngress(ns, ref) as
       (KubeObject & { status?: MyIngressAliasStatus }) | undefined;
     if (ming === undefined)

@@ -38,6 +38,7 @@ export function dnsRecordController(
     tracker: new ChangeTracker(route53, s.clock),
     ownerPrefix: settings.ownerPrefix,
     pollMs: settings.pollMs,
+    referenceRetryMs: settings.referenceRetryMs,
     lookupMyIngress: (ns, name) => holder.controller?.getSecondary(myIngressType, `${ns}/${name}`),
   });
   const controller = new Controller<DNSRecord, undefined, DNSRecordField>({

@@ -12,6 +12,8 @@ export interface DNSRecordSettings {
   readonly zoneCacheTtlMs: number;
   /** Poll interval while a change is queued or propagating. */
   readonly pollMs: number;
+  /** How long to wait for a referenced MyIngress before looking again (its watch usually triggers sooner). */
+  readonly referenceRetryMs: number;
 }
 
 export const defaultDNSRecordSettings: DNSRecordSettings = {
@@ -19,6 +21,7 @@ export const defaultDNSRecordSettings: DNSRecordSettings = {
   batchWindowMs: 1000,
   zoneCacheTtlMs: 30_000,
   pollMs: 2000,
+  referenceRetryMs: 60_000,
 };
 
 const d = defaultDNSRecordSettings;
@@ -52,6 +55,7 @@ export function parseDNSRecordSettings(values: ReadonlyMap<string, string>): DNS
     batchWindowMs: durationSetting(values, 'route53-batch-window', d.batchWindowMs),
     zoneCacheTtlMs: durationSetting(values, 'route53-zone-cache-ttl', d.zoneCacheTtlMs),
     pollMs: d.pollMs,
+    referenceRetryMs: d.referenceRetryMs,
   };
 }
 
