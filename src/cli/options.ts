@@ -38,7 +38,7 @@ export function kindFlagUsage(registry: readonly KindModule[] = kinds): string {
     .flatMap((k) => k.flags)
     .map((f) => {
       const head = `  --${f.name} ${f.placeholder}`;
-      return `${head.padEnd(32)} ${f.usage.replace(/ \(default/, ` [${f.env}] (default`)}`;
+      return `${head.length < 32 ? head.padEnd(32) : `${head} `} ${f.usage.replace(/ \(default/, ` [${f.env}] (default`)}`;
     })
     .join('\n');
 }

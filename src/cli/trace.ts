@@ -18,14 +18,10 @@ export const traceUsage = `Usage: skylift trace KIND/NAME [-n NAMESPACE] [--kube
 
 Prints the resource with its Ready and Synced conditions, then the AWS resources
 behind it from its status, each described live (read-only calls):
-  MyIngress  load balancer → listeners → rules; target groups → targets with health
-  ManagedDB  DB instance (status, endpoint, pending modifications); connection Secret (keys only)
-  DNSRecord  hosted zone → record set and ownership TXT record; the MyIngress an alias follows
-A resource recorded in status but missing in AWS shows as NotFound (drift); an AWS
+${kinds.map((k) => `  ${k.type.kind.padEnd(10)} ${k.traceShows}\n`).join('')}A resource recorded in status but missing in AWS shows as NotFound (drift); an AWS
 error is shown on its node.
 
-KIND is the kind, its plural or short name, any case: myingress|ming, manageddb|mdb,
-dnsrecord|dnsr.
+KIND is the kind, its plural or short name, any case: ${kinds.map((k) => `${k.names[0] ?? ''}|${k.names[2] ?? ''}`).join(', ')}.
 
   -n, --namespace NS           default: the kubeconfig context's namespace, else default
   --kubeconfig PATH            default: $KUBECONFIG, ~/.kube/config, or in-cluster

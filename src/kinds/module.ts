@@ -80,6 +80,8 @@ export interface KindModule {
   readonly type: ResourceType;
   /** Lower-case names users may type (kind, plural, short name, `plural.group`). */
   readonly names: readonly string[];
+  /** One line for `skylift trace --help`: what its trace shows behind an object of this kind. */
+  readonly traceShows: string;
   /** The CRD, fully rendered (schema with descriptions, CEL rules, printer columns). Pure. */
   crd(): CrdManifest;
   /** This kind's flags of `skylift run`. */

@@ -21,6 +21,7 @@ if (process.env.GADGET_CRASH_AFTER_CREATE === '1') {
 const gadgets: KindModule = {
   type: gadgetType,
   names: ['gadget', 'gadgets'],
+  traceShows: 'nothing (a test kind)',
   crd: () => {
     throw new Error('the tests install the Gadget CRD themselves');
   },

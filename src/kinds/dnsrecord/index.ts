@@ -9,6 +9,7 @@ import { traceDnsRecord } from './trace.ts';
 export const dnsRecordKind: KindModule = {
   type: dnsRecordType,
   names: ['dnsrecord', 'dnsrecords', 'dnsr', `${dnsRecordType.plural}.${dnsRecordType.group}`],
+  traceShows: 'hosted zone → record set and ownership TXT record; the MyIngress an alias follows',
   crd: dnsRecordCrd,
   flags: dnsRecordFlags,
   configure(values) {

@@ -12,6 +12,7 @@ import { traceManagedDb } from './trace.ts';
 export const managedDbKind: KindModule = {
   type: managedDbType,
   names: ['manageddb', 'manageddbs', 'mdb', `${managedDbType.plural}.${managedDbType.group}`],
+  traceShows: 'DB instance (status, endpoint, pending modifications); connection Secret (keys only)',
   crd: managedDbCrd,
   flags: managedDbFlags,
   configure(values) {

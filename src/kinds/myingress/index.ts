@@ -9,6 +9,7 @@ import { traceMyIngress } from './trace.ts';
 export const myIngressKind: KindModule = {
   type: myIngressType,
   names: ['myingress', 'myingresses', 'ming', `${myIngressType.plural}.${myIngressType.group}`],
+  traceShows: 'load balancer → listeners → rules; target groups → targets with health',
   crd: myIngressCrd,
   flags: [],
   configure() {

@@ -20,6 +20,7 @@ export function queueKind(endpoint: string): KindModule {
   const kind: KindModule = {
     type: queueType,
     names: ['queue', 'queues', 'tq', `${queueType.plural}.${queueType.group}`],
+    traceShows: 'the SQS queue and its attributes',
     crd: queueCrd,
     flags: queueFlags,
     configure(values) {
