@@ -88,6 +88,8 @@ export interface ManagedDBAdapterDeps {
  */
 export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDetails, ManagedDBField> {
   private readonly d: ManagedDBAdapterDeps;
+  /** Passwords prepareCreate has just made sure of, by object uid, until create takes them. */
+  private readonly passwords = new Map<string, string>();
 
   constructor(deps: ManagedDBAdapterDeps) {
     this.d = deps;
@@ -193,9 +195,14 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
   /** The generated master password goes into the connection Secret before the instance exists (so a crash cannot lose it). */
   async prepareCreate(mr: ManagedDB): Promise<Writes> {
     if (mr.spec.password?.managedByAWS === true) return {};
+    const uid = mr.metadata.uid ?? '';
     const existing = await readConnectionSecret(this.d.kube, mr);
-    if (existing?.password !== undefined && existing.password !== '') return {};
+    if (existing?.password !== undefined && existing.password !== '') {
+      this.passwords.set(uid, existing.password);
+      return {};
+    }
     const password = randomBytes(24).toString('base64url');
+    this.passwords.set(uid, password);
     return {
       companions: [
         connectionSecretWrite(mr, { password, username: mr.spec.masterUsername, engine: mr.spec.engine }),
@@ -207,7 +214,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     const s = mr.spec;
     const id = instanceIdentifier(mr);
     const managed = s.password?.managedByAWS === true;
-    const password = managed ? undefined : (await readConnectionSecret(this.d.kube, mr))?.password;
+    const password = managed ? undefined : await this.preparedPassword(mr);
     if (!managed && (password === undefined || password === ''))
       throw new RetryableError(
         DBReason.SecretMissing,
@@ -352,6 +359,14 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     );
     if (answered === undefined) return { gone: true };
     return { gone: (await this.describe(id)) === undefined };
+  }
+
+  /** The password prepareCreate put (or found) in the connection Secret; read back if this process did not prepare it. */
+  private async preparedPassword(mr: ManagedDB): Promise<string | undefined> {
+    const uid = mr.metadata.uid ?? '';
+    const prepared = this.passwords.get(uid);
+    this.passwords.delete(uid);
+    return prepared ?? (await readConnectionSecret(this.d.kube, mr))?.password;
   }
 
   /** deletionPolicy Orphan keeps the instance, so its connection Secret stays too: it is disowned. */
