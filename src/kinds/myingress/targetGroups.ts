@@ -198,7 +198,6 @@ export class TargetGroups {
     wanted: string[] | undefined,
   ): Promise<TargetGroup> {
     const port = Number(wanted?.[0]?.split(':').pop() ?? want.port) || want.port;
-    const h = want.healthCheck;
     const tg = await createOrFind({
       what: `create target group ${want.name}`,
       table: elbv2ErrorTable,
@@ -217,12 +216,7 @@ export class TargetGroups {
               Port: port,
               VpcId: vpcId,
               TargetType: 'ip',
-              HealthCheckPath: h.path,
-              HealthCheckIntervalSeconds: h.intervalSeconds,
-              HealthCheckTimeoutSeconds: h.timeoutSeconds,
-              HealthyThresholdCount: h.healthyThresholdCount,
-              UnhealthyThresholdCount: h.unhealthyThresholdCount,
-              Matcher: { HttpCode: h.matcher },
+              ...healthCheckInput(want),
               Tags: ownedTagList(mr.spec.tags, ctx.ownership),
             }),
           )
@@ -240,17 +234,11 @@ export class TargetGroups {
   }
 
   private async modifyHealthCheck(tgArn: string, want: DesiredTargetGroup): Promise<void> {
-    const h = want.healthCheck;
     await elbv2Call('modify target group', () =>
       this.d.elbv2.send(
         new ModifyTargetGroupCommand({
           TargetGroupArn: tgArn,
-          HealthCheckPath: h.path,
-          HealthCheckIntervalSeconds: h.intervalSeconds,
-          HealthCheckTimeoutSeconds: h.timeoutSeconds,
-          HealthyThresholdCount: h.healthyThresholdCount,
-          UnhealthyThresholdCount: h.unhealthyThresholdCount,
-          Matcher: { HttpCode: h.matcher },
+          ...healthCheckInput(want),
         }),
       ),
     );
@@ -293,4 +281,17 @@ function recordedTargetGroups(mr: MyIngress): string[] {
 function target(s: string): { Id: string; Port: number } {
   const i = s.lastIndexOf(':');
   return { Id: s.slice(0, i), Port: Number(s.slice(i + 1)) };
+}
+
+/** The health check fields of CreateTargetGroup and ModifyTargetGroup for a wanted target group. Pure. */
+function healthCheckInput(want: DesiredTargetGroup) {
+  const h = want.healthCheck;
+  return {
+    HealthCheckPath: h.path,
+    HealthCheckIntervalSeconds: h.intervalSeconds,
+    HealthCheckTimeoutSeconds: h.timeoutSeconds,
+    HealthyThresholdCount: h.healthyThresholdCount,
+    UnhealthyThresholdCount: h.unhealthyThresholdCount,
+    Matcher: { HttpCode: h.matcher },
+  };
 }
