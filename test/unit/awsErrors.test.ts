@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { ownershipTagMap, type OwnershipTags } from '../../src/apis/managed.ts';
 import {
   AwsRetryableError,
   AwsTerminalError,
+  baseErrorCode,
   classifyAwsError,
+  hasErrorCode,
   toTypedAwsError,
 } from '../../src/providers/aws/errors.ts';
+import { ownedTagList, tagList, tagMap } from '../../src/providers/aws/tags.ts';
 import { elbv2ErrorTable } from '../../src/providers/elbv2/errors.ts';
 import { AdaptiveRateLimiter } from '../../src/providers/aws/rateLimiter.ts';
 import { FakeClock } from '../support/fakeClock.ts';
@@ -106,5 +110,104 @@ describe('AdaptiveRateLimiter', () => {
     clock.advance(1);
     await second;
     expect(done).toBe(true);
+  });
+});
+
+describe('baseErrorCode and hasErrorCode', () => {
+  it.each([
+    { reason: 'a Fault suffix', err: sdkError('DBInstanceNotFoundFault', 404), want: 'DBInstanceNotFound' },
+    {
+      reason: 'an Exception suffix',
+      err: sdkError('LoadBalancerNotFoundException', 400),
+      want: 'LoadBalancerNotFound',
+    },
+    { reason: 'no suffix', err: sdkError('DBInstanceNotFound', 404), want: 'DBInstanceNotFound' },
+    {
+      reason: 'only a trailing suffix',
+      err: sdkError('FaultExceptionFault', 400),
+      want: 'FaultException',
+    },
+    {
+      reason: 'a network code',
+      err: Object.assign(new Error('reset'), { code: 'ECONNRESET' }),
+      want: 'ECONNRESET',
+    },
+    { reason: 'a plain Error', err: new Error('boom'), want: undefined },
+    { reason: 'not an error', err: 'DBInstanceNotFoundFault', want: undefined },
+  ])('$reason → $want', ({ err, want }) => {
+    expect(baseErrorCode(err)).toBe(want);
+  });
+
+  it.each([
+    {
+      reason: 'the code with its Fault suffix',
+      err: sdkError('DBInstanceNotFoundFault', 404),
+      codes: ['DBInstanceNotFound'],
+      want: true,
+    },
+    {
+      reason: 'the code with its Exception suffix',
+      err: sdkError('TargetGroupNotFoundException', 400),
+      codes: ['LoadBalancerNotFound', 'TargetGroupNotFound'],
+      want: true,
+    },
+    {
+      reason: 'the bare code',
+      err: sdkError('DBSnapshotNotFound', 404),
+      codes: ['DBSnapshotNotFound'],
+      want: true,
+    },
+    {
+      reason: 'another code',
+      err: sdkError('DBSubnetGroupNotFoundFault', 404),
+      codes: ['DBInstanceNotFound'],
+      want: false,
+    },
+    {
+      reason: 'a prefix of the code is not the code',
+      err: sdkError('DBInstanceNotFoundFault', 404),
+      codes: ['DBInstance'],
+      want: false,
+    },
+    { reason: 'no codes asked for', err: sdkError('DBInstanceNotFoundFault', 404), codes: [], want: false },
+    { reason: 'an error without a code', err: new Error('boom'), codes: ['Error'], want: false },
+  ])('$reason → $want', ({ err, codes, want }) => {
+    expect(hasErrorCode(err, ...codes)).toBe(want);
+  });
+});
+
+describe('AWS tags', () => {
+  const ownership: OwnershipTags = { cluster: 'prod', owner: 'shop/web', uid: 'uid-1' };
+
+  it('reads a tag list as a map, missing keys and values as empty', () => {
+    expect(tagMap([{ Key: 'team', Value: 'web' }, { Key: 'empty' }, { Value: 'orphan' }])).toEqual({
+      team: 'web',
+      empty: '',
+      '': 'orphan',
+    });
+    expect(tagMap(undefined)).toEqual({});
+  });
+
+  it('writes a map as a tag list that reads back to the same map', () => {
+    const tags = { team: 'web', env: 'prod' };
+    expect(tagList(tags)).toEqual([
+      { Key: 'team', Value: 'web' },
+      { Key: 'env', Value: 'prod' },
+    ]);
+    expect(tagMap(tagList(tags))).toEqual(tags);
+  });
+
+  it.each([
+    { reason: 'no user tags', user: undefined, extra: {} },
+    { reason: 'user tags beside them', user: { team: 'web' }, extra: { team: 'web' } },
+    {
+      reason: 'user tags with the same keys lose',
+      user: { 'skylift.dev/uid': 'forged', 'skylift.dev/owner': 'me/mine', team: 'web' },
+      extra: { team: 'web' },
+    },
+  ])('puts the ownership tags on the list, and they win: $reason', ({ user, extra }) => {
+    const list = ownedTagList(user, ownership);
+    expect(tagMap(list)).toEqual({ ...extra, ...ownershipTagMap(ownership) });
+    expect(new Set(list.map((t) => t.Key)).size).toBe(list.length);
   });
 });
