@@ -1,5 +1,5 @@
 import type { PrinterColumn } from './crd.ts';
-import { arr, int, obj, str, type Schema } from './schema.ts';
+import { arr, createOnly, int, obj, str, type CelRule, type Schema } from './schema.ts';
 
 /** The spec fields every kind shares (the managed-resource contract). */
 export const managedSpecProperties: Record<string, Schema> = {
@@ -16,6 +16,14 @@ export const managedSpecProperties: Record<string, Schema> = {
     { minLength: 1, maxLength: 2048 },
   ),
 };
+
+/** The spec-level rules every kind shares. */
+export const managedSpecRules: CelRule[] = [
+  createOnly(
+    'externalName',
+    'to manage another AWS resource, delete this object (with deletionPolicy: Orphan to keep the current one) and create a new one',
+  ),
+];
 
 const condition = obj(
   'A condition of this object (metav1.Condition).',

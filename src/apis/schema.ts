@@ -81,6 +81,16 @@ export const immutable = (what: string): CelRule => ({
   message: `${what} is immutable`,
 });
 
+/**
+ * A rule on an object that its field `field`, set or not at create, stays so
+ * and never changes (a field-level `self == oldSelf` cannot see it added or
+ * removed). `why` completes the message with what to do instead.
+ */
+export const createOnly = (field: string, why: string): CelRule => ({
+  rule: `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`,
+  message: `spec.${field} cannot be set, changed or removed after create: ${why}`,
+});
+
 /** Every property of a schema tree that lacks a description (for the test that keeps `kubectl explain` useful). Pure. */
 export function undocumented(schema: Schema, path = ''): string[] {
   const here = schema.description.trim() === '' ? [path || '<root>'] : [];

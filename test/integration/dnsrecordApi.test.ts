@@ -186,5 +186,9 @@ describe('DNSRecord admission', () => {
     expect(await change({ zoneName: 'example.org' })).toContain('zoneName is immutable');
     expect(await change({ zoneName: null, zoneId: 'Z1' })).toContain('cannot be added, removed or switched');
     expect(await change({ ttl: 60, records: ['192.0.2.11'] })).toBe('accepted');
+    // Issue 14, item 2: adopting another record after create used to be admitted (and then leaked the first).
+    expect(await change({ externalName: 'www.example.com/A' })).toContain(
+      'spec.externalName cannot be set, changed or removed after create',
+    );
   });
 });

@@ -114,4 +114,36 @@ describe('ManagedDB admission', () => {
     expect(await change({ storageEncrypted: false })).toContain('storageEncrypted is immutable');
     expect(await change({ instanceClass: 'db.t3.small' })).toBe('accepted');
   });
+
+  // Issue 14, items 2 and 12: these were admitted after create and then ignored or orphaned the instance.
+  it('refuses setting, changing or removing externalName, restoreFrom and subnetGroupName after create', async () => {
+    const change = async (name: string, spec: Record<string, unknown>): Promise<string> =>
+      client.patch(resourcePath(managedDbType, { namespace: ns, name }), { spec }, 'merge').then(
+        () => 'accepted',
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+    expect(await tryCreate(base, 'plain')).toBeUndefined();
+    expect(await change('plain', { externalName: 'someone-elses-db' })).toContain(
+      'spec.externalName cannot be set, changed or removed after create',
+    );
+    expect(await change('plain', { restoreFrom: { snapshotIdentifier: 'snap-1' } })).toContain(
+      'spec.restoreFrom cannot be set, changed or removed after create',
+    );
+    expect(await change('plain', { subnetGroupName: 'other-group' })).toContain(
+      'spec.subnetGroupName cannot be set, changed or removed after create',
+    );
+    expect(
+      await tryCreate({ ...base, externalName: 'legacy-db', subnetGroupName: 'g1' }, 'adopting'),
+    ).toBeUndefined();
+    expect(await change('adopting', { externalName: 'other-db' })).toContain(
+      'spec.externalName cannot be set, changed or removed after create',
+    );
+    expect(await change('adopting', { externalName: null })).toContain(
+      'spec.externalName cannot be set, changed or removed after create',
+    );
+    expect(await change('adopting', { subnetGroupName: null })).toContain(
+      'spec.subnetGroupName cannot be set, changed or removed after create',
+    );
+    expect(await change('adopting', { instanceClass: 'db.t3.small' })).toBe('accepted');
+  });
 });

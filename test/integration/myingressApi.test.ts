@@ -174,4 +174,27 @@ describe('MyIngress admission', () => {
       );
     expect(err).toContain('scheme is immutable');
   });
+
+  // Issue 14, item 2: changing externalName after create was admitted and left the first load balancer behind.
+  it('refuses setting, changing or removing externalName after create', async () => {
+    const change = (name: string, spec: Record<string, unknown>): Promise<string> =>
+      client.patch(resourcePath(myIngressType, { namespace: ns, name }), { spec }, 'merge').then(
+        () => 'accepted',
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+    const arn =
+      'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/legacy/50dc6c495c0c9188';
+    expect(await tryCreate(base, 'own')).toBeUndefined();
+    expect(await change('own', { externalName: arn })).toContain(
+      'spec.externalName cannot be set, changed or removed after create',
+    );
+    expect(await tryCreate({ ...base, externalName: arn }, 'adopter')).toBeUndefined();
+    expect(await change('adopter', { externalName: `${arn}0` })).toContain(
+      'spec.externalName cannot be set, changed or removed after create',
+    );
+    expect(await change('adopter', { externalName: null })).toContain(
+      'spec.externalName cannot be set, changed or removed after create',
+    );
+    expect(await change('adopter', { deletionPolicy: 'Orphan' })).toBe('accepted');
+  });
 });

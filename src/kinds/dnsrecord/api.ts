@@ -1,6 +1,6 @@
 import type { ManagedObject, ManagedSpec } from '../../apis/managed.ts';
 import type { ResourceType } from '../../apis/meta.ts';
-import { managedSpecProperties, managedStatusProperties } from '../../apis/common.ts';
+import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
 import { arr, bool, immutable, int, obj, str, type Schema } from '../../apis/schema.ts';
 
@@ -154,6 +154,7 @@ const spec: Schema = obj(
   {
     required: ['name', 'type'],
     'x-kubernetes-validations': [
+      ...managedSpecRules,
       { rule: 'has(self.zoneId) != has(self.zoneName)', message: 'set exactly one of zoneId and zoneName' },
       {
         rule: 'has(self.records) != has(self.aliasTarget)',

@@ -1,8 +1,18 @@
 import type { ResourceType } from '../../apis/meta.ts';
 import type { ManagedObject, ManagedSpec } from '../../apis/managed.ts';
-import { managedSpecProperties, managedStatusProperties } from '../../apis/common.ts';
+import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
-import { arr, bool, immutable, int, obj, str, stringMap, type Schema } from '../../apis/schema.ts';
+import {
+  arr,
+  bool,
+  createOnly,
+  immutable,
+  int,
+  obj,
+  str,
+  stringMap,
+  type Schema,
+} from '../../apis/schema.ts';
 
 export const managedDbType: ResourceType = {
   group: apiGroup,
@@ -160,6 +170,12 @@ const spec: Schema = obj(
   {
     required: ['engine', 'instanceClass', 'allocatedStorage', 'masterUsername'],
     'x-kubernetes-validations': [
+      ...managedSpecRules,
+      createOnly('restoreFrom', 'a snapshot is restored only when the instance is created'),
+      createOnly(
+        'subnetGroupName',
+        'RDS moves an instance to another subnet group only through a new instance (restore a snapshot into a new object)',
+      ),
       {
         rule: '!has(self.maxAllocatedStorage) || self.maxAllocatedStorage > self.allocatedStorage',
         message: 'maxAllocatedStorage must exceed allocatedStorage',

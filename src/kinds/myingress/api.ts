@@ -1,6 +1,6 @@
 import type { ManagedObject, ManagedSpec } from '../../apis/managed.ts';
 import type { ResourceType } from '../../apis/meta.ts';
-import { managedSpecProperties, managedStatusProperties } from '../../apis/common.ts';
+import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
 import { arr, bool, immutable, int, obj, str, stringMap, type Schema } from '../../apis/schema.ts';
 
@@ -281,6 +281,7 @@ const spec: Schema = obj(
   {
     required: ['listeners'],
     'x-kubernetes-validations': [
+      ...managedSpecRules,
       {
         rule: 'has(self.subnets) != has(self.subnetSelector)',
         message: 'set exactly one of subnets and subnetSelector',
