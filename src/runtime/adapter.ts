@@ -22,6 +22,19 @@ export interface DeltaEntry<F extends string = string> {
   readonly field: F;
   /** What differs, for Events and logs, e.g. "ttl 300 → 60". */
   readonly change: string;
+  /**
+   * A requested or scheduled operation (a snapshot asked for, a backup due),
+   * not a difference from the spec: never counted or reported as drift.
+   */
+  readonly operation?: true;
+}
+
+/**
+ * True when the delta holds a real difference from the spec, not only
+ * operations: what drift means once the object has been Ready. Pure.
+ */
+export function differsFromSpec(delta: Delta): boolean {
+  return delta.some((d) => d.operation !== true);
 }
 
 /** Every field that differs; empty when AWS matches the spec. */

@@ -24,6 +24,7 @@ import {
 } from '../apis/managed.ts';
 import {
   describeDelta,
+  differsFromSpec,
   type Connector,
   type ExistingObservation,
   type ExternalClient,
@@ -260,7 +261,9 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     p.status = { ...keepCommon(p.status), ...obs.status };
     if (!observeOnly && obs.delta.length > 0) {
       const adopting = obs.ownership === undefined;
-      const drift = wasSynced && !adopting;
+      // Drift: AWS moved away from a spec it once matched. Finishing a create (the resource was never
+      // Ready yet) and carrying out requested or scheduled operations are not drift.
+      const drift = wasSynced && wasReady && !adopting && differsFromSpec(obs.delta);
       const updated = await this.step('update', () => adapter.update(p.obj, obs, p.ctx));
       await this.write(p, updated.writes);
       const what = updated.description ?? describeDelta(obs.delta) ?? 'updated the AWS resource';

@@ -13,7 +13,7 @@ import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts'
 import { resourcePath } from '../../src/apis/meta.ts';
 import { rdsSlowCreate, type AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
-import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
 
 let admin: KubeClient;
@@ -356,6 +356,14 @@ describe('ManagedDB on-demand operations', () => {
     );
     expect(proxy.count({ service: 'rds', operation: 'RebootDBInstance' })).toBe(1);
     expect(proxy.count({ service: 'rds', operation: 'CreateDBSnapshot' })).toBe(1);
+    // Issue 14, item 10: a requested operation is not drift.
+    await waitFor(
+      async () =>
+        (await eventsFor(admin, ns, 'ha')).find((e) => e.reason === 'Updated' && e.note.includes('snapshot')),
+      { timeoutMs: 30_000, description: 'a Normal Updated Event for the snapshot' },
+    );
+    expect((await eventsFor(admin, ns, 'ha')).filter((e) => e.reason === 'DriftCorrected')).toEqual([]);
+    expect(await counterValue(op.metrics.driftCorrections, { kind: 'ManagedDB' })).toBe(0);
     const id = dbIdentifier(ns, 'ha', m.metadata.uid ?? '');
     expect(
       (await rds.send(new DescribeDBSnapshotsCommand({ DBSnapshotIdentifier: `${id}-req-s1` }))).DBSnapshots

@@ -18,7 +18,7 @@ import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
-import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
 
 let admin: KubeClient;
@@ -153,6 +153,14 @@ describe('MyIngress', () => {
     const tg = (await elb.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [tgArn] })))
       .TargetGroups?.[0];
     expect(tg).toMatchObject({ TargetType: 'ip', Port: 8080, HealthCheckPath: '/healthz' });
+    // Issue 14, item 10: finishing a create (listeners, rules, target group) is not drift.
+    const finished = await waitFor(
+      async () => (await eventsFor(admin, ns, 'shop')).find((e) => e.reason === 'Updated'),
+      { timeoutMs: 30_000, description: 'a Normal Updated Event for the listeners' },
+    );
+    expect(finished).toMatchObject({ type: 'Normal' });
+    expect(finished.note).toContain('listener 80 created');
+    expect((await eventsFor(admin, ns, 'shop')).filter((e) => e.reason === 'DriftCorrected')).toEqual([]);
 
     await putEndpoints(ns, [
       { ip: '10.20.1.10', ready: false },

@@ -6,6 +6,7 @@ import type { ManagedObject, OwnershipTags } from '../../src/apis/managed.ts';
 import {
   busyObservation,
   describeDelta,
+  differsFromSpec,
   hasDelta,
   sharedClient,
   type Delta,
@@ -24,6 +25,28 @@ import {
 import { FakeClock } from '../support/fakeClock.ts';
 
 const ownership: OwnershipTags = { cluster: 'prod', owner: 'shop/web', uid: 'uid-1' };
+
+describe('differsFromSpec', () => {
+  it.each([
+    { reason: 'an empty delta', delta: [] as Delta, want: false },
+    {
+      reason: 'only operations',
+      delta: [{ field: 'request', change: 'snapshot s1', operation: true }] as Delta,
+      want: false,
+    },
+    { reason: 'a spec difference', delta: [{ field: 'instance', change: 'class' }] as Delta, want: true },
+    {
+      reason: 'a spec difference beside an operation',
+      delta: [
+        { field: 'snapshot', change: 'due', operation: true },
+        { field: 'tags', change: 'tags' },
+      ] as Delta,
+      want: true,
+    },
+  ])('is $want for $reason', ({ delta, want }) => {
+    expect(differsFromSpec(delta)).toBe(want);
+  });
+});
 
 describe('hasDelta and describeDelta', () => {
   const delta: Delta<'ttl' | 'value' | 'tags'> = [

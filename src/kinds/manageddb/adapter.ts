@@ -139,7 +139,11 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       if (ownership?.uid !== ctx.ownership.uid) delta.push({ field: 'ownership', change: 'ownership tags' });
       const request = pendingRequest(mr);
       if (request !== undefined)
-        delta.push({ field: 'request', change: `requested ${request.action} ${request.id}` });
+        delta.push({
+          field: 'request',
+          change: `requested ${request.action} ${request.id}`,
+          operation: true,
+        });
       if (db.Endpoint?.Address !== undefined) writes = await this.connectionSecretWrites(mr, db);
       const cron = snapshotSchedule(mr);
       if (cron !== undefined) {
@@ -163,9 +167,17 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
           });
         }
         if (plan.dueSnapshot !== undefined)
-          delta.push({ field: 'snapshot', change: `scheduled snapshot ${plan.dueSnapshot} due` });
+          delta.push({
+            field: 'snapshot',
+            change: `scheduled snapshot ${plan.dueSnapshot} due`,
+            operation: true,
+          });
         if (plan.prune.length > 0)
-          delta.push({ field: 'prune', change: `prune ${plan.prune.length} old snapshot(s)` });
+          delta.push({
+            field: 'prune',
+            change: `prune ${plan.prune.length} old snapshot(s)`,
+            operation: true,
+          });
         details = {
           db,
           prune: plan.prune,
