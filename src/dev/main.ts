@@ -2,6 +2,7 @@
 // given (a local control plane, moto), prepares it like a user's account,
 // runs the operator in this process, applies the sample application and
 // prints it becoming Ready, until Ctrl-C; then stops everything it started.
+import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { installCrds } from './installCrds.ts';
@@ -153,7 +154,7 @@ async function showSamples(
         readinessKey(s.kind ?? '', { metadata: { name: s.metadata.name, namespace: args.namespace } }),
       );
     const ready = await reporter.whenReady(keys);
-    say(formatSampleSummary(ready, Date.now() - applied, args.namespace));
+    say(formatSampleSummary(ready, Date.now() - applied, args.namespace, skyliftCommand()));
   } catch (err) {
     say(`Applying the samples failed: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -260,4 +261,12 @@ function onceInterrupted(): { happened(): boolean; readonly promise: Promise<voi
       process.off('SIGTERM', handler);
     },
   };
+}
+
+/** How a user in this shell runs `skylift`: the clone's bin/skylift (any Node on the PATH), else `skylift`. */
+function skyliftCommand(): string {
+  const wrapper = join(repoRoot, 'bin', 'skylift');
+  if (!existsSync(wrapper)) return 'skylift';
+  const rel = relative(process.cwd(), wrapper);
+  return rel.startsWith('..') ? wrapper : rel;
 }

@@ -148,12 +148,14 @@ export function readinessKey(kind: string, obj: KubeObject): string {
 /**
  * The summary printed once the samples are Ready: the load balancer's DNS
  * name, each record's FQDN, each database's endpoint and connection Secret,
- * and a `skylift trace` to try. Pure.
+ * and a `skylift trace` to try, spelled `command` (e.g. `bin/skylift` in a
+ * clone, where no `skylift` is on the PATH). Pure.
  */
 export function formatSampleSummary(
   objs: readonly ManagedObject[],
   elapsedMs: number,
   namespace: string,
+  command = 'skylift',
 ): string {
   const ns = namespace === 'default' ? '' : ` -n ${namespace}`;
   const lines = [`All samples Ready after ${(elapsedMs / 1000).toFixed(1)} s:`];
@@ -163,6 +165,8 @@ export function formatSampleSummary(
   }
   const first = objs[0];
   if (first !== undefined)
-    lines.push(`Trace one:  skylift trace ${(first.kind ?? '').toLowerCase()}/${first.metadata.name}${ns}`);
+    lines.push(
+      `Trace one:  ${command} trace ${(first.kind ?? '').toLowerCase()}/${first.metadata.name}${ns}`,
+    );
   return lines.join('\n');
 }

@@ -22,6 +22,25 @@ function skylift(
 }
 
 describe('skylift CLI', () => {
+  // Issue 14, item 14: from a clone, with the system's older Node first on the PATH,
+  // `node src/cli/main.ts` fails on the .ts extension; bin/skylift finds Node 24 itself.
+  it('runs from a clone as bin/skylift whatever node is first on the PATH', () => {
+    const r = spawnSync(join(repoRoot, 'bin', 'skylift'), ['help'], {
+      env: {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        HOME: process.env.HOME,
+        ...(process.env.XDG_CACHE_HOME !== undefined ? { XDG_CACHE_HOME: process.env.XDG_CACHE_HOME } : {}),
+        ...(process.env.SKYLIFT_CACHE_DIR !== undefined
+          ? { SKYLIFT_CACHE_DIR: process.env.SKYLIFT_CACHE_DIR }
+          : {}),
+      },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Usage: skylift <command>');
+  });
+
   it('documents run flags and their environment variables', () => {
     const r = skylift(['run', '--help']);
     expect(r.code).toBe(0);

@@ -176,8 +176,10 @@ describe('Dockerfile', () => {
       ...operatorNodeFlags,
       join('/app', pkg.bin.skylift),
     ]);
-    // `make run` and `make dev` start the operator with the same flags.
+    // `make run` and `make dev` start the operator with the same flags, and so does a clone's bin/skylift.
     const makefile = await readFile(join(repoRoot, 'Makefile'), 'utf8');
     expect(/^OPERATOR_NODE_FLAGS := (.*)$/m.exec(makefile)?.[1]).toBe(operatorNodeFlags.join(' '));
+    const wrapper = await readFile(join(repoRoot, 'bin', 'skylift'), 'utf8');
+    expect(wrapper).toContain(`/node" ${operatorNodeFlags.join(' ')} "$root/src/cli/main.ts"`);
   });
 });

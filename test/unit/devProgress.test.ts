@@ -135,6 +135,14 @@ describe('formatSampleSummary', () => {
     expect(text).toContain('Secret         orders-db   (kubectl get secret orders-db -n apps -o yaml)');
     expect(text).toContain('skylift trace myingress/shop -n apps');
   });
+
+  // Issue 14, item 14: `skylift` is not on the PATH of a clone; the line names the command that works.
+  it('names the command to run, e.g. the clone’s bin/skylift', () => {
+    const shop = { kind: 'MyIngress', metadata: { name: 'shop' }, spec: {} } as ManagedObject;
+    expect(formatSampleSummary([shop], 1000, 'default', 'bin/skylift')).toContain(
+      'Trace one:  bin/skylift trace myingress/shop',
+    );
+  });
 });
 
 describe('samples', () => {
