@@ -24,6 +24,8 @@ export const Reason = {
   Throttled: 'Throttled',
   /** AWS failed in a way worth retrying (5xx, network, an unknown error). */
   AwsError: 'AWSError',
+  /** AWS refused the operator's credentials (fixed outside the spec; retried). */
+  AwsCredentials: 'AWSCredentials',
   Waiting: 'Waiting',
 } as const;
 

@@ -17,6 +17,16 @@ function sdkError(name: string, status?: number): Error {
   return Object.assign(new Error(`${name} happened`), { name, $metadata: { httpStatusCode: status } });
 }
 
+describe('refused credentials', () => {
+  it('are retried with backoff, with a reason and a message that say what to check', () => {
+    const e = toTypedAwsError('create load balancer x', sdkError('InvalidClientTokenId', 403));
+    expect(e).toBeInstanceOf(AwsRetryableError);
+    expect(e instanceof AwsRetryableError ? e.reason : '').toBe('AWSCredentials');
+    expect(e.message).toContain('create load balancer x: InvalidClientTokenId');
+    expect(e.message).toContain('the AWS credentials the operator uses were refused');
+  });
+});
+
 describe('classifyAwsError', () => {
   it.each([
     { reason: 'Route 53 throttling', err: sdkError('Throttling', 400), want: 'throttling' },
@@ -32,6 +42,16 @@ describe('classifyAwsError', () => {
     },
     { reason: 'validation', err: sdkError('ValidationError', 400), want: 'terminal' },
     { reason: 'access denied', err: sdkError('AccessDenied', 403), want: 'terminal' },
+    // Issue 14, item 9: refused credentials are fixed without a spec change, so they must be retried.
+    { reason: 'an unknown access key', err: sdkError('InvalidClientTokenId', 403), want: 'credentials' },
+    {
+      reason: 'an unrecognized client',
+      err: sdkError('UnrecognizedClientException', 400),
+      want: 'credentials',
+    },
+    { reason: 'a bad signature', err: sdkError('SignatureDoesNotMatch', 403), want: 'credentials' },
+    { reason: 'an expired token', err: sdkError('ExpiredToken', 403), want: 'credentials' },
+    { reason: 'an expired STS token', err: sdkError('ExpiredTokenException', 400), want: 'credentials' },
     { reason: 'unknown 4xx', err: sdkError('LoadBalancerNotFound', 400), want: 'unknown' },
     { reason: 'not an error at all', err: 'text', want: 'unknown' },
   ])('$reason → $want', ({ err, want }) => {

@@ -2,7 +2,7 @@ import { Reason } from '../../runtime/conditions.ts';
 import { RetryableError, TerminalError } from '../../runtime/errors.ts';
 
 /** How an AWS error should be treated. */
-export type AwsErrorClass = 'throttling' | 'transient' | 'terminal' | 'unknown';
+export type AwsErrorClass = 'throttling' | 'transient' | 'credentials' | 'terminal' | 'unknown';
 
 /** Codes AWS uses for "slow down" across services (smithy's list plus service-specific ones). */
 export const throttlingCodes: readonly string[] = [
@@ -64,10 +64,22 @@ export const terminalCodes: readonly string[] = [
   'AccessDeniedException',
   'UnauthorizedOperation',
   'OptInRequired',
+];
+
+/**
+ * Codes that mean the operator's own credentials were refused (unknown key,
+ * bad signature, expired token): fixed in its IAM role or IRSA setup, not in
+ * the spec, so retried with backoff.
+ */
+export const credentialCodes: readonly string[] = [
   'UnrecognizedClientException',
   'InvalidClientTokenId',
   'SignatureDoesNotMatch',
   'IncompleteSignature',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'InvalidAccessKeyId',
+  'AuthFailure',
 ];
 
 /** The error code of an SDK (or network) error, if it has one. Pure. */
@@ -99,6 +111,7 @@ export function classifyAwsError(
     if (extra.terminal?.includes(code) === true) return 'terminal';
     if (extra.transient?.includes(code) === true) return 'transient';
     if (throttlingCodes.includes(code)) return 'throttling';
+    if (credentialCodes.includes(code)) return 'credentials';
     if (transientCodes.includes(code) || networkErrorCodes.includes(code)) return 'transient';
     if (terminalCodes.includes(code)) return 'terminal';
   }
@@ -144,6 +157,13 @@ export function toTypedAwsError(
       return new AwsTerminalError(message, code, { cause: err });
     case 'throttling':
       return new AwsRetryableError(Reason.Throttled, message, code, { cause: err });
+    case 'credentials':
+      return new AwsRetryableError(
+        Reason.AwsCredentials,
+        `${message} (the AWS credentials the operator uses were refused: check its IAM role, IRSA annotation and clock; Skylift retries with backoff)`,
+        code,
+        { cause: err },
+      );
     case 'transient':
     case 'unknown':
       return new AwsRetryableError(Reason.AwsError, message, code, { cause: err });
