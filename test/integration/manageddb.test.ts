@@ -391,6 +391,76 @@ describe('ManagedDB on-demand operations', () => {
   });
 });
 
+// Issue 14, items 1 and 8: Skylift took over a hand-made Secret (and got it garbage-collected), two
+// objects fought over one Secret, and an unusable Secret name was retried forever.
+describe('ManagedDB connection Secrets it does not own', () => {
+  const handMade = async (ns: string, name: string, type = 'Opaque'): Promise<void> => {
+    await admin.create(`/api/v1/namespaces/${ns}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name },
+      type,
+      stringData: type === 'Opaque' ? { password: 'users-own' } : { 'tls.crt': 'x', 'tls.key': 'y' },
+    });
+  };
+
+  it('refuses a hand-made Secret as a Conflict, creates nothing, and leaves the Secret alone on delete', async () => {
+    const ns = await setup('mdb-handmade');
+    await handMade(ns, 'db-conn');
+    const m = await create(ns, 'mine', spec());
+    const conflict = await waitCondition(ns, 'mine', 'Synced', 'False', 'Conflict');
+    const message = conflict.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+    expect(message).toContain('db-conn');
+    expect(message).toContain('spec.writeConnectionSecretToRef.name');
+    expect(await secret(ns, 'db-conn')).toEqual({ password: 'users-own' });
+    const id = dbIdentifier(ns, 'mine', m.metadata.uid ?? '');
+    await expect(rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))).rejects.toThrow();
+    await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'mine' }));
+    await waitFor(
+      async () => ((await readObject(admin, managedDbType, ns, 'mine')) === undefined ? true : undefined),
+      {
+        timeoutMs: 30_000,
+        description: 'the ManagedDB gone',
+      },
+    );
+    expect(await secret(ns, 'db-conn')).toEqual({ password: 'users-own' });
+  });
+
+  it('gives a second object naming the same Secret a Conflict, and the Secret stays the first one’s', async () => {
+    const ns = await setup('mdb-twosecrets');
+    const first = await create(ns, 'first', spec());
+    await waitCondition(ns, 'first', 'Ready', 'True');
+    const before = await secret(ns, 'db-conn');
+    await create(ns, 'second', spec());
+    await waitCondition(ns, 'second', 'Synced', 'False', 'Conflict');
+    expect(await secret(ns, 'db-conn')).toEqual(before);
+    const owners = (
+      await admin.get<{ metadata: { ownerReferences?: { uid: string }[] } }>(
+        `/api/v1/namespaces/${ns}/secrets/db-conn`,
+      )
+    ).metadata.ownerReferences?.map((r) => r.uid);
+    expect(owners).toEqual([first.metadata.uid]);
+  });
+
+  it('refuses a Secret of another type, and an unusable Secret name, with a Terminal message naming the field', async () => {
+    const ns = await setup('mdb-badsecret');
+    await handMade(ns, 'tls-conn', 'kubernetes.io/tls');
+    await create(ns, 'tls', spec({ writeConnectionSecretToRef: { name: 'tls-conn' } }));
+    const tls = await waitCondition(ns, 'tls', 'Synced', 'False', 'Conflict');
+    expect(tls.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'spec.writeConnectionSecretToRef.name',
+    );
+    // A name whose default Secret name (<name>-connection) is longer than Kubernetes allows.
+    const long = `l${'o'.repeat(241)}g`;
+    const { writeConnectionSecretToRef: _named, ...unnamed } = spec();
+    await create(ns, long, unnamed);
+    const terminal = await waitCondition(ns, long, 'Synced', 'False', 'Terminal');
+    expect(terminal.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'spec.writeConnectionSecretToRef.name',
+    );
+  });
+});
+
 describe('ManagedDB scheduled snapshots', () => {
   it('takes one snapshot per due run (named after it), prunes beyond keepSnapshots, and reports last and next', async () => {
     const ns = await newNamespace(admin, 'mdb-sched');

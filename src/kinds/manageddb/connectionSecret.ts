@@ -3,6 +3,8 @@
 import type { DBInstance } from '@aws-sdk/client-rds';
 import { secretType } from '../../apis/core.ts';
 import type { CompanionWrite } from '../../runtime/adapter.ts';
+import type { KubeObject } from '../../apis/meta.ts';
+import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
 import { KubeApiError, type KubeClient } from '../../runtime/kube/client.ts';
 import type { ManagedDB } from './api.ts';
 import { connectionSecretName } from './identity.ts';
@@ -56,20 +58,40 @@ export function connectionSecretRelease(mr: ManagedDB): CompanionWrite {
   return { op: 'disown', type: secretType, name: connectionSecretName(mr) };
 }
 
-/** Reads the connection Secret's data, decoded; undefined when there is none. Read-only. */
+/**
+ * Reads the connection Secret's data, decoded; undefined when there is none.
+ * Read-only. Throws OwnershipConflictError when a Secret of that name exists
+ * but is not this ManagedDB's (made by hand, another object's, another type):
+ * Skylift never takes over a Secret it did not create for this object.
+ * Throws TerminalError when the name is not a valid Secret name.
+ */
 export async function readConnectionSecret(
   kube: KubeClient,
   mr: ManagedDB,
 ): Promise<Record<string, string> | undefined> {
+  const name = connectionSecretName(mr);
+  if (name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) {
+    throw new TerminalError(
+      `the connection Secret name ${JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}…` : name)} is not a valid Secret name (at most 253 lower-case letters, digits, '-' and '.'): set spec.writeConnectionSecretToRef.name to one`,
+    );
+  }
+  let s: KubeObject & { type?: string; data?: Record<string, string> };
   try {
-    const s = await kube.get<{ data?: Record<string, string> }>(
-      `/api/v1/namespaces/${mr.metadata.namespace ?? ''}/secrets/${connectionSecretName(mr)}`,
-    );
-    return Object.fromEntries(
-      Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
-    );
+    s = await kube.get(`/api/v1/namespaces/${mr.metadata.namespace ?? ''}/secrets/${name}`);
   } catch (err) {
     if (err instanceof KubeApiError && err.statusCode === 404) return undefined;
     throw err;
   }
+  const ours = (s.metadata.ownerReferences ?? []).some(
+    (r) => r.controller === true && r.uid === mr.metadata.uid,
+  );
+  if (!ours || (s.type ?? 'Opaque') !== 'Opaque') {
+    const owner = s.metadata.ownerReferences?.find((r) => r.controller === true);
+    throw new OwnershipConflictError(
+      `the connection Secret ${name} already exists and is ${owner !== undefined ? `${owner.kind} ${owner.name}'s` : 'not managed by Skylift'}${(s.type ?? 'Opaque') !== 'Opaque' ? ` (type ${s.type ?? ''})` : ''}; Skylift will not take it over: set spec.writeConnectionSecretToRef.name to a Secret name that is not in use`,
+    );
+  }
+  return Object.fromEntries(
+    Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+  );
 }
