@@ -211,6 +211,18 @@ describe('ManagedDB', () => {
     expect(blocked.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
       'deletion protection is on',
     );
+    // Issue 14, item 4: following the message's advice finishes the deletion while the object is being deleted.
+    const id = String(blocked.status?.identifier);
+    await admin.patch(
+      resourcePath(managedDbType, { namespace: ns, name: 'safe' }),
+      { spec: { deletionProtection: false } },
+      'merge',
+    );
+    await waitFor(
+      async () => ((await readObject(admin, managedDbType, ns, 'safe')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'safe deleted' },
+    );
+    await expect(rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))).rejects.toThrow();
   });
 });
 

@@ -289,19 +289,14 @@ describe('MyIngress', () => {
       { spec: { attributes: { deletionProtection: false } } },
       'merge',
     );
-    // The spec change does not reach AWS while deleting; the user turns protection off in AWS, and the resync finishes.
+    // Issue 14, item 4: following the message's advice finishes the deletion, with nothing done in AWS by hand.
     const lbArn = String((await readObject<MyIngress>(admin, myIngressType, ns, 'guarded'))?.status?.arn);
-    const { ModifyLoadBalancerAttributesCommand } = await import('@aws-sdk/client-elastic-load-balancing-v2');
-    await elb.send(
-      new ModifyLoadBalancerAttributesCommand({
-        LoadBalancerArn: lbArn,
-        Attributes: [{ Key: 'deletion_protection.enabled', Value: 'false' }],
-      }),
-    );
     await waitFor(
       async () => ((await readObject(admin, myIngressType, ns, 'guarded')) === undefined ? true : undefined),
       { timeoutMs: 60_000, description: 'guarded deleted' },
     );
+    const { DescribeLoadBalancersCommand } = await import('@aws-sdk/client-elastic-load-balancing-v2');
+    await expect(elb.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [lbArn] }))).rejects.toThrow();
   });
 
   it('reports Provisioning until AWS says the load balancer is active', async () => {

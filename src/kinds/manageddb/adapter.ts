@@ -350,6 +350,20 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     // Observe has just described the instance; no need to ask RDS again.
     const db = observed.details.db;
     if (db.DBInstanceStatus === 'deleting') return { gone: false };
+    if (db.DeletionProtection === true && mr.spec.deletionProtection !== true) {
+      // The spec no longer asks for protection: the advice of the message below works while deleting.
+      const protectedId = db.DBInstanceIdentifier ?? '';
+      await awsCall(`turn off deletion protection of ${protectedId}`, rdsErrorTable, () =>
+        this.d.rds.send(
+          new ModifyDBInstanceCommand({
+            DBInstanceIdentifier: protectedId,
+            DeletionProtection: false,
+            ApplyImmediately: true,
+          }),
+        ),
+      );
+      return { gone: false };
+    }
     if (db.DeletionProtection === true) {
       throw new TerminalError(
         'deletion protection is on for this DB instance: set spec.deletionProtection to false (or turn it off in AWS) and Skylift will finish deleting it',

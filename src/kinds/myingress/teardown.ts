@@ -7,6 +7,7 @@ import {
   DescribeListenersCommand,
   DescribeLoadBalancerAttributesCommand,
   DescribeRulesCommand,
+  ModifyLoadBalancerAttributesCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { TerminalError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
@@ -39,7 +40,13 @@ export class Teardown {
    */
   async delete(mr: MyIngress, d: MyIngressDetails): Promise<{ gone: boolean }> {
     // Observe has just described the load balancer; no need to ask AWS again.
-    if (d.found === 'loadBalancer' && !(await this.deleteLoadBalancer(d.lb.LoadBalancerArn ?? '')))
+    if (
+      d.found === 'loadBalancer' &&
+      !(await this.deleteLoadBalancer(
+        d.lb.LoadBalancerArn ?? '',
+        mr.spec.attributes?.deletionProtection === true,
+      ))
+    )
       return { gone: false };
     // AWS keeps target groups after their load balancer is gone: delete ours explicitly.
     const leftovers = d.found === 'leftovers' ? d.leftoverTargetGroups : undefined;
@@ -50,9 +57,12 @@ export class Teardown {
     return { gone: true };
   }
 
-  /** Deletes the load balancer's rules, listeners and itself; true once AWS no longer lists it. */
-  private async deleteLoadBalancer(arn: string): Promise<boolean> {
-    await this.refuseIfProtected(arn);
+  /**
+   * Deletes the load balancer's rules, listeners and itself; true once AWS no longer lists it.
+   * `protect`: the spec still asks for deletion protection.
+   */
+  private async deleteLoadBalancer(arn: string, protect: boolean): Promise<boolean> {
+    await this.unprotect(arn, protect);
     await this.deleteListeners(arn);
     await ignoreNotFound('delete load balancer', () =>
       this.d.elbv2.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: arn })),
@@ -60,19 +70,33 @@ export class Teardown {
     return (await this.d.describer.describe(arn)) === undefined;
   }
 
-  /** TerminalError when deletion protection is on: AWS would refuse, so Skylift does not try. */
-  private async refuseIfProtected(arn: string): Promise<void> {
+  /**
+   * When deletion protection is on in AWS: turns it off if the spec no longer asks for it (the
+   * advice the Terminal message gives works while the object is being deleted), else a
+   * TerminalError: AWS would refuse, so Skylift does not try.
+   */
+  private async unprotect(arn: string, protect: boolean): Promise<void> {
     const attrs =
       (
         await elbv2Call('describe attributes', () =>
           this.d.elbv2.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn })),
         )
       ).Attributes ?? [];
-    if (attrs.some((a) => a.Key === 'deletion_protection.enabled' && a.Value === 'true')) {
-      throw new TerminalError(
-        'deletion protection is on for this load balancer: set spec.attributes.deletionProtection to false (or turn it off in AWS) and Skylift will finish deleting it',
+    if (!attrs.some((a) => a.Key === 'deletion_protection.enabled' && a.Value === 'true')) return;
+    if (!protect) {
+      await elbv2Call('turn off deletion protection', () =>
+        this.d.elbv2.send(
+          new ModifyLoadBalancerAttributesCommand({
+            LoadBalancerArn: arn,
+            Attributes: [{ Key: 'deletion_protection.enabled', Value: 'false' }],
+          }),
+        ),
       );
+      return;
     }
+    throw new TerminalError(
+      'deletion protection is on for this load balancer: set spec.attributes.deletionProtection to false (or turn it off in AWS) and Skylift will finish deleting it',
+    );
   }
 
   /** Deletes every listener of the load balancer, each after its rules (the default rule goes with it). */
