@@ -3,11 +3,34 @@ import type { DBInstance, ModifyDBInstanceCommandInput } from '@aws-sdk/client-r
 import { TerminalError } from '../../runtime/errors.ts';
 import type { ManagedDB } from './api.ts';
 
-/** Whether an engine version spec (e.g. "16") is satisfied by what RDS reports (e.g. "16.4"). Pure. */
+/** A version's numeric parts ("16.4" → [16, 4]); non-numeric parts count as 0. Pure. */
+function versionParts(v: string): number[] {
+  return v.split('.').map((p) => Number.parseInt(p, 10) || 0);
+}
+
+/** Compares two versions part by part: negative when a < b. Pure. */
+function compareVersions(a: string, b: string): number {
+  const x = versionParts(a);
+  const y = versionParts(b);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * Whether an engine version spec is satisfied by what RDS reports. The spec
+ * is a floor within its major version, not a pin: "16" is satisfied by any
+ * 16.x, and "16.4" also by 16.6 after an automatic minor upgrade (asking
+ * for 16.4 again would be a downgrade RDS refuses). Pure.
+ */
 export function versionSatisfied(want: string | undefined, have: string | undefined): boolean {
   if (want === undefined) return true;
   if (have === undefined) return false;
-  return have === want || have.startsWith(`${want}.`);
+  if (have === want || have.startsWith(`${want}.`)) return true;
+  const major = (v: string): string => v.split('.')[0] ?? '';
+  return major(want) === major(have) && compareVersions(have, want) >= 0;
 }
 
 /** The modifications needed to bring an instance to the spec; empty when none. Pure. */
@@ -25,7 +48,9 @@ export function modificationsFor(
     input.DBInstanceClass = s.instanceClass;
     changes.push(`class ${db.DBInstanceClass ?? ''} → ${s.instanceClass}`);
   }
-  if (differs(s.allocatedStorage, db.AllocatedStorage, pending.AllocatedStorage)) {
+  // With maxAllocatedStorage RDS grows the volume by itself: a larger size is in sync (a floor, not a pin).
+  const autoscaled = s.maxAllocatedStorage !== undefined && (db.AllocatedStorage ?? 0) > s.allocatedStorage;
+  if (!autoscaled && differs(s.allocatedStorage, db.AllocatedStorage, pending.AllocatedStorage)) {
     if (s.allocatedStorage < (db.AllocatedStorage ?? 0)) {
       throw new TerminalError(
         `allocatedStorage cannot shrink (RDS has ${db.AllocatedStorage ?? 0} GiB, the spec asks for ${s.allocatedStorage})`,
@@ -47,6 +72,11 @@ export function modificationsFor(
     !versionSatisfied(s.engineVersion, pending.EngineVersion)
   ) {
     const major = (v: string | undefined): string => (v ?? '').split('.')[0] ?? '';
+    if (compareVersions(s.engineVersion ?? '', db.EngineVersion ?? '') < 0) {
+      throw new TerminalError(
+        `spec.engineVersion ${s.engineVersion ?? ''} is older than the running ${db.EngineVersion ?? ''}: RDS cannot downgrade an instance; set spec.engineVersion to ${db.EngineVersion ?? ''} or newer (to go back, restore a snapshot of the older version into a new object)`,
+      );
+    }
     if (major(s.engineVersion) !== major(db.EngineVersion) && s.allowMajorVersionUpgrade !== true) {
       throw new TerminalError(
         `engineVersion ${s.engineVersion ?? ''} is a major upgrade from ${db.EngineVersion ?? ''}: set allowMajorVersionUpgrade: true to allow it`,
