@@ -3,11 +3,23 @@
 import { runDev } from '../dev/main.ts';
 import { kinds } from '../kinds/registry.ts';
 import { startOperator } from '../operator.ts';
+import { KubeApiError } from '../runtime/kube/client.ts';
 import { SettingsError } from '../runtime/settings.ts';
 import { parseRunOptions, runUsage } from './options.ts';
 import { runTrace } from './trace.ts';
 
 const kindCommands = kinds.flatMap((k) => k.commands);
+
+/** What stopped a request from reaching a server (fetch's "fetch failed" and its cause), or undefined. Pure. */
+function unreachable(err: unknown): string | undefined {
+  if (!(err instanceof TypeError) || err.message !== 'fetch failed') return undefined;
+  const cause: unknown = err.cause;
+  if (cause instanceof Error) {
+    const code = (cause as Error & { code?: unknown }).code;
+    return typeof code === 'string' ? `${code}: ${cause.message}` : cause.message;
+  }
+  return 'fetch failed';
+}
 
 const usage = `Usage: skylift <command> [flags]
 
@@ -62,6 +74,14 @@ try {
   if (err instanceof SettingsError) {
     process.stderr.write(`skylift: ${err.message}\n`);
     process.exitCode = 2;
+  } else if (err instanceof KubeApiError) {
+    process.stderr.write(`skylift: the Kubernetes API refused: ${err.message}\n`);
+    process.exitCode = 1;
+  } else if (unreachable(err) !== undefined) {
+    process.stderr.write(
+      `skylift: cannot reach the Kubernetes API server (${unreachable(err) ?? ''}): check --kubeconfig or KUBECONFIG, and that the cluster is up\n`,
+    );
+    process.exitCode = 1;
   } else {
     process.stderr.write(`skylift: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;

@@ -110,4 +110,25 @@ describe('skylift db', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('usage: skylift db snapshot|reboot|failover NAME');
   });
+
+  // Issue 14, item 15: these printed a Node stack and exited 1.
+  it('answers --help, a bad flag, a missing object and an unreachable apiserver with a line, not a stack', () => {
+    const kubeconfig = stackInfo().adminKubeconfig;
+    const help = skylift(['db', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('skylift db snapshot|reboot|failover NAME');
+    const flag = skylift(['db', 'snapshot', 'x', '--bogus', '--kubeconfig', kubeconfig]);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("Unknown option '--bogus'");
+    const missing = skylift(['db', 'snapshot', 'nonexistent', '-n', 'default', '--kubeconfig', kubeconfig]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('manageddb default/nonexistent not found');
+    expect(missing.stderr).not.toMatch(/\n\s+at /);
+    const unreachable = skylift(['db', 'snapshot', 'orders', '-n', 'default'], {
+      KUBECONFIG: join(repoRoot, 'test', 'support', 'fixtures', 'unreachable.kubeconfig'),
+    });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain('cannot reach the Kubernetes API server');
+    expect(unreachable.stderr).not.toMatch(/\n\s+at /);
+  });
 });
