@@ -68,6 +68,45 @@ async function setup(
 const ready = { type: 'Ready', status: 'True' } as const;
 
 describe('DNSRecord', () => {
+  // Issue 14, item 3: the zone's own NS and Skylift's ownership TXT records could be adopted and rewritten.
+  it('refuses the zone apex NS/SOA and ownership TXT records, adopted or created, and changes neither', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-guard');
+    await start();
+    const apexNs = findRecord(await listRecords(r53, zoneId), zone, 'NS');
+    expect(apexNs).toBeDefined();
+    await createDnsRecord(admin, ns, 'apex-ns', {
+      zoneName: zone,
+      name: '@',
+      type: 'NS',
+      ttl: 60,
+      records: ['ns.attacker.example.'],
+      externalName: `${zone}./NS`,
+    });
+    const apex = await waitForCondition(admin, ns, 'apex-ns', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    expect(apex.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain("the zone's own NS");
+    await createDnsRecord(admin, ns, 'forged', {
+      zoneName: zone,
+      name: '_skylift-owner.a.www',
+      type: 'TXT',
+      records: ['"heritage=skylift,owner=evil/evil,uid=x"'],
+    });
+    const forged = await waitForCondition(admin, ns, 'forged', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    expect(forged.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'ownership record',
+    );
+    const after = await listRecords(r53, zoneId);
+    expect(findRecord(after, zone, 'NS')).toEqual(apexNs);
+    expect(after.filter((r) => r.Name?.startsWith('_skylift-owner.a.www'))).toEqual([]);
+  });
+
   it('creates a record with its ownership TXT, follows spec changes, and deletes both', async () => {
     const { ns, r53, zone, zoneId, start } = await setup('dns-life');
     await start();

@@ -272,6 +272,14 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     const fqdn = recordFqdn(mr.spec.name, zone.name);
     if (mr.spec.type === 'CNAME' && fqdn === zone.name)
       throw new TerminalError('a CNAME cannot be at the zone apex');
+    if (mr.spec.type === 'NS' && fqdn === zone.name)
+      throw new TerminalError(
+        `the zone's own NS records at its apex (${fqdn}) are its delegation, which Route 53 keeps; Skylift will not adopt or change them: manage the NS records of a subdomain instead`,
+      );
+    if (fqdn.startsWith(`${this.d.ownerPrefix.toLowerCase()}.`))
+      throw new TerminalError(
+        `${fqdn} is a Skylift ownership record name (prefix ${this.d.ownerPrefix}); Skylift will not manage or adopt ownership records: choose another spec.name`,
+      );
     const ext = mr.spec.externalName;
     if (ext !== undefined && ext !== '')
       checkExternalName(ext, fqdn, mr.spec.type, mr.spec.setIdentifier, zone.name);
