@@ -97,6 +97,13 @@ export interface ExistingObservation<D = undefined, F extends string = string> {
   readonly details: D;
   /** Kubernetes writes that follow from what was observed (e.g. the connection Secret's endpoint). */
   readonly writes?: Writes;
+  /**
+   * A step that observing found failing beside a resource that is fine (e.g. a
+   * scheduled snapshot AWS refused): the engine still makes the writes and
+   * any update, then ends the pass as this retryable failure (Synced=False
+   * with the reason, backoff), while Ready reflects the resource.
+   */
+  readonly failure?: { readonly reason: string; readonly message: string };
 }
 
 /**

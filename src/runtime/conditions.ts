@@ -26,6 +26,8 @@ export const Reason = {
   AwsError: 'AWSError',
   /** AWS refused the operator's credentials (fixed outside the spec; retried). */
   AwsCredentials: 'AWSCredentials',
+  /** The AWS endpoint did not answer (connection refused, reset or timed out); retried. */
+  AwsUnreachable: 'AWSUnreachable',
   Waiting: 'Waiting',
 } as const;
 
@@ -78,4 +80,62 @@ export function getCondition(
 /** Kubernetes caps condition messages at 32 KiB; keep them readable well below that. */
 function truncate(message: string): string {
   return message.length > 2000 ? `${message.slice(0, 1997)}...` : message;
+}
+
+/** What the engine learnt of the AWS resource before a reconcile failed. */
+export type FailedPassObservation =
+  /** The failure came before AWS was observed (connect, observe itself). */
+  | { readonly kind: 'none' }
+  /** Observed: the resource does not exist (a create was due, or it was deleted). */
+  | { readonly kind: 'absent' }
+  /**
+   * Observed: it exists; `matches` when it matched the spec (no delta other
+   * than requested operations) or an update made it match, with its
+   * readiness as observed.
+   */
+  | {
+      readonly kind: 'present';
+      readonly matches: boolean;
+      readonly ready: { readonly ready: boolean; readonly reason: string; readonly message?: string };
+    }
+  /** The object is being deleted: never Ready. */
+  | { readonly kind: 'deleting' };
+
+/**
+ * The Ready condition after a reconcile that failed with `failure` (its
+ * Synced reason and message), so that Ready never outlives the truth:
+ * Ready=True stays only while the resource exists and matched the spec as
+ * last observed — observed in this pass, or, when the failure came before
+ * observing, by a Ready=True already judged against this generation. Every
+ * other case, including a stale progress reason such as Creating, becomes
+ * Ready=False with the failure's reason and message. Returns undefined when
+ * Ready should stay as it is. Pure.
+ */
+export function readyAfterFailure(
+  previous: Condition | undefined,
+  generation: number | undefined,
+  observed: FailedPassObservation,
+  failure: { readonly reason: string; readonly message: string },
+): ConditionUpdate | undefined {
+  const notReady: ConditionUpdate = {
+    type: ConditionType.Ready,
+    status: 'False',
+    reason: failure.reason,
+    message: failure.message,
+  };
+  switch (observed.kind) {
+    case 'present':
+      if (!observed.matches) return notReady;
+      return {
+        type: ConditionType.Ready,
+        status: observed.ready.ready ? 'True' : 'False',
+        reason: observed.ready.reason,
+        ...(observed.ready.message !== undefined ? { message: observed.ready.message } : {}),
+      };
+    case 'none':
+      return previous?.status === 'True' && previous.observedGeneration === generation ? undefined : notReady;
+    case 'absent':
+    case 'deleting':
+      return notReady;
+  }
 }

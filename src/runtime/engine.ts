@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { jittered } from './backoff.ts';
 import type { Clock } from './clock.ts';
-import { ConditionType, getCondition, Reason, setCondition, type ConditionUpdate } from './conditions.ts';
+import {
+  ConditionType,
+  getCondition,
+  readyAfterFailure,
+  Reason,
+  setCondition,
+  type ConditionUpdate,
+  type FailedPassObservation,
+} from './conditions.ts';
 import {
   decideRetry,
   definitelyNotCreated,
@@ -83,6 +91,8 @@ interface Pass<T extends ManagedObject, D, F extends string> {
   adapter?: ExternalClient<T, D, F>;
   /** Set when the object was stale: nothing learnt is worth writing. */
   skipStatus?: boolean;
+  /** What this pass learnt of the AWS resource, for the Ready condition if the pass fails. */
+  observed: FailedPassObservation;
 }
 
 /**
@@ -131,6 +141,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       status: structuredClone(obj.status ?? {}),
       log,
       ctx: { logger: log, ownership: ownershipOf(obj, this.o.clusterId), clock: this.o.clock },
+      observed: { kind: obj.metadata.deletionTimestamp !== undefined ? 'deleting' : 'none' },
     };
     let outcome: ReconcileOutcome;
     let result: ReconcileResult;
@@ -173,6 +184,9 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
 
     const adapter = await this.connect(p);
     const obs = await this.step('observe', () => adapter.observe(p.obj, p.ctx));
+    p.observed = obs.exists
+      ? { kind: 'present', matches: !differsFromSpec(obs.delta), ready: obs.ready }
+      : { kind: 'absent' };
     if (obs.exists) await this.write(p, obs.writes);
     // The finalizer goes on before anything can change in AWS: here when the resource exists
     // (before an update or adoption), or together with the create-pending marker before a create.
@@ -226,6 +240,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         }
       });
       p.status = { ...keepCommon(p.status), ...created.status };
+      p.observed = { kind: 'present', matches: false, ready: { ready: false, reason: Reason.Creating } };
       await this.write(p, created.writes);
       this.setReady(p, {
         status: 'False',
@@ -265,6 +280,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       // Ready yet) and carrying out requested or scheduled operations are not drift.
       const drift = wasSynced && wasReady && !adopting && differsFromSpec(obs.delta);
       const updated = await this.step('update', () => adapter.update(p.obj, obs, p.ctx));
+      if (updated.pending !== true) p.observed = { kind: 'present', matches: true, ready: obs.ready };
       await this.write(p, updated.writes);
       const what = updated.description ?? describeDelta(obs.delta) ?? 'updated the AWS resource';
       if (adopting) {
@@ -295,6 +311,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         });
       }
       this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+      failIfObservedFailing(obs);
       // A finished update is confirmed by the next observe: soon, rather than a full poll later.
       return {
         kind: 'done',
@@ -308,6 +325,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       ...msg(obs.ready.message),
     });
     this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+    failIfObservedFailing(obs);
     return {
       kind: 'done',
       requeueAfterMs: obs.requeueAfterMs ?? (obs.ready.ready ? this.resync() : this.poll()),
@@ -407,9 +425,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
           action: 'Reconcile',
           note: d.message,
         });
-        if (getCondition(p.status.conditions, ConditionType.Ready) === undefined) {
-          this.setReady(p, { status: 'False', reason: Reason.Terminal, message: d.message });
-        }
+        this.readyAfterFailure(p, Reason.Terminal, d.message);
         return { outcome: { kind: 'done', requeueAfterMs: this.resync() }, result: 'error' };
       case 'conflict':
         p.log.warn({ err: d.message }, 'ownership conflict');
@@ -435,6 +451,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       case 'retry':
         p.log.warn({ err: d.message, reason: d.reason }, 'reconcile failed; will retry');
         this.setSynced(p, { status: 'False', reason: d.reason, message: d.message });
+        this.readyAfterFailure(p, d.reason, d.message);
         return { outcome: { kind: 'backoff' }, result: 'error' };
     }
   }
@@ -478,6 +495,13 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     );
   }
 
+  /** Ready after a failed pass: never a stale Ready=True or progress reason (see readyAfterFailure). */
+  private readyAfterFailure(p: Pass<T, D, F>, reason: string, message: string): void {
+    const previous = getCondition(p.status.conditions, ConditionType.Ready);
+    const next = readyAfterFailure(previous, p.obj.metadata.generation, p.observed, { reason, message });
+    if (next !== undefined) this.setReady(p, next);
+  }
+
   private setSynced(p: Pass<T, D, F>, c: Omit<ConditionUpdate, 'type'>): void {
     p.status.conditions = setCondition(
       p.status.conditions,
@@ -519,6 +543,11 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   private poll(): number {
     return this.o.pollMs ?? engineDefaults.pollMs;
   }
+}
+
+/** Ends the pass as the failure an observation reported beside a resource that is fine. */
+function failIfObservedFailing(obs: ExistingObservation<unknown>): void {
+  if (obs.failure !== undefined) throw new RetryableError(obs.failure.reason, obs.failure.message);
 }
 
 /** Status fields the engine owns; kind fields are replaced by each observation. */

@@ -410,6 +410,38 @@ describe('DNSRecord', () => {
     expect(findRecord(await listRecords(r53, zoneId), `toxic.${zone}`, 'A')).toBeUndefined();
   });
 
+  // Issue 14, item 9: a change batch Route 53 does not answer showed Synced=True beside "Route 53 failed".
+  it('reports a change batch that fails as Synced=False (AWSUnreachable), not as progress, then recovers', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-unanswered');
+    await start();
+    proxy.inject({
+      service: 'route53',
+      operation: 'ChangeResourceRecordSets',
+      fault: { kind: 'drop' },
+    });
+    await createDnsRecord(admin, ns, 'lost', {
+      zoneName: zone,
+      name: 'lost',
+      type: 'A',
+      records: ['192.0.2.9'],
+    });
+    const failing = await waitForCondition(admin, ns, 'lost', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'AWSUnreachable',
+    });
+    const conditions = failing.status?.conditions ?? [];
+    expect(conditions.find((c) => c.type === 'Synced')?.message).toContain('Route 53 failed');
+    expect(conditions.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'AWSUnreachable',
+    });
+    proxy.clearFaults();
+    const done = await waitForCondition(admin, ns, 'lost', ready, 90_000);
+    expect(done.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'True' });
+    expect(findRecord(await listRecords(r53, zoneId), `lost.${zone}`, 'A')).toBeDefined();
+  });
+
   it('is Ready only once Route 53 reports the change INSYNC', async () => {
     const { ns, zone, start } = await setup('dns-sync');
     await start();

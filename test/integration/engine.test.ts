@@ -318,6 +318,109 @@ describe('engine lifecycle', () => {
   });
 });
 
+// Issue 14, item 9 and "conditions with one meaning": Ready=True only while the AWS resource exists
+// and matched the spec as last observed; a failed pass never leaves a stale Ready=True or progress reason.
+describe('engine conditions after a failed pass', () => {
+  async function readyGadget(h: Harness, name: string): Promise<void> {
+    await h.apply(name, { size: 1 });
+    await h.reconcile(name);
+    await h.reconcile(name);
+    expect(await h.condition(name, 'Ready')).toMatchObject({ status: 'True', reason: 'Available' });
+  }
+
+  async function setSize(h: Harness, name: string, size: number): Promise<void> {
+    await h.client.patch(resourcePath(gadgetType, { namespace: h.ns, name }), { spec: { size } }, 'merge');
+  }
+
+  it('a spec change AWS refuses turns Ready=True into Ready=False with the reason', async () => {
+    const h = await harness();
+    await readyGadget(h, 'refused');
+    await setSize(h, 'refused', 13);
+    h.cloud.failNext('update', new TerminalError('size 13 is not offered in this region'));
+    await h.reconcile('refused');
+    expect(await h.condition('refused', 'Synced')).toMatchObject({ status: 'False', reason: 'Terminal' });
+    expect(await h.condition('refused', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Terminal',
+      message: 'update: size 13 is not offered in this region',
+      observedGeneration: 2,
+    });
+  });
+
+  it('a resource deleted behind its back that cannot be created again is not Ready', async () => {
+    const h = await harness();
+    await readyGadget(h, 'gone');
+    const [g] = h.cloud.all();
+    h.cloud.remove(g?.id ?? '');
+    h.cloud.failNext('create', new TerminalError('no capacity left: set spec.size to 2'));
+    await h.reconcile('gone');
+    expect(h.cloud.all()).toHaveLength(0);
+    expect(await h.condition('gone', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Terminal',
+      message: 'create: no capacity left: set spec.size to 2',
+    });
+  });
+
+  it('AWS not answering keeps Ready=True judged against this spec, but not one judged against an older spec', async () => {
+    const h = await harness();
+    await readyGadget(h, 'quiet-aws');
+    h.cloud.failNext('observe', new RetryableError('AWSUnreachable', 'connect ECONNREFUSED'));
+    expect(await h.reconcile('quiet-aws')).toEqual({ kind: 'backoff' });
+    expect(await h.condition('quiet-aws', 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'AWSUnreachable',
+      message: 'observe: connect ECONNREFUSED',
+    });
+    expect(await h.condition('quiet-aws', 'Ready')).toMatchObject({ status: 'True', reason: 'Available' });
+
+    await setSize(h, 'quiet-aws', 2);
+    h.cloud.failNext('observe', new RetryableError('AWSUnreachable', 'connect ECONNREFUSED'));
+    await h.reconcile('quiet-aws');
+    expect(await h.condition('quiet-aws', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'AWSUnreachable',
+      observedGeneration: 2,
+    });
+    await h.reconcile('quiet-aws');
+    await h.reconcile('quiet-aws');
+    expect(await h.condition('quiet-aws', 'Ready')).toMatchObject({ status: 'True', observedGeneration: 2 });
+    expect(await h.condition('quiet-aws', 'Synced')).toMatchObject({ status: 'True' });
+  });
+
+  it('a failure while creating replaces the Creating reason instead of leaving it stale', async () => {
+    const h = await harness();
+    await h.apply('stuck', { size: 1 });
+    await h.reconcile('stuck');
+    expect(await h.condition('stuck', 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
+    h.cloud.failNext('observe', new RetryableError('AWSError', 'InternalFailure'));
+    await h.reconcile('stuck');
+    expect(await h.condition('stuck', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'AWSError',
+      message: 'observe: InternalFailure',
+    });
+  });
+
+  it('a failing step beside a resource that is fine: Synced=False with the reason, Ready=True, backoff', async () => {
+    const h = await harness();
+    await h.apply('side', { size: 1 });
+    await h.reconcile('side');
+    expect(await h.condition('side', 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
+    h.cloud.sideFailure = { reason: 'BackupFailed', message: 'the nightly backup was refused' };
+    expect(await h.reconcile('side')).toEqual({ kind: 'backoff' });
+    expect(await h.condition('side', 'Ready')).toMatchObject({ status: 'True', reason: 'Available' });
+    expect(await h.condition('side', 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'BackupFailed',
+      message: 'the nightly backup was refused',
+    });
+    h.cloud.sideFailure = undefined;
+    await h.reconcile('side');
+    expect(await h.condition('side', 'Synced')).toMatchObject({ status: 'True' });
+  });
+});
+
 describe('engine deletion', () => {
   it('keeps the finalizer until AWS confirms the resource is gone', async () => {
     const h = await harness();

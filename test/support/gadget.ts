@@ -94,6 +94,8 @@ export class FakeCloud {
   afterCreate: (() => void) | undefined;
   /** Deletes take this many calls to finish (gone: false before). */
   slowDeletes = 0;
+  /** A step beside the gadget that observing reports as failing (e.g. a backup), while the gadget is fine. */
+  sideFailure: { reason: string; message: string } | undefined;
 
   /** With `file`, state lives there; `reuse` keeps what an earlier process left (else it starts empty). */
   constructor(file?: string, opts: { reuse?: boolean } = {}) {
@@ -208,6 +210,7 @@ export class GadgetAdapter implements ExternalClient<Gadget> {
       ready: { ready: true, reason: 'Available' },
       status: { id: found.id, size: found.size },
       details: undefined,
+      ...(this.cloud.sideFailure !== undefined ? { failure: this.cloud.sideFailure } : {}),
     };
   }
 

@@ -27,6 +27,19 @@ describe('refused credentials', () => {
   });
 });
 
+describe('an AWS endpoint that does not answer', () => {
+  it('is retried with reason AWSUnreachable and a message that says so', () => {
+    const e = toTypedAwsError(
+      'describe instance db-1',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }),
+    );
+    expect(e).toBeInstanceOf(AwsRetryableError);
+    expect(e instanceof AwsRetryableError ? e.reason : '').toBe('AWSUnreachable');
+    expect(e.message).toContain('describe instance db-1: connect ECONNREFUSED 127.0.0.1:4566');
+    expect(e.message).toContain('the AWS endpoint did not answer');
+  });
+});
+
 describe('classifyAwsError', () => {
   it.each([
     { reason: 'Route 53 throttling', err: sdkError('Throttling', 400), want: 'throttling' },
@@ -38,7 +51,18 @@ describe('classifyAwsError', () => {
     {
       reason: 'connection reset',
       err: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
-      want: 'transient',
+      want: 'unreachable',
+    },
+    // Issue 14, item 6: an endpoint that does not answer is its own class (reason AWSUnreachable).
+    {
+      reason: 'connection refused',
+      err: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+      want: 'unreachable',
+    },
+    {
+      reason: "the SDK's request timeout",
+      err: Object.assign(new Error('Connection timed out after 500 ms'), { name: 'TimeoutError' }),
+      want: 'unreachable',
     },
     { reason: 'validation', err: sdkError('ValidationError', 400), want: 'terminal' },
     { reason: 'access denied', err: sdkError('AccessDenied', 403), want: 'terminal' },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, jittered } from '../../src/runtime/backoff.ts';
-import { getCondition, setCondition } from '../../src/runtime/conditions.ts';
+import { getCondition, readyAfterFailure, setCondition } from '../../src/runtime/conditions.ts';
 import {
   decideRetry,
   definitelyNotCreated,
@@ -19,6 +19,66 @@ import { deepEqual, mergePatchFor } from '../../src/runtime/mergePatch.ts';
 import { significant } from '../../src/runtime/controller.ts';
 import { TokenBucket } from '../../src/runtime/tokenBucket.ts';
 import { FakeClock } from '../support/fakeClock.ts';
+
+describe('readyAfterFailure', () => {
+  const failure = { reason: 'AWSUnreachable', message: 'observe: connect ECONNREFUSED' };
+  const ready = (observedGeneration: number) => ({
+    type: 'Ready',
+    status: 'True' as const,
+    reason: 'Available',
+    message: '',
+    lastTransitionTime: '2026-11-22T01:00:00Z',
+    observedGeneration,
+  });
+  const creating = { ...ready(3), status: 'False' as const, reason: 'Creating' };
+  const notReady = { type: 'Ready', status: 'False', ...failure };
+  it.each([
+    {
+      why: 'nothing observed, Ready=True judged against this generation: kept',
+      previous: ready(3),
+      observed: { kind: 'none' } as const,
+      want: undefined,
+    },
+    {
+      why: 'nothing observed, Ready=True judged against an older generation: not Ready',
+      previous: ready(2),
+      observed: { kind: 'none' } as const,
+      want: notReady,
+    },
+    {
+      why: 'nothing observed, a progress reason: replaced by the failure',
+      previous: creating,
+      observed: { kind: 'none' } as const,
+      want: notReady,
+    },
+    {
+      why: 'observed absent: not Ready',
+      previous: ready(3),
+      observed: { kind: 'absent' } as const,
+      want: notReady,
+    },
+    {
+      why: 'observed present but not matching the spec: not Ready',
+      previous: ready(3),
+      observed: { kind: 'present', matches: false, ready: { ready: true, reason: 'Available' } } as const,
+      want: notReady,
+    },
+    {
+      why: 'observed present and matching: Ready as observed',
+      previous: creating,
+      observed: { kind: 'present', matches: true, ready: { ready: true, reason: 'Available' } } as const,
+      want: { type: 'Ready', status: 'True', reason: 'Available' },
+    },
+    {
+      why: 'being deleted: never Ready',
+      previous: ready(3),
+      observed: { kind: 'deleting' } as const,
+      want: notReady,
+    },
+  ])('$why', ({ previous, observed, want }) => {
+    expect(readyAfterFailure(previous, 3, observed, failure)).toEqual(want);
+  });
+});
 
 describe('setCondition', () => {
   const t0 = new Date('2026-11-22T01:00:00Z');

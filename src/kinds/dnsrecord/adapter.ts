@@ -22,7 +22,7 @@ import {
 import type { ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
 import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
-import { OwnershipConflictError, RequeueAfter, TerminalError } from '../../runtime/errors.ts';
+import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
 import { compareRecordSets, desiredRecordSet, type AliasTarget } from './desired.ts';
 
@@ -109,6 +109,9 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
         // the retry was refused; the fresh listing below observes the record like any other.
         if (refusal !== 'ours') throw ticket.error ?? new Error('Route 53 change failed');
       } else if (ticket.state !== 'applied') {
+        // The change stays queued and the zone's batch is retried; this pass reports the failure.
+        if (ticket.failing !== undefined)
+          throw new RetryableError(ticket.failing.reason, ticket.failing.message);
         const throttled = ticket.note?.includes('throttling') === true;
         return busyObservation({
           ownership: ctx.ownership,

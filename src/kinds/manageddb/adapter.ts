@@ -130,6 +130,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     const delta: DeltaEntry<ManagedDBField>[] = [];
     let details: ManagedDBDetails = { db, prune: [] };
     let writes: Writes | undefined;
+    let failure: { reason: string; message: string } | undefined;
     if (
       available &&
       mr.metadata.deletionTimestamp === undefined &&
@@ -156,15 +157,15 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
         );
         Object.assign(status, plan.status);
         if (plan.failure !== undefined) {
-          // Synced=False until a later scheduled snapshot succeeds; the Secret is still kept current.
-          throw new RetryableError(DBReason.SnapshotFailed, plan.failure, {
-            writes: {
-              ...writes,
-              events: [
-                { type: 'Warning', reason: DBReason.SnapshotFailed, action: 'Snapshot', note: plan.failure },
-              ],
-            },
-          });
+          // Synced=False until a later scheduled snapshot succeeds; the instance itself stays Ready
+          // and the Secret is still kept current.
+          failure = { reason: DBReason.SnapshotFailed, message: plan.failure };
+          writes = {
+            ...writes,
+            events: [
+              { type: 'Warning', reason: DBReason.SnapshotFailed, action: 'Snapshot', note: plan.failure },
+            ],
+          };
         }
         if (plan.dueSnapshot !== undefined)
           delta.push({
@@ -200,6 +201,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       status,
       details,
       ...(writes !== undefined ? { writes } : {}),
+      ...(failure !== undefined ? { failure } : {}),
       ...(available ? {} : { requeueAfterMs: busyPollInterval(mr, this.d.pollMs, ctx.clock.now()) }),
     };
   }

@@ -2,7 +2,8 @@ import { Reason } from '../../runtime/conditions.ts';
 import { RetryableError, TerminalError } from '../../runtime/errors.ts';
 
 /** How an AWS error should be treated. */
-export type AwsErrorClass = 'throttling' | 'transient' | 'credentials' | 'terminal' | 'unknown';
+export type AwsErrorClass =
+  'throttling' | 'transient' | 'unreachable' | 'credentials' | 'terminal' | 'unknown';
 
 /** Codes AWS uses for "slow down" across services (smithy's list plus service-specific ones). */
 export const throttlingCodes: readonly string[] = [
@@ -31,12 +32,16 @@ export const transientCodes: readonly string[] = [
   'ServiceUnavailableException',
   'RequestTimeout',
   'RequestTimeoutException',
-  'TimeoutError',
   'IDPCommunicationError',
 ];
 
-/** Network-level error codes (Node) that mean the request may not have reached AWS. */
+/**
+ * Network-level error codes (Node, and the SDK's own `TimeoutError` when a
+ * connection or request outlives its timeout): the endpoint did not answer,
+ * and the request may or may not have reached AWS.
+ */
 export const networkErrorCodes: readonly string[] = [
+  'TimeoutError',
   'ECONNRESET',
   'ECONNREFUSED',
   'EPIPE',
@@ -112,7 +117,8 @@ export function classifyAwsError(
     if (extra.transient?.includes(code) === true) return 'transient';
     if (throttlingCodes.includes(code)) return 'throttling';
     if (credentialCodes.includes(code)) return 'credentials';
-    if (transientCodes.includes(code) || networkErrorCodes.includes(code)) return 'transient';
+    if (networkErrorCodes.includes(code)) return 'unreachable';
+    if (transientCodes.includes(code)) return 'transient';
     if (terminalCodes.includes(code)) return 'terminal';
   }
   const status = httpStatus(err);
@@ -161,6 +167,13 @@ export function toTypedAwsError(
       return new AwsRetryableError(
         Reason.AwsCredentials,
         `${message} (the AWS credentials the operator uses were refused: check its IAM role, IRSA annotation and clock; Skylift retries with backoff)`,
+        code,
+        { cause: err },
+      );
+    case 'unreachable':
+      return new AwsRetryableError(
+        Reason.AwsUnreachable,
+        `${message} (the AWS endpoint did not answer; Skylift retries with backoff)`,
         code,
         { cause: err },
       );

@@ -29,6 +29,11 @@ export interface ChangeTicket {
   error?: Error;
   /** Why it is still waiting, e.g. throttling. */
   note?: string;
+  /**
+   * Set while the zone's last attempt failed (not throttling) and the batch
+   * waits to be retried: the reconcile reports it as a failure, not progress.
+   */
+  failing?: { readonly reason: string; readonly message: string };
   /** Bisection group after a failed batch; tickets of different groups never share a batch. */
   group?: number;
 }
@@ -264,6 +269,7 @@ export class ChangeBatcher {
       this.o.random,
     );
     const throttled = cls === 'throttling';
+    const reason = cls === 'unreachable' ? Reason.AwsUnreachable : Reason.AwsError;
     this.o.onBatch?.(
       zoneId,
       batch.length,
@@ -275,19 +281,19 @@ export class ChangeBatcher {
       for (const t of batch) {
         this.finish(zq, t, {
           state: 'failed',
-          error: new AwsRetryableError(
-            Reason.AwsError,
-            `Route 53 change failed: ${message}`,
-            awsErrorCode(err),
-          ),
+          error: new AwsRetryableError(reason, `Route 53 change failed: ${message}`, awsErrorCode(err)),
         });
       }
       zq.failures = 0;
       return 0;
     }
+    // Stable text (no countdown): an unchanged note writes no status.
+    const note = `${throttled ? 'Route 53 is throttling' : 'Route 53 failed'} (${awsErrorCode(err) ?? message}); the zone's batch is retried with backoff`;
     for (const t of batch) {
       t.state = 'queued';
-      t.note = `${throttled ? 'Route 53 is throttling' : 'Route 53 failed'} (${awsErrorCode(err) ?? message}); retrying the zone's batch in ${Math.round(delay / 100) / 10} s`;
+      t.note = note;
+      if (throttled) delete t.failing;
+      else t.failing = { reason, message: note };
     }
     log.warn(
       { zoneId, tickets: batch.length, err: message, delayMs: delay },
@@ -305,6 +311,7 @@ export class ChangeBatcher {
     if (result.state === 'applied') t.changeId = result.changeId;
     else t.error = result.error;
     delete t.note;
+    delete t.failing;
     const i = zq.queue.indexOf(t);
     if (i >= 0) zq.queue.splice(i, 1);
   }
