@@ -12,6 +12,7 @@ import {
   changeRecords,
   createDnsRecord,
   createZone,
+  deleteZone,
   findRecord,
   listRecords,
   route53At,
@@ -594,6 +595,111 @@ describe('DNSRecord after a deleted record', () => {
     await waitForCondition(admin, ns, 'second', ready);
     expect(findRecord(await listRecords(r53, zoneId), zone, 'A')?.AliasTarget?.HostedZoneId).toBe(
       'Z35SXDOTRQ7X7K',
+    );
+  });
+});
+
+// Issue 14, item 5: the operator remembered a zone name's ID forever, so after the zone was deleted
+// and created again (same name, new ID) every DNSRecord by zoneName, new ones included, stayed
+// Terminal with NoSuchHostedZone for the old ID until the operator restarted.
+describe('DNSRecord after its hosted zone is recreated', () => {
+  /** Waits until a DNSRecord is Ready in the zone `zoneId` and returns it. */
+  function readyIn(ns: string, name: string, zoneId: string): Promise<DNSRecord> {
+    return waitFor(
+      async () => {
+        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, name);
+        const isReady = r?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        return isReady === true && r?.status?.zoneId === zoneId ? r : undefined;
+      },
+      { timeoutMs: 30_000, description: `${ns}/${name} Ready in zone ${zoneId}` },
+    );
+  }
+
+  it('moves records by zoneName, existing and new, to the new zone without a restart', async () => {
+    // A short resync brings the existing record back to Route 53 while nothing else happens to it.
+    const {
+      ns,
+      r53,
+      zone,
+      zoneId: oldId,
+      start,
+    } = await setup('dns-rezone', {
+      resyncPeriod: '2s',
+      zoneCacheTtlMs: 1000,
+    });
+    await start();
+    await createDnsRecord(admin, ns, 'old', {
+      zoneName: zone,
+      name: 'old',
+      type: 'A',
+      ttl: 60,
+      records: ['192.0.2.50'],
+    });
+    await readyIn(ns, 'old', oldId);
+
+    await deleteZone(r53, oldId);
+    const newId = await createZone(r53, zone);
+    expect(newId).not.toBe(oldId);
+    await createDnsRecord(admin, ns, 'new', {
+      zoneName: zone,
+      name: 'new',
+      type: 'A',
+      ttl: 60,
+      records: ['192.0.2.51'],
+    });
+
+    const [existing, added] = await Promise.all([readyIn(ns, 'old', newId), readyIn(ns, 'new', newId)]);
+    expect(existing.status).toMatchObject({ fqdn: `old.${zone}.`, zoneId: newId, changeStatus: 'INSYNC' });
+    expect(added.status).toMatchObject({ fqdn: `new.${zone}.`, zoneId: newId, changeStatus: 'INSYNC' });
+    const records = await listRecords(r53, newId);
+    expect(findRecord(records, `old.${zone}`, 'A')?.ResourceRecords).toEqual([{ Value: '192.0.2.50' }]);
+    expect(findRecord(records, `new.${zone}`, 'A')?.ResourceRecords).toEqual([{ Value: '192.0.2.51' }]);
+    expect(findRecord(records, `_skylift-owner.a.old.${zone}`, 'TXT')?.ResourceRecords?.[0]?.Value).toContain(
+      `skylift/uid=${existing.metadata.uid ?? ''}`,
+    );
+    expect(findRecord(records, `_skylift-owner.a.new.${zone}`, 'TXT')?.ResourceRecords?.[0]?.Value).toContain(
+      `skylift/uid=${added.metadata.uid ?? ''}`,
+    );
+  });
+
+  it('keeps a record by zoneId Terminal, naming spec.zoneId, and lets it be deleted', async () => {
+    const {
+      ns,
+      r53,
+      zone,
+      zoneId: oldId,
+      start,
+    } = await setup('dns-rezone-id', {
+      resyncPeriod: '2s',
+      zoneCacheTtlMs: 1000,
+    });
+    await start();
+    await createDnsRecord(admin, ns, 'pinned', {
+      zoneId: oldId,
+      name: 'pinned',
+      type: 'A',
+      records: ['192.0.2.52'],
+    });
+    await readyIn(ns, 'pinned', oldId);
+
+    await deleteZone(r53, oldId);
+    const newId = await createZone(r53, zone);
+    const r = await waitForCondition(admin, ns, 'pinned', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    const message = r.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+    expect(message).toContain(`hosted zone ${oldId} (spec.zoneId) does not exist`);
+    expect(message).toContain('spec.zoneName');
+    expect(r.status?.zoneId).toBe(oldId);
+    expect(findRecord(await listRecords(r53, newId), `pinned.${zone}`, 'A')).toBeUndefined();
+
+    // Its record went with the zone, so the deletion the message advises completes.
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'pinned' }));
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'pinned')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'pinned deleted' },
     );
   });
 });

@@ -3,6 +3,8 @@
 import {
   ChangeResourceRecordSetsCommand,
   CreateHostedZoneCommand,
+  DeleteHostedZoneCommand,
+  GetHostedZoneCommand,
   ListHostedZonesByNameCommand,
   ListResourceRecordSetsCommand,
   type ListResourceRecordSetsCommandOutput,
@@ -86,6 +88,25 @@ export async function changeRecords(r53: Route53Client, zoneId: string, changes:
   await r53.send(
     new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: changes } }),
   );
+}
+
+/**
+ * Deletes a hosted zone as someone outside Skylift would: every record set but the zone's own SOA
+ * and apex NS (Route 53 refuses to delete a zone holding others), then the zone itself.
+ */
+export async function deleteZone(r53: Route53Client, zoneId: string): Promise<void> {
+  const zone = await r53.send(new GetHostedZoneCommand({ Id: zoneId }));
+  const apex = zone.HostedZone?.Name ?? '';
+  const others = (await listRecords(r53, zoneId)).filter(
+    (r) => !(r.Name === apex && (r.Type === 'SOA' || r.Type === 'NS')),
+  );
+  if (others.length > 0)
+    await changeRecords(
+      r53,
+      zoneId,
+      others.map((r) => ({ Action: 'DELETE', ResourceRecordSet: r })),
+    );
+  await r53.send(new DeleteHostedZoneCommand({ Id: zoneId }));
 }
 
 /** Finds a record set by name (with or without the trailing dot) and type. */

@@ -4,6 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ChangeBatcher, ticketWeight } from '../../src/providers/route53/changeBatcher.ts';
+import { isNoSuchHostedZone } from '../../src/providers/route53/errors.ts';
 import { ZoneRecordCache } from '../../src/providers/route53/zoneRecords.ts';
 import { OwnershipConflictError, TerminalError } from '../../src/runtime/errors.ts';
 import { FakeClock } from '../support/fakeClock.ts';
@@ -115,6 +116,32 @@ describe('ChangeBatcher', () => {
     expect(bad.error?.message).toContain('Invalid Resource Record: poison');
     expect(outcomes.filter((o) => o.startsWith('split')).length).toBeGreaterThanOrEqual(1);
     expect(sentBatches().length).toBeLessThanOrEqual(8);
+  });
+
+  it('fails every ticket of a zone that no longer exists with one call, keeping NoSuchHostedZone', async () => {
+    r53.on(ChangeResourceRecordSetsCommand).rejects(
+      Object.assign(new Error('No hosted zone found with ID: Z1'), {
+        name: 'NoSuchHostedZone',
+        $metadata: { httpStatusCode: 404 },
+      }),
+    );
+    const { batcher, clock, outcomes } = setup();
+    const sent = Array.from({ length: 4 }, (_, i) => batcher.submit('Z1', `u${i}`, [aRecord(`r${i}`)]));
+    clock.advance(100);
+    // Submitted while the batch is in flight: it would fail the same way, so it fails with it.
+    const late = batcher.submit('Z1', 'late', [aRecord('late')]);
+    for (let i = 0; i < 5; i++) {
+      await settle();
+      clock.advance(100);
+    }
+    expect(sentBatches()).toHaveLength(1);
+    expect(outcomes).toEqual(['error:4']);
+    for (const t of [...sent, late]) {
+      expect(t.state).toBe('failed');
+      expect(t.error).toBeInstanceOf(TerminalError);
+      expect(isNoSuchHostedZone(t.error)).toBe(true);
+    }
+    expect(batcher.pending('Z1')).toBe(0);
   });
 
   it('backs off per zone on throttling and retries the same batch, never failing it', async () => {

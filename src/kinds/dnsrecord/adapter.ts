@@ -1,5 +1,5 @@
 import type { Change, ResourceRecordSet } from '@aws-sdk/client-route-53';
-import type { DNSRecord } from './api.ts';
+import type { DNSRecord, DNSRecordSpec } from './api.ts';
 import type { MyIngressAliasStatus } from '../myingress/api.ts';
 import type { ChangeBatcher, ChangeTicket } from '../../providers/route53/changeBatcher.ts';
 import type { ChangeTracker } from '../../providers/route53/changeTracker.ts';
@@ -10,7 +10,8 @@ import {
   recordFqdn,
   recordKey,
 } from '../../providers/route53/names.ts';
-import type { HostedZone, ZoneDirectory } from '../../providers/route53/zones.ts';
+import { isNoSuchHostedZone } from '../../providers/route53/errors.ts';
+import { missingZoneIdError, type HostedZone, type ZoneDirectory } from '../../providers/route53/zones.ts';
 import type { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
 import {
   busyObservation,
@@ -34,6 +35,8 @@ export const DNSReason = {
   Propagating: 'Propagating',
   Throttled: 'Throttled',
   WaitingForReference: 'WaitingForReference',
+  /** The zone spec.zoneName stood for is gone (deleted, perhaps recreated): the name is looked up again. */
+  ZoneGone: 'ZoneGone',
 } as const;
 
 /** What the DNSRecord adapter needs. */
@@ -89,13 +92,28 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
   }
 
   async observe(mr: DNSRecord, ctx: ReconcileContext): Promise<DNSObservation> {
-    const t = await this.target(mr);
+    try {
+      return await this.inZone(mr, (t) => this.observeIn(t, mr, ctx));
+    } catch (err) {
+      if (goneWithItsZone(mr, err)) return { exists: false };
+      throw err;
+    }
+  }
+
+  private async observeIn(t: Target, mr: DNSRecord, ctx: ReconcileContext): Promise<DNSObservation> {
+    // A change recorded in another zone (the one spec.zoneName stood for before) says nothing about this one.
+    const sameZone = mr.status?.zoneId === undefined || mr.status.zoneId === t.zone.id;
     const status: Record<string, unknown> = {
       fqdn: t.fqdn,
       zoneId: t.zone.id,
-      ...pick(mr.status, ['changeId', 'changeStatus', 'aliasDNSName']),
+      ...pick(mr.status, sameZone ? ['changeId', 'changeStatus', 'aliasDNSName'] : ['aliasDNSName']),
     };
-    const ticket = this.tickets.get(ctx.ownership.uid);
+    let ticket = this.tickets.get(ctx.ownership.uid);
+    if (ticket !== undefined && ticket.zoneId !== t.zone.id) {
+      // Submitted to a zone the object no longer resolves to: whatever became of it, it is not this zone's.
+      this.tickets.delete(ctx.ownership.uid);
+      ticket = undefined;
+    }
     if (ticket !== undefined) {
       if (ticket.state === 'failed') {
         this.tickets.delete(ctx.ownership.uid);
@@ -171,8 +189,11 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     };
   }
 
-  async create(mr: DNSRecord, ctx: ReconcileContext): Promise<Created> {
-    const t = await this.target(mr);
+  create(mr: DNSRecord, ctx: ReconcileContext): Promise<Created> {
+    return this.inZone(mr, (t) => this.createIn(t, mr, ctx));
+  }
+
+  private async createIn(t: Target, mr: DNSRecord, ctx: ReconcileContext): Promise<Created> {
     const alias = this.resolveAlias(mr);
     const rr = desiredRecordSet(mr.spec, t.fqdn, alias);
     // CREATE fails if someone else wrote the name since we looked; when our
@@ -195,12 +216,20 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     };
   }
 
-  async update(
+  update(
     mr: DNSRecord,
     observed: ExistingObservation<undefined, DNSRecordField>,
     ctx: ReconcileContext,
   ): Promise<Updated> {
-    const t = await this.target(mr);
+    return this.inZone(mr, (t) => Promise.resolve(this.updateIn(t, mr, observed, ctx)));
+  }
+
+  private updateIn(
+    t: Target,
+    mr: DNSRecord,
+    observed: ExistingObservation<undefined, DNSRecordField>,
+    ctx: ReconcileContext,
+  ): Updated {
     if (this.inFlight(ctx)) return { description: 'a change is already in flight', pending: true };
     const rr = desiredRecordSet(mr.spec, t.fqdn, this.resolveAlias(mr));
     const changes: Change[] = [{ Action: 'UPSERT', ResourceRecordSet: rr }];
@@ -219,8 +248,11 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     _observed: ExistingObservation<undefined, DNSRecordField>,
     ctx: ReconcileContext,
   ): Promise<{ gone: boolean }> {
-    if (this.inFlight(ctx)) return { gone: false };
-    const t = await this.target(mr);
+    if (this.inFlight(ctx)) return Promise.resolve({ gone: false });
+    return this.inZone(mr, (t) => this.deleteIn(t, ctx));
+  }
+
+  private async deleteIn(t: Target, ctx: ReconcileContext): Promise<{ gone: boolean }> {
     const snap = await this.d.records.get(t.zone.id);
     const changes: Change[] = [];
     const rr = snap.records.get(t.key);
@@ -231,6 +263,24 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     if (changes.length === 0) return { gone: true };
     this.submit(t, ctx, changes);
     return { gone: false };
+  }
+
+  /**
+   * Runs `fn` against the zone `mr` resolves to. When a call against that zone answers
+   * NoSuchHostedZone (its listing, a change batch), the directory forgets the zone and its records
+   * are dropped, so the next reconcile looks spec.zoneName up again instead of failing against the
+   * old ID until a restart; this reconcile ends with {@link zoneGoneError}.
+   */
+  private async inZone<R>(mr: DNSRecord, fn: (t: Target) => Promise<R>): Promise<R> {
+    const t = await this.target(mr);
+    try {
+      return await fn(t);
+    } catch (err) {
+      if (!isNoSuchHostedZone(err)) throw err;
+      this.d.zones.forget(t.zone.id);
+      this.d.records.invalidate(t.zone.id);
+      throw zoneGoneError(mr.spec, t.zone, err);
+    }
   }
 
   /**
@@ -324,6 +374,38 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     }
     return { dnsName, hostedZoneId, evaluateTargetHealth };
   }
+}
+
+/**
+ * The error a reconcile ends with after a call against the zone a DNSRecord resolved to answered
+ * NoSuchHostedZone (the caller has forgotten that zone). By spec.zoneId: Terminal, naming
+ * spec.zoneId and what to do ({@link missingZoneIdError}), as no retry brings that zone back. By
+ * spec.zoneName: retryable, so the engine backs off rather than waiting for the resync, and the next
+ * reconcile looks the name up again: a zone recreated under it is found (and a name no zone has any
+ * more is Terminal there). Pure.
+ */
+export function zoneGoneError(
+  spec: Pick<DNSRecordSpec, 'zoneId' | 'zoneName'>,
+  zone: HostedZone,
+  cause: unknown,
+): Error {
+  if (spec.zoneId !== undefined) return missingZoneIdError(zone.id, cause);
+  return new RetryableError(
+    DNSReason.ZoneGone,
+    `hosted zone ${zone.id} that spec.zoneName ${zone.name} stood for no longer exists: looking the name up again`,
+    { cause },
+  );
+}
+
+/**
+ * True when `err` says the zone of a DNSRecord being deleted, named by spec.zoneId, does not exist:
+ * its record went with the zone, so nothing is left to delete. (By spec.zoneName the name is looked
+ * up again first: a zone recreated under it may hold the record.) Pure.
+ */
+export function goneWithItsZone(mr: DNSRecord, err: unknown): boolean {
+  return (
+    mr.metadata.deletionTimestamp !== undefined && mr.spec.zoneId !== undefined && isNoSuchHostedZone(err)
+  );
 }
 
 /** externalName names the record to adopt: `<name>/<type>[/<setIdentifier>]`; it must be this spec's record. */

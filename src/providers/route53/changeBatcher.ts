@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../../runtime/backoff.ts';
 import type { Clock, TimerHandle } from '../../runtime/clock.ts';
 import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
-import { AwsRetryableError, awsErrorCode, classifyAwsError } from '../aws/errors.ts';
-import { isAlreadyExists, isNotFoundOnDelete, route53ErrorTable } from './errors.ts';
+import { AwsRetryableError, AwsTerminalError, awsErrorCode, classifyAwsError } from '../aws/errors.ts';
+import { isAlreadyExists, isNoSuchHostedZone, isNotFoundOnDelete, route53ErrorTable } from './errors.ts';
 import { recordKey } from './names.ts';
 import type { ZoneRecordCache } from './zoneRecords.ts';
 
@@ -224,6 +224,32 @@ export class ChangeBatcher {
   private handleFailure(zoneId: string, zq: ZoneQueue, batch: ChangeTicket[], err: unknown): number {
     const cls = classifyAwsError(err, route53ErrorTable);
     const log = this.o.logger;
+    if (isNoSuchHostedZone(err)) {
+      // The zone is gone: every change to it fails alike, so bisecting would only repeat the call.
+      // Each ticket fails with the code kept, so its owner can tell the zone (not its record) is gone.
+      const message = err instanceof Error ? err.message : String(err);
+      const failed = [...batch, ...zq.queue.filter((t) => t.state === 'queued' && !batch.includes(t))];
+      this.o.records.invalidate(zoneId);
+      this.o.onBatch?.(
+        zoneId,
+        batch.length,
+        batch.reduce((n, t) => n + t.changes.length, 0),
+        'error',
+      );
+      for (const t of failed) {
+        this.finish(zq, t, {
+          state: 'failed',
+          error: new AwsTerminalError(
+            `Route 53 rejected the change: NoSuchHostedZone: ${message}`,
+            'NoSuchHostedZone',
+            { cause: err },
+          ),
+        });
+      }
+      log.warn({ zoneId, tickets: failed.length }, 'Route 53 says the hosted zone does not exist');
+      zq.failures = 0;
+      return 0;
+    }
     if (cls === 'terminal') {
       this.o.records.invalidate(zoneId);
       if (batch.length > 1) {

@@ -1,4 +1,4 @@
-import { awsErrorCode } from '../aws/errors.ts';
+import { AwsRetryableError, AwsTerminalError, awsErrorCode, hasErrorCode } from '../aws/errors.ts';
 
 /** Route 53 codes no retry fixes (beyond the generic table). */
 export const route53Terminal: readonly string[] = [
@@ -27,4 +27,20 @@ export function isAlreadyExists(err: unknown): boolean {
 export function isNotFoundOnDelete(err: unknown): boolean {
   const msg = err instanceof Error ? err.message : '';
   return /not found|but it was not found|found none/i.test(msg);
+}
+
+/**
+ * True when Route 53 answered that the hosted zone a call named does not exist (NoSuchHostedZone),
+ * whether `err` is the SDK's error or a typed error made from it (its `code`, or a `cause` down the
+ * chain). Pure.
+ */
+export function isNoSuchHostedZone(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 8 && e !== undefined && e !== null; depth++) {
+    if (hasErrorCode(e, 'NoSuchHostedZone')) return true;
+    if ((e instanceof AwsTerminalError || e instanceof AwsRetryableError) && e.code === 'NoSuchHostedZone')
+      return true;
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return false;
 }

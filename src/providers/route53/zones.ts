@@ -5,8 +5,8 @@ import {
 } from '@aws-sdk/client-route-53';
 import type { Clock } from '../../runtime/clock.ts';
 import { TerminalError } from '../../runtime/errors.ts';
-import { toTypedAwsError } from '../aws/errors.ts';
-import { route53ErrorTable } from './errors.ts';
+import { AwsTerminalError, toTypedAwsError } from '../aws/errors.ts';
+import { isNoSuchHostedZone, route53ErrorTable } from './errors.ts';
 import { bareZoneId, normalizeName } from './names.ts';
 
 /** A hosted zone, as records refer to it. */
@@ -19,8 +19,23 @@ export interface HostedZone {
 }
 
 /**
+ * The error for a spec.zoneId whose hosted zone does not exist (never did, or was deleted): no retry
+ * finds it, and spec.zoneId is immutable, so the message says to recreate the object. Keeps the
+ * NoSuchHostedZone code. Pure.
+ */
+export function missingZoneIdError(zoneId: string, cause?: unknown): AwsTerminalError {
+  const id = bareZoneId(zoneId);
+  return new AwsTerminalError(
+    `hosted zone ${id} (spec.zoneId) does not exist in this account (was it deleted?): spec.zoneId cannot be changed, so delete this DNSRecord and create it again with the zone's current ID, or with spec.zoneName to follow the zone by name`,
+    'NoSuchHostedZone',
+    cause !== undefined ? { cause } : undefined,
+  );
+}
+
+/**
  * Resolves hosted zones by ID or name, caching answers (a zone's ID and name
- * never change; a missing or ambiguous name is asked about again after
+ * never change, but a name can be given to a new zone: {@link ZoneDirectory.forget}
+ * drops a zone found gone; a missing or ambiguous name is asked about again after
  * `negativeTtlMs`; a lookup that failed transiently is not remembered at all).
  * Concurrent lookups of the same zone share one call.
  */
@@ -29,7 +44,8 @@ export class ZoneDirectory {
   private readonly clock: Clock;
   private readonly negativeTtlMs: number;
   private readonly byId = new Map<string, Promise<HostedZone>>();
-  private readonly byName = new Map<string, { at: number; zone: Promise<HostedZone> }>();
+  /** `id` is set once the lookup has answered, so {@link forget} can tell which zone a name stands for. */
+  private readonly byName = new Map<string, { at: number; zone: Promise<HostedZone>; id?: string }>();
 
   constructor(route53: Route53Client, clock: Clock, negativeTtlMs = 30_000) {
     this.route53 = route53;
@@ -44,6 +60,18 @@ export class ZoneDirectory {
     return Promise.reject(new TerminalError('set zoneId or zoneName'));
   }
 
+  /**
+   * Forgets zone `zoneId` — its entry by ID and every name that resolved to it — because a call
+   * against it answered NoSuchHostedZone: the zone was deleted, and perhaps created again under the
+   * same name with a new ID. The next {@link resolve} asks Route 53 again. A name that already
+   * resolves to another zone, or whose lookup is still in flight, is kept.
+   */
+  forget(zoneId: string): void {
+    const id = bareZoneId(zoneId);
+    this.byId.delete(id);
+    for (const [name, entry] of this.byName) if (entry.id === id) this.byName.delete(name);
+  }
+
   private getById(id: string): Promise<HostedZone> {
     let p = this.byId.get(id);
     if (p === undefined) {
@@ -55,6 +83,7 @@ export class ZoneDirectory {
         }),
         (err: unknown) => {
           this.byId.delete(id);
+          if (isNoSuchHostedZone(err)) throw missingZoneIdError(id, err);
           throw toTypedAwsError(`look up hosted zone ${id}`, err, route53ErrorTable);
         },
       );
@@ -82,8 +111,14 @@ export class ZoneDirectory {
         throw toTypedAwsError(`look up hosted zone ${name}`, err, route53ErrorTable);
       },
     );
-    const entry = { at: this.clock.now(), zone };
+    const entry: { at: number; zone: Promise<HostedZone>; id?: string } = { at: this.clock.now(), zone };
     this.byName.set(name, entry);
+    zone.then(
+      (z) => {
+        entry.id = z.id;
+      },
+      () => undefined,
+    );
     zone.catch((err: unknown) => {
       // Throttling, 5xx and lost connections say nothing about the zone: the next lookup asks again.
       if (!(err instanceof TerminalError)) {
