@@ -42,7 +42,13 @@ import {
 } from './connectionSecret.ts';
 import { instanceIdentifier } from './identity.ts';
 import { acceptedEngineVersion, engineVersionToAccept, modificationsFor } from './modifications.ts';
-import { lastRequestStatus, pendingRequest, requestDoneAnnotation, type OnDemandAction } from './requests.ts';
+import {
+  lastRequestStatus,
+  pendingRequest,
+  refusedResult,
+  requestDoneAnnotation,
+  type OnDemandAction,
+} from './requests.ts';
 import { planSnapshots, snapshotSchedule } from './snapshots.ts';
 
 /** `status.acceptedEngineVersion`, or nothing when no version was accepted. Pure. */
@@ -425,7 +431,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       return `snapshot ${name} started`;
     }
     if (req.action === 'failover' && db.MultiAZ !== true)
-      return 'failover refused: the instance is not Multi-AZ (set spec.multiAZ: true first)';
+      return refusedResult('failover', 'the instance is not Multi-AZ (set spec.multiAZ: true first)');
     if (db.DBInstanceStatus === 'rebooting') return `${req.action} already in progress`;
     await awsCall(`${req.action} ${id}`, rdsErrorTable, () =>
       this.d.rds.send(
