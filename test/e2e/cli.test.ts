@@ -1,13 +1,18 @@
 // The `skylift` command as a user runs it.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { DescribeDBSnapshotsCommand, RDSClient } from '@aws-sdk/client-rds';
 import { describe, expect, it } from 'vitest';
+import { emulatorEnv } from '../../src/dev/emulator.ts';
 import { installCrds } from '../../src/dev/installCrds.ts';
-import { managedDbType } from '../../src/kinds/manageddb/api.ts';
+import { waitFor } from '../../src/dev/wait.ts';
+import { managedDbType, type ManagedDB } from '../../src/kinds/manageddb/api.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
-import { kubeClient, newNamespace } from '../support/kube.ts';
-import { stackInfo } from '../support/stack.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { spawnSkylift } from '../support/skyliftProcess.ts';
+import { awsClientConfig, stackInfo } from '../support/stack.ts';
 
 function skylift(
   args: string[],
@@ -19,6 +24,36 @@ function skylift(
     timeout: 30_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * `skylift ARGS` without blocking this process (a command that waits, beside an operator whose
+ * output this process reads), with the stack's admin kubeconfig; resolves when it exits.
+ */
+function skyliftAsync(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(
+    process.execPath,
+    [join(repoRoot, 'src/cli/main.ts'), ...args, '--kubeconfig', stackInfo().adminKubeconfig],
+    { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** A ManagedDB `orders` in `ns`. */
+function createOrders(admin: KubeClient, ns: string): Promise<ManagedDB> {
+  return admin.create(resourcePath(managedDbType, { namespace: ns }), {
+    apiVersion: 'aws.skylift.dev/v1alpha1',
+    kind: 'ManagedDB',
+    metadata: { name: 'orders' },
+    spec: { engine: 'postgres', instanceClass: 'db.t3.micro', allocatedStorage: 20, masterUsername: 'app' },
+  });
 }
 
 describe('skylift CLI', () => {
@@ -87,28 +122,101 @@ describe('skylift CLI', () => {
 });
 
 describe('skylift db', () => {
-  it('records an on-demand request on the ManagedDB for the operator to carry out', async () => {
+  // Issue 14, item 15: with no operator running it said "requested" and exited 0, and nothing
+  // showed that the request was still waiting for someone to carry it out.
+  it('without an operator: waits the default 30s, says in one line the request is pending, exits 3, and trace shows it', async () => {
     const admin = kubeClient();
     await installCrds(admin);
     const ns = await newNamespace(admin, 'cli-db');
-    await admin.create(resourcePath(managedDbType, { namespace: ns }), {
-      apiVersion: 'aws.skylift.dev/v1alpha1',
-      kind: 'ManagedDB',
-      metadata: { name: 'orders' },
-      spec: { engine: 'postgres', instanceClass: 'db.t3.micro', allocatedStorage: 20, masterUsername: 'app' },
-    });
-    const r = skylift(['db', 'snapshot', 'orders', '-n', ns, '--kubeconfig', stackInfo().adminKubeconfig]);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    const id = /request (\S+)\)/.exec(r.stdout)?.[1];
-    expect(id).toBeDefined();
-    const got = await admin.get<{ metadata: { annotations?: Record<string, string> } }>(
-      resourcePath(managedDbType, { namespace: ns, name: 'orders' }),
+    await createOrders(admin, ns);
+    const started = Date.now();
+    const r = await skyliftAsync(['db', 'snapshot', 'orders', '-n', ns]);
+    const waited = Date.now() - started;
+    expect(r.stdout).toBe('');
+    expect(r.code, r.stderr).toBe(3);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    const pending = new RegExp(
+      `^skylift: snapshot of manageddb ${ns}/orders \\(request (\\S+)\\) is still pending after 30s: no operator acknowledged the annotation aws\\.skylift\\.dev/request; is skylift running and watching namespace ${ns}\\?`,
+    ).exec(lines[0] ?? '');
+    expect(pending, r.stderr).not.toBeNull();
+    expect(waited).toBeGreaterThanOrEqual(30_000);
+    const id = pending?.[1] ?? '';
+    const got = await admin.get<ManagedDB>(resourcePath(managedDbType, { namespace: ns, name: 'orders' }));
+    expect(got.metadata.annotations?.['aws.skylift.dev/request']).toBe(`snapshot ${id}`);
+
+    // The request stays on the object, and trace shows it pending.
+    const t = await skyliftAsync(
+      ['trace', 'manageddb/orders', '-n', ns],
+      emulatorEnv(stackInfo().awsEndpoint),
     );
-    expect(got.metadata.annotations?.['aws.skylift.dev/request']).toBe(`snapshot ${id ?? ''}`);
+    expect(t.stdout, t.stderr).toMatch(
+      new RegExp(
+        `Request/${id} +Pending +snapshot {2}annotation aws\\.skylift\\.dev/request {2}no operator has acknowledged it yet`,
+      ),
+    );
+
+    // --no-wait only asks, as before.
+    const noWait = await skyliftAsync(['db', 'snapshot', 'orders', '-n', ns, '--no-wait']);
+    expect(noWait.stderr).toBe('');
+    expect(noWait.code).toBe(0);
+    expect(noWait.stdout).toMatch(
+      new RegExp(
+        `^requested snapshot of manageddb ${ns}/orders \\(request \\S+\\); watch status.lastRequest\n$`,
+      ),
+    );
     const bad = skylift(['db', 'explode', 'orders', '-n', ns, '--kubeconfig', stackInfo().adminKubeconfig]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('usage: skylift db snapshot|reboot|failover NAME');
+    const both = skylift(['db', 'snapshot', 'orders', '--wait', '5s', '--no-wait']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--wait and --no-wait exclude each other');
+  });
+
+  it('with an operator: prints the outcome in one line once the operator acknowledged it (0), a refusal exits 1', async () => {
+    const admin = kubeClient();
+    await installCrds(admin);
+    const ns = await newNamespace(admin, 'cli-db-op');
+    const operator = spawnSkylift(ns, stackInfo().awsEndpoint, ['--rds-poll-interval', '1s']);
+    try {
+      await waitFor(() => (operator.output().includes('controllers started') ? true : undefined), {
+        timeoutMs: 30_000,
+        description: 'skylift run started',
+      });
+      await createOrders(admin, ns);
+      const ready = await waitFor(
+        async () => {
+          const m = await readObject<ManagedDB>(admin, managedDbType, ns, 'orders');
+          return m?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? m : undefined;
+        },
+        { timeoutMs: 90_000, description: 'orders Ready' },
+      );
+      const snap = await skyliftAsync(['db', 'snapshot', 'orders', '-n', ns, '--wait', '90s']);
+      expect(snap.stderr, operator.output().slice(-2000)).toBe('');
+      expect(snap.code).toBe(0);
+      const done = new RegExp(
+        `^snapshot of manageddb ${ns}/orders \\(request (\\S+)\\): snapshot (\\S+-req-\\S+) started\n$`,
+      ).exec(snap.stdout);
+      expect(done, snap.stdout).not.toBeNull();
+      expect(done?.[2]).toBe(`${String(ready.status?.identifier)}-req-${done?.[1] ?? ''}`);
+      const rds = new RDSClient(awsClientConfig(stackInfo().awsEndpoint));
+      expect(
+        (await rds.send(new DescribeDBSnapshotsCommand({ DBSnapshotIdentifier: done?.[2] ?? '' })))
+          .DBSnapshots?.length,
+      ).toBe(1);
+
+      // Acknowledged but refused (a single-AZ instance cannot fail over): one line, exit 1.
+      const failover = await skyliftAsync(['db', 'failover', 'orders', '-n', ns, '--wait', '90s']);
+      expect(failover.stdout).toBe('');
+      expect(failover.code).toBe(1);
+      expect(failover.stderr).toMatch(
+        new RegExp(
+          `^skylift: failover of manageddb ${ns}/orders \\(request \\S+\\): failover refused: the instance is not Multi-AZ .*\n$`,
+        ),
+      );
+    } finally {
+      await operator.stop();
+    }
   });
 
   // Issue 14, item 15: these printed a Node stack and exited 1.
@@ -117,6 +225,8 @@ describe('skylift db', () => {
     const help = skylift(['db', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('skylift db snapshot|reboot|failover NAME');
+    expect(help.stdout).toContain('--wait DURATION');
+    expect(help.stdout).toMatch(/^ {2}3 {2}still pending after --wait: no operator acknowledged it/m);
     const flag = skylift(['db', 'snapshot', 'x', '--bogus', '--kubeconfig', kubeconfig]);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("Unknown option '--bogus'");

@@ -588,3 +588,117 @@ describe('ManagedDB orphaning and restoring', () => {
     ).toBeGreaterThanOrEqual(1);
   });
 });
+
+// Issue 14, item 12: a spec lowered from 16.4 to 16.1 on an instance running 16.4 was "in sync"
+// silently. It is refused (RDS cannot downgrade), while a spec that RDS's automatic minor upgrade
+// moved past stays in sync.
+describe('ManagedDB engine version downgrades', () => {
+  const path = (ns: string, name: string): string => resourcePath(managedDbType, { namespace: ns, name });
+  const synced = (m: ManagedDB | undefined) => m?.status?.conditions?.find((c) => c.type === 'Synced');
+  const ready = (m: ManagedDB | undefined) => m?.status?.conditions?.find((c) => c.type === 'Ready');
+
+  /** The object once a reconcile of `generation` has reported Synced with `status`; on timeout, says what it saw. */
+  async function syncedAt(ns: string, name: string, generation: number, status: 'True' | 'False') {
+    let seen = 'nothing';
+    try {
+      return await waitFor(
+        async () => {
+          const m = await readObject<ManagedDB>(admin, managedDbType, ns, name);
+          const c = synced(m);
+          seen = `generation ${m?.status?.observedGeneration ?? '?'} Synced=${c?.status ?? '?'} ${c?.reason ?? ''} ${c?.message ?? ''}`;
+          return m?.status?.observedGeneration === generation && c?.status === status ? m : undefined;
+        },
+        { timeoutMs: 60_000, description: `${ns}/${name} generation ${generation} Synced=${status}` },
+      );
+    } catch (err) {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}; last seen: ${seen}`, {
+        cause: err,
+      });
+    }
+  }
+
+  it('refuses a spec lowered from 16.4 to 16.1 as Terminal with a fix, and setting it back makes it Ready again', async () => {
+    const ns = await setup('mdb-downgrade');
+    await create(ns, 'pinned', spec({ engineVersion: '16.4' }));
+    const first = await waitCondition(ns, 'pinned', 'Ready', 'True');
+    expect(first.status?.engineVersion).toBe('16.4');
+    proxy.resetCalls();
+
+    const lowered = await admin.patch<ManagedDB>(
+      path(ns, 'pinned'),
+      { spec: { engineVersion: '16.1' } },
+      'merge',
+    );
+    const refused = await syncedAt(ns, 'pinned', lowered.metadata.generation ?? 0, 'False');
+    expect(synced(refused)?.reason).toBe('Terminal');
+    const message = synced(refused)?.message ?? '';
+    expect(message).toContain('spec.engineVersion 16.1 is older than the running 16.4');
+    expect(message).toContain('set spec.engineVersion to 16.4 or newer');
+    expect(message).toContain('restore a snapshot');
+    expect(refused.status?.acceptedEngineVersion).toBe('16.4');
+    expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
+
+    // The message's advice: set it back to the running version.
+    const back = await admin.patch<ManagedDB>(
+      path(ns, 'pinned'),
+      { spec: { engineVersion: '16.4' } },
+      'merge',
+    );
+    const again = await syncedAt(ns, 'pinned', back.metadata.generation ?? 0, 'True');
+    expect(ready(again)?.status).toBe('True');
+    expect(again.status?.acceptedEngineVersion).toBe('16.4');
+    expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
+  });
+
+  it('stays in sync after an automatic minor upgrade (16.4 running 16.6) and refuses a spec lowered below 16.4 naming 16.6', async () => {
+    const ns = await newNamespace(admin, 'mdb-autoupgrade');
+    running.push(
+      await startController((s) => managedDbController(s, { pollMs: 300 }), {
+        namespace: ns,
+        endpoint: proxy.endpoint,
+        resyncPeriod: '1s',
+      }),
+    );
+    const m = await create(ns, 'floor', spec({ engineVersion: '16.4' }));
+    await waitCondition(ns, 'floor', 'Ready', 'True');
+    // RDS's automatic minor upgrade, as the emulator cannot do it: DescribeDBInstances reports 16.6.
+    const upgraded = proxy.inject({
+      service: 'rds',
+      operation: 'DescribeDBInstances',
+      fault: {
+        kind: 'rewrite',
+        rewrite: (body) =>
+          body.replace(/<EngineVersion>16\.4<\/EngineVersion>/g, '<EngineVersion>16.6</EngineVersion>'),
+      },
+    });
+    proxy.resetCalls();
+    const { counterValue } = await import('../support/gadgetController.ts');
+    const op = running.at(-1);
+    if (op === undefined) throw new Error('no controller');
+    const before = await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' });
+    await waitFor(
+      async () =>
+        (await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' })) >= before + 3 &&
+        upgraded.hits >= 3
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'three resyncs seeing 16.6' },
+    );
+    const seen = await syncedAt(ns, 'floor', m.metadata.generation ?? 0, 'True');
+    expect(seen.status?.engineVersion).toBe('16.6');
+    expect(ready(seen)?.status).toBe('True');
+    expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
+
+    const lowered = await admin.patch<ManagedDB>(
+      path(ns, 'floor'),
+      { spec: { engineVersion: '16.2' } },
+      'merge',
+    );
+    const refused = await syncedAt(ns, 'floor', lowered.metadata.generation ?? 0, 'False');
+    expect(synced(refused)?.reason).toBe('Terminal');
+    expect(synced(refused)?.message).toContain(
+      'spec.engineVersion 16.2 is older than the running 16.6: RDS cannot downgrade an instance; set spec.engineVersion to 16.6 or newer',
+    );
+    expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
+  });
+});

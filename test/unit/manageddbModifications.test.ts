@@ -3,7 +3,12 @@
 import type { DBInstance } from '@aws-sdk/client-rds';
 import { describe, expect, it } from 'vitest';
 import type { ManagedDB, ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
-import { modificationsFor, versionSatisfied } from '../../src/kinds/manageddb/modifications.ts';
+import {
+  acceptedEngineVersion,
+  engineVersionToAccept,
+  modificationsFor,
+  versionSatisfied,
+} from '../../src/kinds/manageddb/modifications.ts';
 import { TerminalError } from '../../src/runtime/errors.ts';
 
 const spec = (extra: Partial<ManagedDBSpec> = {}): ManagedDBSpec => ({
@@ -83,5 +88,113 @@ describe('modificationsFor with what RDS changed by itself', () => {
     expect(modificationsFor(mdb({ engineVersion: '16.8' }), db).input).toMatchObject({
       EngineVersion: '16.8',
     });
+  });
+});
+
+// Issue 14, item 12: a spec lowered from 16.4 to 16.1 on an instance running 16.4 was "in sync"
+// silently. What the user asked before (status.acceptedEngineVersion) tells a lowered spec from a
+// floor that RDS's automatic minor upgrade moved past.
+describe('modificationsFor: engineVersion against the version accepted before', () => {
+  const withAccepted = (engineVersion: string | undefined, accepted: string | undefined): ManagedDB => {
+    const { engineVersion: _default, ...rest } = spec();
+    return {
+      metadata: { name: 'x' },
+      spec: engineVersion !== undefined ? { ...rest, engineVersion } : rest,
+      ...(accepted !== undefined ? { status: { acceptedEngineVersion: accepted } } : {}),
+    };
+  };
+  const downgrade = (want: string, running: string): RegExp =>
+    new RegExp(
+      `spec\\.engineVersion ${want.replace(/\./g, '\\.')} is older than the running ${running.replace(/\./g, '\\.')}: RDS cannot downgrade an instance; set spec\\.engineVersion to ${running.replace(/\./g, '\\.')} or newer \\(to go back, restore a snapshot .* into a new ManagedDB`,
+    );
+
+  it.each([
+    {
+      reason: 'a spec lowered within the major on an instance running the old spec is refused',
+      want: '16.1',
+      running: '16.4',
+      accepted: '16.4',
+      refused: true,
+    },
+    {
+      reason: 'a spec lowered below the accepted version after an automatic upgrade is refused',
+      want: '16.2',
+      running: '16.6',
+      accepted: '16.4',
+      refused: true,
+    },
+    {
+      reason: 'an unchanged spec after an automatic minor upgrade stays in sync',
+      want: '16.4',
+      running: '16.6',
+      accepted: '16.4',
+      refused: false,
+    },
+    {
+      reason: 'a spec raised but still below an automatically upgraded version stays in sync',
+      want: '16.5',
+      running: '16.6',
+      accepted: '16.4',
+      refused: false,
+    },
+    {
+      reason: 'a spec set back to the running version (the advice of the message) is in sync',
+      want: '16.4',
+      running: '16.4',
+      accepted: '16.4',
+      refused: false,
+    },
+    {
+      reason: 'a major-only spec is not older than any of its minors',
+      want: '16',
+      running: '16.4',
+      accepted: '16.4',
+      refused: false,
+    },
+    {
+      reason: 'no accepted version (adoption, or an object from before it was recorded): the spec is a floor',
+      want: '16.1',
+      running: '16.4',
+      accepted: undefined,
+      refused: false,
+    },
+    {
+      reason: 'no accepted version, another major: still refused',
+      want: '15',
+      running: '16.4',
+      accepted: undefined,
+      refused: true,
+    },
+  ])('$reason ($want, running $running, accepted $accepted)', ({ want, running, accepted, refused }) => {
+    const run = () => modificationsFor(withAccepted(want, accepted), { ...db, EngineVersion: running });
+    if (refused) {
+      expect(run).toThrow(TerminalError);
+      expect(run).toThrow(downgrade(want, running));
+    } else {
+      expect(run().changes).toEqual([]);
+    }
+  });
+
+  it('issues the upgrade as before when the spec is raised to a newer minor', () => {
+    expect(modificationsFor(withAccepted('16.8', '16.4'), db)).toEqual({
+      input: { EngineVersion: '16.8' },
+      changes: ['engine 16.4 → 16.8'],
+    });
+  });
+
+  it.each([
+    { reason: 'the spec’s value once accepted', want: '16.1', accepted: '16.4', record: '16.1' },
+    { reason: 'the spec’s value with none recorded', want: '16.4', accepted: undefined, record: '16.4' },
+    {
+      reason: 'the previous value when the spec names none',
+      want: undefined,
+      accepted: '16.4',
+      record: '16.4',
+    },
+    { reason: 'nothing when neither names one', want: undefined, accepted: undefined, record: undefined },
+  ])('records $reason', ({ want, accepted, record }) => {
+    const mr = withAccepted(want, accepted);
+    expect(acceptedEngineVersion(mr)).toBe(accepted);
+    expect(engineVersionToAccept(mr)).toBe(record);
   });
 });

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseTraceArgs } from '../../src/cli/trace.ts';
 import { kindNamed } from '../../src/kinds/registry.ts';
+import type { ManagedDB } from '../../src/kinds/manageddb/api.ts';
+import { traceManagedDb } from '../../src/kinds/manageddb/trace.ts';
 import { describeAction, elbv2ArnName } from '../../src/kinds/myingress/trace.ts';
+import type { AwsClients } from '../../src/providers/aws/clients.ts';
+import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
+import type { TraceContext } from '../../src/trace/context.ts';
 import { renderTree } from '../../src/trace/render.ts';
 import { resourceNode } from '../../src/trace/resource.ts';
 import { allReady, describeSafely, formatAge, node, NotFoundInAws } from '../../src/trace/tree.ts';
@@ -264,5 +269,56 @@ describe('MyIngress trace helpers', () => {
     { actions: [], want: 'no action' },
   ])('describes $want', ({ actions, want }) => {
     expect(describeAction(actions)).toBe(want);
+  });
+});
+
+// Issue 14, item 15: a `skylift db` request no operator picked up was visible nowhere.
+describe('ManagedDB trace of on-demand requests', () => {
+  const now = Date.parse('2026-01-10T12:00:00Z');
+  // Nothing recorded in status: the collector makes no AWS call, and the Secret lookup answers 404.
+  const ctx: TraceContext = {
+    kube: {
+      get: () => Promise.reject(new KubeApiError(404, 'NotFound', 'secrets "orders-connection" not found')),
+    } as unknown as KubeClient,
+    aws: {} as AwsClients,
+    now,
+  };
+  const mdb = (annotations: Record<string, string>): ManagedDB => ({
+    metadata: { name: 'orders', namespace: 'apps', creationTimestamp: '2026-01-10T11:59:00Z', annotations },
+    spec: { engine: 'postgres', instanceClass: 'db.t3.micro', allocatedStorage: 20, masterUsername: 'app' },
+  });
+  const render = async (mr: ManagedDB): Promise<string> =>
+    renderTree(resourceNode('ManagedDB', mr, now, await traceManagedDb(mr, ctx)));
+
+  it('shows a request no operator has acknowledged as Pending, with its annotation, and the last one done', async () => {
+    const out = await render(
+      mdb({
+        'aws.skylift.dev/request': 'snapshot m1abc',
+        'aws.skylift.dev/request-done': 'k0old snapshot sky-apps-orders-1-req-k0old started',
+      }),
+    );
+    expect(out).toMatch(
+      /├─ Request\/m1abc +Pending +snapshot {2}annotation aws\.skylift\.dev\/request {2}no operator has acknowledged it yet\n/,
+    );
+    expect(out).toMatch(/└─ Request\/k0old +Done +snapshot sky-apps-orders-1-req-k0old started\n$/);
+  });
+
+  it('shows no pending request once the operator recorded it done', async () => {
+    const out = await render(
+      mdb({
+        'aws.skylift.dev/request': 'failover f1',
+        'aws.skylift.dev/request-done': 'f1 failover started',
+      }),
+    );
+    expect(out).not.toContain('Pending');
+    expect(out).toMatch(/└─ Request\/f1 +Done +failover started\n$/);
+  });
+
+  it('does not count a pending request against the trace (it is informational)', async () => {
+    const mr = mdb({ 'aws.skylift.dev/request': 'reboot r1' });
+    const nodes = await traceManagedDb(mr, ctx);
+    const request = nodes.find((n) => n.kind === 'Request');
+    expect(request?.status).toBe('Pending');
+    expect(request?.ready).toBeUndefined();
   });
 });

@@ -41,9 +41,20 @@ import {
   readConnectionSecret,
 } from './connectionSecret.ts';
 import { instanceIdentifier } from './identity.ts';
-import { modificationsFor } from './modifications.ts';
-import { lastRequestStatus, pendingRequest, requestDoneAnnotation, type OnDemandAction } from './requests.ts';
+import { acceptedEngineVersion, engineVersionToAccept, modificationsFor } from './modifications.ts';
+import {
+  lastRequestStatus,
+  pendingRequest,
+  refusedResult,
+  requestDoneAnnotation,
+  type OnDemandAction,
+} from './requests.ts';
 import { planSnapshots, snapshotSchedule } from './snapshots.ts';
+
+/** `status.acceptedEngineVersion`, or nothing when no version was accepted. Pure. */
+function acceptedVersionStatus(version: string | undefined): Record<string, unknown> {
+  return version !== undefined ? { acceptedEngineVersion: version } : {};
+}
 
 /** Ready/Synced reasons particular to ManagedDB. */
 export const DBReason = {
@@ -120,6 +131,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
         : {}),
       ...(pending.length > 0 ? { pendingModifications: pending } : {}),
       ...lastRequestStatus(mr),
+      ...acceptedVersionStatus(acceptedEngineVersion(mr)),
     };
     if (rdsFailedStates.includes(state)) {
       throw new TerminalError(
@@ -137,6 +149,8 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       mr.spec.managementPolicy !== 'ObserveOnly'
     ) {
       for (const change of modificationsFor(mr, db).changes) delta.push({ field: 'instance', change });
+      // The spec passed (in sync, or a modification follows): a later spec lowered below it is a downgrade.
+      Object.assign(status, acceptedVersionStatus(engineVersionToAccept(mr)));
       if (ownership?.uid !== ctx.ownership.uid) delta.push({ field: 'ownership', change: 'ownership tags' });
       const request = pendingRequest(mr);
       if (request !== undefined)
@@ -289,7 +303,11 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       },
     });
     return {
-      status: { identifier: id, dbInstanceStatus: 'creating' },
+      status: {
+        identifier: id,
+        dbInstanceStatus: 'creating',
+        ...acceptedVersionStatus(engineVersionToAccept(mr)),
+      },
       description: `creating DB instance ${id}`,
     };
   }
@@ -415,7 +433,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       return `snapshot ${name} started`;
     }
     if (req.action === 'failover' && db.MultiAZ !== true)
-      return 'failover refused: the instance is not Multi-AZ (set spec.multiAZ: true first)';
+      return refusedResult('failover', 'the instance is not Multi-AZ (set spec.multiAZ: true first)');
     if (db.DBInstanceStatus === 'rebooting') return `${req.action} already in progress`;
     await awsCall(`${req.action} ${id}`, rdsErrorTable, () =>
       this.d.rds.send(

@@ -198,6 +198,9 @@ const status: Schema = obj('What Skylift observed in RDS.', {
   identifier: str('DB instance identifier.'),
   dbInstanceStatus: str('RDS status: creating, available, modifying, backing-up, …'),
   engineVersion: str('Engine version RDS reports.'),
+  acceptedEngineVersion: str(
+    'The spec.engineVersion Skylift last accepted (created with, found in sync, or asked RDS for). A spec.engineVersion lower than both this and the running version asks for a downgrade and is refused (Synced=False, Terminal); lower than the running version alone it is a floor RDS has moved past by an automatic minor upgrade. Absent (an adopted instance, or an object from before Skylift recorded it), the spec is a floor and is recorded at the next reconcile.',
+  ),
   endpoint: obj('Where to connect.', { address: str('Host name.'), port: int('Port.') }),
   masterUserSecretArn: str('Secrets Manager ARN of the master password (password.managedByAWS).'),
   pendingModifications: arr(

@@ -12,7 +12,8 @@ import { traceManagedDb } from './trace.ts';
 export const managedDbKind: KindModule = {
   type: managedDbType,
   names: ['manageddb', 'manageddbs', 'mdb', `${managedDbType.plural}.${managedDbType.group}`],
-  traceShows: 'DB instance (status, endpoint, pending modifications); connection Secret (keys only)',
+  traceShows:
+    'DB instance (status, endpoint, pending modifications); connection Secret (keys only); on-demand requests (pending, last done)',
   crd: managedDbCrd,
   flags: managedDbFlags,
   configure(values) {

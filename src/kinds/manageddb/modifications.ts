@@ -33,7 +33,52 @@ export function versionSatisfied(want: string | undefined, have: string | undefi
   return major(want) === major(have) && compareVersions(have, want) >= 0;
 }
 
-/** The modifications needed to bring an instance to the spec; empty when none. Pure. */
+/**
+ * Whether `want` names an older version than `v`: lower part by part and not
+ * a prefix of it ("16" is not older than "16.4", "16.1" is). Pure.
+ */
+function olderThan(want: string, v: string): boolean {
+  return v !== want && !v.startsWith(`${want}.`) && compareVersions(want, v) < 0;
+}
+
+/** The major version of a version string ("16.4" → "16"). Pure. */
+function majorOf(v: string | undefined): string {
+  return (v ?? '').split('.')[0] ?? '';
+}
+
+/**
+ * The `spec.engineVersion` Skylift last accepted for this object, recorded
+ * in `status.acceptedEngineVersion`; undefined when none is recorded (before
+ * the first create or observation, or an object adopted through
+ * `spec.externalName`). Pure.
+ */
+export function acceptedEngineVersion(mr: ManagedDB): string | undefined {
+  const v = mr.status?.acceptedEngineVersion;
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/**
+ * What to record in `status.acceptedEngineVersion` once the spec has been
+ * accepted (created with, found in sync, or asked of RDS): the spec's value,
+ * or the previously accepted one when the spec names none. Pure.
+ */
+export function engineVersionToAccept(mr: ManagedDB): string | undefined {
+  return mr.spec.engineVersion ?? acceptedEngineVersion(mr);
+}
+
+/** The Terminal message for a spec older than the running version: the field, both versions, fixes that work. Pure. */
+function downgradeMessage(want: string, running: string): string {
+  return `spec.engineVersion ${want} is older than the running ${running}: RDS cannot downgrade an instance; set spec.engineVersion to ${running} or newer (to go back, restore a snapshot taken on the older version into a new ManagedDB with spec.restoreFrom)`;
+}
+
+/**
+ * The modifications needed to bring an instance to the spec; empty when
+ * none. Throws TerminalError for what RDS cannot do: shrink storage, an
+ * unapproved major upgrade, or a downgrade. An engineVersion older than the
+ * running one within its major is in sync (RDS upgraded the minor by itself)
+ * unless it is also older than `status.acceptedEngineVersion`: then the user
+ * lowered the spec, asking for a downgrade. Pure.
+ */
 export function modificationsFor(
   mr: ManagedDB,
   db: DBInstance,
@@ -67,24 +112,24 @@ export function modificationsFor(
     input.MultiAZ = s.multiAZ ?? false;
     changes.push(`multiAZ ${String(s.multiAZ ?? false)}`);
   }
-  if (
-    !versionSatisfied(s.engineVersion, db.EngineVersion) &&
-    !versionSatisfied(s.engineVersion, pending.EngineVersion)
-  ) {
-    const major = (v: string | undefined): string => (v ?? '').split('.')[0] ?? '';
-    if (compareVersions(s.engineVersion ?? '', db.EngineVersion ?? '') < 0) {
+  const want = s.engineVersion;
+  const running = db.EngineVersion;
+  if (want !== undefined && running !== undefined && olderThan(want, running)) {
+    // Older than what runs: in sync only as a floor RDS moved past by itself (an automatic minor
+    // upgrade). Another major, or a spec lowered below what was accepted before, asks for a downgrade.
+    const accepted = acceptedEngineVersion(mr);
+    const lowered = accepted !== undefined && olderThan(want, accepted);
+    if (majorOf(want) !== majorOf(running) || lowered)
+      throw new TerminalError(downgradeMessage(want, running));
+  } else if (!versionSatisfied(want, running) && !versionSatisfied(want, pending.EngineVersion)) {
+    if (majorOf(want) !== majorOf(running) && s.allowMajorVersionUpgrade !== true) {
       throw new TerminalError(
-        `spec.engineVersion ${s.engineVersion ?? ''} is older than the running ${db.EngineVersion ?? ''}: RDS cannot downgrade an instance; set spec.engineVersion to ${db.EngineVersion ?? ''} or newer (to go back, restore a snapshot of the older version into a new object)`,
+        `engineVersion ${want ?? ''} is a major upgrade from ${running ?? ''}: set allowMajorVersionUpgrade: true to allow it`,
       );
     }
-    if (major(s.engineVersion) !== major(db.EngineVersion) && s.allowMajorVersionUpgrade !== true) {
-      throw new TerminalError(
-        `engineVersion ${s.engineVersion ?? ''} is a major upgrade from ${db.EngineVersion ?? ''}: set allowMajorVersionUpgrade: true to allow it`,
-      );
-    }
-    input.EngineVersion = s.engineVersion;
+    input.EngineVersion = want;
     if (s.allowMajorVersionUpgrade === true) input.AllowMajorVersionUpgrade = true;
-    changes.push(`engine ${db.EngineVersion ?? ''} → ${s.engineVersion ?? ''}`);
+    changes.push(`engine ${running ?? ''} → ${want ?? ''}`);
   }
   if (differs(s.backup?.retentionDays ?? 7, db.BackupRetentionPeriod, pending.BackupRetentionPeriod)) {
     input.BackupRetentionPeriod = s.backup?.retentionDays ?? 7;

@@ -10,20 +10,59 @@ export const requestDoneAnnotation = 'aws.skylift.dev/request-done';
 
 export type OnDemandAction = 'snapshot' | 'reboot' | 'failover';
 
-/** The request not carried out yet, if any. Pure. */
-export function pendingRequest(mr: ManagedDB): { action: OnDemandAction; id: string } | undefined {
+/** The request the annotation holds, carried out or not, if it is well-formed. Pure. */
+export function requestedOperation(mr: ManagedDB): { action: OnDemandAction; id: string } | undefined {
   const raw = mr.metadata.annotations?.[requestAnnotation];
   const m = raw === undefined ? null : /^(snapshot|reboot|failover) (\S+)$/.exec(raw.trim());
-  if (m === null) return undefined;
-  const id = m[2] ?? '';
+  return m === null ? undefined : { action: m[1] as OnDemandAction, id: m[2] ?? '' };
+}
+
+/** The request not carried out yet, if any. Pure. */
+export function pendingRequest(mr: ManagedDB): { action: OnDemandAction; id: string } | undefined {
+  const request = requestedOperation(mr);
+  if (request === undefined) return undefined;
   const done = mr.metadata.annotations?.[requestDoneAnnotation]?.split(' ')[0];
-  return done === id ? undefined : { action: m[1] as OnDemandAction, id };
+  return done === request.id ? undefined : request;
+}
+
+/** The last request Skylift carried out, from the done annotation: its id and result. Pure. */
+export function lastRequest(mr: ManagedDB): { id: string; result: string } | undefined {
+  const done = mr.metadata.annotations?.[requestDoneAnnotation];
+  if (done === undefined) return undefined;
+  const i = done.indexOf(' ');
+  return { id: i < 0 ? done : done.slice(0, i), result: i < 0 ? '' : done.slice(i + 1) };
 }
 
 /** `status.lastRequest` from the done annotation. Pure. */
 export function lastRequestStatus(mr: ManagedDB): Record<string, unknown> {
-  const done = mr.metadata.annotations?.[requestDoneAnnotation];
-  if (done === undefined) return {};
-  const i = done.indexOf(' ');
-  return { lastRequest: { id: i < 0 ? done : done.slice(0, i), result: i < 0 ? '' : done.slice(i + 1) } };
+  const last = lastRequest(mr);
+  return last === undefined ? {} : { lastRequest: last };
+}
+
+/** The result Skylift records for a request it will not carry out: `<action> refused: <why>`. Pure. */
+export function refusedResult(action: OnDemandAction, why: string): string {
+  return `${action} refused: ${why}`;
+}
+
+/** Whether a recorded result is a refusal ({@link refusedResult}). Pure. */
+export function isRefusal(result: string): boolean {
+  return /^(snapshot|reboot|failover) refused: /.test(result);
+}
+
+/**
+ * Where request `id` stands on the object: `done` once Skylift recorded it
+ * (with its result), `replaced` when the request annotation no longer holds
+ * it (a later request, or removed) and it was never recorded, else
+ * `pending`. Pure.
+ */
+export function requestState(
+  mr: ManagedDB,
+  id: string,
+): { state: 'done'; result: string } | { state: 'pending' } | { state: 'replaced'; by: string } {
+  const last = lastRequest(mr);
+  if (last?.id === id) return { state: 'done', result: last.result };
+  const current = requestedOperation(mr);
+  if (current?.id !== id)
+    return { state: 'replaced', by: mr.metadata.annotations?.[requestAnnotation] ?? '' };
+  return { state: 'pending' };
 }

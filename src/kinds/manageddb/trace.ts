@@ -1,7 +1,9 @@
-// ManagedDB → DB instance (status, endpoint, pending modifications) and its connection Secret.
+// ManagedDB → DB instance (status, endpoint, pending modifications), its connection Secret, and
+// on-demand requests (pending, and the last one carried out).
 import { DescribeDBInstancesCommand } from '@aws-sdk/client-rds';
 import type { ManagedDB } from './api.ts';
 import { connectionSecretName } from './identity.ts';
+import { lastRequest, pendingRequest, requestAnnotation } from './requests.ts';
 import { awsErrorCode } from '../../providers/aws/errors.ts';
 import { rdsAvailableStates } from '../../providers/rds/states.ts';
 import { KubeApiError } from '../../runtime/kube/client.ts';
@@ -41,8 +43,29 @@ export const traceManagedDb: Collector = async (obj: ManagedObject, ctx: TraceCo
           },
           isDbNotFound,
         );
-  return [instance, await secretNode(ctx, mr)];
+  return [instance, await secretNode(ctx, mr), ...requestNodes(mr)];
 };
+
+/**
+ * The on-demand requests on the object, as informational nodes (they never
+ * fail the trace): one the annotation holds that no operator has carried
+ * out yet (Pending), then the last one carried out (Done, with its result). Pure.
+ */
+export function requestNodes(mr: ManagedDB): TraceNode[] {
+  const nodes: TraceNode[] = [];
+  const pending = pendingRequest(mr);
+  if (pending !== undefined)
+    nodes.push(
+      node('Request', pending.id, 'Pending', undefined, [
+        pending.action,
+        `annotation ${requestAnnotation}`,
+        'no operator has acknowledged it yet',
+      ]),
+    );
+  const last = lastRequest(mr);
+  if (last !== undefined) nodes.push(node('Request', last.id, 'Done', undefined, [last.result]));
+  return nodes;
+}
 
 /** The connection Secret: whether it exists and which keys it has (never the values). */
 async function secretNode(ctx: TraceContext, mr: ManagedDB): Promise<TraceNode> {
