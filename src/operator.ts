@@ -34,7 +34,7 @@ export function startOperator(
 ): RunningOperator {
   const logger = createLogger({ level: options.logLevel, format: options.logFormat });
   const clock = extra.clock ?? realClock;
-  const client = new KubeClient(loadKubeConfig(options.kubeconfig));
+  const client = new KubeClient(loadKubeConfig(options.kubeconfig), { timeoutMs: options.kubeTimeoutMs });
   const metrics = new Metrics();
   client.observe((method, _path, code) => metrics.kubeRequests.inc({ verb: method, code: String(code) }));
   const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
@@ -46,7 +46,12 @@ export function startOperator(
     instance: identity,
     onRecorded: (spec, outcome) => metrics.events.inc({ reason: spec.reason, outcome }),
   });
-  const aws = createAwsClients({ region: options.region, clock, metrics });
+  const aws = createAwsClients({
+    region: options.region,
+    clock,
+    metrics,
+    requestTimeoutMs: options.awsTimeoutMs,
+  });
   const plumbing: KindPlumbing = {
     client,
     clock,

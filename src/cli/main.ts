@@ -3,23 +3,12 @@
 import { runDev } from '../dev/main.ts';
 import { kinds } from '../kinds/registry.ts';
 import { startOperator } from '../operator.ts';
-import { KubeApiError } from '../runtime/kube/client.ts';
+import { KubeApiError, KubeUnreachableError } from '../runtime/kube/client.ts';
 import { SettingsError } from '../runtime/settings.ts';
 import { parseRunOptions, runUsage } from './options.ts';
 import { runTrace } from './trace.ts';
 
 const kindCommands = kinds.flatMap((k) => k.commands);
-
-/** What stopped a request from reaching a server (fetch's "fetch failed" and its cause), or undefined. Pure. */
-function unreachable(err: unknown): string | undefined {
-  if (!(err instanceof TypeError) || err.message !== 'fetch failed') return undefined;
-  const cause: unknown = err.cause;
-  if (cause instanceof Error) {
-    const code = (cause as Error & { code?: unknown }).code;
-    return typeof code === 'string' ? `${code}: ${cause.message}` : cause.message;
-  }
-  return 'fetch failed';
-}
 
 const usage = `Usage: skylift <command> [flags]
 
@@ -46,6 +35,9 @@ async function main(argv: readonly string[]): Promise<number> {
       }
       const op = startOperator(parseRunOptions(rest, process.env));
       const exit = await op.done;
+      // Whatever still hangs after the shutdown (a request to an apiserver that never answers)
+      // must not keep the process up; this timer only fires if something does.
+      setTimeout(() => process.exit(), 1000).unref();
       // Losing the lease means another replica may already be reconciling: exit non-zero and let Kubernetes restart us.
       return exit === 'lost-leadership' ? 1 : 0;
     }
@@ -77,9 +69,9 @@ try {
   } else if (err instanceof KubeApiError) {
     process.stderr.write(`skylift: the Kubernetes API refused: ${err.message}\n`);
     process.exitCode = 1;
-  } else if (unreachable(err) !== undefined) {
+  } else if (err instanceof KubeUnreachableError) {
     process.stderr.write(
-      `skylift: cannot reach the Kubernetes API server (${unreachable(err) ?? ''}): check --kubeconfig or KUBECONFIG, and that the cluster is up\n`,
+      `skylift: ${err.message}: check --kubeconfig or KUBECONFIG, and that the cluster is up\n`,
     );
     process.exitCode = 1;
   } else {

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { ConfiguredKind, KindFlag, KindModule } from '../kinds/module.ts';
 import { kinds } from '../kinds/registry.ts';
+import { awsTimeoutDefaults } from '../providers/aws/clients.ts';
+import { kubeRequestTimeoutMs } from '../runtime/kube/client.ts';
 import type { LogFormat } from '../runtime/logger.ts';
 import {
   defaultControllerSettings,
@@ -23,6 +25,10 @@ export interface RunOptions extends ControllerSettings {
   readonly logLevel: string;
   readonly logFormat: LogFormat;
   readonly shutdownDeadlineMs: number;
+  /** Deadline of one AWS HTTP attempt (the SDK makes up to 3). */
+  readonly awsTimeoutMs: number;
+  /** Deadline of one Kubernetes API request (watch streams excepted). */
+  readonly kubeTimeoutMs: number;
   /** Every kind of the registry, configured from its own flags. */
   readonly kinds: readonly ConfiguredKind[];
 }
@@ -90,7 +96,11 @@ Every flag can also be set by the environment variable in brackets.
   --cluster-id ID                value of the skylift.dev/cluster tag [SKYLIFT_CLUSTER_ID] (default ${defaultControllerSettings.clusterId})
   --log-level LEVEL              trace|debug|info|warn|error [SKYLIFT_LOG_LEVEL] (default info)
   --log-format FORMAT            json|text [SKYLIFT_LOG_FORMAT] (default json)
-  --shutdown-deadline DURATION   time for in-flight reconciles on SIGTERM [SKYLIFT_SHUTDOWN_DEADLINE] (default 20s)
+  --shutdown-deadline DURATION   the process exits this long after SIGTERM at the latest, in-flight
+                                 reconciles finished if they can [SKYLIFT_SHUTDOWN_DEADLINE] (default 20s)
+  --aws-timeout DURATION         deadline of one AWS call attempt; a silent endpoint is Synced=False
+                                 AWSUnreachable [SKYLIFT_AWS_TIMEOUT] (default ${formatDuration(awsTimeoutDefaults.requestMs)})
+  --kube-timeout DURATION        deadline of one Kubernetes API request [SKYLIFT_KUBE_TIMEOUT] (default ${formatDuration(kubeRequestTimeoutMs)})
 ${kindFlagUsage()}
 `;
 
@@ -101,6 +111,14 @@ export function parseDuration(text: string): number {
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
+}
+
+/** A duration that must be above zero (a deadline of 0 would fail every call). */
+function positiveDuration(name: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms <= 0)
+    throw new UsageError(`--${name}: want a duration above zero, e.g. 10s, got ${JSON.stringify(text)}`);
+  return ms;
 }
 
 function parseBool(name: string, text: string): boolean {
@@ -139,6 +157,8 @@ export function parseRunOptions(
         'log-level': { type: 'string' },
         'log-format': { type: 'string' },
         'shutdown-deadline': { type: 'string' },
+        'aws-timeout': { type: 'string' },
+        'kube-timeout': { type: 'string' },
         ...kindFlagOptions(registry),
       },
     }));
@@ -192,6 +212,14 @@ export function parseRunOptions(
     logLevel,
     logFormat,
     shutdownDeadlineMs: parseDuration(get('shutdown-deadline', 'SKYLIFT_SHUTDOWN_DEADLINE') ?? '20s'),
+    awsTimeoutMs: positiveDuration(
+      'aws-timeout',
+      get('aws-timeout', 'SKYLIFT_AWS_TIMEOUT') ?? formatDuration(awsTimeoutDefaults.requestMs),
+    ),
+    kubeTimeoutMs: positiveDuration(
+      'kube-timeout',
+      get('kube-timeout', 'SKYLIFT_KUBE_TIMEOUT') ?? formatDuration(kubeRequestTimeoutMs),
+    ),
     kinds: configureKinds((f) => get(f.name, f.env), registry),
   };
 }

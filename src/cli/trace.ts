@@ -133,7 +133,14 @@ export async function runTrace(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  const aws = createAwsClients({ region: args.region, clock: realClock, metrics: new Metrics() });
+  // One retry and a short deadline: a person is waiting, and a silent endpoint shows as an error line.
+  const aws = createAwsClients({
+    region: args.region,
+    clock: realClock,
+    metrics: new Metrics(),
+    maxAttempts: 2,
+    requestTimeoutMs: 10_000,
+  });
   let tree: TraceNode;
   try {
     const now = Date.now();

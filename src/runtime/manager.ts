@@ -55,8 +55,38 @@ export class Manager {
     return this.probes?.address;
   }
 
-  /** Runs until stopped or leadership is lost. */
+  /**
+   * Runs until stopped or leadership is lost. After `stop()` it resolves
+   * within the shutdown deadline whatever the apiserver and AWS do: in-flight
+   * reconciles get most of it, the informers and the Lease the rest, and
+   * whatever still hangs then is abandoned (the caller exits the process).
+   */
   async run(): Promise<ManagerExit> {
+    const deadline = this.deadlineMs();
+    let timer: NodeJS.Timeout | undefined;
+    const overdue = new Promise<ManagerExit>((resolve) => {
+      this.stopSignal.signal.addEventListener(
+        'abort',
+        () => {
+          timer = setTimeout(() => {
+            this.o.logger.warn(
+              { deadlineMs: deadline },
+              'shutdown deadline passed; abandoning what has not stopped',
+            );
+            resolve('stopped');
+          }, deadline);
+        },
+        { once: true },
+      );
+    });
+    try {
+      return await Promise.race([this.runUntilStopped(), overdue]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async runUntilStopped(): Promise<ManagerExit> {
     const signal = this.stopSignal.signal;
     if (this.o.probeAddress !== undefined) {
       this.probes = await startProbeServer(this.o.probeAddress, this.o.metrics.registry, {
@@ -82,15 +112,19 @@ export class Manager {
         if (!(await this.elector.acquire(signal))) return 'stopped';
       }
       this.running = true;
-      await Promise.all(this.controllers.map((c) => c.start()));
+      // Starting waits for the first lists, which never come while the apiserver is unreachable:
+      // a stop must not wait for them.
+      const started = await Promise.race([
+        Promise.all(this.controllers.map((c) => c.start())).then(() => true),
+        aborted(signal).then(() => false),
+      ]);
+      if (!started) return 'stopped';
       this.o.logger.info({ controllers: this.controllers.map((c) => c.type.kind) }, 'controllers started');
       if (this.elector !== undefined) {
         exit = (await this.elector.holdUntilLost(signal)) === 'lost' ? 'lost-leadership' : 'stopped';
       } else {
         // stop() may have come while the controllers started; its abort event is then long gone.
-        if (!signal.aborted) {
-          await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
-        }
+        await aborted(signal);
       }
     } finally {
       await this.shutdown();
@@ -103,9 +137,15 @@ export class Manager {
     this.stopSignal.abort();
   }
 
+  private deadlineMs(): number {
+    return this.o.shutdownDeadlineMs ?? 20_000;
+  }
+
   private async shutdown(): Promise<void> {
-    const deadline = this.o.shutdownDeadlineMs ?? 20_000;
-    await Promise.all(this.controllers.map((c) => c.stop(deadline)));
+    const deadline = this.deadlineMs();
+    // In-flight reconciles get the deadline but a reserve for the informers and the Lease.
+    const reserve = Math.min(5000, deadline / 4);
+    await Promise.all(this.controllers.map((c) => c.stop(deadline - reserve)));
     this.running = false;
     await this.elector?.release();
     await this.probes?.close();
@@ -117,4 +157,10 @@ export class Manager {
     const unsynced = this.controllers.filter((c) => !c.synced).map((c) => c.type.kind);
     return unsynced.length > 0 ? `informers not synced: ${unsynced.join(', ')}` : undefined;
   }
+}
+
+/** Resolves once `signal` has aborted (at once if it already has). */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
 }

@@ -1,5 +1,8 @@
 // The `skylift` command as a user runs it.
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeDBSnapshotsCommand, RDSClient } from '@aws-sdk/client-rds';
 import { describe, expect, it } from 'vitest';
@@ -240,5 +243,101 @@ describe('skylift db', () => {
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot reach the Kubernetes API server');
     expect(unreachable.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+/**
+ * A kubeconfig for an apiserver that hangs (`silent`: it accepts connections and never answers) or
+ * is down (`refused`: a loopback port nobody listens on any more).
+ */
+async function brokenApiserver(
+  how: 'silent' | 'refused',
+): Promise<{ kubeconfig: string; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  const stop = (): Promise<void> =>
+    new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
+    });
+  if (how === 'refused') await stop();
+  const dir = await mkdtemp(join(tmpdir(), 'skylift-broken-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const fixture = await readFile(
+    join(repoRoot, 'test', 'support', 'fixtures', 'unreachable.kubeconfig'),
+    'utf8',
+  );
+  await writeFile(kubeconfig, fixture.replace('https://127.0.0.1:1', `https://127.0.0.1:${port}`));
+  return {
+    kubeconfig,
+    close: async () => {
+      if (how === 'silent') await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// Issue 14, item 7: `skylift run` with the apiserver unreachable ignored SIGTERM (still running 11
+// minutes later, the shutdown deadline being 20 s), and its only log line was "fetch failed".
+describe('skylift run with an apiserver that does not answer', () => {
+  it.each([
+    { what: 'refused connections, leader election on', silent: false, leaderElect: 'true' },
+    { what: 'refused connections, leader election off', silent: false, leaderElect: 'false' },
+    { what: 'a server that never answers, leader election on', silent: true, leaderElect: 'true' },
+    { what: 'a server that never answers, leader election off', silent: true, leaderElect: 'false' },
+  ])('says why in its log and stops within the shutdown deadline on SIGTERM: $what', async (c) => {
+    const apiserver = await brokenApiserver(c.silent ? 'silent' : 'refused');
+    const kubeconfig = apiserver.kubeconfig;
+    const child = spawn(
+      process.execPath,
+      [
+        join(repoRoot, 'src/cli/main.ts'),
+        'run',
+        '--kubeconfig',
+        kubeconfig,
+        '--region',
+        'us-east-1',
+        '--probe-address',
+        '127.0.0.1:0',
+        '--leader-elect',
+        c.leaderElect,
+        '--leader-election-namespace',
+        'default',
+        '--kube-timeout',
+        '1s',
+        '--shutdown-deadline',
+        '3s',
+      ],
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+    let exit: number | null | undefined;
+    child.on('close', (code) => (exit = code));
+    try {
+      const why = c.silent ? 'did not answer' : 'cannot reach the Kubernetes API server https://127.0.0.1:';
+      await waitFor(() => (output.includes(why) ? true : undefined), {
+        timeoutMs: 20_000,
+        description: `a log line saying "${why}"`,
+      });
+      expect(output).toContain(c.silent ? 'within 1 s' : 'ECONNREFUSED');
+      child.kill('SIGTERM');
+      // The deadline is 3 s; the bound leaves room for a loaded machine, not for a process that hangs.
+      await waitFor(() => (exit !== undefined ? true : undefined), {
+        timeoutMs: 15_000,
+        description: 'skylift run to exit after SIGTERM',
+      });
+      expect(exit).toBe(0);
+      expect(output).toContain('shutting down');
+    } finally {
+      child.kill('SIGKILL');
+      await apiserver.close();
+    }
   });
 });

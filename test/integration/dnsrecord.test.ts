@@ -44,7 +44,12 @@ afterEach(async () => {
 
 async function setup(
   prefix: string,
-  opts: { resyncPeriod?: string; zoneCacheTtlMs?: number; batchWindowMs?: number } = {},
+  opts: {
+    resyncPeriod?: string;
+    zoneCacheTtlMs?: number;
+    batchWindowMs?: number;
+    awsTimeoutMs?: number;
+  } = {},
 ) {
   const ns = await newNamespace(admin, prefix);
   const r53 = route53At(stackInfo().awsEndpoint);
@@ -55,6 +60,7 @@ async function setup(
       namespace: ns,
       endpoint: proxy.endpoint,
       ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
+      ...(opts.awsTimeoutMs !== undefined ? { awsTimeoutMs: opts.awsTimeoutMs } : {}),
       settings: {
         ...(opts.zoneCacheTtlMs !== undefined ? { zoneCacheTtlMs: opts.zoneCacheTtlMs } : {}),
         ...(opts.batchWindowMs !== undefined ? { batchWindowMs: opts.batchWindowMs } : {}),
@@ -441,6 +447,32 @@ describe('DNSRecord', () => {
     const done = await waitForCondition(admin, ns, 'lost', ready, 90_000);
     expect(done.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({ status: 'True' });
     expect(findRecord(await listRecords(r53, zoneId), `lost.${zone}`, 'A')).toBeDefined();
+  });
+
+  // Issue 14, item 6: with Route 53 not answering at all (the emulator stopped), a new object got no
+  // status: the SDK clients had no request timeout, so the first call never returned.
+  it('shows an AWS endpoint that never answers as Synced=False AWSUnreachable, then recovers', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-silent', { awsTimeoutMs: 500 });
+    await start();
+    proxy.inject({ service: 'route53', fault: { kind: 'latency', ms: 600_000 } });
+    await createDnsRecord(admin, ns, 'silent', {
+      zoneName: zone,
+      name: 'silent',
+      type: 'A',
+      records: ['192.0.2.10'],
+    });
+    const stuck = await waitForCondition(admin, ns, 'silent', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'AWSUnreachable',
+    });
+    expect(stuck.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'the AWS endpoint did not answer',
+    );
+    expect(stuck.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False' });
+    proxy.clearFaults();
+    await waitForCondition(admin, ns, 'silent', ready, 90_000);
+    expect(findRecord(await listRecords(r53, zoneId), `silent.${zone}`, 'A')).toBeDefined();
   });
 
   it('is Ready only once Route 53 reports the change INSYNC', async () => {

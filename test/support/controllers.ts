@@ -19,7 +19,14 @@ export interface RunningController {
 
 export async function startController(
   factory: (s: KindPlumbing) => RunnableController,
-  opts: { namespace: string; endpoint: string; resyncPeriod?: string; clock?: Clock },
+  opts: {
+    namespace: string;
+    endpoint: string;
+    resyncPeriod?: string;
+    clock?: Clock;
+    /** Deadline of one AWS call attempt (default: the operator's). */
+    awsTimeoutMs?: number;
+  },
 ): Promise<RunningController> {
   const options = parseRunOptions(
     [
@@ -50,6 +57,7 @@ export async function startController(
     metrics,
     endpoint: opts.endpoint,
     credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    ...(opts.awsTimeoutMs !== undefined ? { requestTimeoutMs: opts.awsTimeoutMs } : {}),
   });
   const controller = factory({
     client,

@@ -31,6 +31,7 @@ export async function startDnsController(opts: {
   endpoint: string;
   resyncPeriod?: string;
   settings?: Partial<DNSRecordSettings>;
+  awsTimeoutMs?: number;
 }): Promise<RunningDnsController> {
   return startController(
     (s) => dnsRecordController(s, { ...defaultDNSRecordSettings, pollMs: 250, ...opts.settings }),
@@ -38,6 +39,7 @@ export async function startDnsController(opts: {
       namespace: opts.namespace,
       endpoint: opts.endpoint,
       ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
+      ...(opts.awsTimeoutMs !== undefined ? { awsTimeoutMs: opts.awsTimeoutMs } : {}),
     },
   );
 }

@@ -17,6 +17,8 @@ describe('parseRunOptions', () => {
       logFormat: 'json',
       clusterId: 'default',
       shutdownDeadlineMs: 20_000,
+      awsTimeoutMs: 15_000,
+      kubeTimeoutMs: 30_000,
     });
   });
 
@@ -28,7 +30,10 @@ describe('parseRunOptions', () => {
       POD_NAMESPACE: 'ops',
       SKYLIFT_LEADER_ELECT: 'false',
     };
-    const o = parseRunOptions(['--workers', '2', '--resync-period=30s', '--log-format', 'text'], env);
+    const o = parseRunOptions(
+      ['--workers', '2', '--resync-period=30s', '--log-format', 'text', '--aws-timeout', '5s'],
+      { ...env, SKYLIFT_KUBE_TIMEOUT: '10s' },
+    );
     expect(o).toMatchObject({
       region: 'us-west-2',
       workers: 2,
@@ -37,6 +42,8 @@ describe('parseRunOptions', () => {
       leaderElection: false,
       resyncPeriodMs: 30_000,
       logFormat: 'text',
+      awsTimeoutMs: 5000,
+      kubeTimeoutMs: 10_000,
     });
   });
 
@@ -53,6 +60,7 @@ describe('parseRunOptions', () => {
     { reason: 'bad bool', argv: ['--leader-elect', 'maybe'], env: { AWS_REGION: 'x' }, msg: /true or false/ },
     { reason: 'bad format', argv: ['--log-format', 'xml'], env: { AWS_REGION: 'x' }, msg: /json or text/ },
     { reason: 'bad level', argv: ['--log-level', 'loud'], env: { AWS_REGION: 'x' }, msg: /unknown level/ },
+    { reason: 'no AWS deadline', argv: ['--aws-timeout', '0s'], env: { AWS_REGION: 'x' }, msg: /above zero/ },
   ])('rejects $reason with a usage error', ({ argv, env, msg }) => {
     expect(() => parseRunOptions(argv, env)).toThrow(UsageError);
     expect(() => parseRunOptions(argv, env)).toThrow(msg);

@@ -41,7 +41,22 @@ export interface AwsClientConfig {
   readonly maxAttempts: number;
   readonly endpoint?: string;
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /** Deadlines of every HTTP attempt: an endpoint that does not answer fails with TimeoutError. */
+  readonly requestHandler: AwsRequestTimeouts;
 }
+
+/** The deadlines of one HTTP attempt, as the SDK's Node HTTP handler takes them. */
+export interface AwsRequestTimeouts {
+  /** Time to open the connection. */
+  readonly connectionTimeout: number;
+  /** Time from sending the request to the whole answer. */
+  readonly requestTimeout: number;
+  /** Make a request outliving requestTimeout fail (the SDK only warns otherwise). */
+  readonly throwOnRequestTimeout: true;
+}
+
+/** Default deadlines of an AWS call attempt; with 3 attempts a dead endpoint is reported in about a minute. */
+export const awsTimeoutDefaults = { connectMs: 3000, requestMs: 15_000 } as const;
 
 /** Any AWS SDK v3 client. */
 export interface AdoptableClient {
@@ -61,6 +76,10 @@ export interface AwsClientOptions {
   readonly rates?: Readonly<Record<string, AdaptiveRateOptions>>;
   /** Static credentials (tests); default: the SDK's default chain. */
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /** Deadline of one HTTP attempt, answer included (default awsTimeoutDefaults.requestMs). */
+  readonly requestTimeoutMs?: number;
+  /** Deadline to open a connection (default awsTimeoutDefaults.connectMs, at most the request deadline). */
+  readonly connectTimeoutMs?: number;
 }
 
 interface MiddlewareStackLike {
@@ -84,9 +103,15 @@ interface MiddlewareStackLike {
  */
 export function createAwsClients(opts: AwsClientOptions): AwsClients {
   const endpoint = opts.endpoint ?? process.env.AWS_ENDPOINT_URL;
+  const requestMs = opts.requestTimeoutMs ?? awsTimeoutDefaults.requestMs;
   const base: AwsClientConfig = {
     region: opts.region,
     maxAttempts: opts.maxAttempts ?? 3,
+    requestHandler: {
+      connectionTimeout: Math.min(opts.connectTimeoutMs ?? awsTimeoutDefaults.connectMs, requestMs),
+      requestTimeout: requestMs,
+      throwOnRequestTimeout: true,
+    },
     ...(endpoint !== undefined && endpoint !== '' ? { endpoint } : {}),
     ...(opts.credentials !== undefined ? { credentials: { ...opts.credentials } } : {}),
   };

@@ -14,6 +14,24 @@ export class KubeApiError extends Error {
   }
 }
 
+/**
+ * The apiserver did not answer: the connection failed (refused, reset, DNS)
+ * or no answer came within the request's deadline. Nothing is known about
+ * whether a write was carried out.
+ */
+export class KubeUnreachableError extends Error {
+  override readonly name = 'KubeUnreachableError';
+}
+
+/** Default deadline of one apiserver request (watches excepted). */
+export const kubeRequestTimeoutMs = 30_000;
+
+/** Options of a {@link KubeClient}. */
+export interface KubeClientOptions {
+  /** Deadline of every request but watch streams (default {@link kubeRequestTimeoutMs}). */
+  readonly timeoutMs?: number;
+}
+
 /** Patch content types. */
 export type PatchType = 'merge' | 'json' | 'apply';
 
@@ -29,6 +47,8 @@ export interface RequestOptions {
   readonly body?: unknown;
   readonly contentType?: string;
   readonly signal?: AbortSignal;
+  /** Deadline of this request; default the client's. Watch streams (`raw`) have none unless given. */
+  readonly timeoutMs?: number;
 }
 
 /** A hook told about every request, for metrics and write counting in tests. */
@@ -37,16 +57,19 @@ export type RequestObserver = (method: string, path: string, statusCode: number)
 /**
  * A thin JSON REST client for the Kubernetes API, authenticated from a
  * KubeConfig (token, client cert, in-cluster service account). It knows
- * nothing about resource types beyond paths; errors become {@link KubeApiError}.
- * Requests may block on the network; none is retried here.
+ * nothing about resource types beyond paths; error answers become
+ * {@link KubeApiError}, no answer {@link KubeUnreachableError}. Every request
+ * but a watch stream has a deadline; none is retried here.
  */
 export class KubeClient {
   readonly config: KubeConfig;
   private readonly server: string;
   private readonly observers: RequestObserver[] = [];
+  private readonly timeoutMs: number;
 
-  constructor(config: KubeConfig) {
+  constructor(config: KubeConfig, opts: KubeClientOptions = {}) {
     this.config = config;
+    this.timeoutMs = opts.timeoutMs ?? kubeRequestTimeoutMs;
     const cluster = config.getCurrentCluster();
     if (cluster === null) throw new Error('kubeconfig has no current cluster');
     this.server = cluster.server.replace(/\/$/, '');
@@ -57,10 +80,23 @@ export class KubeClient {
     this.observers.push(fn);
   }
 
-  /** Sends a request and parses the JSON answer; throws KubeApiError on non-2xx. */
+  /**
+   * Sends a request and parses the JSON answer, within the deadline; throws
+   * KubeApiError on non-2xx and KubeUnreachableError when no answer came.
+   */
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.raw(method, path, opts);
-    const text = await res.text();
+    const ms = opts.timeoutMs ?? this.timeoutMs;
+    const deadline = AbortSignal.timeout(ms);
+    const signal = opts.signal !== undefined ? AbortSignal.any([opts.signal, deadline]) : deadline;
+    let text: string;
+    let res: Awaited<ReturnType<typeof fetch>>;
+    try {
+      res = await this.raw(method, path, { ...opts, signal });
+      text = await res.text();
+    } catch (err) {
+      if (opts.signal?.aborted === true || !noAnswer(err)) throw err;
+      throw this.unreachable(method, path, ms, err);
+    }
     for (const o of this.observers) o(method, path, res.status);
     if (res.status < 200 || res.status >= 300) throw toApiError(res.status, text);
     return (text === '' ? undefined : JSON.parse(text)) as T;
@@ -93,8 +129,33 @@ export class KubeClient {
     });
   }
 
-  get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
-    return this.request<T>('GET', path, query !== undefined ? { query } : {});
+  /** What a request that got no answer failed with, naming the server and the cause. */
+  private unreachable(method: string, path: string, ms: number, err: unknown): Error {
+    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
+      return new KubeUnreachableError(
+        `the Kubernetes API server ${this.server} did not answer ${method} ${path} within ${ms / 1000} s`,
+        { cause: err },
+      );
+    }
+    const cause: unknown = err instanceof Error ? err.cause : undefined;
+    const code = cause instanceof Error ? (cause as Error & { code?: unknown }).code : undefined;
+    const detail =
+      cause instanceof Error
+        ? `${typeof code === 'string' && !cause.message.includes(code) ? `${code}: ` : ''}${cause.message}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
+    return new KubeUnreachableError(`cannot reach the Kubernetes API server ${this.server}: ${detail}`, {
+      cause: err,
+    });
+  }
+
+  /** GET within the deadline; `signal` aborts it earlier. */
+  get<T>(path: string, query?: RequestOptions['query'], signal?: AbortSignal): Promise<T> {
+    return this.request<T>('GET', path, {
+      ...(query !== undefined ? { query } : {}),
+      ...(signal !== undefined ? { signal } : {}),
+    });
   }
 
   create<T>(path: string, body: unknown, query?: RequestOptions['query']): Promise<T> {
@@ -113,6 +174,17 @@ export class KubeClient {
   delete<T>(path: string, body?: unknown): Promise<T> {
     return this.request<T>('DELETE', path, body !== undefined ? { body } : {});
   }
+}
+
+/** True for fetch's "no answer" failures: the connection failed, or the deadline passed. Pure. */
+function noAnswer(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return (
+    err.name === 'TimeoutError' ||
+    err.name === 'AbortError' ||
+    (err instanceof TypeError && err.message === 'fetch failed') ||
+    (err as Error & { code?: unknown }).code === 'UND_ERR_SOCKET'
+  );
 }
 
 function toApiError(statusCode: number, text: string): KubeApiError {

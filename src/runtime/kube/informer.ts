@@ -171,7 +171,11 @@ export class Informer<T extends KubeObject> {
       const page = await this.opts.client.get<{
         metadata: { resourceVersion?: string; continue?: string };
         items: T[];
-      }>(this.path(), { ...this.query(), limit: this.opts.pageSize ?? 500, continue: cont });
+      }>(
+        this.path(),
+        { ...this.query(), limit: this.opts.pageSize ?? 500, continue: cont },
+        this.abort.signal,
+      );
       for (const item of page.items) {
         const obj = this.prepare(item);
         fresh.set(objectKey(obj.metadata), obj);
