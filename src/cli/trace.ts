@@ -7,7 +7,7 @@ import { KubeApiError, KubeClient, loadKubeConfig } from '../runtime/kube/client
 import { resourcePath } from '../apis/meta.ts';
 import type { ManagedObject } from '../apis/managed.ts';
 import { Metrics } from '../runtime/metrics.ts';
-import { configureKinds, kindFlagOptions, kindFlagUsage, UsageError } from './options.ts';
+import { configureKinds, kindFlagOptions, kindFlagUsage, parseDuration, UsageError } from './options.ts';
 import type { ConfiguredKind } from '../kinds/module.ts';
 import { kindNamed, kinds } from '../kinds/registry.ts';
 import { renderTree } from '../trace/render.ts';
@@ -28,6 +28,8 @@ KIND is the kind, its plural or short name, any case: ${kinds.map((k) => `${k.na
   -o, --output tree|json       default tree
   --region REGION              AWS region [AWS_REGION, AWS_DEFAULT_REGION]; the endpoint
                                and credentials come from the environment as for skylift run
+  --aws-timeout DURATION       deadline of one AWS call attempt (2 per call); a silent endpoint
+                               shows as an error on its node [SKYLIFT_AWS_TIMEOUT] (default 10s)
 ${kindFlagUsage()}
                                (each kind's flags of skylift run, as the operator was given them)
 
@@ -45,6 +47,8 @@ export interface TraceArgs {
   readonly kubeconfig: string | undefined;
   readonly output: 'tree' | 'json';
   readonly region: string;
+  /** Deadline of one AWS call attempt. */
+  readonly awsTimeoutMs: number;
 }
 
 /** Parses `skylift trace` arguments; throws UsageError for anything unusable. Pure given `env`. */
@@ -79,6 +83,8 @@ export function parseTraceArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     return typeof v === 'string' ? v : undefined;
   }).find((k) => k.module === module);
   if (kind === undefined) throw new UsageError(`trace: kind ${module.type.kind} is not configured`);
+  const awsTimeoutMs = parseDuration(values['aws-timeout'] ?? nonEmpty(env.SKYLIFT_AWS_TIMEOUT) ?? '10s');
+  if (awsTimeoutMs <= 0) throw new UsageError('trace: --aws-timeout wants a duration above zero, e.g. 10s');
   return {
     kind,
     name: target.slice(slash + 1),
@@ -86,6 +92,7 @@ export function parseTraceArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     kubeconfig: values.kubeconfig,
     output,
     region,
+    awsTimeoutMs,
   };
 }
 
@@ -97,6 +104,7 @@ function parse(argv: readonly string[]) {
     options: {
       namespace: { type: 'string', short: 'n' },
       kubeconfig: { type: 'string' },
+      'aws-timeout': { type: 'string' },
       output: { type: 'string', short: 'o' },
       region: { type: 'string' },
       ...kindFlagOptions(),
@@ -139,7 +147,7 @@ export async function runTrace(argv: readonly string[]): Promise<number> {
     clock: realClock,
     metrics: new Metrics(),
     maxAttempts: 2,
-    requestTimeoutMs: 10_000,
+    requestTimeoutMs: args.awsTimeoutMs,
   });
   let tree: TraceNode;
   try {

@@ -31,12 +31,16 @@ interface TraceRun {
 }
 
 /** Runs `skylift trace …` against the stack's apiserver and AWS at `endpoint` (default: the emulator). */
-async function trace(args: readonly string[], endpoint = stackInfo().awsEndpoint): Promise<TraceRun> {
+async function trace(
+  args: readonly string[],
+  endpoint = stackInfo().awsEndpoint,
+  env: NodeJS.ProcessEnv = {},
+): Promise<TraceRun> {
   const child = spawn(
     process.execPath,
     [join(repoRoot, 'src/cli/main.ts'), 'trace', ...args, '--kubeconfig', stackInfo().adminKubeconfig],
     {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...emulatorEnv(endpoint) },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...emulatorEnv(endpoint), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -208,6 +212,20 @@ describe('skylift trace', () => {
         /^ {3}└─ TargetGroup\/\S+-web-80\s+Error\s+AccessDenied: not allowed to DescribeTargetHealth$/m,
       );
       expect(r.stdout).toMatch(/^ {3}├─ Listener\/HTTP:80\s+exists/m);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  // Issue 14, item 6: with the AWS endpoint not answering, trace hung silently (no SDK timeout).
+  it('ends with the error on its node when AWS does not answer at all, and exits 1', async () => {
+    const proxy = await AwsFaultProxy.start({ target: stackInfo().awsEndpoint });
+    try {
+      proxy.inject({ service: 'route53', fault: { kind: 'latency', ms: 600_000 } });
+      const r = await trace(['dnsr/shop', '-n', ns], proxy.endpoint, { SKYLIFT_AWS_TIMEOUT: '500ms' });
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stdout).toMatch(/^├─ HostedZone\/\S+\s+Error\s+ETIMEDOUT: .*requestTimeout/m);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
     } finally {
       await proxy.stop();
     }
