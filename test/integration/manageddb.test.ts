@@ -592,7 +592,7 @@ describe('ManagedDB orphaning and restoring', () => {
 // Issue 14, item 12: a spec lowered from 16.4 to 16.1 on an instance running 16.4 was "in sync"
 // silently. It is refused (RDS cannot downgrade), while a spec that RDS's automatic minor upgrade
 // moved past stays in sync.
-describe('ManagedDB engine version downgrades', () => {
+describe('ManagedDB: what RDS changes by itself, and downgrades', () => {
   const path = (ns: string, name: string): string => resourcePath(managedDbType, { namespace: ns, name });
   const synced = (m: ManagedDB | undefined) => m?.status?.conditions?.find((c) => c.type === 'Synced');
   const ready = (m: ManagedDB | undefined) => m?.status?.conditions?.find((c) => c.type === 'Ready');
@@ -699,6 +699,50 @@ describe('ManagedDB engine version downgrades', () => {
     expect(synced(refused)?.message).toContain(
       'spec.engineVersion 16.2 is older than the running 16.6: RDS cannot downgrade an instance; set spec.engineVersion to 16.6 or newer',
     );
+    expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
+  });
+
+  // Issue 14, item 13: with maxAllocatedStorage, RDS grows the volume by itself; the spec's smaller
+  // allocatedStorage then read as "cannot shrink" (Terminal). It is a floor: the object stays in sync.
+  it('stays in sync after storage autoscaling grew the volume past spec.allocatedStorage', async () => {
+    const ns = await newNamespace(admin, 'mdb-autoscale');
+    running.push(
+      await startController((s) => managedDbController(s, { pollMs: 300 }), {
+        namespace: ns,
+        endpoint: proxy.endpoint,
+        resyncPeriod: '1s',
+      }),
+    );
+    const m = await create(ns, 'grows', spec({ allocatedStorage: 20, maxAllocatedStorage: 100 }));
+    await waitCondition(ns, 'grows', 'Ready', 'True');
+    // Storage autoscaling, as the emulator cannot do it: DescribeDBInstances reports 35 GiB.
+    const grown = proxy.inject({
+      service: 'rds',
+      operation: 'DescribeDBInstances',
+      fault: {
+        kind: 'rewrite',
+        rewrite: (body) =>
+          body.replace(
+            /<AllocatedStorage>20<\/AllocatedStorage>/g,
+            '<AllocatedStorage>35</AllocatedStorage>',
+          ),
+      },
+    });
+    proxy.resetCalls();
+    const { counterValue } = await import('../support/gadgetController.ts');
+    const op = running.at(-1);
+    if (op === undefined) throw new Error('no controller');
+    const before = await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' });
+    await waitFor(
+      async () =>
+        (await counterValue(op.metrics.reconcileTotal, { controller: 'manageddb' })) >= before + 3 &&
+        grown.hits >= 3
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'three resyncs seeing 35 GiB' },
+    );
+    const seen = await syncedAt(ns, 'grows', m.metadata.generation ?? 0, 'True');
+    expect(ready(seen)?.status).toBe('True');
     expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
   });
 });
