@@ -205,7 +205,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       }
       if (spec.externalName !== undefined && spec.externalName !== '') {
         throw new TerminalError(
-          `spec.externalName ${JSON.stringify(spec.externalName)} does not exist in AWS; nothing to adopt`,
+          `spec.externalName ${JSON.stringify(spec.externalName)} does not exist in AWS; nothing to adopt: spec.externalName is fixed at create, so delete this object and create it again naming an existing resource, or without spec.externalName to have Skylift create one`,
         );
       }
       const pendingSince = pendingCreate(p.obj);

@@ -554,7 +554,7 @@ describe('DNSRecord', () => {
       reason: 'Terminal',
     });
     expect(r.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
-      'no hosted zone named no-such-zone.example.',
+      'spec.zoneName no-such-zone.example.: no hosted zone of that name in this account: create it',
     );
   });
 });

@@ -509,7 +509,26 @@ describe('engine policies and ownership', () => {
     const h = await harness();
     await h.apply('missing', { size: 1, externalName: 'does-not-exist' });
     await h.reconcile('missing');
-    expect(await h.condition('missing', 'Synced')).toMatchObject({ status: 'False', reason: 'Terminal' });
+    const synced = await h.condition('missing', 'Synced');
+    expect(synced).toMatchObject({ status: 'False', reason: 'Terminal' });
+    expect(synced?.message).toContain(
+      'delete this object and create it again naming an existing resource, or without spec.externalName',
+    );
     expect(h.cloud.calls.create).toBe(0);
+
+    // The message's advice: nothing holds the object (no finalizer), so it goes at once; created
+    // again without spec.externalName, Skylift creates the resource.
+    expect((await h.read('missing')).metadata.finalizers ?? []).toEqual([]);
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'missing' }));
+    await waitFor(
+      async () =>
+        (await readObject<Gadget>(h.client, gadgetType, h.ns, 'missing')) === undefined ? true : undefined,
+      { timeoutMs: 10_000, description: 'the object gone' },
+    );
+    await h.apply('missing', { size: 1 });
+    await h.reconcile('missing');
+    await h.reconcile('missing');
+    expect(await h.condition('missing', 'Ready')).toMatchObject({ status: 'True' });
+    expect(h.cloud.calls.create).toBe(1);
   });
 });

@@ -702,6 +702,50 @@ describe('ManagedDB: what RDS changes by itself, and downgrades', () => {
     expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
   });
 
+  // Issue 14: a Terminal message names the field and a fix, and the fix works.
+  it('refuses shrinking storage and an unapproved major upgrade with advice that works when followed', async () => {
+    const ns = await setup('mdb-advice');
+    const m = await create(ns, 'advised', spec({ engineVersion: '16.4', allocatedStorage: 30 }));
+    await waitCondition(ns, 'advised', 'Ready', 'True');
+    expect(m.metadata.generation).toBe(1);
+
+    const shrunk = await admin.patch<ManagedDB>(
+      path(ns, 'advised'),
+      { spec: { allocatedStorage: 20 } },
+      'merge',
+    );
+    const noShrink = await syncedAt(ns, 'advised', shrunk.metadata.generation ?? 0, 'False');
+    expect(synced(noShrink)).toMatchObject({ reason: 'Terminal' });
+    expect(synced(noShrink)?.message).toContain(
+      "spec.allocatedStorage 20 is below the instance's 30 GiB and RDS cannot shrink storage: set spec.allocatedStorage to 30 or more",
+    );
+    const grown = await admin.patch<ManagedDB>(
+      path(ns, 'advised'),
+      { spec: { allocatedStorage: 30 } },
+      'merge',
+    );
+    expect(ready(await syncedAt(ns, 'advised', grown.metadata.generation ?? 0, 'True'))?.status).toBe('True');
+
+    proxy.resetCalls();
+    const major = await admin.patch<ManagedDB>(
+      path(ns, 'advised'),
+      { spec: { engineVersion: '17.2' } },
+      'merge',
+    );
+    const unapproved = await syncedAt(ns, 'advised', major.metadata.generation ?? 0, 'False');
+    expect(synced(unapproved)?.message).toContain(
+      'spec.engineVersion 17.2 is a major upgrade from 16.4: set spec.allowMajorVersionUpgrade to true to allow it',
+    );
+    expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
+    const approved = await admin.patch<ManagedDB>(
+      path(ns, 'advised'),
+      { spec: { allowMajorVersionUpgrade: true } },
+      'merge',
+    );
+    await syncedAt(ns, 'advised', approved.metadata.generation ?? 0, 'True');
+    expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBeGreaterThanOrEqual(1);
+  });
+
   // Issue 14, item 13: with maxAllocatedStorage, RDS grows the volume by itself; the spec's smaller
   // allocatedStorage then read as "cannot shrink" (Terminal). It is a floor: the object stays in sync.
   it('stays in sync after storage autoscaling grew the volume past spec.allocatedStorage', async () => {

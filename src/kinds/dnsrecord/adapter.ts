@@ -324,7 +324,9 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     const zone = await this.d.zones.resolve(mr.spec);
     const fqdn = recordFqdn(mr.spec.name, zone.name);
     if (mr.spec.type === 'CNAME' && fqdn === zone.name)
-      throw new TerminalError('a CNAME cannot be at the zone apex');
+      throw new TerminalError(
+        `spec.type CNAME cannot be at the zone apex (${fqdn}; DNS allows no CNAME beside the zone's SOA and NS): the name and type are fixed at create, so delete this DNSRecord and create an A or AAAA record with spec.aliasTarget instead`,
+      );
     if (mr.spec.type === 'NS' && fqdn === zone.name)
       throw new TerminalError(
         `the zone's own NS records at its apex (${fqdn}) are its delegation, which Route 53 keeps; Skylift will not adopt or change them: manage the NS records of a subdomain instead`,

@@ -98,7 +98,7 @@ export function modificationsFor(
   if (!autoscaled && differs(s.allocatedStorage, db.AllocatedStorage, pending.AllocatedStorage)) {
     if (s.allocatedStorage < (db.AllocatedStorage ?? 0)) {
       throw new TerminalError(
-        `allocatedStorage cannot shrink (RDS has ${db.AllocatedStorage ?? 0} GiB, the spec asks for ${s.allocatedStorage})`,
+        `spec.allocatedStorage ${s.allocatedStorage} is below the instance's ${db.AllocatedStorage ?? 0} GiB and RDS cannot shrink storage: set spec.allocatedStorage to ${db.AllocatedStorage ?? 0} or more`,
       );
     }
     input.AllocatedStorage = s.allocatedStorage;
@@ -124,7 +124,7 @@ export function modificationsFor(
   } else if (!versionSatisfied(want, running) && !versionSatisfied(want, pending.EngineVersion)) {
     if (majorOf(want) !== majorOf(running) && s.allowMajorVersionUpgrade !== true) {
       throw new TerminalError(
-        `engineVersion ${want ?? ''} is a major upgrade from ${running ?? ''}: set allowMajorVersionUpgrade: true to allow it`,
+        `spec.engineVersion ${want ?? ''} is a major upgrade from ${running ?? ''}: set spec.allowMajorVersionUpgrade to true to allow it, or spec.engineVersion back to ${running ?? ''}`,
       );
     }
     input.EngineVersion = want;

@@ -199,7 +199,7 @@ export class LoadBalancers {
     const ids = (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
     if (ids.length < 2) {
       throw new TerminalError(
-        `spec.subnetSelector matches ${ids.length} subnet(s); an Application Load Balancer needs at least two, in different Availability Zones`,
+        `spec.subnetSelector matches ${ids.length} subnet(s); an Application Load Balancer needs at least two, in different Availability Zones: tag two or more such subnets so that spec.subnetSelector matches them, or list them in spec.subnets`,
       );
     }
     return ids;

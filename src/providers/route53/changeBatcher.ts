@@ -119,7 +119,7 @@ export class ChangeBatcher {
     const w = ticketWeight(changes);
     if (w.records > route53Limits.maxRecords || w.chars > route53Limits.maxValueChars) {
       throw new TerminalError(
-        `the record is too large for one Route 53 change (${w.records} records, ${w.chars} value characters; the limits are ${route53Limits.maxRecords} and ${route53Limits.maxValueChars}, UPSERT counted twice)`,
+        `spec.records is too large for one Route 53 change (${w.records} records, ${w.chars} value characters; the limits are ${route53Limits.maxRecords} and ${route53Limits.maxValueChars}, UPSERT counted twice): shorten or reduce spec.records`,
       );
     }
     const ticket: ChangeTicket = { id: this.nextId++, zoneId, owner, changes, state: 'queued' };

@@ -29,7 +29,9 @@ export function recordFqdn(name: string, zone: string): string {
     fqdn = lower === z || lower.endsWith(`.${z}`) ? lower : normalizeName(`${n}.${z}`);
   }
   if (fqdn !== z && !fqdn.endsWith(`.${z}`)) {
-    throw new TerminalError(`record name ${JSON.stringify(name)} is not inside zone ${z}`);
+    throw new TerminalError(
+      `spec.name ${JSON.stringify(name)} is not inside zone ${z}: the name and the zone are fixed at create, so delete this DNSRecord and create one whose spec.name is in ${z} (a relative name such as "www" is placed in the zone)`,
+    );
   }
   return fqdn;
 }

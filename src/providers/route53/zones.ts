@@ -57,7 +57,7 @@ export class ZoneDirectory {
   resolve(ref: { zoneId?: string | undefined; zoneName?: string | undefined }): Promise<HostedZone> {
     if (ref.zoneId !== undefined) return this.getById(bareZoneId(ref.zoneId));
     if (ref.zoneName !== undefined) return this.getByName(normalizeName(ref.zoneName));
-    return Promise.reject(new TerminalError('set zoneId or zoneName'));
+    return Promise.reject(new TerminalError('set spec.zoneId or spec.zoneName'));
   }
 
   /**
@@ -98,7 +98,10 @@ export class ZoneDirectory {
     const zone = this.route53.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 })).then(
       (out) => {
         const matches = (out.HostedZones ?? []).filter((z) => normalizeName(z.Name ?? '') === name);
-        if (matches.length === 0) throw new TerminalError(`no hosted zone named ${name} in this account`);
+        if (matches.length === 0)
+          throw new TerminalError(
+            `spec.zoneName ${name}: no hosted zone of that name in this account: create it (Skylift looks again at the resync period), or delete this DNSRecord and create it in an existing zone (the zone is fixed at create)`,
+          );
         if (matches.length > 1) {
           throw new TerminalError(
             `${matches.length} hosted zones are named ${name} (${matches.map((z) => `${bareZoneId(z.Id ?? '')}${z.Config?.PrivateZone === true ? ' private' : ' public'}`).join(', ')}): set spec.zoneId instead of zoneName`,
