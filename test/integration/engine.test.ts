@@ -439,6 +439,30 @@ describe('engine deletion', () => {
     expect(await readObject(h.client, gadgetType, h.ns, 'doomed')).toBeUndefined();
   });
 
+  // docs/troubleshooting.md, "A deletion is stuck", step 3: set spec.deletionPolicy: Orphan.
+  it('lets a deletion stuck on a terminal error go with deletionPolicy Orphan set while deleting', async () => {
+    const h = await harness();
+    await h.apply('stuck-delete', { size: 1 });
+    await h.reconcile('stuck-delete');
+    await h.reconcile('stuck-delete');
+    h.cloud.failNext('delete', new TerminalError('protected: turn protection off'), 5);
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'stuck-delete' }));
+    await h.reconcile('stuck-delete');
+    expect(await h.condition('stuck-delete', 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'Terminal',
+    });
+    expect(await h.condition('stuck-delete', 'Ready')).toMatchObject({ status: 'False', reason: 'Terminal' });
+    await h.client.patch(
+      resourcePath(gadgetType, { namespace: h.ns, name: 'stuck-delete' }),
+      { spec: { deletionPolicy: 'Orphan' } },
+      'merge',
+    );
+    await h.reconcile('stuck-delete');
+    expect(await readObject(h.client, gadgetType, h.ns, 'stuck-delete')).toBeUndefined();
+    expect(h.cloud.all()).toHaveLength(1);
+  });
+
   it('leaves the AWS resource in place with deletionPolicy Orphan', async () => {
     const h = await harness();
     await h.apply('keep', { size: 1, deletionPolicy: 'Orphan' });

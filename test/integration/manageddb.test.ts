@@ -427,11 +427,20 @@ describe('ManagedDB connection Secrets it does not own', () => {
     expect(await secret(ns, 'db-conn')).toEqual({ password: 'users-own' });
     const id = dbIdentifier(ns, 'mine', m.metadata.uid ?? '');
     await expect(rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))).rejects.toThrow();
+    // The advice (docs/troubleshooting.md, the message): a name not in use.
+    await admin.patch(
+      resourcePath(managedDbType, { namespace: ns, name: 'mine' }),
+      { spec: { writeConnectionSecretToRef: { name: 'mine-conn' } } },
+      'merge',
+    );
+    await waitCondition(ns, 'mine', 'Ready', 'True');
+    expect(Object.keys(await secret(ns, 'mine-conn'))).toContain('password');
+    expect(await secret(ns, 'db-conn')).toEqual({ password: 'users-own' });
     await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'mine' }));
     await waitFor(
       async () => ((await readObject(admin, managedDbType, ns, 'mine')) === undefined ? true : undefined),
       {
-        timeoutMs: 30_000,
+        timeoutMs: 60_000,
         description: 'the ManagedDB gone',
       },
     );
