@@ -1,0 +1,127 @@
+// MyIngress with spec.subnetSelector, on the real apiserver and moto: readiness follows what exists
+// in AWS (issue 14, item 9: a selector matching 0 subnets showed Ready=True beside a Terminal
+// message while no load balancer existed).
+import {
+  CreateSubnetCommand,
+  CreateTagsCommand,
+  CreateVpcCommand,
+  DeleteTagsCommand,
+  EC2Client,
+} from '@aws-sdk/client-ec2';
+import {
+  DeleteLoadBalancerCommand,
+  DescribeLoadBalancersCommand,
+  ElasticLoadBalancingV2Client,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '../../src/dev/installCrds.ts';
+import { waitFor } from '../../src/dev/wait.ts';
+import { myIngressType, type MyIngress } from '../../src/kinds/myingress/api.ts';
+import { myIngressController } from '../../src/kinds/myingress/controller.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { startController, type RunningController } from '../support/controllers.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
+
+let admin: KubeClient;
+let proxy: AwsFaultProxy;
+let ec2: EC2Client;
+let elb: ElasticLoadBalancingV2Client;
+let subnets: string[];
+const running: RunningController[] = [];
+
+beforeAll(async () => {
+  admin = kubeClient();
+  await installCrds(admin);
+  proxy = await startFaultProxy();
+  const direct = awsClientConfig(stackInfo().awsEndpoint);
+  ec2 = new EC2Client(direct);
+  elb = new ElasticLoadBalancingV2Client(direct);
+  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.30.0.0/16' }));
+  subnets = [];
+  for (const [cidr, az] of [
+    ['10.30.1.0/24', 'us-east-1a'],
+    ['10.30.2.0/24', 'us-east-1b'],
+  ] as const) {
+    const s = await ec2.send(
+      new CreateSubnetCommand({ VpcId: vpc.Vpc?.VpcId ?? '', CidrBlock: cidr, AvailabilityZone: az }),
+    );
+    subnets.push(s.Subnet?.SubnetId ?? '');
+  }
+});
+afterAll(async () => {
+  await proxy.stop();
+});
+afterEach(async () => {
+  for (const r of running.splice(0)) await r.stop();
+});
+
+function condition(m: MyIngress | undefined, type: string) {
+  return m?.status?.conditions?.find((c) => c.type === type);
+}
+
+describe('MyIngress with a subnet selector', () => {
+  it('is not Ready once its load balancer is gone and the selector matches no subnet any more', async () => {
+    const ns = await newNamespace(admin, 'ming-selector');
+    running.push(
+      await startController((s) => myIngressController(s, { pollMs: 300 }), {
+        namespace: ns,
+        endpoint: proxy.endpoint,
+        resyncPeriod: '1s',
+      }),
+    );
+    const tag = { Key: 'skylift-test-tier', Value: ns };
+    await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [tag] }));
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'picky' },
+      spec: {
+        subnetSelector: { tags: { [tag.Key]: tag.Value } },
+        scheme: 'internal',
+        listeners: [{ port: 80, protocol: 'HTTP', defaultAction: { fixedResponse: { statusCode: 200 } } }],
+      },
+    });
+    const ready = await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'picky');
+        return condition(m, 'Ready')?.status === 'True' ? m : undefined;
+      },
+      { timeoutMs: 60_000, description: 'picky Ready' },
+    );
+    const arn = String(ready.status?.arn ?? '');
+    expect(arn).not.toBe('');
+
+    // Behind Skylift's back: the subnets lose their tag and the load balancer is deleted.
+    await ec2.send(new DeleteTagsCommand({ Resources: subnets, Tags: [tag] }));
+    await elb.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: arn }));
+    const stuck = await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'picky');
+        return condition(m, 'Synced')?.reason === 'Terminal' ? m : undefined;
+      },
+      { timeoutMs: 60_000, description: 'picky Synced=False Terminal' },
+    );
+    expect(condition(stuck, 'Synced')?.message).toContain('spec.subnetSelector matches 0 subnet(s)');
+    expect(condition(stuck, 'Ready')).toMatchObject({ status: 'False', reason: 'Terminal' });
+    const lbs = await elb.send(new DescribeLoadBalancersCommand({}));
+    expect((lbs.LoadBalancers ?? []).some((lb) => lb.LoadBalancerArn === arn)).toBe(false);
+
+    // The message's advice: tag two subnets so that the selector matches them.
+    await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [tag] }));
+    await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'picky');
+        return condition(m, 'Ready')?.status === 'True' && String(m?.status?.arn) !== arn ? m : undefined;
+      },
+      { timeoutMs: 60_000, description: 'picky Ready again with a new load balancer' },
+    );
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'picky' }));
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'picky')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'picky deleted' },
+    );
+  });
+});
