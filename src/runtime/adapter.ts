@@ -14,6 +14,16 @@ export interface ReadyState {
   /** Condition reason, a named constant (Reason or the kind's own), e.g. Available, Creating. */
   readonly reason: string;
   readonly message?: string;
+  /**
+   * Not ready for a reason only a person can remove, outside AWS (e.g. the
+   * Kubernetes Service a load balancer forwards to does not exist): the
+   * reconcile itself worked (Synced=True). The engine records one Warning
+   * Event with this reason and message when Ready first takes them — not at
+   * every resync — and looks again at the resync period unless the
+   * observation asks sooner (a watch on what is missing enqueues the object
+   * when it appears). Only meaningful with `ready: false`.
+   */
+  readonly actionRequired?: boolean;
 }
 
 /** One field of the AWS resource that differs from the spec. */

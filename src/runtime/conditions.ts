@@ -77,6 +77,18 @@ export function getCondition(
   return conditions?.find((c) => c.type === type);
 }
 
+/**
+ * True when `next` says something `previous` did not: another status,
+ * reason or message (timestamps and observedGeneration aside), or one of
+ * them is missing. Pure.
+ */
+export function conditionChanged(previous: Condition | undefined, next: Condition | undefined): boolean {
+  if (previous === undefined || next === undefined) return previous !== next;
+  return (
+    previous.status !== next.status || previous.reason !== next.reason || previous.message !== next.message
+  );
+}
+
 /** Kubernetes caps condition messages at 32 KiB; keep them readable well below that. */
 function truncate(message: string): string {
   return message.length > 2000 ? `${message.slice(0, 1997)}...` : message;

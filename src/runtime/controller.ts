@@ -145,6 +145,16 @@ export class Controller<
     return undefined;
   }
 
+  /**
+   * True once every informer of the secondary `type` has listed (in every
+   * watched namespace): only then does an object missing from its cache not
+   * exist. False for a type this controller does not watch.
+   */
+  secondarySynced(type: ResourceType): boolean {
+    const informers = this.secondaryByType.get(type) ?? [];
+    return informers.length > 0 && informers.every((i) => i.hasSynced);
+  }
+
   /** Cached objects of a secondary type (for adapters that read Services, Secrets, …). */
   secondaryObjects(type: ResourceType): KubeObject[] {
     return (this.secondaryByType.get(type) ?? []).flatMap((s) => s.list());

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { jittered } from './backoff.ts';
 import type { Clock } from './clock.ts';
 import {
+  conditionChanged,
   ConditionType,
   getCondition,
   readyAfterFailure,
@@ -36,6 +37,7 @@ import {
   type Connector,
   type ExistingObservation,
   type ExternalClient,
+  type ReadyState,
   type ReconcileContext,
   type Writes,
 } from './adapter.ts';
@@ -309,6 +311,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
           reason: obs.ready.reason,
           ...msg(obs.ready.message),
         });
+        this.warnIfActionRequired(p, obs.ready);
       }
       this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
       failIfObservedFailing(obs);
@@ -324,11 +327,14 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       reason: obs.ready.reason,
       ...msg(obs.ready.message),
     });
+    this.warnIfActionRequired(p, obs.ready);
     this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
     failIfObservedFailing(obs);
+    // Waiting for a person (actionRequired) is not AWS being busy: polling would not help.
+    const settled = obs.ready.ready || obs.ready.actionRequired === true;
     return {
       kind: 'done',
-      requeueAfterMs: obs.requeueAfterMs ?? (obs.ready.ready ? this.resync() : this.poll()),
+      requeueAfterMs: obs.requeueAfterMs ?? (settled ? this.resync() : this.poll()),
     };
   }
 
@@ -493,6 +499,23 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       p.obj.metadata.generation,
       new Date(this.o.clock.now()),
     );
+  }
+
+  /**
+   * A Ready=False that a person must act on: one Warning Event when Ready
+   * first takes that reason and message (it is already written this pass),
+   * none while it stays the same.
+   */
+  private warnIfActionRequired(p: Pass<T, D, F>, ready: ReadyState): void {
+    if (ready.ready || ready.actionRequired !== true) return;
+    const before = getCondition(p.statusBefore.conditions, ConditionType.Ready);
+    if (!conditionChanged(before, getCondition(p.status.conditions, ConditionType.Ready))) return;
+    this.event(p, {
+      type: 'Warning',
+      reason: ready.reason,
+      action: 'Reconcile',
+      note: ready.message ?? ready.reason,
+    });
   }
 
   /** Ready after a failed pass: never a stale Ready=True or progress reason (see readyAfterFailure). */

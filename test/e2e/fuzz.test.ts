@@ -2,8 +2,10 @@
 // apiserver with `skylift run` as a process and moto behind the counting
 // proxy. Every generated object must end rejected at admission (with a
 // message naming a field), Ready, or Synced=False Terminal/Conflict with a
-// usable message, before a deadline; the operator must stay alive and
-// healthy, and a record created afterwards must still become Ready.
+// usable message — or, for a MyIngress naming a Service or port its
+// namespace really lacks, Ready=False ServiceNotFound/ServicePortNotFound —
+// before a deadline; the operator must stay alive and healthy, and a record
+// created afterwards must still become Ready.
 //
 // Reproduce or widen a run: SKYLIFT_FUZZ_SEED=<seed> SKYLIFT_FUZZ_RUNS=<n per kind>.
 import { randomBytes } from 'node:crypto';
@@ -29,7 +31,13 @@ import { createZone, listRecords, route53At } from '../support/dns.ts';
 import { dnsRecordCases, dnsRecordPinned } from '../support/fuzz/dnsrecord.ts';
 import { managedDbCases, managedDbPinned } from '../support/fuzz/manageddb.ts';
 import type { FuzzCase } from '../support/fuzz/mutate.ts';
-import { myIngressCases, myIngressPinned } from '../support/fuzz/myingress.ts';
+import {
+  backendVerdict,
+  fuzzServiceManifests,
+  fuzzServices,
+  myIngressCases,
+  myIngressPinned,
+} from '../support/fuzz/myingress.ts';
 import { healthProblems, probeAddress } from '../support/fuzz/operatorHealth.ts';
 import {
   admit,
@@ -39,6 +47,7 @@ import {
   namesAField,
   settledState,
   unhelpfulMessage,
+  withoutQuotedValues,
   type Admission,
   type ObservedStatus,
   type Settled,
@@ -63,6 +72,9 @@ beforeAll(async () => {
   admin = kubeClient();
   await installCrds(admin);
   ns = await newNamespace(admin, 'e2e-fuzz');
+  // The Services generated MyIngresses forward to, as a user would have them beside a MyIngress:
+  // valid specs must become Ready; a mutated one naming another Service must say it is missing.
+  for (const svc of fuzzServiceManifests()) await admin.create(`/api/v1/namespaces/${ns}/services`, svc);
   const endpoint = stackInfo().awsEndpoint;
   zoneName = `fuzz-${randomBytes(3).toString('hex')}.example`;
   zoneId = await createZone(route53At(endpoint), zoneName);
@@ -142,8 +154,16 @@ async function runBatch(
   return tried;
 }
 
-/** Everything wrong with a batch's outcomes, one line per object; empty when all is well. */
-function verdicts(tried: readonly Tried[], validMayEnd: readonly Settled['state'][]): string[] {
+/**
+ * Everything wrong with a batch's outcomes, one line per object; empty when
+ * all is well. `check`, the kind's own: what is wrong with where an object
+ * ended given its stored spec (e.g. a missing backend that is not missing).
+ */
+function verdicts(
+  tried: readonly Tried[],
+  validMayEnd: readonly Settled['state'][],
+  check?: (spec: unknown, settled: Settled) => string | undefined,
+): string[] {
   const problems: string[] = [];
   for (const t of tried) {
     const what = describeCase(t.name, t.fuzz);
@@ -168,10 +188,14 @@ function verdicts(tried: readonly Tried[], validMayEnd: readonly Settled['state'
       continue;
     }
     if (s.state !== 'ready') {
-      const bad = unhelpfulMessage(s.message);
+      const bad = unhelpfulMessage(s.state === 'missingBackend' ? withoutQuotedValues(s.message) : s.message);
       if (bad !== undefined)
         problems.push(`${s.state} message ${bad}: ${JSON.stringify(s.message)}\n  ${what}`);
+      if (s.state === 'missingBackend' && !namesAField.test(s.message))
+        problems.push(`${s.reason} message names no field: ${JSON.stringify(s.message)}\n  ${what}`);
     }
+    const wrong = check?.(t.last?.spec, s);
+    if (wrong !== undefined) problems.push(`${wrong}: ${describeStatus(t.last)}\n  ${what}`);
     if (t.fuzz.intent === 'valid' && !validMayEnd.includes(s.state))
       problems.push(`valid spec ended ${s.state}: ${describeStatus(t.last)}\n  ${what}`);
   }
@@ -198,6 +222,7 @@ const kinds = [
     runs: 50,
     // Two generated records can share a name and type: the second one is a conflict.
     validMayEnd: ['ready', 'conflict'] as Settled['state'][],
+    check: undefined,
   },
   {
     kind: 'MyIngress',
@@ -207,7 +232,10 @@ const kinds = [
     arb: () => myIngressCases(),
     // ELBv2 calls are rate-limited to 10/s: MyIngress batches are the slowest.
     runs: 30,
+    // Valid specs forward only to the namespace's Services: Ready. A hostile one naming another
+    // Service or port ends ServiceNotFound/ServicePortNotFound, and only then.
     validMayEnd: ['ready'] as Settled['state'][],
+    check: (spec: unknown, settled: Settled) => backendVerdict(spec, settled, fuzzServices),
   },
   {
     kind: 'ManagedDB',
@@ -217,12 +245,13 @@ const kinds = [
     arb: () => managedDbCases(),
     runs: 40,
     validMayEnd: ['ready'] as Settled['state'][],
+    check: undefined,
   },
 ] as const;
 
 describe('hostile CR content', () => {
   for (const [k, spec] of kinds.entries()) {
-    it(`${spec.kind}: every generated object is rejected with a field, Ready, or Terminal/Conflict with a message`, async () => {
+    it(`${spec.kind}: every generated object is rejected with a field, Ready, Terminal/Conflict or a missing backend, with a message`, async () => {
       const { seed, runs } = fuzzSettings(spec.runs);
       console.log(`${spec.kind} fuzz: seed ${seed + k} (SKYLIFT_FUZZ_SEED=${seed}), ${runs} objects`);
       const tried = await runBatch(spec.type, spec.prefix, spec.pinned(), spec.arb(), seed + k, runs);
@@ -231,7 +260,7 @@ describe('hostile CR content', () => {
         console.log(
           `  pinned ${t.name} (${t.fuzz.note ?? ''}): ${t.admission.admitted ? (t.settled?.state ?? 'unsettled') : `rejected ${t.admission.status}`}`,
         );
-      expect(verdicts(tried, spec.validMayEnd)).toEqual([]);
+      expect(verdicts(tried, spec.validMayEnd, spec.check)).toEqual([]);
       // The batch reached past admission: a generator that only produces rejects tests nothing downstream.
       expect(tried.filter((t) => t.admission.admitted).length).toBeGreaterThan(runs / 5);
       expect(await healthProblems(operator, probe)).toEqual([]);

@@ -163,6 +163,13 @@ describe('controller loop', () => {
     const other = await newNamespace(admin, 'other');
     const cloud = new FakeCloud();
     const metrics = new Metrics();
+    const configMaps = {
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      kind: 'ConfigMap',
+      namespaced: true,
+    };
     const { controller } = gadgetController({
       client: kubeClient(),
       cloud,
@@ -171,7 +178,7 @@ describe('controller loop', () => {
       labelSelector: 'shard=a',
       watches: [
         {
-          type: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
+          type: configMaps,
           map: (cm: KubeObject) => {
             const g = cm.metadata.labels?.gadget;
             return g !== undefined && cm.metadata.namespace !== undefined
@@ -181,8 +188,15 @@ describe('controller loop', () => {
         },
       ],
     });
+    // Until a secondary informer has listed, a missing object may exist: adapters ask before judging.
+    expect(controller.secondarySynced(configMaps)).toBe(false);
     await controller.start();
     cleanups.push(() => controller.stop(5000));
+    await waitFor(() => (controller.secondarySynced(configMaps) ? true : undefined), {
+      timeoutMs: 15_000,
+      description: 'the ConfigMap informer to list',
+    });
+    expect(controller.secondarySynced({ ...configMaps, plural: 'secrets', kind: 'Secret' })).toBe(false);
 
     await createGadget(admin, mine, 'in-scope', 1, { shard: 'a' });
     await createGadget(admin, mine, 'other-shard', 1, { shard: 'b' });

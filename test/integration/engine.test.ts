@@ -63,6 +63,7 @@ async function harness(): Promise<Harness> {
     logger,
     controller: 'skylift.dev/test',
     instance: 'test',
+    onRecorded: (spec, outcome) => metrics.events.inc({ reason: spec.reason, outcome }),
   });
   const engine = new Engine<Gadget>({
     type: gadgetType,
@@ -418,6 +419,63 @@ describe('engine conditions after a failed pass', () => {
     h.cloud.sideFailure = undefined;
     await h.reconcile('side');
     expect(await h.condition('side', 'Synced')).toMatchObject({ status: 'True' });
+  });
+
+  it('a Ready=False a person must act on: Synced=True, one Warning Event, looked at again at the resync period', async () => {
+    const h = await harness();
+    await h.apply('blocked', { size: 1 });
+    await h.reconcile('blocked');
+    const recorded = async (reason: string): Promise<number> =>
+      (await h.metrics.events.get()).values
+        .filter((v) => v.labels.reason === reason)
+        .reduce((sum, v) => sum + v.value, 0);
+    h.cloud.notReady = {
+      ready: false,
+      reason: 'PartMissing',
+      message: 'spec.part "p": create part p',
+      actionRequired: true,
+    };
+    const outcomes: ReconcileOutcome[] = [];
+    for (let i = 0; i < 3; i++) outcomes.push(await h.reconcile('blocked'));
+    for (const o of outcomes) {
+      // Not the poll interval: nothing in AWS is busy, a person has to act.
+      expect(o.kind === 'done' ? o.requeueAfterMs : undefined).toBeGreaterThanOrEqual(resyncPeriodMs * 0.9);
+    }
+    expect(await h.condition('blocked', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'PartMissing',
+      message: 'spec.part "p": create part p',
+    });
+    expect(await h.condition('blocked', 'Synced')).toMatchObject({
+      status: 'True',
+      reason: 'ReconcileSuccess',
+    });
+    expect(await recorded('PartMissing')).toBe(1);
+    expect(await eventReasons(h, 'blocked', 'PartMissing')).toEqual(['spec.part "p": create part p']);
+
+    // Another message is news: one more Warning. The same state again is not.
+    h.cloud.notReady = { ...h.cloud.notReady, message: 'spec.part "q": create part q' };
+    await h.reconcile('blocked');
+    await h.reconcile('blocked');
+    expect(await recorded('PartMissing')).toBe(2);
+
+    // Waiting on AWS without a person (actionRequired unset): polled, and no Warning.
+    h.cloud.notReady = { ready: false, reason: 'Provisioning', message: 'still provisioning' };
+    expect(await h.reconcile('blocked')).toEqual({ kind: 'done', requeueAfterMs: pollMs });
+    expect(await recorded('Provisioning')).toBe(0);
+
+    // Resolved: Ready, and a later relapse warns again.
+    h.cloud.notReady = undefined;
+    await h.reconcile('blocked');
+    expect(await h.condition('blocked', 'Ready')).toMatchObject({ status: 'True' });
+    h.cloud.notReady = {
+      ready: false,
+      reason: 'PartMissing',
+      message: 'spec.part "q": create part q',
+      actionRequired: true,
+    };
+    await h.reconcile('blocked');
+    expect(await recorded('PartMissing')).toBe(3);
   });
 });
 

@@ -16,6 +16,7 @@ import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
+import type { Condition } from '../../src/apis/managed.ts';
 import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
@@ -448,5 +449,200 @@ describe('MyIngress AWS call costs', () => {
     expect(create['elasticloadbalancing:CreateTargetGroup']).toBe(1);
     expect(del['elasticloadbalancing:DeleteLoadBalancer']).toBe(1);
     expect(del['elasticloadbalancing:DeleteTargetGroup']).toBe(1);
+  });
+});
+
+describe('MyIngress forwarding to a Service that is not there (issue 14 item 11)', () => {
+  /** The Ready condition once it has `reason`, written for the object's current generation. */
+  async function waitReadyReason(ns: string, name: string, reason: string): Promise<Condition> {
+    return waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, name);
+        const c = m?.status?.conditions?.find((x) => x.type === 'Ready');
+        return c?.reason === reason && c.observedGeneration === m?.metadata.generation ? c : undefined;
+      },
+      { timeoutMs: 30_000, description: `${ns}/${name} Ready reason ${reason}` },
+    );
+  }
+
+  async function createShop(ns: string, s: MyIngressSpec = spec()): Promise<void> {
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: s,
+    });
+  }
+
+  async function warnings(ns: string, reason: string): Promise<{ note: string; series?: unknown }[]> {
+    return (await eventsFor(admin, ns, 'shop')).filter((e) => e.type === 'Warning' && e.reason === reason);
+  }
+
+  it('is Ready=False ServiceNotFound with one Warning and its load balancer, then Ready with targets once the Service appears', async () => {
+    const ns = await newNamespace(admin, 'ming-nosvc');
+    // The default resync (10 minutes): becoming Ready below can only come from the Service's watch event.
+    const op = await startController((s) => myIngressController(s, { pollMs: 300 }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+    });
+    running.push(op);
+    await createShop(ns);
+
+    const notFound = await waitReadyReason(ns, 'shop', 'ServiceNotFound');
+    const message =
+      'spec.listeners[0].defaultAction.forward.service.name "web" (also spec.rules[1].action.forward.service.name): ' +
+      `Service web does not exist in namespace ${ns}; create Service web in namespace ${ns} or correct the name.`;
+    expect(notFound).toMatchObject({ status: 'False', message });
+    // The load balancer, its listener, rules and (empty) target group are created all the same
+    // (the verdict can come with the pass that creates them; the status shows them after it).
+    const m = await waitFor(
+      async () => {
+        const r = await readObject<MyIngress>(admin, myIngressType, ns, 'shop');
+        return (r?.status?.listeners as unknown[] | undefined)?.length === 1 &&
+          (r?.status?.rules as unknown[] | undefined)?.length === 2
+          ? r
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'shop status with its listener and rules' },
+    );
+    // The reconcile worked: the user has to act, not the operator.
+    expect(m.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      status: 'True',
+      reason: 'ReconcileSuccess',
+    });
+    expect(m.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ServiceNotFound',
+      message,
+    });
+    const lbArn = String(m.status?.arn);
+    const lbs = (await elb.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [lbArn] })))
+      .LoadBalancers;
+    expect(lbs?.map((l) => l.State?.Code)).toEqual(['active']);
+    expect((m.status?.listeners as { port: number }[]).map((l) => l.port)).toEqual([80]);
+    expect((m.status?.rules as { priority: number }[]).map((r) => r.priority)).toEqual([10, 20]);
+    const tgs = m.status?.targetGroups as { service: string; arn: string; registeredTargets: number }[];
+    expect(tgs.map((t) => [t.service, t.registeredTargets])).toEqual([['web', 0]]);
+    const tgArn = tgs[0]?.arn ?? '';
+    const listener = (await elb.send(new DescribeListenersCommand({ LoadBalancerArn: lbArn })))
+      .Listeners?.[0];
+    expect(listener?.DefaultActions?.[0]).toMatchObject({ Type: 'forward', TargetGroupArn: tgArn });
+
+    const warned = await waitFor(
+      async () => {
+        const w = await warnings(ns, 'ServiceNotFound');
+        return w.length > 0 ? w : undefined;
+      },
+      { timeoutMs: 10_000, description: 'a Warning Event ServiceNotFound' },
+    );
+    expect(warned.map((e) => e.note)).toEqual([message]);
+
+    await admin.create(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'web' },
+      spec: { ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
+    });
+    await putEndpoints(ns, [
+      { ip: '10.20.1.10', ready: true },
+      { ip: '10.20.2.11', ready: true },
+    ]);
+    const ready = await waitFor(
+      async () => {
+        const r = await readObject<MyIngress>(admin, myIngressType, ns, 'shop');
+        const c = r?.status?.conditions?.find((x) => x.type === 'Ready');
+        const registered = (r?.status?.targetGroups as { registeredTargets: number }[] | undefined)?.[0]
+          ?.registeredTargets;
+        return c?.status === 'True' && registered === 2 ? r : undefined;
+      },
+      { timeoutMs: 30_000, description: 'shop Ready with 2 targets once Service web exists' },
+    );
+    expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('Available');
+    expect(ready.status?.arn).toBe(lbArn);
+    expect(await targetsOf(tgArn)).toEqual(['10.20.1.10:8080', '10.20.2.11:8080']);
+    // One Warning for the whole time the Service was missing, however many reconciles saw it.
+    const { counterValue } = await import('../support/gadgetController.ts');
+    expect(await counterValue(op.metrics.events, { reason: 'ServiceNotFound' })).toBe(1);
+    expect(await warnings(ns, 'ServiceNotFound')).toHaveLength(1);
+  });
+
+  it('does not repeat the Warning at every resync', async () => {
+    const ns = await newNamespace(admin, 'ming-nosvc-resync');
+    const op = await startController((s) => myIngressController(s, { pollMs: 300 }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      resyncPeriod: '1s',
+    });
+    running.push(op);
+    await createShop(ns);
+    await waitReadyReason(ns, 'shop', 'ServiceNotFound');
+    const { counterValue } = await import('../support/gadgetController.ts');
+    const before = await counterValue(op.metrics.reconcileTotal, { controller: 'myingress' });
+    await waitFor(
+      async () =>
+        (await counterValue(op.metrics.reconcileTotal, { controller: 'myingress' })) >= before + 3
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'three more reconciles' },
+    );
+    expect(
+      (await readObject<MyIngress>(admin, myIngressType, ns, 'shop'))?.status?.conditions?.find(
+        (c) => c.type === 'Ready',
+      )?.reason,
+    ).toBe('ServiceNotFound');
+    // Counted at the recorder: a repeat would show here even where the API folds it into a series.
+    expect(await counterValue(op.metrics.events, { reason: 'ServiceNotFound' })).toBe(1);
+    const w = await warnings(ns, 'ServiceNotFound');
+    expect(w).toHaveLength(1);
+    expect(w[0]?.series).toBeUndefined();
+  });
+
+  it('does not find a Service of the same name in another namespace', async () => {
+    const a = await newNamespace(admin, 'ming-svc-a');
+    const b = await newNamespace(admin, 'ming-svc-b');
+    running.push(
+      await startController((s) => myIngressController(s, { pollMs: 300 }), {
+        namespace: `${a},${b}`,
+        endpoint: proxy.endpoint,
+      }),
+    );
+    await admin.create(`/api/v1/namespaces/${a}/services`, {
+      metadata: { name: 'web' },
+      spec: { ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
+    });
+    await putEndpoints(a, [{ ip: '10.20.1.10', ready: true }]);
+    await createShop(a);
+    await createShop(b);
+    // The controller sees Service web: the MyIngress beside it is Ready with its target…
+    const inA = await waitReady(a, 'shop');
+    expect((inA.status?.targetGroups as { registeredTargets: number }[])[0]?.registeredTargets).toBe(1);
+    // …and the one in the other namespace does not borrow it.
+    const inB = await waitReadyReason(b, 'shop', 'ServiceNotFound');
+    expect(inB.status).toBe('False');
+    expect(inB.message).toContain(
+      `Service web does not exist in namespace ${b}; create Service web in namespace ${b} or correct the name.`,
+    );
+  });
+
+  it('is Ready=False ServicePortNotFound for a port the Service lacks, and Ready once the Service has it', async () => {
+    const ns = await setup('ming-noport');
+    const s = spec();
+    await createShop(ns, {
+      ...s,
+      listeners: [
+        { port: 80, protocol: 'HTTP', defaultAction: { forward: { service: { name: 'web', port: 8443 } } } },
+      ],
+      rules: [],
+    });
+    const c = await waitReadyReason(ns, 'shop', 'ServicePortNotFound');
+    expect(c).toMatchObject({
+      status: 'False',
+      message: `spec.listeners[0].defaultAction.forward.service.port 8443: Service web in namespace ${ns} has no port 8443 (it has 80); add port 8443 to Service web or correct the port.`,
+    });
+    await admin.patch(
+      `/api/v1/namespaces/${ns}/services/web`,
+      { spec: { ports: [{ name: 'https', port: 8443, targetPort: 8080, protocol: 'TCP' }] } },
+      'merge',
+    );
+    const m = await waitReady(ns, 'shop', 30_000);
+    expect(m.status?.conditions?.find((x) => x.type === 'Ready')?.reason).toBe('Available');
   });
 });

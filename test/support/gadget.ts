@@ -8,6 +8,7 @@ import type {
   ExistingObservation,
   ExternalClient,
   Observation,
+  ReadyState,
   ReconcileContext,
   Updated,
 } from '../../src/runtime/adapter.ts';
@@ -96,6 +97,8 @@ export class FakeCloud {
   slowDeletes = 0;
   /** A step beside the gadget that observing reports as failing (e.g. a backup), while the gadget is fine. */
   sideFailure: { reason: string; message: string } | undefined;
+  /** What observing reports instead of Ready (e.g. something a person must create first). */
+  notReady: ReadyState | undefined;
 
   /** With `file`, state lives there; `reuse` keeps what an earlier process left (else it starts empty). */
   constructor(file?: string, opts: { reuse?: boolean } = {}) {
@@ -207,7 +210,7 @@ export class GadgetAdapter implements ExternalClient<Gadget> {
       exists: true,
       ownership,
       delta,
-      ready: { ready: true, reason: 'Available' },
+      ready: this.cloud.notReady ?? { ready: true, reason: 'Available' },
       status: { id: found.id, size: found.size },
       details: undefined,
       ...(this.cloud.sideFailure !== undefined ? { failure: this.cloud.sideFailure } : {}),

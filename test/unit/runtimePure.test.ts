@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay, jittered } from '../../src/runtime/backoff.ts';
-import { getCondition, readyAfterFailure, setCondition } from '../../src/runtime/conditions.ts';
+import {
+  conditionChanged,
+  getCondition,
+  readyAfterFailure,
+  setCondition,
+} from '../../src/runtime/conditions.ts';
 import {
   decideRetry,
   definitelyNotCreated,
@@ -114,6 +119,44 @@ describe('setCondition', () => {
       t0,
     );
     expect(c[0]?.message.length).toBe(2000);
+  });
+});
+
+describe('conditionChanged', () => {
+  const base = {
+    type: 'Ready',
+    status: 'False' as const,
+    reason: 'ServiceNotFound',
+    message: 'Service web does not exist',
+    lastTransitionTime: '2026-11-22T01:00:00Z',
+    observedGeneration: 1,
+  };
+  it.each([
+    { reason: 'the same condition', previous: base, next: base, want: false },
+    {
+      reason: 'only bookkeeping differs (time, generation)',
+      previous: base,
+      next: { ...base, lastTransitionTime: '2026-11-22T02:00:00Z', observedGeneration: 2 },
+      want: false,
+    },
+    { reason: 'another status', previous: base, next: { ...base, status: 'True' as const }, want: true },
+    {
+      reason: 'another reason',
+      previous: base,
+      next: { ...base, reason: 'ServicePortNotFound' },
+      want: true,
+    },
+    {
+      reason: 'another message',
+      previous: base,
+      next: { ...base, message: 'Service api does not exist' },
+      want: true,
+    },
+    { reason: 'no condition before', previous: undefined, next: base, want: true },
+    { reason: 'no condition after', previous: base, next: undefined, want: true },
+    { reason: 'none either side', previous: undefined, next: undefined, want: false },
+  ])('$reason: $want', ({ previous, next, want }) => {
+    expect(conditionChanged(previous, next)).toBe(want);
   });
 });
 

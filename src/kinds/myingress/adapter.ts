@@ -2,8 +2,13 @@ import type { LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { MyIngress } from './api.ts';
 import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
 import type { Created, ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
-import { busyObservation, type ReconcileContext, type Updated } from '../../runtime/adapter.ts';
-import { Reason } from '../../runtime/conditions.ts';
+import {
+  busyObservation,
+  type ReadyState,
+  type ReconcileContext,
+  type Updated,
+} from '../../runtime/adapter.ts';
+import { ConditionType, getCondition, Reason } from '../../runtime/conditions.ts';
 import { busyPollInterval } from '../../runtime/polling.ts';
 import { ingressDelta, type MyIngressField } from './delta.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
@@ -11,7 +16,9 @@ import { tagsOf } from './elbv2.ts';
 import { Listeners } from './listeners.ts';
 import { LoadBalancers } from './loadBalancer.ts';
 import { loadBalancerName } from './names.ts';
-import { ingressReady, ingressStatus, type MyIngressDetails } from './observation.ts';
+import { ingressReadiness, ingressReady, ingressStatus, type MyIngressDetails } from './observation.ts';
+import { carriedBackendsReady, missingBackends, missingBackendsReady } from './backends.ts';
+import type { ServiceLike } from './desired.ts';
 import { Teardown } from './teardown.ts';
 import { TargetGroups } from './targetGroups.ts';
 
@@ -167,17 +174,43 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       attributes,
       tags,
     });
-    const ready = ingressReady(mr, lb, listeners);
+    const lbReady = ingressReady(mr, lb, listeners);
+    const backends = this.backendsReady(mr);
+    // A load balancer still on its way is polled; a missing Service is not (its informer
+    // event enqueues the object, and the engine looks again at the resync period); backends
+    // not judged yet are looked at again once the caches can have listed.
+    const requeueAfterMs = !lbReady.ready
+      ? busyPollInterval(mr, this.d.pollMs, ctx.clock.now(), 60_000)
+      : backends.judged
+        ? undefined
+        : this.d.pollMs;
     return {
       exists: true,
       ownership,
       delta,
-      ready,
+      ready: ingressReadiness(lbReady, backends.ready),
       status: ingressStatus(base, listeners, rules, targetGroups),
       details: { found: 'loadBalancer', lb, listeners, rules, targetGroups, attributes },
-      ...(ready.ready
-        ? {}
-        : { requeueAfterMs: busyPollInterval(mr, this.d.pollMs, ctx.clock.now(), 60_000) }),
+      ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
     };
+  }
+
+  /**
+   * Whether the Services the spec forwards to exist with those ports
+   * (`ready` undefined when they all do), from the caches once they have
+   * listed (`judged`); until then, the verdict already recorded, if any.
+   */
+  private backendsReady(mr: MyIngress): { judged: boolean; ready: ReadyState | undefined } {
+    if (!this.d.backendCachesSynced())
+      return {
+        judged: false,
+        ready: carriedBackendsReady(
+          getCondition(mr.status?.conditions, ConditionType.Ready),
+          mr.metadata.generation,
+        ),
+      };
+    const ns = mr.metadata.namespace ?? '';
+    const missing = missingBackends(mr.spec, (name) => this.d.service(ns, name) as ServiceLike | undefined);
+    return { judged: true, ready: missingBackendsReady(missing, ns) };
   }
 }

@@ -8,15 +8,11 @@ import type { KindPlumbing } from '../module.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
 import { sharedClient } from '../../runtime/adapter.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
+import { backendRefs } from './backends.ts';
 
 /** Services a MyIngress forwards to. Pure. */
 export function backendServices(m: MyIngress): Set<string> {
-  const names = new Set<string>();
-  for (const l of m.spec.listeners)
-    if (l.defaultAction.forward !== undefined) names.add(l.defaultAction.forward.service.name);
-  for (const r of m.spec.rules ?? [])
-    if (r.action.forward !== undefined) names.add(r.action.forward.service.name);
-  return names;
+  return new Set(backendRefs(m.spec).map((r) => r.service));
 }
 
 function referencing(
@@ -48,6 +44,10 @@ export function myIngressController(
         (e: KubeObject) =>
           e.metadata.namespace === ns && e.metadata.labels?.['kubernetes.io/service-name'] === svc,
       ),
+    backendCachesSynced: () =>
+      holder.controller !== undefined &&
+      holder.controller.secondarySynced(serviceType) &&
+      holder.controller.secondarySynced(endpointSliceType),
     pollMs: settings.pollMs,
   });
   const controller = new Controller<MyIngress, MyIngressDetails, MyIngressField>({

@@ -20,6 +20,11 @@ export interface MyIngressAdapterDeps {
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   /** Cached EndpointSlices of a Service. */
   readonly endpointSlices: (namespace: string, service: string) => KubeObject[];
+  /**
+   * True once the Service and EndpointSlice caches have listed: before that,
+   * a Service or endpoint missing from them may well exist.
+   */
+  readonly backendCachesSynced: () => boolean;
   /** First interval between looks at a load balancer that is not Ready yet (longer waits are polled less often). */
   readonly pollMs: number;
 }

@@ -1,4 +1,15 @@
--- MyIngress: a load balancer that AWS reports as failed is Degraded.
+-- MyIngress: a load balancer that AWS reports as failed is Degraded, and so
+-- is one forwarding to a Service (or Service port) that does not exist: the
+-- load balancer runs, but only a person can make that backend work.
+local function contains(list, value)
+  for _, v in ipairs(list) do
+    if v == value then
+      return true
+    end
+  end
+  return false
+end
+
 function kind.failure(obj, ready, synced)
   local status = obj.status or {}
   if status.state == "failed" or (ready ~= nil and ready.status == "False" and ready.reason == "Failed") then
@@ -7,6 +18,11 @@ function kind.failure(obj, ready, synced)
       message = ready.message
     end
     return { status = "Degraded", message = "AWS reports the load balancer as failed: " .. message }
+  end
+  local metadata = obj.metadata or {}
+  if ready ~= nil and ready.status == "False" and contains(backendReasons, ready.reason)
+    and current(ready, metadata.generation) then
+    return { status = "Degraded", message = describe(ready) }
   end
   return nil
 end

@@ -2,6 +2,7 @@
 import type { ManagedObject } from '../../apis/managed.ts';
 import type { KindModule } from '../module.ts';
 import { myIngressCrd, myIngressType } from './api.ts';
+import { BackendReason } from './backends.ts';
 import { myIngressController } from './controller.ts';
 import { defaultMyIngressSettings } from './settings.ts';
 import { traceMyIngress } from './trace.ts';
@@ -21,7 +22,10 @@ export const myIngressKind: KindModule = {
   },
   devFlags: [],
   commands: [],
-  healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: {} },
+  healthCheck: {
+    lua: new URL('./health.lua', import.meta.url),
+    constants: { backendReasons: Object.values(BackendReason) },
+  },
   summarize(obj: ManagedObject): string[] {
     const s = obj.status ?? {};
     return [`  Load balancer  ${text(s.dnsName)}   (MyIngress ${obj.metadata.name}, ${text(s.state)})`];

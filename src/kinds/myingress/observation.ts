@@ -56,6 +56,18 @@ export function ingressReady(mr: MyIngress, lb: LoadBalancer, listeners: readonl
 }
 
 /**
+ * The object's readiness from its load balancer's (`lb`, see ingressReady)
+ * and its backends' (`backends`: a missing Service, or undefined when all are
+ * there or cannot be judged yet): a failed load balancer first, then missing
+ * backends — a person must act, which is worth saying while the load
+ * balancer still provisions — then the load balancer's own. Pure.
+ */
+export function ingressReadiness(lb: ReadyState, backends: ReadyState | undefined): ReadyState {
+  if (lb.reason === IngressReason.Failed || backends === undefined) return lb;
+  return backends;
+}
+
+/**
  * The status of a live load balancer: `base` (its identity and state), then
  * its listeners by port, its rules by priority and the target groups that
  * exist with their registered target counts. Pure.

@@ -33,7 +33,7 @@ import { elbv2Call, tagsOf, withTags } from './elbv2.ts';
 
 type TargetGroupDeps = Pick<
   MyIngressAdapterDeps,
-  'elbv2' | 'elbv2Create' | 'tagDescriber' | 'service' | 'endpointSlices'
+  'elbv2' | 'elbv2Create' | 'tagDescriber' | 'service' | 'endpointSlices' | 'backendCachesSynced'
 >;
 
 /**
@@ -161,8 +161,13 @@ export class TargetGroups {
       .sort();
   }
 
-  /** The wanted targets, `ip:port`, from the cache; undefined when the Service is unknown. */
+  /**
+   * The wanted targets, `ip:port`, from the cache; undefined when the Service
+   * is unknown, or the caches have not listed yet (an empty slice list then
+   * would deregister every target).
+   */
   private wantedTargets(mr: MyIngress, want: DesiredTargetGroup): string[] | undefined {
+    if (!this.d.backendCachesSynced()) return undefined;
     const ns = mr.metadata.namespace ?? '';
     const svc = this.d.service(ns, want.service) as ServiceLike | undefined;
     if (svc === undefined) return undefined;

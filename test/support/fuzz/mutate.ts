@@ -20,7 +20,7 @@ export interface FuzzCase {
   /** For pinned cases: why the case is always tried (a bug it found, a category it guarantees). */
   readonly note?: string;
   /** For pinned cases whose fate is known: where the object must end. */
-  readonly expected?: 'rejected' | 'ready' | 'terminal' | 'conflict';
+  readonly expected?: 'rejected' | 'ready' | 'terminal' | 'conflict' | 'missingBackend';
 }
 
 /** A hand-written hostile case, tried in every run whatever the seed. */

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { hostileString, injectionSamples, unicodeSamples } from './hostile.ts';
 import { fuzzCases, pinned, type FuzzCase, type Mutation } from './mutate.ts';
+import type { Settled } from './outcome.ts';
 import { compact, dnsLabel, plainTags, printable } from './values.ts';
 
 const fixedResponse = fc
@@ -33,8 +34,34 @@ const redirect = fc
     redirect: compact({ protocol, port, host, path, statusCode }),
   }));
 
+/**
+ * The Services the fuzz namespace holds, with their ports, as a user would
+ * have them: valid specs forward only to these, so they can become Ready.
+ */
+export const fuzzServices: ReadonlyMap<string, readonly number[]> = new Map([
+  ['web', [80, 8080]],
+  ['api', [80, 8080]],
+]);
+
+/** {@link fuzzServices} as Service manifests for the namespace. Pure. */
+export function fuzzServiceManifests(): Record<string, unknown>[] {
+  return [...fuzzServices].map(([name, ports]) => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name },
+    spec: {
+      selector: { app: name },
+      ports: ports.map((port) => ({ name: `p${port}`, port, targetPort: 8080, protocol: 'TCP' })),
+    },
+  }));
+}
+
 const forward = fc
-  .tuple(fc.constantFrom('web', 'api'), fc.constantFrom(80, 8080), fc.option(dnsLabel, { nil: undefined }))
+  .tuple(
+    fc.constantFrom(...fuzzServices.keys()),
+    fc.constantFrom(80, 8080),
+    fc.option(dnsLabel, { nil: undefined }),
+  )
   .map(([name, port, hcPath]) => ({
     forward: {
       service: compact({
@@ -240,6 +267,30 @@ export const myIngressPinned: readonly FuzzCase[] = [
     [{ op: 'set', path: ['listeners', 0, 'defaultAction', 'fixedResponse', 'statusCode'], value: 302 }],
     'rejected',
   ),
+  pinned(
+    pinnedBase,
+    'a forward to a Service the namespace does not have: not Ready (issue 14 item 11)',
+    [
+      {
+        op: 'set',
+        path: ['listeners', 0, 'defaultAction'],
+        value: { forward: { service: { name: 'nosuch', port: 80 } } },
+      },
+    ],
+    'missingBackend',
+  ),
+  pinned(
+    pinnedBase,
+    'a forward to a port its Service does not have: not Ready',
+    [
+      {
+        op: 'set',
+        path: ['listeners', 0, 'defaultAction'],
+        value: { forward: { service: { name: 'web', port: 443 } } },
+      },
+    ],
+    'missingBackend',
+  ),
   pinned(pinnedBase, 'injections in redirect fields', [
     {
       op: 'set',
@@ -263,3 +314,73 @@ export const myIngressPinned: readonly FuzzCase[] = [
     { op: 'set', path: ['tags'], value: { 'x\r\ny': '{{7*7}}', '../../k': '%00' } },
   ]),
 ];
+
+/** A forward of a stored spec to a Service or port that `services` does not have. */
+export interface AbsentBackend {
+  readonly service: string;
+  readonly port: number;
+  /** True when the Service itself is missing (not only the port). */
+  readonly serviceMissing: boolean;
+}
+
+/**
+ * The forwards of a stored MyIngress spec (listeners' default actions and
+ * rules) whose Service or port is not among `services`, each once. Any
+ * shape is tolerated: what is not a forward is skipped. Pure.
+ */
+export function absentBackends(
+  spec: unknown,
+  services: ReadonlyMap<string, readonly number[]>,
+): AbsentBackend[] {
+  const record = (v: unknown): Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const s = record(spec);
+  const actions = [
+    ...list(s.listeners).map((l) => record(l).defaultAction),
+    ...list(s.rules).map((r) => record(r).action),
+  ];
+  const out = new Map<string, AbsentBackend>();
+  for (const a of actions) {
+    const svc = record(record(record(a).forward).service);
+    if (typeof svc.name !== 'string' || typeof svc.port !== 'number') continue;
+    const ports = services.get(svc.name);
+    if (ports !== undefined && ports.includes(svc.port)) continue;
+    out.set(`${svc.name}\u0000${svc.port}`, {
+      service: svc.name,
+      port: svc.port,
+      serviceMissing: ports === undefined,
+    });
+  }
+  return [...out.values()];
+}
+
+/**
+ * What is wrong with where a MyIngress ended, given the Services that exist
+ * (undefined when nothing): Ready while a backend is absent; ServiceNotFound
+ * or ServicePortNotFound while every backend exists, with the other reason
+ * than the absent backends call for, or with a message that names neither
+ * the field nor the Service. Pure.
+ */
+export function backendVerdict(
+  spec: unknown,
+  settled: Settled,
+  services: ReadonlyMap<string, readonly number[]>,
+): string | undefined {
+  const absent = absentBackends(spec, services);
+  const named = absent.map((a) => `${JSON.stringify(a.service)}:${a.port}`).join(', ');
+  if (settled.state === 'ready')
+    return absent.length > 0 ? `Ready although it forwards to ${named}, which does not exist` : undefined;
+  if (settled.state !== 'missingBackend') return undefined;
+  if (absent.length === 0) return `${settled.reason} although every Service and port it names exists`;
+  const want = absent.some((a) => a.serviceMissing) ? 'ServiceNotFound' : 'ServicePortNotFound';
+  if (settled.reason !== want) return `${settled.reason} for ${named} (want ${want})`;
+  const first = absent[0];
+  if (
+    first !== undefined &&
+    !settled.message.includes(JSON.stringify(first.service)) &&
+    !settled.message.includes(`Service ${first.service} `)
+  )
+    return `${settled.reason} message does not name Service ${JSON.stringify(first.service)}: ${settled.message}`;
+  return undefined;
+}

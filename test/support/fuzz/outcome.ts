@@ -64,18 +64,31 @@ export const namesAField = /(^|[^A-Za-z0-9])spec(\.|\[|:)/;
 
 /** Where an admitted object ended. */
 export type Settled =
-  { readonly state: 'ready' } | { readonly state: 'terminal' | 'conflict'; readonly message: string };
+  | { readonly state: 'ready' }
+  | { readonly state: 'terminal' | 'conflict'; readonly message: string }
+  /**
+   * Reconciled (Synced=True) but not Ready until a person creates what the
+   * spec refers to in Kubernetes: a MyIngress backend Service or its port.
+   * Whether that is really absent is for the kind's own check to confirm.
+   */
+  | { readonly state: 'missingBackend'; readonly reason: string; readonly message: string };
 
-/** The object's status as the fuzz test reads it. */
+/** Ready reasons that say a referenced Kubernetes object is missing (see {@link Settled}). */
+export const missingBackendReasons: readonly string[] = ['ServiceNotFound', 'ServicePortNotFound'];
+
+/** The object as the fuzz test reads it: its spec as stored (defaults applied, unknown fields pruned) and status. */
 export interface ObservedStatus {
   readonly metadata: { readonly name: string; readonly generation?: number };
+  readonly spec?: unknown;
   readonly status?: { readonly conditions?: readonly Condition[]; readonly observedGeneration?: number };
 }
 
 /**
- * Whether an object has settled: Ready=True, or Synced=False with reason
- * Terminal or Conflict, each for the object's current generation. Anything
- * else (no status yet, Creating, retrying an AWS error) is `undefined`. Pure.
+ * Whether an object has settled: Ready=True; Synced=False with reason
+ * Terminal or Conflict; or Synced=True with Ready=False for a missing
+ * backend ({@link missingBackendReasons}) — each for the object's current
+ * generation. Anything else (no status yet, Creating, retrying an AWS error)
+ * is `undefined`. Pure.
  */
 export function settledState(obj: ObservedStatus): Settled | undefined {
   const conds = obj.status?.conditions ?? [];
@@ -88,7 +101,24 @@ export function settledState(obj: ObservedStatus): Settled | undefined {
     if (synced.reason === 'Terminal') return { state: 'terminal', message: synced.message };
     if (synced.reason === 'Conflict') return { state: 'conflict', message: synced.message };
   }
+  if (
+    synced?.status === 'True' &&
+    current(synced) &&
+    ready?.status === 'False' &&
+    current(ready) &&
+    missingBackendReasons.includes(ready.reason)
+  )
+    return { state: 'missingBackend', reason: ready.reason, message: ready.message };
   return undefined;
+}
+
+/**
+ * `message` without the JSON-quoted values in it ("…"): a value quoted from
+ * the spec is the user's (a Service named "NaN"), not a programming artefact
+ * for {@link unhelpfulMessage} to find. Pure.
+ */
+export function withoutQuotedValues(message: string): string {
+  return message.replace(/"(?:[^"\\]|\\.)*"/g, '""');
 }
 
 /**

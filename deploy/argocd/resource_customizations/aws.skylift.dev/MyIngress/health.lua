@@ -4,6 +4,7 @@
 local conditionTypes = { ready = "Ready", synced = "Synced" }
 local reasons = { terminal = "Terminal", conflict = "Conflict", notFound = "NotFound", deleting = "Deleting" }
 local kind = {}
+local backendReasons = { "ServiceNotFound", "ServicePortNotFound" }
 
 -- The part every Skylift kind shares. The generated health.lua is: the
 -- constants (`conditionTypes`, `reasons`, an empty table `kind`, and
@@ -108,7 +109,18 @@ local function assess(obj)
   return result("Progressing", "Waiting for Skylift to report readiness for generation " .. text(generation))
 end
 
--- MyIngress: a load balancer that AWS reports as failed is Degraded.
+-- MyIngress: a load balancer that AWS reports as failed is Degraded, and so
+-- is one forwarding to a Service (or Service port) that does not exist: the
+-- load balancer runs, but only a person can make that backend work.
+local function contains(list, value)
+  for _, v in ipairs(list) do
+    if v == value then
+      return true
+    end
+  end
+  return false
+end
+
 function kind.failure(obj, ready, synced)
   local status = obj.status or {}
   if status.state == "failed" or (ready ~= nil and ready.status == "False" and ready.reason == "Failed") then
@@ -117,6 +129,11 @@ function kind.failure(obj, ready, synced)
       message = ready.message
     end
     return { status = "Degraded", message = "AWS reports the load balancer as failed: " .. message }
+  end
+  local metadata = obj.metadata or {}
+  if ready ~= nil and ready.status == "False" and contains(backendReasons, ready.reason)
+    and current(ready, metadata.generation) then
+    return { status = "Degraded", message = describe(ready) }
   end
   return nil
 end
