@@ -539,8 +539,8 @@ describe('DNSRecord', () => {
     expect(findRecord(await listRecords(r53, zoneId), `kept.${zone}`, 'A')).toBeDefined();
   });
 
-  it('reports a zone that does not exist as a terminal error', async () => {
-    const { ns, start } = await setup('dns-nozone');
+  it('reports a zone that does not exist as a terminal error, and follows once the zone is created', async () => {
+    const { ns, r53, start } = await setup('dns-nozone', { resyncPeriod: '1s', zoneCacheTtlMs: 500 });
     await start();
     await createDnsRecord(admin, ns, 'lost', {
       zoneName: 'no-such-zone.example',
@@ -556,6 +556,17 @@ describe('DNSRecord', () => {
     expect(r.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
       'spec.zoneName no-such-zone.example.: no hosted zone of that name in this account: create it',
     );
+    // The message's advice: create the zone; Skylift looks again at the resync period.
+    const zoneId = await createZone(r53, 'no-such-zone.example');
+    await waitForCondition(admin, ns, 'lost', ready, 30_000);
+    expect(findRecord(await listRecords(r53, zoneId), 'www.no-such-zone.example.', 'A')).toBeDefined();
+    // Leave the shared emulator without this fixed-name zone: the record goes first, then the zone.
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'lost' }));
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'lost')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'the DNSRecord gone' },
+    );
+    await deleteZone(r53, zoneId);
   });
 });
 

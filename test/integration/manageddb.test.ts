@@ -555,6 +555,82 @@ describe('ManagedDB scheduled snapshots', () => {
   });
 });
 
+// Issue 14, item 9: a step after the instance became available (a scheduled snapshot that failed)
+// left Ready=False with a stale progress reason; the instance is fine, so Ready follows it.
+describe('ManagedDB with a failed scheduled snapshot', () => {
+  it('is Ready as the instance is, with Synced=False SnapshotFailed and a Warning', async () => {
+    const ns = await newNamespace(admin, 'mdb-snapfail');
+    let now = Date.now();
+    const op = await startController((s) => managedDbController(s, { pollMs: 300 }), {
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      resyncPeriod: '1s',
+      clock: { now: () => now, setTimer: (ms, fn) => realClock.setTimer(ms, fn) },
+    });
+    running.push(op);
+    const m = await create(
+      ns,
+      'hourly',
+      spec({ backup: { snapshotSchedule: '0 * * * *', keepSnapshots: 2 } }),
+    );
+    const id = dbIdentifier(ns, 'hourly', m.metadata.uid ?? '');
+    await waitCondition(ns, 'hourly', 'Ready', 'True');
+    now = Date.now() + 3_600_000 + 60_000;
+    await waitFor(
+      async () => {
+        const snaps = await rds.send(
+          new DescribeDBSnapshotsCommand({ DBInstanceIdentifier: id, SnapshotType: 'manual' }),
+        );
+        return (snaps.DBSnapshots ?? []).some((x) =>
+          (x.DBSnapshotIdentifier ?? '').startsWith(`${id}-sched-`),
+        )
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'a scheduled snapshot' },
+    );
+    const failedSnapshots = {
+      service: 'rds',
+      operation: 'DescribeDBSnapshots',
+      fault: {
+        kind: 'rewrite' as const,
+        rewrite: (body: string) => body.replace(/<Status>available<\/Status>/g, '<Status>failed</Status>'),
+      },
+    };
+    // RDS busy with the instance (modifying), while the snapshot turns out failed.
+    proxy.inject(failedSnapshots);
+    proxy.inject({
+      service: 'rds',
+      operation: 'DescribeDBInstances',
+      fault: {
+        kind: 'rewrite',
+        rewrite: (body) =>
+          body.replace(
+            /<DBInstanceStatus>available<\/DBInstanceStatus>/g,
+            '<DBInstanceStatus>modifying</DBInstanceStatus>',
+          ),
+      },
+    });
+    await waitCondition(ns, 'hourly', 'Ready', 'False');
+    // The instance is available again; the failed snapshot stays.
+    proxy.clearFaults();
+    proxy.inject(failedSnapshots);
+    const failing = await waitCondition(ns, 'hourly', 'Synced', 'False', 'SnapshotFailed');
+    expect(failing.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'scheduled snapshot',
+    );
+    const settled = await waitCondition(ns, 'hourly', 'Ready', 'True');
+    expect(settled.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'SnapshotFailed',
+    });
+    const warnings = (await eventsFor(admin, ns, 'hourly')).filter((e) => e.reason === 'SnapshotFailed');
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings.every((e) => e.type === 'Warning')).toBe(true);
+    proxy.clearFaults();
+  });
+});
+
 describe('ManagedDB orphaning and restoring', () => {
   it('keeps the instance and its connection Secret with deletionPolicy Orphan, and restores a new instance from a snapshot', async () => {
     const ns = await setup('mdb-orphan');

@@ -32,7 +32,8 @@ export function dnsRecordController(
   // The adapter reads MyIngresses from the controller's cache; the controller needs the adapter first.
   const holder: { controller?: Controller<DNSRecord> } = {};
   const adapter = new DNSRecordAdapter({
-    zones: new ZoneDirectory(route53, s.clock),
+    // A zone name that was not found is looked up again after the same age as a zone's listing.
+    zones: new ZoneDirectory(route53, s.clock, settings.zoneCacheTtlMs),
     records,
     batcher,
     tracker: new ChangeTracker(route53, s.clock),

@@ -44,7 +44,7 @@ export const dnsRecordFlags: readonly KindFlag[] = [
     name: 'route53-zone-cache-ttl',
     env: 'SKYLIFT_ROUTE53_ZONE_CACHE_TTL',
     placeholder: 'DURATION',
-    usage: `maximum age of a zone's record listing used to detect drift (default ${formatDuration(d.zoneCacheTtlMs)})`,
+    usage: `maximum age of a zone's record listing used to detect drift, and of a zone name found missing (default ${formatDuration(d.zoneCacheTtlMs)})`,
   },
 ];
 
