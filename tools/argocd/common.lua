@@ -7,6 +7,16 @@
 -- library.
 
 -- tostring that turns nil into "" (concatenating nil is an error).
+-- True when `value` is one of `list`.
+local function contains(list, value)
+  for _, v in ipairs(list) do
+    if v == value then
+      return true
+    end
+  end
+  return false
+end
+
 local function text(value)
   if value == nil then
     return ""

@@ -1,15 +1,6 @@
 -- ManagedDB: RDS failure states are Degraded, a stopped instance is
 -- Suspended, and a failed scheduled snapshot is Degraded (the instance works,
 -- but backups need attention) until a later snapshot succeeds.
-local function contains(list, value)
-  for _, v in ipairs(list) do
-    if v == value then
-      return true
-    end
-  end
-  return false
-end
-
 function kind.failure(obj, ready, synced)
   local status = obj.status or {}
   local state = status.dbInstanceStatus

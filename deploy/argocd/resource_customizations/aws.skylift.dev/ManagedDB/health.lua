@@ -15,6 +15,16 @@ local rdsFailedStates = { "failed", "incompatible-network", "incompatible-option
 -- library.
 
 -- tostring that turns nil into "" (concatenating nil is an error).
+-- True when `value` is one of `list`.
+local function contains(list, value)
+  for _, v in ipairs(list) do
+    if v == value then
+      return true
+    end
+  end
+  return false
+end
+
 local function text(value)
   if value == nil then
     return ""
@@ -112,15 +122,6 @@ end
 -- ManagedDB: RDS failure states are Degraded, a stopped instance is
 -- Suspended, and a failed scheduled snapshot is Degraded (the instance works,
 -- but backups need attention) until a later snapshot succeeds.
-local function contains(list, value)
-  for _, v in ipairs(list) do
-    if v == value then
-      return true
-    end
-  end
-  return false
-end
-
 function kind.failure(obj, ready, synced)
   local status = obj.status or {}
   local state = status.dbInstanceStatus

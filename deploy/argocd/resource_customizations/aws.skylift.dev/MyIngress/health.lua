@@ -15,6 +15,16 @@ local backendReasons = { "ServiceNotFound", "ServicePortNotFound" }
 -- library.
 
 -- tostring that turns nil into "" (concatenating nil is an error).
+-- True when `value` is one of `list`.
+local function contains(list, value)
+  for _, v in ipairs(list) do
+    if v == value then
+      return true
+    end
+  end
+  return false
+end
+
 local function text(value)
   if value == nil then
     return ""
@@ -112,15 +122,6 @@ end
 -- MyIngress: a load balancer that AWS reports as failed is Degraded, and so
 -- is one forwarding to a Service (or Service port) that does not exist: the
 -- load balancer runs, but only a person can make that backend work.
-local function contains(list, value)
-  for _, v in ipairs(list) do
-    if v == value then
-      return true
-    end
-  end
-  return false
-end
-
 function kind.failure(obj, ready, synced)
   local status = obj.status or {}
   if status.state == "failed" or (ready ~= nil and ready.status == "False" and ready.reason == "Failed") then
