@@ -5,6 +5,7 @@ import { repoRoot } from '../src/dev/paths.ts';
 import { reapStaleProcesses } from '../src/dev/reaper.ts';
 import { chaosUsage, parseChaosArgs } from './chaosArgs.ts';
 import { randomSeed } from './lib/chaosRandom.ts';
+import { runChaosLifecycle, type ChaosLifecycleResult } from './lib/chaosLifecycle.ts';
 import { runChaos } from './lib/chaosRun.ts';
 import { chaosSummary } from './lib/chaosSummary.ts';
 
@@ -31,31 +32,54 @@ async function main(): Promise<number> {
     .replace(/:/g, '-');
   const dir = join(base, stamp);
   console.log(`Chaos run with seed ${seed} (replay with --seed ${seed}); logs in ${dir}`);
-  const report = await runChaos({
-    dir,
-    resources: args.resources,
-    kills: args.kills,
-    leaderKills: args.leaderKills,
-    apiServerRestarts: args.apiServerRestarts,
-    etcdRestarts: args.etcdRestarts,
-    seed,
-    faults: args.faults,
-    killDelayMs: args.killDelayMs,
-    convergeTimeoutMs: args.convergeTimeoutMs,
-    deleteTimeoutMs: args.deleteTimeoutMs,
-    deleteStormMs: args.deleteStormMs,
-    faultedConvergeMs: args.faultedConvergeMs,
-    log: (line) => {
-      console.log(line);
-    },
-  });
+  const storm = args.lifecycleOnly
+    ? undefined
+    : await runChaos({
+        dir,
+        resources: args.resources,
+        kills: args.kills,
+        leaderKills: args.leaderKills,
+        apiServerRestarts: args.apiServerRestarts,
+        etcdRestarts: args.etcdRestarts,
+        seed,
+        faults: args.faults,
+        killDelayMs: args.killDelayMs,
+        convergeTimeoutMs: args.convergeTimeoutMs,
+        deleteTimeoutMs: args.deleteTimeoutMs,
+        deleteStormMs: args.deleteStormMs,
+        faultedConvergeMs: args.faultedConvergeMs,
+        log: (line) => {
+          console.log(line);
+        },
+      });
+  let lifecycle: ChaosLifecycleResult | undefined;
+  if (args.lifecycleRuns > 0) {
+    lifecycle = await runChaosLifecycle({
+      dir,
+      seed,
+      runs: args.lifecycleRuns,
+      steps: args.lifecycleSteps,
+      path: args.lifecyclePath,
+      settleMs: args.lifecycleSettleMs,
+      log: (line) => {
+        console.log(line);
+      },
+    });
+  }
+  const report = { ...(storm ?? { seed }), ...(lifecycle !== undefined ? { lifecycle } : {}) };
   await mkdir(args.outDir, { recursive: true });
   const file = join(args.outDir, `chaos-${stamp}.json`);
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   console.log('');
-  for (const line of chaosSummary(report)) console.log(line);
+  if (storm !== undefined) for (const line of chaosSummary(storm)) console.log(line);
+  if (lifecycle !== undefined)
+    console.log(
+      lifecycle.passed
+        ? `Lifecycle model: PASSED — ${lifecycle.runs} runs, ${lifecycle.executed.join('+')} operations, step settle median ${lifecycle.settleMedianMs} ms, max ${lifecycle.settleMaxMs} ms`
+        : `Lifecycle model: FAILED (replay with --seed ${lifecycle.seed} --lifecycle-only)\n${lifecycle.failure}`,
+    );
   console.log(`Report: ${file}`);
-  return report.passed ? 0 : 1;
+  return (storm?.passed ?? true) && (lifecycle?.passed ?? true) ? 0 : 1;
 }
 
 main().then(

@@ -17,6 +17,16 @@ export interface ChaosArgs {
   readonly deleteStormMs: number;
   readonly faultedConvergeMs: number;
   readonly outDir: string;
+  /** Lifecycle model runs after the storm (0: none). */
+  readonly lifecycleRuns: number;
+  /** Operations per lifecycle run. */
+  readonly lifecycleSteps: number;
+  /** fast-check replay path of one failed lifecycle run. */
+  readonly lifecyclePath: string | undefined;
+  /** How long each lifecycle step may take to settle. */
+  readonly lifecycleSettleMs: number;
+  /** Only the lifecycle model, no storm. */
+  readonly lifecycleOnly: boolean;
 }
 
 /** Usage text for `--help`. */
@@ -41,6 +51,14 @@ Exit status 1 when an invariant breaks.
   --delete-timeout D       deadline for deleted objects to be gone (default 5m)
   --delete-storm D         the delete phase's fault window lasts at least this long (default 20s)
   --out DIR                report directory (default bench/results)
+
+The lifecycle model (the one \`make test\` runs short; see docs/benchmarks.md#lifecycle-model):
+  --lifecycle-runs N       lifecycle model runs after the storm, each on a fresh namespace,
+                           zone and operator (default 4; 0 skips it)
+  --lifecycle-steps N      operations per run (default 50)
+  --lifecycle-path PATH    replay one failed run (fast-check path printed with the failure; use with --seed)
+  --lifecycle-settle D     deadline for every step to settle (default 60s)
+  --lifecycle-only         only the lifecycle model, no storm
 `;
 
 function whole(flag: string, text: string | undefined, fallback: number, min: number, max: number): number {
@@ -71,6 +89,11 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
       'delete-storm': { type: 'string' },
       'faulted-converge': { type: 'string' },
       out: { type: 'string' },
+      'lifecycle-runs': { type: 'string' },
+      'lifecycle-steps': { type: 'string' },
+      'lifecycle-path': { type: 'string' },
+      'lifecycle-settle': { type: 'string' },
+      'lifecycle-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -95,5 +118,10 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
     deleteStormMs: parseDuration(values['delete-storm'] ?? '20s'),
     faultedConvergeMs: parseDuration(values['faulted-converge'] ?? '30s'),
     outDir: values.out ?? defaultOutDir,
+    lifecycleRuns: whole('lifecycle-runs', values['lifecycle-runs'], 4, 0, 1000),
+    lifecycleSteps: whole('lifecycle-steps', values['lifecycle-steps'], 50, 1, 10_000),
+    lifecyclePath: values['lifecycle-path'],
+    lifecycleSettleMs: parseDuration(values['lifecycle-settle'] ?? '60s'),
+    lifecycleOnly: values['lifecycle-only'] === true,
   };
 }

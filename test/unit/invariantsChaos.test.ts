@@ -25,7 +25,40 @@ describe('parseChaosArgs', () => {
       deleteStormMs: 20_000,
       faultedConvergeMs: 30_000,
       outDir: '/out',
+      lifecycleRuns: 4,
+      lifecycleSteps: 50,
+      lifecyclePath: undefined,
+      lifecycleSettleMs: 60_000,
+      lifecycleOnly: false,
     });
+  });
+
+  it('takes the lifecycle model knobs', () => {
+    expect(
+      parseChaosArgs(
+        [
+          '--lifecycle-runs',
+          '2',
+          '--lifecycle-steps',
+          '120',
+          '--lifecycle-path',
+          '3:1',
+          '--lifecycle-settle',
+          '90s',
+          '--lifecycle-only',
+        ],
+        '/out',
+      ),
+    ).toMatchObject({
+      lifecycleRuns: 2,
+      lifecycleSteps: 120,
+      lifecyclePath: '3:1',
+      lifecycleSettleMs: 90_000,
+      lifecycleOnly: true,
+    });
+    expect(() => parseChaosArgs(['--lifecycle-steps', '0'], '/out')).toThrow(
+      /--lifecycle-steps: want a whole number from 1/,
+    );
   });
 
   it('takes a seed to replay and every knob', () => {

@@ -1,0 +1,495 @@
+// The operations of a lifecycle run, as fast-check model-based commands: each
+// changes the real system the way a user (or AWS, or an outage) would, updates
+// the model, and waits until the system has settled with every invariant
+// holding (see runner.ts). Names are assigned from the model's counter, so a
+// seed replays the same run.
+import fc from 'fast-check';
+import { dbIdentifier } from '../../../src/kinds/manageddb/identity.ts';
+import { KubeApiError } from '../../../src/runtime/kube/client.ts';
+import {
+  hostClaimed,
+  hosts,
+  liveOf,
+  pick,
+  secretClaimed,
+  secretNames,
+  type Host,
+  type LifecycleKind,
+  type LifecycleModel,
+} from './model.ts';
+import type { LifecycleRunner } from './runner.ts';
+
+/** One lifecycle operation. */
+export type LifecycleCommand = fc.AsyncCommand<LifecycleModel, LifecycleRunner>;
+
+const instanceClasses = ['db.t3.micro', 'db.t3.small'] as const;
+
+/** Creates a DNSRecord for a host, sometimes adopting a hand-made record there through spec.externalName. */
+class CreateDnsRecord implements LifecycleCommand {
+  readonly hostIndex: number;
+  readonly value: number;
+  readonly orphan: boolean;
+  readonly adopt: boolean;
+
+  constructor(hostIndex: number, value: number, orphan: boolean, adopt: boolean) {
+    this.hostIndex = hostIndex;
+    this.value = value;
+    this.orphan = orphan;
+    this.adopt = adopt;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'DNSRecord').length < 4;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const host = pick(hosts, this.hostIndex);
+    const adopt = this.adopt && m.foreignRecords.has(host);
+    const name = `d${++m.created}`;
+    const values = [`10.0.${this.value}.1`];
+    await r.create(m, 'DNSRecord', name, {
+      zoneName: r.world.zoneName,
+      name: host,
+      type: 'A',
+      ttl: 300,
+      records: values,
+      deletionPolicy: this.orphan ? 'Orphan' : 'Delete',
+      ...(adopt ? { externalName: `${r.world.fqdn(host)}/A` } : {}),
+    });
+    m.live.set(name, {
+      kind: 'DNSRecord',
+      name,
+      host,
+      values,
+      deletionPolicy: this.orphan ? 'Orphan' : 'Delete',
+      adopt,
+    });
+    // Naming the record in externalName is the explicit permission to take it over.
+    if (adopt) m.foreignRecords.delete(host);
+    await r.settle(m, this.toString());
+  }
+  toString(): string {
+    return `create DNSRecord ${pick(hosts, this.hostIndex)} → 10.0.${this.value}.1${this.orphan ? ' (Orphan)' : ''}${this.adopt ? ' adopting a hand-made record if there is one' : ''}`;
+  }
+}
+
+/** Changes a DNSRecord's values (a mutable field). */
+class ChangeDnsValues implements LifecycleCommand {
+  readonly index: number;
+  readonly value: number;
+
+  constructor(index: number, value: number) {
+    this.index = index;
+    this.value = value;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'DNSRecord').length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const rec = pick(liveOf(m, 'DNSRecord'), this.index);
+    rec.values = [`10.0.${this.value}.2`, `10.0.${this.value}.3`];
+    await r.patch('DNSRecord', rec.name, { spec: { records: rec.values } });
+    await r.settle(m, `${this.toString()} (${rec.name})`);
+  }
+  toString(): string {
+    return `change a DNSRecord's records to 10.0.${this.value}.2,3`;
+  }
+}
+
+/** Tries to change what an object stands for after create: the apiserver must refuse it, and nothing changes. */
+class ChangeIdentity implements LifecycleCommand {
+  readonly index: number;
+  readonly field: 'name' | 'externalName';
+
+  constructor(index: number, field: 'name' | 'externalName') {
+    this.index = index;
+    this.field = field;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return m.live.size > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const obj = pick([...m.live.values()], this.index);
+    const spec: Record<string, unknown> =
+      this.field === 'externalName'
+        ? { externalName: obj.kind === 'DNSRecord' ? `${r.world.fqdn('c')}/A` : 'someone-elses' }
+        : obj.kind === 'DNSRecord'
+          ? { name: obj.host === 'a' ? 'b' : 'a' }
+          : obj.kind === 'ManagedDB'
+            ? { engine: 'mysql' }
+            : { scheme: 'internal' };
+    let refusal: string | undefined;
+    try {
+      await r.patch(obj.kind, obj.name, { spec });
+    } catch (err) {
+      if (!(err instanceof KubeApiError) || err.statusCode !== 422) throw err;
+      refusal = err.message;
+    }
+    if (refusal === undefined)
+      throw new Error(
+        `${obj.kind} ${obj.name}: changing spec ${Object.keys(spec).join()} after create was admitted`,
+      );
+    if (!/immutable|fixed at create|cannot be changed|after create/i.test(refusal))
+      throw new Error(`${obj.kind} ${obj.name}: refusal does not say why: ${refusal}`);
+    await r.settle(m, `${this.toString()} (${obj.kind} ${obj.name}: refused)`);
+  }
+  toString(): string {
+    return `change an object's ${this.field === 'name' ? 'identity field' : 'spec.externalName'} after create`;
+  }
+}
+
+/** Deletes an object. */
+class DeleteObject implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return m.live.size > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const obj = pick([...m.live.values()], this.index);
+    const policy = obj.kind === 'MyIngress' ? 'Delete' : obj.deletionPolicy;
+    await r.world.deleteQuietly(r.world.path(obj.kind, obj.name));
+    m.live.delete(obj.name);
+    m.deleted.push({
+      kind: obj.kind,
+      name: obj.name,
+      uid: m.uids.get(obj.name) ?? '',
+      deletionPolicy: policy,
+    });
+    if (obj.kind === 'DNSRecord' && policy === 'Orphan') m.orphanedHosts.add(obj.host);
+    await r.settle(m, `delete ${obj.kind} ${obj.name} (${policy})`);
+  }
+  toString(): string {
+    return 'delete an object';
+  }
+}
+
+/** Makes an A record by hand at a host no object claims. */
+class HandMakeRecord implements LifecycleCommand {
+  readonly hostIndex: number;
+  readonly value: number;
+
+  constructor(hostIndex: number, value: number) {
+    this.hostIndex = hostIndex;
+    this.value = value;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    const host = pick(hosts, this.hostIndex);
+    return !hostClaimed(m, host) && !m.foreignRecords.has(host);
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const host: Host = pick(hosts, this.hostIndex);
+    if (await r.recordExists(host)) {
+      m.steps.push(`(skipped: ${r.world.fqdn(host)} A already exists, left by an Orphan deletion)`);
+      return;
+    }
+    const value = `192.0.2.${this.value}`;
+    await r.world.handMakeRecord(host, value);
+    m.foreignRecords.set(host, value);
+    await r.settle(m, this.toString());
+  }
+  toString(): string {
+    return `make ${pick(hosts, this.hostIndex)} A 192.0.2.${this.value} by hand`;
+  }
+}
+
+/** Creates a ManagedDB; sometimes with spec.externalName naming another live ManagedDB's instance. */
+class CreateManagedDb implements LifecycleCommand {
+  readonly secretIndex: number;
+  readonly classIndex: number;
+  readonly orphan: boolean;
+  readonly claimOther: boolean;
+
+  constructor(secretIndex: number, classIndex: number, orphan: boolean, claimOther: boolean) {
+    this.secretIndex = secretIndex;
+    this.classIndex = classIndex;
+    this.orphan = orphan;
+    this.claimOther = claimOther;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'ManagedDB').length < 3;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const others = liveOf(m, 'ManagedDB').filter((d) => d.externalOf === undefined);
+    const other = this.claimOther && others.length > 0 ? pick(others, this.secretIndex) : undefined;
+    const name = `db${++m.created}`;
+    const secret = pick(secretNames, this.secretIndex);
+    const instanceClass = pick(instanceClasses, this.classIndex);
+    const external =
+      other !== undefined ? dbIdentifier(r.world.ns, other.name, m.uids.get(other.name) ?? '') : undefined;
+    await r.create(m, 'ManagedDB', name, {
+      engine: 'postgres',
+      engineVersion: '16',
+      instanceClass,
+      allocatedStorage: 20,
+      masterUsername: 'app',
+      writeConnectionSecretToRef: { name: secret },
+      finalSnapshot: { enabled: false },
+      deletionPolicy: this.orphan ? 'Orphan' : 'Delete',
+      ...(external !== undefined ? { externalName: external } : {}),
+    });
+    m.live.set(name, {
+      kind: 'ManagedDB',
+      name,
+      secret,
+      instanceClass,
+      externalOf: other?.name,
+      deletionPolicy: this.orphan ? 'Orphan' : 'Delete',
+    });
+    await r.settle(
+      m,
+      `${this.toString()} → ${name}${other !== undefined ? ` claiming ${other.name}'s instance` : ''}`,
+    );
+  }
+  toString(): string {
+    return `create ManagedDB writing Secret ${pick(secretNames, this.secretIndex)}${this.orphan ? ' (Orphan)' : ''}${this.claimOther ? ', externalName of another ManagedDB if there is one' : ''}`;
+  }
+}
+
+/** Changes a ManagedDB's instance class (a mutable field). */
+class ChangeDbClass implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'ManagedDB').length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const db = pick(liveOf(m, 'ManagedDB'), this.index);
+    db.instanceClass = db.instanceClass === 'db.t3.micro' ? 'db.t3.small' : 'db.t3.micro';
+    await r.patch('ManagedDB', db.name, {
+      spec: { instanceClass: db.instanceClass, applyImmediately: true },
+    });
+    await r.settle(m, `change ManagedDB ${db.name} to ${db.instanceClass}`);
+  }
+  toString(): string {
+    return "change a ManagedDB's instance class";
+  }
+}
+
+/** Makes a Secret by hand with a name a ManagedDB may later name. */
+class HandMakeSecret implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    const name = pick(secretNames, this.index);
+    return !secretClaimed(m, name) && !m.foreignSecrets.has(name);
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const name = pick(secretNames, this.index);
+    const data = { password: 'made-by-hand', note: 'a user Secret' };
+    if (!(await r.createSecretIfAbsent(name, data))) {
+      m.steps.push(`(skipped: Secret ${name} already exists)`);
+      return;
+    }
+    m.foreignSecrets.set(name, data);
+    await r.settle(m, this.toString());
+  }
+  toString(): string {
+    return `make Secret ${pick(secretNames, this.index)} by hand`;
+  }
+}
+
+/** Creates a MyIngress forwarding to the Service `web`. */
+class CreateMyIngress implements LifecycleCommand {
+  readonly port: number;
+
+  constructor(port: number) {
+    this.port = port;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'MyIngress').length < 2;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const name = `in${++m.created}`;
+    await r.create(m, 'MyIngress', name, {
+      scheme: 'internet-facing',
+      subnetSelector: { tags: { 'kubernetes.io/role/elb': '1' } },
+      listeners: [
+        {
+          port: this.port,
+          protocol: 'HTTP',
+          defaultAction: { forward: { service: { name: 'web', port: 80 } } },
+        },
+      ],
+    });
+    m.live.set(name, { kind: 'MyIngress', name, port: this.port });
+    await r.settle(m, `${this.toString()} → ${name}`);
+  }
+  toString(): string {
+    return `create MyIngress listening on ${this.port}`;
+  }
+}
+
+/** Changes a MyIngress's listener port. */
+class ChangeListenerPort implements LifecycleCommand {
+  readonly index: number;
+  readonly port: number;
+
+  constructor(index: number, port: number) {
+    this.index = index;
+    this.port = port;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'MyIngress').length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const ing = pick(liveOf(m, 'MyIngress'), this.index);
+    ing.port = ing.port === this.port ? this.port + 1 : this.port;
+    await r.patch('MyIngress', ing.name, {
+      spec: {
+        listeners: [
+          {
+            port: ing.port,
+            protocol: 'HTTP',
+            defaultAction: { forward: { service: { name: 'web', port: 80 } } },
+          },
+        ],
+      },
+    });
+    await r.settle(m, `change MyIngress ${ing.name} to listen on ${ing.port}`);
+  }
+  toString(): string {
+    return `change a MyIngress's listener port to ${this.port}`;
+  }
+}
+
+/** Makes an EndpointSlice for the Service `web` by hand (as a user pointing it at outside addresses would). */
+class HandMakeEndpointSlice implements LifecycleCommand {
+  readonly octet: number;
+
+  constructor(octet: number) {
+    this.octet = octet;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return m.foreignSlices.size < 2;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const name = `web-by-hand-${m.foreignSlices.size + 1}`;
+    const rv = await r.createEndpointSlice(name, `10.1.0.${this.octet}`);
+    m.foreignSlices.set(name, rv);
+    await r.settle(m, `${this.toString()} (${name})`);
+  }
+  toString(): string {
+    return `make an EndpointSlice for web → 10.1.0.${this.octet} by hand`;
+  }
+}
+
+/** Deletes the hosted zone (and every record in it) outside Skylift and creates one of the same name. */
+class RecreateZone implements LifecycleCommand {
+  check(): boolean {
+    return true;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    await r.world.recreateZone();
+    // The test deleted the hand-made records itself, and whatever Orphan deletions left.
+    m.foreignRecords.clear();
+    m.orphanedHosts.clear();
+    await r.settle(m, this.toString());
+  }
+  toString(): string {
+    return 'recreate the hosted zone (same name, new ID)';
+  }
+}
+
+/** AWS stops answering: an object changed meanwhile must say so (Synced=False AWSUnreachable); then AWS comes back. */
+class AwsOutage implements LifecycleCommand {
+  readonly value: number;
+
+  constructor(value: number) {
+    this.value = value;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'DNSRecord').length > 0 || hosts.some((h) => !hostClaimed(m, h));
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    r.world.stopAws();
+    let subject: { kind: LifecycleKind; name: string };
+    try {
+      const free = hosts.find((h) => !hostClaimed(m, h) && !m.foreignRecords.has(h));
+      if (free !== undefined && liveOf(m, 'DNSRecord').length < 4) {
+        const name = `d${++m.created}`;
+        const values = [`10.0.${this.value}.9`];
+        await r.create(m, 'DNSRecord', name, {
+          zoneName: r.world.zoneName,
+          name: free,
+          type: 'A',
+          ttl: 300,
+          records: values,
+        });
+        m.live.set(name, {
+          kind: 'DNSRecord',
+          name,
+          host: free,
+          values,
+          deletionPolicy: 'Delete',
+          adopt: false,
+        });
+        subject = { kind: 'DNSRecord', name };
+      } else {
+        const rec = pick(liveOf(m, 'DNSRecord'), this.value);
+        rec.values = [`10.0.${this.value}.8`];
+        await r.patch('DNSRecord', rec.name, { spec: { records: rec.values } });
+        subject = { kind: 'DNSRecord', name: rec.name };
+      }
+      await r.waitForUnreachable(subject.name);
+    } finally {
+      r.world.resumeAws();
+    }
+    await r.settle(m, `${this.toString()} (${subject.kind} ${subject.name} said AWSUnreachable)`);
+  }
+  toString(): string {
+    return 'AWS stops answering while a DNSRecord is created or changed, then comes back';
+  }
+}
+
+/** Restarts the operator: SIGKILL (kill -9) or SIGTERM. */
+class RestartOperator implements LifecycleCommand {
+  readonly kill: boolean;
+
+  constructor(kill: boolean) {
+    this.kill = kill;
+  }
+  check(): boolean {
+    return true;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    await r.world.restartOperator(this.kill);
+    await r.settle(m, this.toString());
+  }
+  toString(): string {
+    return this.kill ? 'kill -9 the operator and start it again' : 'restart the operator (SIGTERM)';
+  }
+}
+
+/** Every command, weighted towards what real users do most. */
+export function lifecycleCommands(): fc.Arbitrary<LifecycleCommand>[] {
+  const i = fc.nat({ max: 11 });
+  const v = fc.integer({ min: 1, max: 250 });
+  return [
+    fc.tuple(i, v, fc.boolean(), fc.boolean()).map(([h, x, o, a]) => new CreateDnsRecord(h, x, o, a)),
+    fc.tuple(i, v, fc.boolean(), fc.boolean()).map(([h, x, o, a]) => new CreateDnsRecord(h, x, o, a)),
+    fc.tuple(i, v).map(([k, x]) => new ChangeDnsValues(k, x)),
+    fc
+      .tuple(i, fc.constantFrom('name' as const, 'externalName' as const))
+      .map(([k, f]) => new ChangeIdentity(k, f)),
+    i.map((k) => new DeleteObject(k)),
+    i.map((k) => new DeleteObject(k)),
+    fc.tuple(i, v).map(([h, x]) => new HandMakeRecord(h, x)),
+    fc.tuple(i, i, fc.boolean(), fc.boolean()).map(([s, c, o, x]) => new CreateManagedDb(s, c, o, x)),
+    i.map((k) => new ChangeDbClass(k)),
+    i.map((k) => new HandMakeSecret(k)),
+    fc.constantFrom(80, 8080).map((p) => new CreateMyIngress(p)),
+    fc.tuple(i, fc.constantFrom(80, 8080, 9000)).map(([k, p]) => new ChangeListenerPort(k, p)),
+    fc.integer({ min: 1, max: 250 }).map((o) => new HandMakeEndpointSlice(o)),
+    fc.constant(new RecreateZone()),
+    v.map((x) => new AwsOutage(x)),
+    fc.boolean().map((k) => new RestartOperator(k)),
+  ];
+}

@@ -1,0 +1,140 @@
+// What commands use to act on the world and to wait for it: creating and
+// patching objects, and settling — waiting until every invariant holds,
+// failing at once when a safety invariant breaks and with the list of what is
+// still not true when the deadline passes.
+import { apiGroup, apiVersion } from '../../../src/apis/crd.ts';
+import { AbortWait, waitFor } from '../../../src/dev/wait.ts';
+import { KubeApiError } from '../../../src/runtime/kube/client.ts';
+import { judge, type Verdict } from './invariants.ts';
+import type { Host, LifecycleKind, LifecycleModel } from './model.ts';
+import type { LifecycleWorld } from './world.ts';
+
+/** How long a step may take to settle before the run fails. */
+export const defaultSettleMs = 60_000;
+/** How long an object may take to report that AWS does not answer. */
+const unreachableWithinMs = 30_000;
+
+/** Thrown when the real system contradicts the model; the message says what and where. */
+export class LifecycleViolation extends Error {
+  override readonly name = 'LifecycleViolation';
+}
+
+/** The real side handed to every command. */
+export class LifecycleRunner {
+  /** Steps that settled, and how long each took. */
+  readonly settleTimes: number[] = [];
+
+  readonly world: LifecycleWorld;
+  private readonly settleMs: number;
+
+  constructor(world: LifecycleWorld, settleMs: number = defaultSettleMs) {
+    this.world = world;
+    this.settleMs = settleMs;
+  }
+
+  /** Creates a Skylift object and records its uid in the model. */
+  async create(
+    m: LifecycleModel,
+    kind: LifecycleKind,
+    name: string,
+    spec: Record<string, unknown>,
+  ): Promise<void> {
+    const created = await this.world.admin.create<{ metadata: { uid?: string } }>(this.world.path(kind), {
+      apiVersion: `${apiGroup}/${apiVersion}`,
+      kind,
+      metadata: { name },
+      spec,
+    });
+    m.uids.set(name, created.metadata.uid ?? '');
+  }
+
+  /** Merge-patches a Skylift object. */
+  async patch(kind: LifecycleKind, name: string, body: Record<string, unknown>): Promise<void> {
+    await this.world.admin.patch(this.world.path(kind, name), body, 'merge');
+  }
+
+  /** Whether an A record exists at the host in the current zone. */
+  async recordExists(host: Host): Promise<boolean> {
+    const o = await this.world.observe();
+    return o.records.some((r) => r.Name === this.world.fqdn(host) && r.Type === 'A');
+  }
+
+  /** Creates an Opaque Secret unless one of that name exists; returns whether it made it. */
+  async createSecretIfAbsent(name: string, data: Record<string, string>): Promise<boolean> {
+    try {
+      await this.world.admin.create(`/api/v1/namespaces/${this.world.ns}/secrets`, {
+        metadata: { name },
+        type: 'Opaque',
+        stringData: data,
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.statusCode === 409) return false;
+      throw err;
+    }
+  }
+
+  /** Creates an EndpointSlice for the Service `web` pointing at an address; returns its resourceVersion. */
+  async createEndpointSlice(name: string, address: string): Promise<string> {
+    const s = await this.world.admin.create<{ metadata: { resourceVersion?: string } }>(
+      `/apis/discovery.k8s.io/v1/namespaces/${this.world.ns}/endpointslices`,
+      {
+        metadata: { name, labels: { 'kubernetes.io/service-name': 'web' } },
+        addressType: 'IPv4',
+        ports: [{ name: '', port: 8080, protocol: 'TCP' }],
+        endpoints: [{ addresses: [address], conditions: { ready: true } }],
+      },
+    );
+    return s.metadata.resourceVersion ?? '';
+  }
+
+  /** Waits (bounded) until the DNSRecord says AWS does not answer: Synced=False AWSUnreachable. */
+  async waitForUnreachable(name: string): Promise<void> {
+    await waitFor(
+      async () => {
+        const o = await this.world.observe();
+        const cr = o.crs.find((c) => c.kind === 'DNSRecord' && c.name === name);
+        return cr?.synced?.status === 'False' && cr.synced.reason === 'AWSUnreachable' ? true : undefined;
+      },
+      {
+        timeoutMs: unreachableWithinMs,
+        intervalMs: 250,
+        description: `DNSRecord ${name} to report Synced=False AWSUnreachable while AWS does not answer`,
+      },
+    );
+  }
+
+  /**
+   * Waits until the world matches the model: returns once nothing is
+   * waiting; throws LifecycleViolation at once when a safety invariant
+   * breaks, or with everything still waiting when the deadline passes.
+   */
+  async settle(m: LifecycleModel, step: string): Promise<void> {
+    m.steps.push(step);
+    const started = Date.now();
+    let last: Verdict | undefined;
+    try {
+      await waitFor(
+        async () => {
+          const verdict = judge(m, await this.world.observe(), { zoneName: this.world.zoneName });
+          last = verdict;
+          if (verdict.broken.length > 0) throw new AbortWait('broken');
+          return verdict.waiting.length === 0 ? true : undefined;
+        },
+        { timeoutMs: this.settleMs, intervalMs: 250, description: `step "${step}" to settle` },
+      );
+    } catch (err) {
+      const v = last;
+      const what =
+        v === undefined
+          ? [err instanceof Error ? err.message : String(err)]
+          : v.broken.length > 0
+            ? v.broken.map((b) => `broken: ${b}`)
+            : v.waiting.map((w) => `not settled after ${this.settleMs / 1000} s: ${w}`);
+      throw new LifecycleViolation(
+        `after step ${m.steps.length} "${step}":\n  ${what.join('\n  ')}\nsteps:\n  ${m.steps.map((s, i) => `${i + 1}. ${s}`).join('\n  ')}\noperator log tail:\n${this.world.operatorTail()}`,
+      );
+    }
+    this.settleTimes.push(Date.now() - started);
+  }
+}

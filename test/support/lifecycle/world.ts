@@ -1,0 +1,455 @@
+// The real system a lifecycle model run drives: its own namespace and hosted
+// zone on a running kube-apiserver + moto, `skylift run` as a process talking
+// to AWS through a fault proxy, and direct clients to read what really is in
+// AWS and in the apiserver. Works under vitest (the suite's shared stack) and
+// from `make chaos` (a stack of its own): everything comes in as parameters.
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  ChangeResourceRecordSetsCommand,
+  CreateHostedZoneCommand,
+  DeleteHostedZoneCommand,
+  GetHostedZoneCommand,
+  ListResourceRecordSetsCommand,
+  type ResourceRecordSet,
+} from '@aws-sdk/client-route-53';
+import { DescribeDBInstancesCommand } from '@aws-sdk/client-rds';
+import { awsClients, ensureSubnets, type AwsClients } from '../../../bench/lib/awsAccount.ts';
+import { collectInventory } from '../../../bench/lib/awsInventory.ts';
+import type { SkyliftInventory } from '../../../bench/lib/invariants.ts';
+import { startOperator, type OperatorProcess } from '../../../bench/lib/operatorProcess.ts';
+import { resourcePath, type ResourceType } from '../../../src/apis/meta.ts';
+import { emulatorEnv } from '../../../src/dev/emulator.ts';
+import { installCrds } from '../../../src/dev/installCrds.ts';
+import { dnsRecordType } from '../../../src/kinds/dnsrecord/api.ts';
+import { managedDbType } from '../../../src/kinds/manageddb/api.ts';
+import { myIngressType } from '../../../src/kinds/myingress/api.ts';
+import { KubeApiError, KubeClient, loadKubeConfig } from '../../../src/runtime/kube/client.ts';
+import { AwsFaultProxy, type InstalledRule } from '../awsFaultProxy.ts';
+import type { LifecycleKind } from './model.ts';
+
+/** Where a lifecycle run finds its stack. */
+export interface LifecycleEnv {
+  /** An admin kubeconfig for the apiserver. */
+  readonly kubeconfig: string;
+  /** The AWS emulator's endpoint (the world puts its own fault proxy in front for the operator). */
+  readonly awsEndpoint: string;
+  /** Where operator logs go. */
+  readonly dir: string;
+}
+
+/** A Skylift custom resource as the apiserver has it, reduced to what the checks read. */
+export interface ObservedCr {
+  readonly kind: LifecycleKind;
+  readonly name: string;
+  readonly uid: string;
+  readonly generation: number;
+  readonly observedGeneration: number | undefined;
+  readonly deleting: boolean;
+  readonly finalizers: readonly string[];
+  readonly ready: ObservedCondition | undefined;
+  readonly synced: ObservedCondition | undefined;
+  readonly spec: Record<string, unknown>;
+  readonly status: Record<string, unknown>;
+}
+
+/** One condition. */
+export interface ObservedCondition {
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly observedGeneration: number | undefined;
+}
+
+/** A Secret in the namespace. */
+export interface ObservedSecret {
+  readonly type: string;
+  readonly data: Readonly<Record<string, string>>;
+  readonly controllerUid: string | undefined;
+  readonly ownerUids: readonly string[];
+  readonly resourceVersion: string;
+}
+
+/** A DB instance in the emulator. */
+export interface ObservedDb {
+  readonly identifier: string;
+  readonly instanceClass: string;
+  readonly address: string;
+}
+
+/** Everything a lifecycle step's checks compare, read at one moment. */
+export interface Observed {
+  readonly crs: readonly ObservedCr[];
+  /** The current zone's record sets (straight from the emulator). */
+  readonly records: readonly ResourceRecordSet[];
+  /** Skylift-tagged AWS resources whose owner is in this world's namespace, and the zone's guarded records. */
+  readonly inventory: SkyliftInventory;
+  readonly secrets: ReadonlyMap<string, ObservedSecret>;
+  readonly dbs: ReadonlyMap<string, ObservedDb>;
+  /** EndpointSlice name → resourceVersion, or undefined once deleted. */
+  readonly endpointSlices: ReadonlyMap<string, string>;
+}
+
+const kindTypes: Record<LifecycleKind, ResourceType> = {
+  DNSRecord: dnsRecordType,
+  ManagedDB: managedDbType,
+  MyIngress: myIngressType,
+};
+
+/** The operator's flags: short periods so a step settles in seconds. */
+const operatorFlags = [
+  '--route53-batch-window',
+  '200ms',
+  '--rds-poll-interval',
+  '1s',
+  '--resync-period',
+  '4s',
+  '--aws-timeout',
+  '3s',
+  '--route53-zone-cache-ttl',
+  '2s',
+  '--workers',
+  '4',
+];
+
+/** The real side of a lifecycle run. Call {@link close} when done. */
+export class LifecycleWorld {
+  /** Outage rules installed by {@link stopAws}. */
+  private outage: InstalledRule[] = [];
+  private operatorStarts = 0;
+
+  readonly env: LifecycleEnv;
+  readonly label: string;
+  readonly ns: string;
+  readonly zoneName: string;
+  zoneId: string;
+  readonly admin: KubeClient;
+  readonly aws: AwsClients;
+  readonly proxy: AwsFaultProxy;
+  operator: OperatorProcess;
+
+  private constructor(parts: {
+    env: LifecycleEnv;
+    label: string;
+    ns: string;
+    zoneName: string;
+    zoneId: string;
+    admin: KubeClient;
+    aws: AwsClients;
+    proxy: AwsFaultProxy;
+    operator: OperatorProcess;
+  }) {
+    this.env = parts.env;
+    this.label = parts.label;
+    this.ns = parts.ns;
+    this.zoneName = parts.zoneName;
+    this.zoneId = parts.zoneId;
+    this.admin = parts.admin;
+    this.aws = parts.aws;
+    this.proxy = parts.proxy;
+    this.operator = parts.operator;
+  }
+
+  /** Creates a namespace with the Service `web`, a hosted zone, a fault proxy, and starts the operator. */
+  static async open(env: LifecycleEnv, label: string): Promise<LifecycleWorld> {
+    await mkdir(env.dir, { recursive: true });
+    const admin = new KubeClient(loadKubeConfig(env.kubeconfig));
+    await installCrds(admin);
+    const suffix = randomBytes(3).toString('hex');
+    const ns = `lc-${label}-${suffix}`;
+    await admin.create('/api/v1/namespaces', { metadata: { name: ns } });
+    await admin.create(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'web' },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
+    });
+    const aws = awsClients(env.awsEndpoint);
+    await ensureSubnets(aws);
+    const zoneName = `lc-${suffix}.example`;
+    const zoneId = await createHostedZone(aws, zoneName);
+    const proxy = await AwsFaultProxy.start({ target: env.awsEndpoint });
+    const operator = await startOperatorFor(env, ns, proxy, 0);
+    const world = new LifecycleWorld({ env, label, ns, zoneName, zoneId, admin, aws, proxy, operator });
+    world.operatorStarts = 1;
+    return world;
+  }
+
+  /** The fully qualified name of a host label in the current zone, with the trailing dot. */
+  fqdn(host: string): string {
+    return `${host}.${this.zoneName}.`;
+  }
+
+  /** The API path of one object of a kind (or of the collection without a name). */
+  path(kind: LifecycleKind, name?: string): string {
+    return resourcePath(kindTypes[kind], { namespace: this.ns, ...(name !== undefined ? { name } : {}) });
+  }
+
+  /** Stops the operator (SIGKILL when `kill`, else SIGTERM) and starts a new one. */
+  async restartOperator(kill: boolean): Promise<void> {
+    if (kill) process.kill(this.operator.pid, 'SIGKILL');
+    await this.operator.stop();
+    this.operator = await startOperatorFor(this.env, this.ns, this.proxy, this.operatorStarts++);
+  }
+
+  /** From now on AWS does not answer the operator: every call hangs past its deadline. */
+  stopAws(): void {
+    this.outage.push(this.proxy.inject({ fault: { kind: 'latency', ms: 20_000 } }));
+  }
+
+  /** AWS answers again. */
+  resumeAws(): void {
+    for (const r of this.outage) r.remove();
+    this.outage = [];
+  }
+
+  /** Makes a record by hand, straight in the emulator (as a user or another tool would). */
+  async handMakeRecord(host: string, value: string): Promise<void> {
+    await this.changeRecords([
+      {
+        Action: 'CREATE',
+        ResourceRecordSet: {
+          Name: this.fqdn(host),
+          Type: 'A',
+          TTL: 300,
+          ResourceRecords: [{ Value: value }],
+        },
+      },
+    ]);
+  }
+
+  /**
+   * Deletes the hosted zone as someone outside Skylift would (every record but
+   * the apex SOA/NS, then the zone) and creates a zone of the same name: a new ID.
+   */
+  async recreateZone(): Promise<void> {
+    const r53 = this.aws.route53;
+    const apex = `${this.zoneName}.`;
+    const others = (await this.zoneRecords()).filter(
+      (r) => !(r.Name === apex && (r.Type === 'SOA' || r.Type === 'NS')),
+    );
+    if (others.length > 0)
+      await this.changeRecords(others.map((r) => ({ Action: 'DELETE', ResourceRecordSet: r })));
+    await r53.send(new DeleteHostedZoneCommand({ Id: this.zoneId }));
+    this.zoneId = await createHostedZone(this.aws, this.zoneName);
+  }
+
+  /** Reads the custom resources, Secrets, EndpointSlices, the zone and the Skylift inventory. */
+  async observe(): Promise<Observed> {
+    const crs: ObservedCr[] = [];
+    for (const kind of Object.keys(kindTypes) as LifecycleKind[]) {
+      const list = await this.admin.get<{ items: RawCr[] }>(this.path(kind));
+      for (const o of list.items) crs.push(observedCr(kind, o));
+    }
+    const secretList = await this.admin.get<{ items: RawSecret[] }>(`/api/v1/namespaces/${this.ns}/secrets`);
+    const secrets = new Map(secretList.items.map((s) => [s.metadata.name, observedSecret(s)]));
+    const slices = await this.admin.get<{ items: RawMeta[] }>(
+      `/apis/discovery.k8s.io/v1/namespaces/${this.ns}/endpointslices`,
+    );
+    const endpointSlices = new Map(
+      slices.items.map((s) => [s.metadata.name, s.metadata.resourceVersion ?? '']),
+    );
+    const records = await this.zoneRecords();
+    const all = await collectInventory(this.aws, { zones: [{ id: this.zoneId, exclusive: false }] });
+    const mine = (o: { owner: { owner: string } }): boolean => o.owner.owner.startsWith(`${this.ns}/`);
+    const inventory: SkyliftInventory = {
+      loadBalancers: all.loadBalancers.filter(mine),
+      targetGroups: all.targetGroups.filter(mine),
+      dbInstances: all.dbInstances.filter(mine),
+      records: all.records,
+      unownedRecords: all.unownedRecords,
+    };
+    const dbs = new Map<string, ObservedDb>();
+    let marker: string | undefined;
+    do {
+      const page = await this.aws.rds.send(
+        new DescribeDBInstancesCommand({ Marker: marker, MaxRecords: 100 }),
+      );
+      for (const d of page.DBInstances ?? [])
+        dbs.set(d.DBInstanceIdentifier ?? '', {
+          identifier: d.DBInstanceIdentifier ?? '',
+          instanceClass: d.DBInstanceClass ?? '',
+          address: d.Endpoint?.Address ?? '',
+        });
+      marker = page.Marker;
+    } while (marker !== undefined && marker !== '');
+    return { crs, records, inventory, secrets, dbs, endpointSlices };
+  }
+
+  /** The operator's last log lines, for failure reports. */
+  operatorTail(): string {
+    return this.operator.tail();
+  }
+
+  /**
+   * Deletes every custom resource left (waiting for them to go, so the
+   * operator cleans AWS up), then stops the operator and the proxy and
+   * deletes the namespace and the zone. Best effort: reports what it could
+   * not clean instead of throwing.
+   */
+  async close(waitForCrs: (remaining: () => Promise<number>) => Promise<void>): Promise<string[]> {
+    const problems: string[] = [];
+    this.resumeAws();
+    try {
+      for (const kind of Object.keys(kindTypes) as LifecycleKind[]) {
+        const list = await this.admin.get<{ items: RawCr[] }>(this.path(kind));
+        for (const o of list.items) await this.deleteQuietly(this.path(kind, o.metadata.name));
+      }
+      await waitForCrs(async () => (await this.observe()).crs.length);
+    } catch (err) {
+      problems.push(`cleanup: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    await this.operator.stop();
+    await this.proxy.stop();
+    await this.deleteQuietly(`/api/v1/namespaces/${this.ns}`);
+    try {
+      const apex = `${this.zoneName}.`;
+      const others = (await this.zoneRecords()).filter(
+        (r) => !(r.Name === apex && (r.Type === 'SOA' || r.Type === 'NS')),
+      );
+      if (others.length > 0)
+        await this.changeRecords(others.map((r) => ({ Action: 'DELETE', ResourceRecordSet: r })));
+      await this.aws.route53.send(new DeleteHostedZoneCommand({ Id: this.zoneId }));
+    } catch (err) {
+      problems.push(`zone cleanup: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return problems;
+  }
+
+  /** Deletes an object; a 404 is fine. */
+  async deleteQuietly(path: string): Promise<void> {
+    try {
+      await this.admin.delete(path);
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.statusCode === 404)) throw err;
+    }
+  }
+
+  private async zoneRecords(): Promise<ResourceRecordSet[]> {
+    const all: ResourceRecordSet[] = [];
+    let start: { name: string; type: string } | undefined;
+    for (;;) {
+      const out = await this.aws.route53.send(
+        new ListResourceRecordSetsCommand({
+          HostedZoneId: this.zoneId,
+          ...(start !== undefined ? { StartRecordName: start.name, StartRecordType: start.type as 'A' } : {}),
+        }),
+      );
+      all.push(...(out.ResourceRecordSets ?? []));
+      if (out.IsTruncated !== true || out.NextRecordName === undefined) return all;
+      start = { name: out.NextRecordName, type: out.NextRecordType ?? 'A' };
+    }
+  }
+
+  private async changeRecords(
+    changes: { Action: 'CREATE' | 'DELETE' | 'UPSERT'; ResourceRecordSet: ResourceRecordSet }[],
+  ): Promise<void> {
+    await this.aws.route53.send(
+      new ChangeResourceRecordSetsCommand({ HostedZoneId: this.zoneId, ChangeBatch: { Changes: changes } }),
+    );
+  }
+
+  /** Whether the zone still exists under its current ID (for reports). */
+  async zoneExists(): Promise<boolean> {
+    try {
+      await this.aws.route53.send(new GetHostedZoneCommand({ Id: this.zoneId }));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+async function createHostedZone(aws: AwsClients, name: string): Promise<string> {
+  const out = await aws.route53.send(
+    new CreateHostedZoneCommand({ Name: name, CallerReference: `${name}-${randomBytes(6).toString('hex')}` }),
+  );
+  return (out.HostedZone?.Id ?? '').replace('/hostedzone/', '');
+}
+
+function startOperatorFor(
+  env: LifecycleEnv,
+  ns: string,
+  proxy: AwsFaultProxy,
+  n: number,
+): Promise<OperatorProcess> {
+  return startOperator({
+    args: ['--namespaces', ns, '--leader-elect=false', ...operatorFlags],
+    kubeconfig: env.kubeconfig,
+    env: emulatorEnv(proxy.endpoint),
+    logFile: join(env.dir, `operator-${ns}-${n}.log`),
+  });
+}
+
+interface RawMeta {
+  metadata: {
+    name: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    ownerReferences?: { uid: string; controller?: boolean }[];
+  };
+}
+
+interface RawCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+interface RawCr extends RawMeta {
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown> & { conditions?: RawCondition[]; observedGeneration?: number };
+}
+
+interface RawSecret extends RawMeta {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+function observedCondition(
+  list: readonly RawCondition[] | undefined,
+  type: string,
+): ObservedCondition | undefined {
+  const c = list?.find((x) => x.type === type);
+  return c === undefined
+    ? undefined
+    : {
+        status: c.status,
+        reason: c.reason ?? '',
+        message: c.message ?? '',
+        observedGeneration: c.observedGeneration,
+      };
+}
+
+function observedCr(kind: LifecycleKind, o: RawCr): ObservedCr {
+  return {
+    kind,
+    name: o.metadata.name,
+    uid: o.metadata.uid ?? '',
+    generation: o.metadata.generation ?? 0,
+    observedGeneration: o.status?.observedGeneration,
+    deleting: o.metadata.deletionTimestamp !== undefined,
+    finalizers: o.metadata.finalizers ?? [],
+    ready: observedCondition(o.status?.conditions, 'Ready'),
+    synced: observedCondition(o.status?.conditions, 'Synced'),
+    spec: o.spec ?? {},
+    status: o.status ?? {},
+  };
+}
+
+function observedSecret(s: RawSecret): ObservedSecret {
+  const refs = s.metadata.ownerReferences ?? [];
+  return {
+    type: s.type ?? 'Opaque',
+    data: Object.fromEntries(
+      Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+    ),
+    controllerUid: refs.find((r) => r.controller === true)?.uid,
+    ownerUids: refs.map((r) => r.uid),
+    resourceVersion: s.metadata.resourceVersion ?? '',
+  };
+}

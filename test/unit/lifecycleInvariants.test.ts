@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { judge, settledProblem } from '../support/lifecycle/invariants.ts';
+import { newModel, type LifecycleModel } from '../support/lifecycle/model.ts';
+import type { Observed, ObservedCr } from '../support/lifecycle/world.ts';
+
+const zoneName = 'z.example';
+const ctx = { zoneName };
+
+function cr(over: Partial<ObservedCr> & Pick<ObservedCr, 'kind' | 'name' | 'uid'>): ObservedCr {
+  const ok = { status: 'True', reason: 'Available', message: '', observedGeneration: 1 };
+  return {
+    generation: 1,
+    observedGeneration: 1,
+    deleting: false,
+    finalizers: [],
+    ready: ok,
+    synced: { ...ok, reason: 'ReconcileSuccess' },
+    spec: {},
+    status: {},
+    ...over,
+  };
+}
+
+function observed(over: Partial<Observed> = {}): Observed {
+  return {
+    crs: [],
+    records: [],
+    inventory: { loadBalancers: [], targetGroups: [], dbInstances: [], records: [], unownedRecords: [] },
+    secrets: new Map(),
+    dbs: new Map(),
+    endpointSlices: new Map(),
+    ...over,
+  };
+}
+
+const owner = (uid: string) => ({ uid, owner: `ns/${uid}`, cluster: '' });
+
+function withRecord(m: LifecycleModel, name: string, uid: string, values: string[]): void {
+  m.live.set(name, { kind: 'DNSRecord', name, host: 'a', values, deletionPolicy: 'Delete', adopt: false });
+  m.uids.set(name, uid);
+}
+
+describe('lifecycle invariants', () => {
+  it('a Ready DNSRecord whose record matches and is guarded by its uid holds', () => {
+    const m = newModel();
+    withRecord(m, 'd1', 'u1', ['10.0.0.1']);
+    const v = judge(
+      m,
+      observed({
+        crs: [cr({ kind: 'DNSRecord', name: 'd1', uid: 'u1', spec: { name: 'a' } })],
+        records: [{ Name: 'a.z.example.', Type: 'A', ResourceRecords: [{ Value: '10.0.0.1' }] }],
+        inventory: {
+          ...observed().inventory,
+          records: [{ zoneId: 'Z', fqdn: 'a.z.example.', type: 'A', owner: owner('u1'), recordExists: true }],
+        },
+      }),
+      ctx,
+    );
+    expect(v).toEqual({ broken: [], waiting: [] });
+  });
+
+  it('Ready with other values in AWS is not settled', () => {
+    const m = newModel();
+    withRecord(m, 'd1', 'u1', ['10.0.0.1']);
+    const v = judge(
+      m,
+      observed({
+        crs: [cr({ kind: 'DNSRecord', name: 'd1', uid: 'u1' })],
+        records: [{ Name: 'a.z.example.', Type: 'A', ResourceRecords: [{ Value: '10.0.0.7' }] }],
+      }),
+      ctx,
+    );
+    expect(v.waiting.join()).toContain('holds 10.0.0.7');
+  });
+
+  it('a changed hand-made record, or one given an ownership TXT, is broken', () => {
+    const m = newModel();
+    m.foreignRecords.set('b', '192.0.2.1');
+    const v = judge(
+      m,
+      observed({
+        records: [{ Name: 'b.z.example.', Type: 'A', ResourceRecords: [{ Value: '10.0.0.1' }] }],
+        inventory: {
+          ...observed().inventory,
+          records: [{ zoneId: 'Z', fqdn: 'b.z.example.', type: 'A', owner: owner('u9'), recordExists: true }],
+        },
+      }),
+      ctx,
+    );
+    expect(v.broken.join('\n')).toMatch(/was changed to 10\.0\.0\.1[\s\S]*got an ownership TXT/);
+  });
+
+  it('two objects Ready on one record is broken', () => {
+    const v = judge(
+      newModel(),
+      observed({
+        crs: [
+          cr({ kind: 'DNSRecord', name: 'd1', uid: 'u1', spec: { name: 'a' } }),
+          cr({ kind: 'DNSRecord', name: 'd2', uid: 'u2', spec: { name: 'a' } }),
+        ],
+      }),
+      ctx,
+    );
+    expect(v.broken).toEqual(['d1 and d2 are all Ready on record a']);
+  });
+
+  it("a Secret carrying another object's database host is broken", () => {
+    const v = judge(
+      newModel(),
+      observed({
+        secrets: new Map([
+          [
+            'conn-2',
+            {
+              type: 'Opaque',
+              data: { host: 'db1.rds' },
+              controllerUid: 'u2',
+              ownerUids: ['u2'],
+              resourceVersion: '1',
+            },
+          ],
+        ]),
+        dbs: new Map([
+          ['sky-db1', { identifier: 'sky-db1', instanceClass: 'db.t3.micro', address: 'db1.rds' }],
+        ]),
+        inventory: {
+          ...observed().inventory,
+          dbInstances: [{ identifier: 'sky-db1', status: 'available', owner: owner('u1') }],
+        },
+      }),
+      ctx,
+    );
+    expect(v.broken.join()).toContain("carries the host of another object's instance (uid u1)");
+  });
+
+  it('a hand-made Secret given an owner reference is broken', () => {
+    const m = newModel();
+    m.foreignSecrets.set('conn-1', { password: 'x' });
+    const v = judge(
+      m,
+      observed({
+        secrets: new Map([
+          [
+            'conn-1',
+            {
+              type: 'Opaque',
+              data: { password: 'x' },
+              controllerUid: 'u1',
+              ownerUids: ['u1'],
+              resourceVersion: '2',
+            },
+          ],
+        ]),
+      }),
+      ctx,
+    );
+    expect(v.broken).toEqual(['hand-made Secret conn-1 got owner references u1']);
+  });
+
+  it("what a deleted object owned must go (waiting); what no object of the run owned is a leak (broken); Orphan's may stay", () => {
+    const m = newModel();
+    m.uids.set('db1', 'u1');
+    m.uids.set('db2', 'u2');
+    m.deleted.push({ kind: 'ManagedDB', name: 'db1', uid: 'u1', deletionPolicy: 'Delete' });
+    m.deleted.push({ kind: 'ManagedDB', name: 'db2', uid: 'u2', deletionPolicy: 'Orphan' });
+    const v = judge(
+      m,
+      observed({
+        inventory: {
+          ...observed().inventory,
+          dbInstances: [
+            { identifier: 'i1', status: 'available', owner: owner('u1') },
+            { identifier: 'i2', status: 'available', owner: owner('u2') },
+            { identifier: 'i3', status: 'available', owner: owner('u3') },
+          ],
+        },
+      }),
+      ctx,
+    );
+    expect(v.waiting).toEqual(['DB instance i1 of a deleted object (uid u1) is still in AWS']);
+    expect(v.broken).toEqual(['DB instance i3 is owned by uid u3, which no object of this run had']);
+  });
+
+  it('settled: Ready, refused with a usable message, or action required; not in progress or refused tersely', () => {
+    const base = cr({ kind: 'DNSRecord', name: 'd', uid: 'u' });
+    expect(settledProblem(base)).toBeUndefined();
+    const refused = (reason: string, message: string): ObservedCr => ({
+      ...base,
+      ready: { status: 'False', reason, message, observedGeneration: 1 },
+      synced: { status: 'False', reason, message, observedGeneration: 1 },
+    });
+    expect(
+      settledProblem(refused('Conflict', 'the record is owned by ns/d1; Skylift will not modify it')),
+    ).toBeUndefined();
+    expect(settledProblem(refused('Conflict', 'no'))).toMatch(/without a usable message/);
+    expect(settledProblem(refused('AWSUnreachable', 'AWS did not answer within 3 s'))).toMatch(/in progress/);
+    expect(settledProblem({ ...base, observedGeneration: 0 })).toMatch(/generation 1 not observed/);
+  });
+});
