@@ -18,6 +18,7 @@ import {
   describeDelta,
   type Created,
   type DeltaEntry,
+  type Released,
   type Updated,
 } from '../../runtime/adapter.ts';
 import type { ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
@@ -263,6 +264,29 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     if (changes.length === 0) return { gone: true };
     this.submit(t, ctx, changes);
     return { gone: false };
+  }
+
+  /**
+   * Lets go of the object (deletionPolicy Orphan, ObserveOnly) leaving the record and its ownership
+   * TXT as they are in Route 53. A change of its still waiting in the zone's batch is withdrawn, so
+   * nothing is written for it once it is released; a change already sent cannot be called back, so
+   * the release waits until Route 53 has answered it (the record and TXT then stand as that change
+   * left them, the two written in one batch).
+   */
+  release(mr: DNSRecord, ctx: ReconcileContext): Promise<Released> {
+    const uid = ctx.ownership.uid;
+    this.ghosts.delete(uid);
+    const { inFlight } = this.d.batcher.withdraw(uid);
+    if (inFlight > 0) {
+      return Promise.resolve({
+        waiting: {
+          message: `waiting for Route 53 to answer the change sent for ${mr.spec.type} ${typeof mr.status?.fqdn === 'string' ? mr.status.fqdn : mr.spec.name} before letting go of the record (nothing more is sent for it)`,
+          requeueAfterMs: this.d.pollMs,
+        },
+      });
+    }
+    this.tickets.delete(uid);
+    return Promise.resolve({});
   }
 
   /**
