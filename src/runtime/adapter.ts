@@ -96,6 +96,11 @@ export interface ExistingObservation<D = undefined, F extends string = string> {
   readonly exists: true;
   /** Skylift ownership tags on the resource; undefined when it carries none. */
   readonly ownership: OwnershipTags | undefined;
+  /**
+   * The resource named as `spec.externalName` would name it (an ARN, a DB identifier, a record's
+   * `<name>/<type>[/<setIdentifier>]`), for messages such as an ownership conflict.
+   */
+  readonly identity?: string;
   /** What differs from the spec (including ownership tags to add on adoption); empty: up to date. */
   readonly delta: Delta<F>;
   readonly ready: ReadyState;

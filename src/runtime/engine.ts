@@ -411,14 +411,15 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
 
   private checkOwnership(obj: T, obs: ExistingObservation<D, F>, ours: OwnershipTags): void {
     const owner = obs.ownership;
+    const id = obs.identity;
     if (owner !== undefined && owner.uid !== ours.uid) {
       throw new OwnershipConflictError(
-        `the AWS resource is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it`,
+        `the AWS resource${id !== undefined ? ` ${id}` : ''} is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it`,
       );
     }
     if (owner === undefined && (obj.spec.externalName ?? '') === '') {
       throw new OwnershipConflictError(
-        'an AWS resource with this identity already exists and is not managed by Skylift; set spec.externalName to adopt it',
+        `an AWS resource with this identity${id !== undefined ? ` (${id})` : ''} already exists and is not managed by Skylift; set spec.externalName to adopt it`,
       );
     }
   }
