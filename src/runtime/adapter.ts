@@ -96,6 +96,11 @@ export interface ExistingObservation<D = undefined, F extends string = string> {
   readonly exists: true;
   /** Skylift ownership tags on the resource; undefined when it carries none. */
   readonly ownership: OwnershipTags | undefined;
+  /**
+   * The resource named as `spec.externalName` would name it (an ARN, a DB identifier, a record's
+   * `<name>/<type>[/<setIdentifier>]`), for messages such as an ownership conflict.
+   */
+  readonly identity?: string;
   /** What differs from the spec (including ownership tags to add on adoption); empty: up to date. */
   readonly delta: Delta<F>;
   readonly ready: ReadyState;
@@ -164,6 +169,19 @@ export interface Updated {
   readonly writes?: Writes;
 }
 
+/** What release reports. */
+export interface Released {
+  /** Kubernetes writes to make before letting go (e.g. disown the connection Secret). */
+  readonly writes?: Writes;
+  /**
+   * Not yet: something this object set going in AWS is still under way and cannot be called
+   * back (a change sent and not answered), so letting go now would let AWS change after the
+   * object is gone. The engine keeps the finalizer (Ready=False Deleting with this message) and
+   * asks again after `requeueAfterMs`.
+   */
+  readonly waiting?: { readonly message: string; readonly requeueAfterMs: number };
+}
+
 /**
  * One kind's AWS side for one object. Contract for every method: idempotent
  * (may be repeated or interrupted at any point); never blocks on a long AWS
@@ -198,11 +216,14 @@ export interface ExternalClient<T extends ManagedObject, D = undefined, F extend
    */
   update(mr: T, observed: ExistingObservation<D, F>, ctx: ReconcileContext): Promise<Updated>;
   /**
-   * Optional: what to write to Kubernetes-side companions when the CR is
-   * deleted but the AWS resource is kept (deletionPolicy Orphan,
-   * ObserveOnly), e.g. disowning the connection Secret. Never touches AWS.
+   * Optional: lets go of the object when it is deleted but the AWS resource
+   * is kept (deletionPolicy Orphan, ObserveOnly): what to write to
+   * Kubernetes-side companions (e.g. disowning the connection Secret), and
+   * whether anything the object set going in AWS is still under way. Work
+   * not started yet is dropped here, never carried out afterwards; work in
+   * flight is reported as `waiting`. Never starts anything in AWS.
    */
-  release?(mr: T, ctx: ReconcileContext): Promise<Writes>;
+  release?(mr: T, ctx: ReconcileContext): Promise<Released>;
   /** Deletes the resource and its children, or advances deletion; `gone` once AWS confirms. */
   delete(mr: T, observed: ExistingObservation<D, F>, ctx: ReconcileContext): Promise<{ gone: boolean }>;
 }

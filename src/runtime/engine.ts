@@ -345,7 +345,14 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (spec.managementPolicy === 'ObserveOnly' || spec.deletionPolicy === 'Orphan') {
       if (adapter.release !== undefined) {
         const release = adapter.release.bind(adapter);
-        await this.write(p, await this.step('release', () => release(p.obj, p.ctx)));
+        const released = await this.step('release', () => release(p.obj, p.ctx));
+        if (released.waiting !== undefined) {
+          // Letting go now would let AWS change after the object is gone: keep it until that is done.
+          this.setReady(p, { status: 'False', reason: Reason.Deleting, message: released.waiting.message });
+          this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+          return { kind: 'done', requeueAfterMs: released.waiting.requeueAfterMs };
+        }
+        await this.write(p, released.writes);
       }
       await this.setFinalizer(p, false);
       this.event(p, {
@@ -404,14 +411,15 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
 
   private checkOwnership(obj: T, obs: ExistingObservation<D, F>, ours: OwnershipTags): void {
     const owner = obs.ownership;
+    const id = obs.identity;
     if (owner !== undefined && owner.uid !== ours.uid) {
       throw new OwnershipConflictError(
-        `the AWS resource is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it`,
+        `the AWS resource${id !== undefined ? ` ${id}` : ''} is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it`,
       );
     }
     if (owner === undefined && (obj.spec.externalName ?? '') === '') {
       throw new OwnershipConflictError(
-        'an AWS resource with this identity already exists and is not managed by Skylift; set spec.externalName to adopt it',
+        `an AWS resource with this identity${id !== undefined ? ` (${id})` : ''} already exists and is not managed by Skylift; set spec.externalName to adopt it`,
       );
     }
   }

@@ -13,6 +13,7 @@ import {
   sharedClient,
   type ExistingObservation,
   type Observation,
+  type Released,
   type ReconcileContext,
   type Updated,
   type Writes,
@@ -87,9 +88,9 @@ class WritingGadgetAdapter extends GadgetAdapter {
     return { ...u, writes: { annotations: { [resizedAnnotation]: String(mr.spec.size) } } };
   }
 
-  release(mr: Gadget): Promise<Writes> {
+  release(mr: Gadget): Promise<Released> {
     return Promise.resolve({
-      companions: [{ op: 'disown', type: configMapType, name: infoName(mr.metadata.name) }],
+      writes: { companions: [{ op: 'disown', type: configMapType, name: infoName(mr.metadata.name) }] },
     });
   }
 }

@@ -19,6 +19,16 @@ export type Fault =
   /** Forward, then rewrite the response body (e.g. to fake a slow state transition). */
   | { readonly kind: 'rewrite'; readonly rewrite: (body: string, call: AwsCall) => string }
   /**
+   * Decide per call what the real service would answer where the emulator answers differently:
+   * `respond` sees the call and the emulator's endpoint (to read its state, unrecorded) and
+   * returns the answer to send instead of forwarding, or undefined to forward the call as usual
+   * (recorded as `forwarded`). See test/support/route53Fidelity.ts.
+   */
+  | {
+      readonly kind: 'respond';
+      readonly respond: (call: AwsCall, emulator: string) => Promise<ProxyAnswer | undefined>;
+    }
+  /**
    * A service quota: a token bucket per signing access key (one account in
    * the emulator) admits `ratePerSecond` calls with bursts up to `burst`
    * (default `ratePerSecond`); calls beyond it are answered like `throttle`
@@ -32,6 +42,13 @@ export type Fault =
       readonly code?: string;
       readonly status?: number;
     };
+
+/** A whole HTTP answer the proxy sends in place of the emulator's (e.g. from errorResponse). */
+export interface ProxyAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
 
 /** When a fault applies. Omitted fields match anything. */
 export interface FaultRule {
@@ -92,6 +109,7 @@ export class AwsFaultProxy {
   private readonly now: () => number;
   private readonly rules: RuleState[] = [];
   private readonly log: CallRecord[] = [];
+  private readonly watchers = new Set<(call: AwsCall) => void>();
 
   private constructor(
     server: Server,
@@ -153,6 +171,17 @@ export class AwsFaultProxy {
       remove: () => {
         state.removed = true;
       },
+    };
+  }
+
+  /**
+   * Calls `fn` with every call as it arrives, body included, before any rule applies (the call
+   * log keeps no bodies). Returns a function that stops it.
+   */
+  watch(fn: (call: AwsCall) => void): () => void {
+    this.watchers.add(fn);
+    return () => {
+      this.watchers.delete(fn);
     };
   }
 
@@ -250,6 +279,7 @@ export class AwsFaultProxy {
       body: bodyBuf.toString('utf8'),
     });
     const { body: _body, ...callInfo } = call;
+    for (const w of this.watchers) w(call);
     const state = this.pickRule(call);
     if (state !== undefined) state.hits++;
     const fault = state?.rule.fault;
@@ -298,6 +328,13 @@ export class AwsFaultProxy {
         req.socket.destroy();
         return;
       }
+      case 'respond': {
+        const answer = await fault.respond(call, this.target.origin);
+        if (answer === undefined) break;
+        record('respond', answer.status);
+        res.writeHead(answer.status, { ...answer.headers }).end(answer.body);
+        return;
+      }
       case 'rewrite':
       case undefined:
         break;
@@ -309,7 +346,7 @@ export class AwsFaultProxy {
     const headers = { ...upstream.headers };
     delete headers['transfer-encoding'];
     headers['content-length'] = String(out.length);
-    record(fault?.kind ?? 'forwarded', upstream.status);
+    record(fault === undefined || fault.kind === 'respond' ? 'forwarded' : fault.kind, upstream.status);
     res.writeHead(upstream.status, headers).end(out);
   }
 

@@ -122,7 +122,7 @@ export function errorResponse(
       return {
         status,
         headers: { ...common, 'content-type': 'text/xml' },
-        body: `<?xml version="1.0"?>\n<ErrorResponse><Error><Type>${type}</Type><Code>${esc(code)}</Code><Message>${esc(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+        body: `<?xml version="1.0"?>\n<ErrorResponse${xmlNamespace(service)}><Error><Type>${type}</Type><Code>${esc(code)}</Code><Message>${esc(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
       };
     case 'json':
       return {
@@ -131,4 +131,9 @@ export function errorResponse(
         body: JSON.stringify({ __type: code, message }),
       };
   }
+}
+
+/** The XML namespace a service puts on its error responses, as an attribute (Route 53's API version). */
+function xmlNamespace(service: string): string {
+  return service === 'route53' ? ' xmlns="https://route53.amazonaws.com/doc/2013-04-01/"' : '';
 }

@@ -66,7 +66,9 @@ describe('AwsFaultProxy rateLimit rule', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     const rejected = await call(p);
     expect(rejected.status).toBe(400);
-    expect(rejected.body).toContain('<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code>');
+    expect(rejected.body).toContain(
+      '<ErrorResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><Error><Type>Sender</Type><Code>Throttling</Code>',
+    );
     expect(upstreamHits).toBe(5);
     expect(rule.hits).toBe(1);
     expect(p.count({ service: 'route53', outcome: 'rateLimit' })).toBe(1);
@@ -118,5 +120,40 @@ describe('AwsFaultProxy rateLimit rule', () => {
     const p = await startProxy();
     expect(() => p.inject(route53RateLimit(0))).toThrow(/ratePerSecond must be > 0/);
     expect(() => p.inject(route53RateLimit(5, 0.5))).toThrow(/burst >= 1/);
+  });
+});
+
+describe('AwsFaultProxy respond rule and watchers', () => {
+  it('answers a call itself or forwards it, as the rule decides, and shows watchers every call', async () => {
+    const p = await startProxy();
+    const seen: string[] = [];
+    const unwatch = p.watch((c) => seen.push(`${c.service} ${c.method} ${c.path}`));
+    const emulators: string[] = [];
+    let refuse = true;
+    p.inject({
+      service: 'route53',
+      fault: {
+        kind: 'respond',
+        respond: (_call, emulator) => {
+          emulators.push(emulator);
+          return Promise.resolve(
+            refuse ? { status: 400, headers: { 'content-type': 'text/xml' }, body: '<refused/>' } : undefined,
+          );
+        },
+      },
+    });
+    expect(await call(p)).toEqual({ status: 400, body: '<refused/>' });
+    refuse = false;
+    expect(await call(p)).toEqual({ status: 200, body: '<ok/>' });
+    expect(upstreamHits).toBe(1);
+    expect(emulators).toEqual([upstreamUrl, upstreamUrl]);
+    expect(p.count({ outcome: 'respond' })).toBe(1);
+    expect(p.count({ outcome: 'forwarded' })).toBe(1);
+    unwatch();
+    await call(p);
+    expect(seen).toEqual([
+      'route53 GET /2013-04-01/hostedzone/Z1/rrset',
+      'route53 GET /2013-04-01/hostedzone/Z1/rrset',
+    ]);
   });
 });

@@ -93,7 +93,11 @@ describe('signingService', () => {
 
 describe('errorResponse', () => {
   it.each([
-    { service: 'route53', contains: '<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code>' },
+    {
+      service: 'route53',
+      contains:
+        '<ErrorResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><Error><Type>Sender</Type><Code>Throttling</Code>',
+    },
     { service: 'rds', contains: '<Code>Throttling</Code>' },
     { service: 'ec2', contains: '<Response><Errors><Error><Code>Throttling</Code>' },
     { service: 'secretsmanager', contains: '"__type":"Throttling"' },

@@ -217,4 +217,48 @@ describe('ChangeBatcher', () => {
     await settle();
     expect(t.state).toBe('applied');
   });
+
+  it('withdraws an owner’s waiting changes so they are never sent, and reports one in flight', async () => {
+    let answer: (() => void) | undefined;
+    r53.on(ChangeResourceRecordSetsCommand).callsFake(
+      () =>
+        new Promise((resolve) => {
+          answer = () => {
+            resolve({ ChangeInfo: { Id: '/change/C9', Status: 'PENDING', SubmittedAt: new Date() } });
+          };
+        }),
+    );
+    const { batcher, clock } = setup();
+    const waiting = batcher.submit('Z1', 'orphan', [aRecord('kept')]);
+    const other = batcher.submit('Z1', 'other', [aRecord('stays')]);
+    expect(batcher.withdraw('orphan')).toEqual({ withdrawn: 1, inFlight: 0 });
+    expect(waiting.state).toBe('withdrawn');
+    clock.advance(100);
+    await settle();
+    expect(sentBatches()).toEqual([['stays.example.com.']]);
+
+    // Sent and not answered: it cannot be called back, so it is reported until it is answered.
+    const sent = batcher.submit('Z1', 'orphan', [aRecord('kept', '192.0.2.2', 'UPSERT')]);
+    answer?.();
+    await settle();
+    expect(other.state).toBe('applied');
+    clock.advance(100);
+    await settle();
+    expect(sent.state).toBe('submitted');
+    expect(batcher.withdraw('orphan')).toEqual({ withdrawn: 0, inFlight: 1 });
+    answer?.();
+    await settle();
+    expect(sent.state).toBe('applied');
+    expect(batcher.withdraw('orphan')).toEqual({ withdrawn: 0, inFlight: 0 });
+    expect(batcher.pending('Z1')).toBe(0);
+  });
+
+  it('sends nothing once the only waiting change is withdrawn', async () => {
+    const { batcher, clock } = setup();
+    batcher.submit('Z1', 'orphan', [aRecord('kept')]);
+    batcher.withdraw('orphan');
+    clock.advance(1000);
+    await settle();
+    expect(sentBatches()).toEqual([]);
+  });
 });

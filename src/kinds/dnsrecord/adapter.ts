@@ -18,6 +18,7 @@ import {
   describeDelta,
   type Created,
   type DeltaEntry,
+  type Released,
   type Updated,
 } from '../../runtime/adapter.ts';
 import type { ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
@@ -63,6 +64,8 @@ type DNSObservation = Observation<undefined, DNSRecordField>;
 interface Target {
   readonly zone: HostedZone;
   readonly fqdn: string;
+  /** The record as spec.externalName names it: `<name>/<type>[/<setIdentifier>]`. */
+  readonly identity: string;
   readonly key: string;
   readonly ownerName: string;
   readonly ownerKey: string;
@@ -117,15 +120,17 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     if (ticket !== undefined) {
       if (ticket.state === 'failed') {
         this.tickets.delete(ctx.ownership.uid);
-        const refusal = await this.createRefusal(t, ticket, ctx);
+        const refusal = await this.createRefusal(t, ticket);
         if (refusal === 'phantom') {
           // Not in the zone, whatever Route 53 said: the engine creates it again, as an UPSERT.
           this.ghosts.add(ctx.ownership.uid);
           return { exists: false };
         }
-        // 'ours': an earlier CREATE of this very object was carried out but its answer was lost, so
-        // the retry was refused; the fresh listing below observes the record like any other.
-        if (refusal !== 'ours') throw ticket.error ?? new Error('Route 53 change failed');
+        // 'exists': someone made the record since the zone was listed (by hand, another tool or
+        // another Skylift), or an earlier CREATE of this very object was carried out but its answer
+        // was lost. The fresh listing below observes it like any other record: ours, or a conflict
+        // the engine reports naming its owner or advising spec.externalName.
+        if (refusal !== 'exists') throw ticket.error ?? new Error('Route 53 change failed');
       } else if (ticket.state !== 'applied') {
         // The change stays queued and the zone's batch is retried; this pass reports the failure.
         if (ticket.failing !== undefined)
@@ -182,6 +187,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
       exists: true,
       details: undefined,
       ownership,
+      identity: t.identity,
       delta,
       ready,
       status,
@@ -266,6 +272,29 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
   }
 
   /**
+   * Lets go of the object (deletionPolicy Orphan, ObserveOnly) leaving the record and its ownership
+   * TXT as they are in Route 53. A change of its still waiting in the zone's batch is withdrawn, so
+   * nothing is written for it once it is released; a change already sent cannot be called back, so
+   * the release waits until Route 53 has answered it (the record and TXT then stand as that change
+   * left them, the two written in one batch).
+   */
+  release(mr: DNSRecord, ctx: ReconcileContext): Promise<Released> {
+    const uid = ctx.ownership.uid;
+    this.ghosts.delete(uid);
+    const { inFlight } = this.d.batcher.withdraw(uid);
+    if (inFlight > 0) {
+      return Promise.resolve({
+        waiting: {
+          message: `waiting for Route 53 to answer the change sent for ${mr.spec.type} ${typeof mr.status?.fqdn === 'string' ? mr.status.fqdn : mr.spec.name} before letting go of the record (nothing more is sent for it)`,
+          requeueAfterMs: this.d.pollMs,
+        },
+      });
+    }
+    this.tickets.delete(uid);
+    return Promise.resolve({});
+  }
+
+  /**
    * Runs `fn` against the zone `mr` resolves to. When a call against that zone answers
    * NoSuchHostedZone (its listing, a change batch), the directory forgets the zone and its records
    * are dropped, so the next reconcile looks spec.zoneName up again instead of failing against the
@@ -284,22 +313,17 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
   }
 
   /**
-   * Why a CREATE was refused as "already exists", judged from a fresh listing: `phantom` when the
-   * record is not there, `ours` when the ownership TXT beside it names this object (an earlier
-   * attempt went through unheard), `other` for any other failure, which stands.
+   * Why a CREATE was refused as "already exists", judged from a fresh listing (which the caller
+   * then reads): `phantom` when the record is not there, `exists` when it is (whoever made it),
+   * `other` for any other failure, which stands.
    */
-  private async createRefusal(
-    t: Target,
-    ticket: ChangeTicket,
-    ctx: ReconcileContext,
-  ): Promise<'phantom' | 'ours' | 'other'> {
+  private async createRefusal(t: Target, ticket: ChangeTicket): Promise<'phantom' | 'exists' | 'other'> {
     if (!(ticket.error instanceof OwnershipConflictError) || !/already exists/i.test(ticket.error.message))
       return 'other';
     if (!ticket.changes.some((c) => c.Action === 'CREATE')) return 'other';
     this.d.records.invalidate(t.zone.id);
     const snap = await this.d.records.get(t.zone.id);
-    if (!snap.records.has(t.key)) return 'phantom';
-    return ownerUid(snap.records.get(t.ownerKey)) === ctx.ownership.uid ? 'ours' : 'other';
+    return snap.records.has(t.key) ? 'exists' : 'phantom';
   }
 
   private inFlight(ctx: ReconcileContext): boolean {
@@ -339,9 +363,11 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     if (ext !== undefined && ext !== '')
       checkExternalName(ext, fqdn, mr.spec.type, mr.spec.setIdentifier, zone.name);
     const ownerName = ownerRecordName(fqdn, mr.spec.type, mr.spec.setIdentifier, this.d.ownerPrefix);
+    const set = mr.spec.setIdentifier;
     return {
       zone,
       fqdn,
+      identity: `${fqdn.replace(/\.$/, '')}/${mr.spec.type}${set !== undefined ? `/${set}` : ''}`,
       key: recordKey(fqdn, mr.spec.type, mr.spec.setIdentifier),
       ownerName,
       ownerKey: recordKey(ownerName, 'TXT'),

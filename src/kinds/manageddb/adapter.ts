@@ -25,6 +25,7 @@ import type {
   ExternalClient,
   Observation,
   ReadyState,
+  Released,
   ReconcileContext,
   Updated,
   Writes,
@@ -416,8 +417,8 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
   }
 
   /** deletionPolicy Orphan keeps the instance, so its connection Secret stays too: it is disowned. */
-  release(mr: ManagedDB): Promise<Writes> {
-    return Promise.resolve({ companions: [connectionSecretRelease(mr)] });
+  release(mr: ManagedDB): Promise<Released> {
+    return Promise.resolve({ writes: { companions: [connectionSecretRelease(mr)] } });
   }
 
   /**

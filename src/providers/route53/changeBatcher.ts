@@ -12,8 +12,8 @@ import type { ZoneRecordCache } from './zoneRecords.ts';
 /** Route 53's per-request limits. */
 export const route53Limits = { maxRecords: 1000, maxValueChars: 32_000 } as const;
 
-/** Where a submitted change stands. */
-export type TicketState = 'queued' | 'submitted' | 'applied' | 'failed';
+/** Where a submitted change stands; `withdrawn`: taken out of the queue before it was sent. */
+export type TicketState = 'queued' | 'submitted' | 'applied' | 'failed' | 'withdrawn';
 
 /** One object's changes (applied atomically, never split across batches) and their fate. */
 export interface ChangeTicket {
@@ -126,6 +126,36 @@ export class ChangeBatcher {
     zq.queue.push(ticket);
     this.schedule(zoneId, this.o.windowMs ?? 200);
     return ticket;
+  }
+
+  /**
+   * Takes `owner`'s changes that are still waiting out of every zone's queue, so they are never
+   * sent (their tickets become `withdrawn`), and returns how many of its changes are in flight:
+   * sent, not answered yet. Those cannot be called back; a caller that must not let go while
+   * Route 53 may still act for the owner (deletionPolicy Orphan) asks again until this is 0.
+   */
+  withdraw(owner: string): { withdrawn: number; inFlight: number } {
+    let withdrawn = 0;
+    let inFlight = 0;
+    for (const zq of this.zones.values()) {
+      for (const t of [...zq.queue]) {
+        if (t.owner !== owner) continue;
+        if (t.state === 'submitted') {
+          inFlight++;
+          continue;
+        }
+        t.state = 'withdrawn';
+        delete t.note;
+        delete t.failing;
+        zq.queue.splice(zq.queue.indexOf(t), 1);
+        withdrawn++;
+      }
+      if (!zq.sending && !zq.queue.some((t) => t.state === 'queued')) {
+        zq.timer?.cancel();
+        zq.timer = undefined;
+      }
+    }
+    return { withdrawn, inFlight };
   }
 
   /** Tickets waiting or in flight, per zone (for metrics and tests). */
