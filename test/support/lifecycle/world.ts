@@ -27,6 +27,7 @@ import { managedDbType } from '../../../src/kinds/manageddb/api.ts';
 import { myIngressType } from '../../../src/kinds/myingress/api.ts';
 import { KubeApiError, KubeClient, loadKubeConfig } from '../../../src/runtime/kube/client.ts';
 import { AwsFaultProxy, type InstalledRule } from '../awsFaultProxy.ts';
+import { route53RefuseExistingCreate } from '../route53Fidelity.ts';
 import type { LifecycleKind } from './model.ts';
 
 /** Where a lifecycle run finds its stack. */
@@ -117,6 +118,8 @@ const operatorFlags = [
 export class LifecycleWorld {
   /** Outage rules installed by {@link stopAws}. */
   private outage: InstalledRule[] = [];
+  /** Route 53's refusal of a CREATE for a record that exists (moto accepts it); off during an outage. */
+  private fidelity: InstalledRule | undefined;
   private operatorStarts = 0;
 
   readonly env: LifecycleEnv;
@@ -171,6 +174,7 @@ export class LifecycleWorld {
     const operator = await startOperatorFor(env, ns, proxy, 0);
     const world = new LifecycleWorld({ env, label, ns, zoneName, zoneId, admin, aws, proxy, operator });
     world.operatorStarts = 1;
+    world.fidelity = proxy.inject(route53RefuseExistingCreate());
     return world;
   }
 
@@ -193,6 +197,8 @@ export class LifecycleWorld {
 
   /** From now on AWS does not answer the operator: every call hangs past its deadline. */
   stopAws(): void {
+    this.fidelity?.remove();
+    this.fidelity = undefined;
     this.outage.push(this.proxy.inject({ fault: { kind: 'latency', ms: 20_000 } }));
   }
 
@@ -200,6 +206,7 @@ export class LifecycleWorld {
   resumeAws(): void {
     for (const r of this.outage) r.remove();
     this.outage = [];
+    this.fidelity ??= this.proxy.inject(route53RefuseExistingCreate());
   }
 
   /** Makes a record by hand, straight in the emulator (as a user or another tool would). */
