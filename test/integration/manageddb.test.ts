@@ -631,6 +631,40 @@ describe('ManagedDB with a failed scheduled snapshot', () => {
   });
 });
 
+// An object naming, through spec.externalName, an instance that another ManagedDB owns must learn
+// nothing of it: its connection Secret is never written with that instance's host, nor its status.
+describe('ManagedDB adoption and ownership', () => {
+  it('gives an object naming another object’s instance a Conflict and writes it no Secret or endpoint', async () => {
+    const ns = await setup('mdb-foreign');
+    const first = await create(ns, 'first', spec({ writeConnectionSecretToRef: { name: 'first-conn' } }));
+    const ready = await waitCondition(ns, 'first', 'Ready', 'True');
+    const firstSecret = await secret(ns, 'first-conn');
+    const host = (ready.status?.endpoint as { address: string }).address;
+    expect(firstSecret.host).toBe(host);
+    const id = dbIdentifier(ns, 'first', first.metadata.uid ?? '');
+
+    await create(
+      ns,
+      'second',
+      spec({ externalName: id, writeConnectionSecretToRef: { name: 'second-conn' } }),
+    );
+    const conflict = await waitCondition(ns, 'second', 'Synced', 'False', 'Conflict');
+    expect(conflict.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      `owned by ${ns}/first`,
+    );
+    expect(conflict.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Conflict',
+    });
+    expect(conflict.status?.endpoint).toBeUndefined();
+    expect(conflict.status?.arn).toBeUndefined();
+    await expect(admin.get(`/api/v1/namespaces/${ns}/secrets/second-conn`)).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    expect(await secret(ns, 'first-conn')).toEqual(firstSecret);
+  });
+});
+
 describe('ManagedDB orphaning and restoring', () => {
   it('keeps the instance and its connection Secret with deletionPolicy Orphan, and restores a new instance from a snapshot', async () => {
     const ns = await setup('mdb-orphan');
