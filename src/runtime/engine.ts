@@ -375,13 +375,22 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       return { kind: 'done' };
     }
     const owner = obs.ownership;
-    if (owner === undefined ? (spec.externalName ?? '') === '' : owner.uid !== p.ctx.ownership.uid) {
-      // Never ours: let the CR go and leave the resource alone.
-      p.log.info(
-        { owner: owner?.owner },
-        'resource belongs to someone else; releasing the CR without deleting it',
-      );
+    if (owner?.uid !== p.ctx.ownership.uid) {
+      // Never ours: another object's, or untagged — created outside Skylift and never adopted (an
+      // adoption through spec.externalName tags the resource first; it failed or never ran). Let the
+      // CR go and leave the resource alone.
+      const why =
+        owner !== undefined
+          ? `it is owned by ${owner.owner || 'another resource'} (uid ${owner.uid})`
+          : 'it carries no Skylift ownership: it was never adopted';
+      p.log.info({ owner: owner?.owner }, `releasing the CR without deleting the AWS resource: ${why}`);
       await this.setFinalizer(p, false);
+      this.event(p, {
+        type: 'Normal',
+        reason: EventReason.Orphaned,
+        action: 'Orphan',
+        note: `left the AWS resource in place: ${why}`,
+      });
       return { kind: 'done' };
     }
     const res = await this.step('delete', () => adapter.delete(p.obj, obs, p.ctx));

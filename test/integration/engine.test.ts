@@ -695,3 +695,41 @@ describe('engine writes derived from a resource only once ownership is establish
     expect((await h.read('watcher')).status?.size).toBe(5);
   });
 });
+
+describe('engine deletion of an adopted resource', () => {
+  it('releases the object without deleting a resource whose adoption never completed', async () => {
+    const h = await harness();
+    h.cloud.put({ id: 'hand-made-1', size: 1, tags: { team: 'ops' } });
+    h.cloud.failNext('update', new TerminalError('size cannot change on this gadget'));
+    await h.apply('half-adopted', { size: 2, externalName: 'hand-made-1' });
+    await h.reconcile('half-adopted');
+    expect(await h.condition('half-adopted', 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'Terminal',
+    });
+    // The finalizer went on before the adoption was tried; the resource was never tagged.
+    expect((await h.read('half-adopted')).metadata.finalizers).toContain(finalizerName);
+    expect(h.cloud.get('hand-made-1')?.tags).toEqual({ team: 'ops' });
+
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'half-adopted' }));
+    await h.reconcile('half-adopted');
+    expect(await readObject(h.client, gadgetType, h.ns, 'half-adopted')).toBeUndefined();
+    expect(h.cloud.get('hand-made-1')).toEqual({ id: 'hand-made-1', size: 1, tags: { team: 'ops' } });
+    expect(h.cloud.calls.delete).toBe(0);
+  });
+
+  it('deletes an adopted resource (tagged with this object) per deletionPolicy Delete', async () => {
+    const h = await harness();
+    h.cloud.put({ id: 'hand-made-2', size: 1, tags: {} });
+    await h.apply('adopted', { size: 2, externalName: 'hand-made-2' });
+    await h.reconcile('adopted');
+    const uid = (await h.read('adopted')).metadata.uid;
+    expect(h.cloud.get('hand-made-2')?.tags['skylift.dev/uid']).toBe(uid);
+
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'adopted' }));
+    await h.reconcile('adopted');
+    expect(h.cloud.get('hand-made-2')).toBeUndefined();
+    expect(h.cloud.calls.delete).toBe(1);
+    expect(await readObject(h.client, gadgetType, h.ns, 'adopted')).toBeUndefined();
+  });
+});
