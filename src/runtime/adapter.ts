@@ -104,13 +104,22 @@ export interface ExistingObservation<D = undefined, F extends string = string> {
   /** What differs from the spec (including ownership tags to add on adoption); empty: up to date. */
   readonly delta: Delta<F>;
   readonly ready: ReadyState;
-  /** Kind-specific status fields (arn, dnsName, …), replacing the previous ones. */
+  /**
+   * Kind-specific status fields (arn, dnsName, …), replacing the previous
+   * ones — once the resource passed the engine's ownership check (owned by
+   * this object, or untagged and adopted or observed); never from a resource
+   * another object owns.
+   */
   readonly status: Record<string, unknown>;
   /** Observe again sooner than the resync period (e.g. still provisioning). */
   readonly requeueAfterMs?: number;
   /** The kind's own record of what it saw, handed back to update and delete untouched. */
   readonly details: D;
-  /** Kubernetes writes that follow from what was observed (e.g. the connection Secret's endpoint). */
+  /**
+   * Kubernetes writes that follow from what was observed (e.g. the connection
+   * Secret's endpoint); the engine makes them only after the ownership check,
+   * as it takes `status`, so an adapter may compute them before knowing.
+   */
   readonly writes?: Writes;
   /**
    * A step that observing found failing beside a resource that is fine (e.g. a

@@ -189,7 +189,6 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     p.observed = obs.exists
       ? { kind: 'present', matches: !differsFromSpec(obs.delta), ready: obs.ready }
       : { kind: 'absent' };
-    if (obs.exists) await this.write(p, obs.writes);
     // The finalizer goes on before anything can change in AWS: here when the resource exists
     // (before an update or adoption), or together with the create-pending marker before a create.
     if (!observeOnly && obs.exists && !hasFinalizer(p.obj)) await this.setFinalizer(p, true);
@@ -273,7 +272,10 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     }
 
     if (pendingCreate(p.obj) !== undefined) await this.setAnnotation(p, createPendingAnnotation, undefined);
-    if (!observeOnly) this.checkOwnership(p.obj, obs, p.ctx.ownership);
+    // What follows from the observation (companion writes such as a connection Secret, the kind's
+    // status fields) comes from the AWS resource: published only once it is this object's to report on.
+    this.checkOwnership(p.obj, obs, p.ctx.ownership);
+    await this.write(p, obs.writes);
 
     p.status = { ...keepCommon(p.status), ...obs.status };
     if (!observeOnly && obs.delta.length > 0) {
@@ -380,13 +382,22 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       return { kind: 'done' };
     }
     const owner = obs.ownership;
-    if (owner === undefined ? (spec.externalName ?? '') === '' : owner.uid !== p.ctx.ownership.uid) {
-      // Never ours: let the CR go and leave the resource alone.
-      p.log.info(
-        { owner: owner?.owner },
-        'resource belongs to someone else; releasing the CR without deleting it',
-      );
+    if (owner?.uid !== p.ctx.ownership.uid) {
+      // Never ours: another object's, or untagged — created outside Skylift and never adopted (an
+      // adoption through spec.externalName tags the resource first; it failed or never ran). Let the
+      // CR go and leave the resource alone.
+      const why =
+        owner !== undefined
+          ? `it is owned by ${owner.owner || 'another resource'} (uid ${owner.uid})`
+          : 'it carries no Skylift ownership: it was never adopted';
+      p.log.info({ owner: owner?.owner }, `releasing the CR without deleting the AWS resource: ${why}`);
       await this.setFinalizer(p, false);
+      this.event(p, {
+        type: 'Normal',
+        reason: EventReason.Orphaned,
+        action: 'Orphan',
+        note: `left the AWS resource in place: ${why}`,
+      });
       return { kind: 'done' };
     }
     const res = await this.step('delete', () => adapter.delete(p.obj, obs, p.ctx));
@@ -409,14 +420,21 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     return { kind: 'done', requeueAfterMs: this.poll() };
   }
 
+  /**
+   * Whether the observed resource is this object's to change and report on:
+   * owned by its uid; untagged and named by spec.externalName (an adoption);
+   * or, for ObserveOnly, untagged. A resource another object owns is a
+   * Conflict for ObserveOnly too: its status and companions are that object's.
+   */
   private checkOwnership(obj: T, obs: ExistingObservation<D, F>, ours: OwnershipTags): void {
     const owner = obs.ownership;
     const id = obs.identity;
     if (owner !== undefined && owner.uid !== ours.uid) {
       throw new OwnershipConflictError(
-        `the AWS resource${id !== undefined ? ` ${id}` : ''} is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it`,
+        `the AWS resource${id !== undefined ? ` ${id}` : ''} is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it, nor report on it or write anything from it for another object`,
       );
     }
+    if (obj.spec.managementPolicy === 'ObserveOnly') return;
     if (owner === undefined && (obj.spec.externalName ?? '') === '') {
       throw new OwnershipConflictError(
         `an AWS resource with this identity${id !== undefined ? ` (${id})` : ''} already exists and is not managed by Skylift; set spec.externalName to adopt it`,

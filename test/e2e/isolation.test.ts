@@ -236,6 +236,11 @@ describe('namespace isolation', () => {
       expect(message, ref).toContain(owner);
     }
     expect(await snapshotA(lbArn, dbId)).toEqual(before);
+    // Nothing of A's database reaches B: no connection Secret, no endpoint in status.
+    const bSecret = await kubectl(kc(), ['get', '-n', nsB, 'secret/steal-connection']);
+    expect(bSecret.code, bSecret.stdout).not.toBe(0);
+    expect(bSecret.stderr).toContain('NotFound');
+    expect(await jsonpath(nsB, 'manageddb/steal', '{.status.endpoint}')).toBe('');
 
     // Deleting B's CRs lets them go without touching A's resources.
     const deleted = await kubectl(kc(), [

@@ -286,6 +286,49 @@ describe('DNSRecord', () => {
     ]);
   });
 
+  it('leaves a hand-made record alone on delete when its adoption was refused before the ownership record was written', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-halfadopt');
+    await start();
+    const handMade = [{ Value: '192.0.2.70' }];
+    await changeRecords(r53, zoneId, [
+      {
+        Action: 'CREATE',
+        ResourceRecordSet: { Name: `legacy.${zone}.`, Type: 'A', TTL: 300, ResourceRecords: handMade },
+      },
+    ]);
+    // Route 53 refuses the adoption's UPSERT (record and ownership TXT in one batch), not a DELETE.
+    proxy.inject({
+      service: 'route53',
+      operation: 'ChangeResourceRecordSets',
+      match: (call) => call.body.includes(`legacy.${zone}`) && call.body.includes('UPSERT'),
+      fault: { kind: 'throttle', code: 'InvalidChangeBatch', status: 400 },
+    });
+    await createDnsRecord(admin, ns, 'adopt', {
+      zoneName: zone,
+      name: 'legacy',
+      type: 'A',
+      records: ['192.0.2.71'],
+      externalName: `legacy.${zone}/A`,
+    });
+    const refused = await waitForCondition(admin, ns, 'adopt', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    expect(refused.metadata.finalizers).toContain(finalizerName);
+    const txt = (await listRecords(r53, zoneId)).filter((r) => r.Type === 'TXT');
+    expect(txt.map((r) => r.Name).filter((n) => n?.startsWith('_skylift-owner'))).toEqual([]);
+
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'adopt' }));
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'adopt')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'adopt released' },
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `legacy.${zone}`, 'A')?.ResourceRecords).toEqual(
+      handMade,
+    );
+  });
+
   it('repairs drift found by the per-zone listing, and counts it', async () => {
     const { ns, r53, zone, zoneId, start } = await setup('dns-drift', {
       resyncPeriod: '1s',

@@ -11,12 +11,19 @@ import { Engine, type ReconcileOutcome } from '../../src/runtime/engine.ts';
 import { RetryableError, TerminalError } from '../../src/runtime/errors.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { resourcePath } from '../../src/apis/meta.ts';
-import { createPendingAnnotation, finalizerName, type Condition } from '../../src/apis/managed.ts';
+import { resourcePath, type KubeObject } from '../../src/apis/meta.ts';
+import {
+  createPendingAnnotation,
+  finalizerName,
+  ownershipTagMap,
+  type Condition,
+} from '../../src/apis/managed.ts';
+import { secretType } from '../../src/apis/core.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import {
   FakeCloud,
   GadgetAdapter,
+  gadgetCompanionName,
   gadgetCrd,
   gadgetType,
   type Gadget,
@@ -612,5 +619,117 @@ describe('engine policies and ownership', () => {
     await h.reconcile('missing');
     expect(await h.condition('missing', 'Ready')).toMatchObject({ status: 'True' });
     expect(h.cloud.calls.create).toBe(1);
+  });
+});
+
+// What an observation asks to write (a companion such as a connection Secret) and the kind's status
+// fields come from the AWS resource: they are made only once it is this object's to report on.
+describe('engine writes derived from a resource only once ownership is established', () => {
+  const otherOwner = ownershipTagMap({ cluster: 'test-cluster', owner: 'team-a/db', uid: 'uid-of-team-a' });
+
+  async function companion(h: Harness, name: string): Promise<Record<string, string> | undefined> {
+    const g = await h.read(name);
+    const s = await readObject<KubeObject & { data?: Record<string, string> }>(
+      h.client,
+      secretType,
+      h.ns,
+      gadgetCompanionName(g),
+    );
+    if (s === undefined) return undefined;
+    return Object.fromEntries(
+      Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+    );
+  }
+
+  it('writes neither the companion nor status from a resource another object owns (Conflict)', async () => {
+    const h = await harness();
+    h.cloud.companion = true;
+    h.cloud.put({ id: 'team-a-db', size: 3, tags: otherOwner });
+    await h.apply('intruder', { size: 3, externalName: 'team-a-db' });
+    await h.reconcile('intruder');
+    const synced = await h.condition('intruder', 'Synced');
+    expect(synced).toMatchObject({ status: 'False', reason: 'Conflict' });
+    expect(synced?.message).toContain('owned by team-a/db');
+    expect(await h.condition('intruder', 'Ready')).toMatchObject({ status: 'False', reason: 'Conflict' });
+    expect(await companion(h, 'intruder')).toBeUndefined();
+    const status = (await h.read('intruder')).status ?? {};
+    expect(status.id).toBeUndefined();
+    expect(status.size).toBeUndefined();
+    expect(h.cloud.calls).toMatchObject({ create: 0, update: 0, delete: 0 });
+  });
+
+  it('ObserveOnly of a resource another object owns is a Conflict and publishes nothing of it', async () => {
+    const h = await harness();
+    h.cloud.companion = true;
+    h.cloud.put({ id: 'team-a-db', size: 3, tags: otherOwner });
+    await h.apply('peeker', { size: 3, managementPolicy: 'ObserveOnly', externalName: 'team-a-db' });
+    await h.reconcile('peeker');
+    const synced = await h.condition('peeker', 'Synced');
+    expect(synced).toMatchObject({ status: 'False', reason: 'Conflict' });
+    expect(synced?.message).toContain('owned by team-a/db');
+    expect(await h.condition('peeker', 'Ready')).toMatchObject({ status: 'False', reason: 'Conflict' });
+    expect(await companion(h, 'peeker')).toBeUndefined();
+    expect((await h.read('peeker')).status?.size).toBeUndefined();
+    expect((await h.read('peeker')).metadata.finalizers ?? []).not.toContain(finalizerName);
+  });
+
+  it('writes the companion and status for its own resource, an adopted one, and ObserveOnly of an unowned one', async () => {
+    const h = await harness();
+    h.cloud.companion = true;
+    await h.apply('own', { size: 1 });
+    await h.reconcile('own');
+    await h.reconcile('own');
+    expect(await companion(h, 'own')).toMatchObject({ size: '1' });
+    expect((await h.read('own')).status?.size).toBe(1);
+
+    h.cloud.put({ id: 'unowned-1', size: 2, tags: {} });
+    await h.apply('adopter', { size: 2, externalName: 'unowned-1' });
+    await h.reconcile('adopter');
+    expect(await companion(h, 'adopter')).toEqual({ id: 'unowned-1', size: '2' });
+    expect(await h.condition('adopter', 'Synced')).toMatchObject({ status: 'True' });
+
+    h.cloud.put({ id: 'unowned-2', size: 5, tags: {} });
+    await h.apply('watcher', { size: 5, managementPolicy: 'ObserveOnly', externalName: 'unowned-2' });
+    await h.reconcile('watcher');
+    expect(await companion(h, 'watcher')).toEqual({ id: 'unowned-2', size: '5' });
+    expect((await h.read('watcher')).status?.size).toBe(5);
+  });
+});
+
+describe('engine deletion of an adopted resource', () => {
+  it('releases the object without deleting a resource whose adoption never completed', async () => {
+    const h = await harness();
+    h.cloud.put({ id: 'hand-made-1', size: 1, tags: { team: 'ops' } });
+    h.cloud.failNext('update', new TerminalError('size cannot change on this gadget'));
+    await h.apply('half-adopted', { size: 2, externalName: 'hand-made-1' });
+    await h.reconcile('half-adopted');
+    expect(await h.condition('half-adopted', 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'Terminal',
+    });
+    // The finalizer went on before the adoption was tried; the resource was never tagged.
+    expect((await h.read('half-adopted')).metadata.finalizers).toContain(finalizerName);
+    expect(h.cloud.get('hand-made-1')?.tags).toEqual({ team: 'ops' });
+
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'half-adopted' }));
+    await h.reconcile('half-adopted');
+    expect(await readObject(h.client, gadgetType, h.ns, 'half-adopted')).toBeUndefined();
+    expect(h.cloud.get('hand-made-1')).toEqual({ id: 'hand-made-1', size: 1, tags: { team: 'ops' } });
+    expect(h.cloud.calls.delete).toBe(0);
+  });
+
+  it('deletes an adopted resource (tagged with this object) per deletionPolicy Delete', async () => {
+    const h = await harness();
+    h.cloud.put({ id: 'hand-made-2', size: 1, tags: {} });
+    await h.apply('adopted', { size: 2, externalName: 'hand-made-2' });
+    await h.reconcile('adopted');
+    const uid = (await h.read('adopted')).metadata.uid;
+    expect(h.cloud.get('hand-made-2')?.tags['skylift.dev/uid']).toBe(uid);
+
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'adopted' }));
+    await h.reconcile('adopted');
+    expect(h.cloud.get('hand-made-2')).toBeUndefined();
+    expect(h.cloud.calls.delete).toBe(1);
+    expect(await readObject(h.client, gadgetType, h.ns, 'adopted')).toBeUndefined();
   });
 });

@@ -631,6 +631,114 @@ describe('ManagedDB with a failed scheduled snapshot', () => {
   });
 });
 
+// An object naming, through spec.externalName, an instance that another ManagedDB owns must learn
+// nothing of it: its connection Secret is never written with that instance's host, nor its status.
+// And an instance whose adoption never completed is not Skylift's to delete.
+describe('ManagedDB adoption and ownership', () => {
+  it('gives an object naming another object’s instance a Conflict and writes it no Secret or endpoint', async () => {
+    const ns = await setup('mdb-foreign');
+    const first = await create(ns, 'first', spec({ writeConnectionSecretToRef: { name: 'first-conn' } }));
+    const ready = await waitCondition(ns, 'first', 'Ready', 'True');
+    const firstSecret = await secret(ns, 'first-conn');
+    const host = (ready.status?.endpoint as { address: string }).address;
+    expect(firstSecret.host).toBe(host);
+    const id = dbIdentifier(ns, 'first', first.metadata.uid ?? '');
+
+    await create(
+      ns,
+      'second',
+      spec({ externalName: id, writeConnectionSecretToRef: { name: 'second-conn' } }),
+    );
+    const conflict = await waitCondition(ns, 'second', 'Synced', 'False', 'Conflict');
+    expect(conflict.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      `owned by ${ns}/first`,
+    );
+    expect(conflict.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Conflict',
+    });
+    expect(conflict.status?.endpoint).toBeUndefined();
+    expect(conflict.status?.arn).toBeUndefined();
+    await expect(admin.get(`/api/v1/namespaces/${ns}/secrets/second-conn`)).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    expect(await secret(ns, 'first-conn')).toEqual(firstSecret);
+  });
+
+  async function handMadeInstance(id: string): Promise<void> {
+    const { CreateDBInstanceCommand } = await import('@aws-sdk/client-rds');
+    await rds.send(
+      new CreateDBInstanceCommand({
+        DBInstanceIdentifier: id,
+        Engine: 'postgres',
+        EngineVersion: '16',
+        DBInstanceClass: 'db.t3.micro',
+        AllocatedStorage: 20,
+        DBName: 'app',
+        MasterUsername: 'app',
+        MasterUserPassword: 'hand-made-password',
+        Tags: [{ Key: 'team', Value: 'ops' }],
+      }),
+    );
+  }
+
+  async function instance(id: string) {
+    return (await rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))).DBInstances?.[0];
+  }
+
+  it('leaves a hand-made instance alone when its adoption failed before tagging, and releases the object', async () => {
+    const ns = await setup('mdb-halfadopt');
+    const id = `hand-${ns}`;
+    await handMadeInstance(id);
+    proxy.resetCalls();
+    const refused = proxy.inject({
+      service: 'rds',
+      operation: 'AddTagsToResource',
+      fault: { kind: 'error', status: 400, code: 'InvalidParameterValue', message: 'tagging refused' },
+    });
+    await create(ns, 'adopter', spec({ externalName: id }));
+    const terminal = await waitCondition(ns, 'adopter', 'Synced', 'False', 'Terminal');
+    expect(terminal.metadata.finalizers).toContain('aws.skylift.dev/cleanup');
+    expect(refused.hits).toBeGreaterThanOrEqual(1);
+    expect((await instance(id))?.TagList).toEqual([{ Key: 'team', Value: 'ops' }]);
+
+    await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'adopter' }));
+    await waitFor(
+      async () => ((await readObject(admin, managedDbType, ns, 'adopter')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'adopter released' },
+    );
+    expect(await instance(id)).toMatchObject({ DBInstanceStatus: 'available' });
+    expect(proxy.count({ service: 'rds', operation: 'DeleteDBInstance' })).toBe(0);
+  });
+
+  it('deletes an instance it adopted (tagged with its uid) when the object is deleted', async () => {
+    const ns = await setup('mdb-adopt');
+    const id = `hand-${ns}`;
+    await handMadeInstance(id);
+    const m = await create(
+      ns,
+      'adopter',
+      spec({
+        externalName: id,
+        finalSnapshot: { enabled: false },
+        writeConnectionSecretToRef: { name: 'a-conn' },
+      }),
+    );
+    await waitCondition(ns, 'adopter', 'Ready', 'True');
+    expect((await instance(id))?.TagList).toEqual(
+      expect.arrayContaining([{ Key: 'skylift.dev/uid', Value: m.metadata.uid }]),
+    );
+    expect((await secret(ns, 'a-conn')).host).toBe((await instance(id))?.Endpoint?.Address);
+
+    await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'adopter' }));
+    await waitFor(
+      async () => ((await readObject(admin, managedDbType, ns, 'adopter')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'adopter deleted' },
+    );
+    await expect(instance(id)).rejects.toThrow();
+  });
+});
+
 describe('ManagedDB orphaning and restoring', () => {
   it('keeps the instance and its connection Secret with deletionPolicy Orphan, and restores a new instance from a snapshot', async () => {
     const ns = await setup('mdb-orphan');

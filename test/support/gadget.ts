@@ -3,6 +3,7 @@
 // made to fail or block, which is how the engine's lifecycle is exercised.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type {
+  CompanionWrite,
   Created,
   DeltaEntry,
   ExistingObservation,
@@ -13,6 +14,7 @@ import type {
   Updated,
 } from '../../src/runtime/adapter.ts';
 import type { ResourceType } from '../../src/apis/meta.ts';
+import { secretType } from '../../src/apis/core.ts';
 import {
   ownershipFromTags,
   ownershipTagMap,
@@ -99,6 +101,12 @@ export class FakeCloud {
   sideFailure: { reason: string; message: string } | undefined;
   /** What observing reports instead of Ready (e.g. something a person must create first). */
   notReady: ReadyState | undefined;
+  /**
+   * Observing asks for a companion Secret `<object name>-gadget` holding what
+   * it saw (id, size): the engine's writes that follow from an observation,
+   * as a ManagedDB's connection Secret follows its instance's endpoint.
+   */
+  companion = false;
 
   /** With `file`, state lives there; `reuse` keeps what an earlier process left (else it starts empty). */
   constructor(file?: string, opts: { reuse?: boolean } = {}) {
@@ -213,6 +221,7 @@ export class GadgetAdapter implements ExternalClient<Gadget> {
       ready: this.cloud.notReady ?? { ready: true, reason: 'Available' },
       status: { id: found.id, size: found.size },
       details: undefined,
+      ...(this.cloud.companion ? { writes: { companions: [gadgetCompanion(mr, found)] } } : {}),
       ...(this.cloud.sideFailure !== undefined ? { failure: this.cloud.sideFailure } : {}),
     };
   }
@@ -243,4 +252,24 @@ export class GadgetAdapter implements ExternalClient<Gadget> {
     this.cloud.remove(String(observed.status.id));
     return { gone: true };
   }
+}
+
+/** The name of the companion Secret a Gadget's observation writes (with `FakeCloud.companion`). */
+export function gadgetCompanionName(mr: Gadget): string {
+  return `${mr.metadata.name}-gadget`;
+}
+
+/** The companion Secret holding what observing saw of `g`. Pure. */
+function gadgetCompanion(mr: Gadget, g: CloudGadget): CompanionWrite {
+  return {
+    op: 'apply',
+    type: secretType,
+    object: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: gadgetCompanionName(mr) },
+      type: 'Opaque',
+      stringData: { id: g.id, size: String(g.size) },
+    },
+  };
 }
