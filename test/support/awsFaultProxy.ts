@@ -14,6 +14,12 @@ export type Fault =
   | { readonly kind: 'latency'; readonly ms: number }
   /** Close the connection without answering. */
   | { readonly kind: 'drop' }
+  /**
+   * An endpoint that does not answer: the call never reaches the emulator and gets no answer;
+   * the connection is held until the client gives up and closes it (or `maxMs`, default 5 min).
+   * Unlike `latency`, nothing is carried out late, after the client stopped waiting.
+   */
+  | { readonly kind: 'hang'; readonly maxMs?: number }
   /** Forward (so the emulator carries the call out), then close the connection: the answer is lost. */
   | { readonly kind: 'dropResponse' }
   /** Forward, then rewrite the response body (e.g. to fake a slow state transition). */
@@ -322,6 +328,17 @@ export class AwsFaultProxy {
       case 'latency':
         await delay(fault.ms);
         break;
+      case 'hang': {
+        record('hang', 0);
+        const ac = new AbortController();
+        await Promise.race([
+          new Promise<void>((closed) => res.once('close', closed)),
+          delay(fault.maxMs ?? 300_000, undefined, { signal: ac.signal }).catch(() => undefined),
+        ]);
+        ac.abort();
+        req.socket.destroy();
+        return;
+      }
       case 'dropResponse': {
         const upstream = await this.forward(req, bodyBuf, false);
         record('dropResponse', upstream.status);

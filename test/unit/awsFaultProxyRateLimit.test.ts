@@ -157,3 +157,27 @@ describe('AwsFaultProxy respond rule and watchers', () => {
     ]);
   });
 });
+
+describe('hang rule', () => {
+  it('never forwards a call and holds it until the client gives up, nor afterwards', async () => {
+    const p = await startProxy();
+    const rule = p.inject({ service: 'route53', fault: { kind: 'hang' } });
+    const ac = new AbortController();
+    const pending = fetch(`${p.endpoint}/2013-04-01/hostedzone/Z1/rrset`, {
+      method: 'POST',
+      signal: ac.signal,
+      headers: {
+        authorization:
+          'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/route53/aws4_request, SignedHeaders=host, Signature=0',
+      },
+    });
+    await expect.poll(() => rule.hits).toBe(1);
+    ac.abort();
+    await expect(pending).rejects.toThrow();
+    // Once the rule is gone calls go through again; the abandoned one was never carried out.
+    rule.remove();
+    expect((await call(p)).status).toBe(200);
+    expect(upstreamHits).toBe(1);
+    expect(p.count({ outcome: 'hang' })).toBe(1);
+  });
+});

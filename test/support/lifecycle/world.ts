@@ -195,11 +195,11 @@ export class LifecycleWorld {
     this.operator = await startOperatorFor(this.env, this.ns, this.proxy, this.operatorStarts++);
   }
 
-  /** From now on AWS does not answer the operator: every call hangs past its deadline. */
+  /** From now on AWS does not answer the operator: every call hangs until the operator gives up on it. */
   stopAws(): void {
     this.fidelity?.remove();
     this.fidelity = undefined;
-    this.outage.push(this.proxy.inject({ fault: { kind: 'latency', ms: 20_000 } }));
+    this.outage.push(this.proxy.inject({ fault: { kind: 'hang' } }));
   }
 
   /** AWS answers again. */
