@@ -42,6 +42,7 @@ import {
   type Writes,
 } from './adapter.ts';
 import { writeCompanion } from './companions.ts';
+import { ownerGone, ownershipStanding, type OwnershipStanding } from './ownership.ts';
 import { hasFinalizer, ObjectWrites, pendingCreate } from './objectWrites.ts';
 import { defaultControllerSettings } from './settings.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
@@ -274,12 +275,12 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (pendingCreate(p.obj) !== undefined) await this.setAnnotation(p, createPendingAnnotation, undefined);
     // What follows from the observation (companion writes such as a connection Secret, the kind's
     // status fields) comes from the AWS resource: published only once it is this object's to report on.
-    this.checkOwnership(p.obj, obs, p.ctx.ownership);
+    const standing = await this.checkOwnership(p.obj, obs, p.ctx.ownership);
     await this.write(p, obs.writes);
 
     p.status = { ...keepCommon(p.status), ...obs.status };
     if (!observeOnly && obs.delta.length > 0) {
-      const adopting = obs.ownership === undefined;
+      const adopting = standing.kind === 'adopting';
       // Drift: AWS moved away from a spec it once matched. Finishing a create (the resource was never
       // Ready yet) and carrying out requested or scheduled operations are not drift.
       const drift = wasSynced && wasReady && !adopting && differsFromSpec(obs.delta);
@@ -421,25 +422,30 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   }
 
   /**
-   * Whether the observed resource is this object's to change and report on:
-   * owned by its uid; untagged and named by spec.externalName (an adoption);
-   * or, for ObserveOnly, untagged. A resource another object owns is a
-   * Conflict for ObserveOnly too: its status and companions are that object's.
+   * Where the observed resource stands towards this object (see ownership.ts); throws
+   * OwnershipConflictError when it is another's. Asks the apiserver whether the object another
+   * ownership mark names still exists.
    */
-  private checkOwnership(obj: T, obs: ExistingObservation<D, F>, ours: OwnershipTags): void {
+  private async checkOwnership(
+    obj: T,
+    obs: ExistingObservation<D, F>,
+    ours: OwnershipTags,
+  ): Promise<OwnershipStanding> {
     const owner = obs.ownership;
-    const id = obs.identity;
-    if (owner !== undefined && owner.uid !== ours.uid) {
-      throw new OwnershipConflictError(
-        `the AWS resource${id !== undefined ? ` ${id}` : ''} is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it, nor report on it or write anything from it for another object`,
-      );
-    }
-    if (obj.spec.managementPolicy === 'ObserveOnly') return;
-    if (owner === undefined && (obj.spec.externalName ?? '') === '') {
-      throw new OwnershipConflictError(
-        `an AWS resource with this identity${id !== undefined ? ` (${id})` : ''} already exists and is not managed by Skylift; set spec.externalName to adopt it`,
-      );
-    }
+    const gone =
+      owner !== undefined && owner.uid !== ours.uid
+        ? await ownerGone(this.o.client, this.o.type, this.o.clusterId, owner)
+        : false;
+    const standing = ownershipStanding({
+      owner,
+      ours,
+      externalName: obj.spec.externalName,
+      observeOnly: obj.spec.managementPolicy === 'ObserveOnly',
+      identity: obs.identity,
+      ownerGone: gone,
+    });
+    if (standing.kind === 'conflict') throw new OwnershipConflictError(standing.message);
+    return standing;
   }
 
   private handleError(

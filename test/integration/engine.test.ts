@@ -594,6 +594,28 @@ describe('engine policies and ownership', () => {
     expect(h.cloud.calls.delete).toBe(0);
   });
 
+  it("adopts through externalName a resource whose owner no longer exists (left by Orphan), not another cluster's", async () => {
+    const h = await harness();
+    const gone = { cluster: 'test-cluster', owner: `${h.ns}/deleted-long-ago`, uid: 'uid-gone' };
+    h.cloud.put({ id: 'left-1', size: 1, tags: ownershipTagMap(gone) });
+    h.cloud.put({ id: 'left-2', size: 1, tags: ownershipTagMap({ ...gone, cluster: 'other-cluster' }) });
+    await h.apply('heir', { size: 2, externalName: 'left-1' });
+    await h.reconcile('heir');
+    const heir = await h.read('heir');
+    expect(await h.condition('heir', 'Synced')).toMatchObject({ status: 'True' });
+    expect(h.cloud.get('left-1')).toMatchObject({
+      size: 2,
+      tags: { 'skylift.dev/uid': heir.metadata.uid, 'skylift.dev/owner': `${h.ns}/heir` },
+    });
+    expect(await eventReasons(h, 'heir', 'Adopted')).toHaveLength(1);
+
+    // Another cluster's mark cannot be checked from here: still its.
+    await h.apply('other', { size: 2, externalName: 'left-2' });
+    await h.reconcile('other');
+    expect(await h.condition('other', 'Synced')).toMatchObject({ status: 'False', reason: 'Conflict' });
+    expect(h.cloud.get('left-2')?.size).toBe(1);
+  });
+
   it('reports an externalName that does not exist as a terminal error instead of creating', async () => {
     const h = await harness();
     await h.apply('missing', { size: 1, externalName: 'does-not-exist' });
@@ -625,7 +647,16 @@ describe('engine policies and ownership', () => {
 // What an observation asks to write (a companion such as a connection Secret) and the kind's status
 // fields come from the AWS resource: they are made only once it is this object's to report on.
 describe('engine writes derived from a resource only once ownership is established', () => {
-  const otherOwner = ownershipTagMap({ cluster: 'test-cluster', owner: 'team-a/db', uid: 'uid-of-team-a' });
+  /** The ownership tags of an existing object, team-a-db, that owns the gadget others name. */
+  async function otherOwnerTags(h: Harness): Promise<Record<string, string>> {
+    await h.apply('team-a-db', { size: 3 });
+    const owner = await h.read('team-a-db');
+    return ownershipTagMap({
+      cluster: 'test-cluster',
+      owner: `${h.ns}/team-a-db`,
+      uid: owner.metadata.uid ?? '',
+    });
+  }
 
   async function companion(h: Harness, name: string): Promise<Record<string, string> | undefined> {
     const g = await h.read(name);
@@ -644,12 +675,12 @@ describe('engine writes derived from a resource only once ownership is establish
   it('writes neither the companion nor status from a resource another object owns (Conflict)', async () => {
     const h = await harness();
     h.cloud.companion = true;
-    h.cloud.put({ id: 'team-a-db', size: 3, tags: otherOwner });
+    h.cloud.put({ id: 'team-a-db', size: 3, tags: await otherOwnerTags(h) });
     await h.apply('intruder', { size: 3, externalName: 'team-a-db' });
     await h.reconcile('intruder');
     const synced = await h.condition('intruder', 'Synced');
     expect(synced).toMatchObject({ status: 'False', reason: 'Conflict' });
-    expect(synced?.message).toContain('owned by team-a/db');
+    expect(synced?.message).toContain(`owned by ${h.ns}/team-a-db`);
     expect(await h.condition('intruder', 'Ready')).toMatchObject({ status: 'False', reason: 'Conflict' });
     expect(await companion(h, 'intruder')).toBeUndefined();
     const status = (await h.read('intruder')).status ?? {};
@@ -661,12 +692,12 @@ describe('engine writes derived from a resource only once ownership is establish
   it('ObserveOnly of a resource another object owns is a Conflict and publishes nothing of it', async () => {
     const h = await harness();
     h.cloud.companion = true;
-    h.cloud.put({ id: 'team-a-db', size: 3, tags: otherOwner });
+    h.cloud.put({ id: 'team-a-db', size: 3, tags: await otherOwnerTags(h) });
     await h.apply('peeker', { size: 3, managementPolicy: 'ObserveOnly', externalName: 'team-a-db' });
     await h.reconcile('peeker');
     const synced = await h.condition('peeker', 'Synced');
     expect(synced).toMatchObject({ status: 'False', reason: 'Conflict' });
-    expect(synced?.message).toContain('owned by team-a/db');
+    expect(synced?.message).toContain(`owned by ${h.ns}/team-a-db`);
     expect(await h.condition('peeker', 'Ready')).toMatchObject({ status: 'False', reason: 'Conflict' });
     expect(await companion(h, 'peeker')).toBeUndefined();
     expect((await h.read('peeker')).status?.size).toBeUndefined();
