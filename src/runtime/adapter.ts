@@ -178,6 +178,9 @@ export interface Updated {
   readonly writes?: Writes;
 }
 
+/** Why the engine lets go of an AWS resource without touching it. */
+export type ReleaseCause = 'deleted' | 'observeOnly';
+
 /** What release reports. */
 export interface Released {
   /** Kubernetes writes to make before letting go (e.g. disown the connection Secret). */
@@ -225,14 +228,17 @@ export interface ExternalClient<T extends ManagedObject, D = undefined, F extend
    */
   update(mr: T, observed: ExistingObservation<D, F>, ctx: ReconcileContext): Promise<Updated>;
   /**
-   * Optional: lets go of the object when it is deleted but the AWS resource
-   * is kept (deletionPolicy Orphan, ObserveOnly): what to write to
-   * Kubernetes-side companions (e.g. disowning the connection Secret), and
-   * whether anything the object set going in AWS is still under way. Work
-   * not started yet is dropped here, never carried out afterwards; work in
-   * flight is reported as `waiting`. Never starts anything in AWS.
+   * Optional: lets go of the AWS resource without touching it — the object
+   * is deleted and the resource kept (`cause` 'deleted': deletionPolicy
+   * Orphan, ObserveOnly), or the object switched to ObserveOnly (`cause`
+   * 'observeOnly': it stays and keeps reporting). Returns what to write to
+   * Kubernetes-side companions (e.g. disowning the connection Secret of a
+   * deleted object), and whether anything the object set going in AWS is
+   * still under way. Work not started yet is dropped here, never carried out
+   * afterwards; work in flight is reported as `waiting`. Never starts
+   * anything in AWS. Idempotent.
    */
-  release?(mr: T, ctx: ReconcileContext): Promise<Released>;
+  release?(mr: T, ctx: ReconcileContext, cause: ReleaseCause): Promise<Released>;
   /** Deletes the resource and its children, or advances deletion; `gone` once AWS confirms. */
   delete(mr: T, observed: ExistingObservation<D, F>, ctx: ReconcileContext): Promise<{ gone: boolean }>;
 }

@@ -37,6 +37,7 @@ import {
   type Connector,
   type ExistingObservation,
   type ExternalClient,
+  type ReleaseCause,
   type ReadyState,
   type ReconcileContext,
   type Writes,
@@ -183,9 +184,15 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   private async reconcileLive(p: Pass<T, D, F>): Promise<ReconcileOutcome> {
     const { spec, metadata } = p.obj;
     const observeOnly = spec.managementPolicy === 'ObserveOnly';
-    if (observeOnly && hasFinalizer(p.obj)) await this.setFinalizer(p, false);
 
     const adapter = await this.connect(p);
+    if (observeOnly && hasFinalizer(p.obj)) {
+      // From Manage to ObserveOnly: let go as an Orphan deletion does (work not yet sent to AWS is
+      // dropped; work in flight is waited for), since ObserveOnly never writes AWS.
+      const waiting = await this.release(p, adapter, 'observeOnly');
+      if (waiting !== undefined) return waiting;
+      await this.setFinalizer(p, false);
+    }
     const obs = await this.step('observe', () => adapter.observe(p.obj, p.ctx));
     p.observed = obs.exists
       ? { kind: 'present', matches: !differsFromSpec(obs.delta), ready: obs.ready }
@@ -341,22 +348,38 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     };
   }
 
+  /**
+   * Lets go of the AWS resource without touching it (deletionPolicy Orphan, ObserveOnly): the
+   * adapter drops work it has not started and the engine writes what it asks. Returns the outcome
+   * to end the pass with while work already started in AWS is still under way (Ready=False with
+   * reason Deleting or Updating), else undefined: the caller may drop the finalizer.
+   */
+  private async release(
+    p: Pass<T, D, F>,
+    adapter: ExternalClient<T, D, F>,
+    cause: ReleaseCause,
+  ): Promise<ReconcileOutcome | undefined> {
+    if (adapter.release === undefined) return undefined;
+    const release = adapter.release.bind(adapter);
+    const released = await this.step('release', () => release(p.obj, p.ctx, cause));
+    const reason = cause === 'deleted' ? Reason.Deleting : Reason.Updating;
+    if (released.waiting !== undefined) {
+      // Letting go now would let AWS change after Skylift let go: keep the finalizer until that is done.
+      this.setReady(p, { status: 'False', reason, message: released.waiting.message });
+      this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+      return { kind: 'done', requeueAfterMs: released.waiting.requeueAfterMs };
+    }
+    await this.write(p, released.writes);
+    return undefined;
+  }
+
   private async reconcileDelete(p: Pass<T, D, F>): Promise<ReconcileOutcome> {
     if (!hasFinalizer(p.obj)) return { kind: 'done' };
     const { spec } = p.obj;
     const adapter = await this.connect(p);
     if (spec.managementPolicy === 'ObserveOnly' || spec.deletionPolicy === 'Orphan') {
-      if (adapter.release !== undefined) {
-        const release = adapter.release.bind(adapter);
-        const released = await this.step('release', () => release(p.obj, p.ctx));
-        if (released.waiting !== undefined) {
-          // Letting go now would let AWS change after the object is gone: keep it until that is done.
-          this.setReady(p, { status: 'False', reason: Reason.Deleting, message: released.waiting.message });
-          this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
-          return { kind: 'done', requeueAfterMs: released.waiting.requeueAfterMs };
-        }
-        await this.write(p, released.writes);
-      }
+      const waiting = await this.release(p, adapter, 'deleted');
+      if (waiting !== undefined) return waiting;
       await this.setFinalizer(p, false);
       this.event(p, {
         type: 'Normal',

@@ -121,6 +121,54 @@ describe('DNSRecord with deletionPolicy Orphan deleted during a change', () => {
     expect(parseOwnerValue(owner?.ResourceRecords?.[0]?.Value ?? '')?.uid).toBe(kept.metadata.uid);
   });
 
+  it('switching to ObserveOnly withdraws a change still waiting for its batch: ObserveOnly writes nothing', async () => {
+    const { ns, r53, zone, zoneId, keptChanges } = await setup('dns-observe-queued', 4000);
+    await createDnsRecord(admin, ns, 'kept', {
+      zoneName: zone,
+      name: 'kept',
+      type: 'A',
+      ttl: 60,
+      records: ['192.0.2.61'],
+    });
+    await waitForCondition(admin, ns, 'kept', ready);
+    await patchRecords(ns, 'kept', ['192.0.2.62']);
+    await waitFor(
+      async () => {
+        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, 'kept');
+        const c = r?.status?.conditions?.find((x) => x.type === 'Ready');
+        return r?.status?.observedGeneration === 2 && c?.reason === 'Updating' ? true : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the UPSERT for generation 2 queued' },
+    );
+    const sentBefore = keptChanges.length;
+    await admin.patch(
+      resourcePath(dnsRecordType, { namespace: ns, name: 'kept' }),
+      { spec: { managementPolicy: 'ObserveOnly' } },
+      'merge',
+    );
+    await waitFor(
+      async () => {
+        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, 'kept');
+        return r?.status?.observedGeneration === 3 && !(r.metadata.finalizers ?? []).includes(finalizerName)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'kept observed as ObserveOnly, finalizer gone' },
+    );
+    await createDnsRecord(admin, ns, 'later', {
+      zoneName: zone,
+      name: 'later',
+      type: 'A',
+      records: ['192.0.2.63'],
+    });
+    await waitForCondition(admin, ns, 'later', ready);
+
+    expect(keptChanges.length, 'change calls for kept.* after ObserveOnly').toBe(sentBefore);
+    expect(findRecord(await listRecords(r53, zoneId), `kept.${zone}`, 'A')?.ResourceRecords).toEqual([
+      { Value: '192.0.2.61' },
+    ]);
+  });
+
   it('keeps the finalizer until Route 53 has answered a change already sent, then lets go', async () => {
     const { ns, r53, zone, zoneId, keptChanges } = await setup('dns-orphan-sent', 200);
     const kept = await createDnsRecord(admin, ns, 'kept', {

@@ -26,6 +26,7 @@ import type {
   Observation,
   ReadyState,
   Released,
+  ReleaseCause,
   ReconcileContext,
   Updated,
   Writes,
@@ -416,9 +417,14 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     return prepared ?? (await readConnectionSecret(this.d.kube, mr))?.password;
   }
 
-  /** deletionPolicy Orphan keeps the instance, so its connection Secret stays too: it is disowned. */
-  release(mr: ManagedDB): Promise<Released> {
-    return Promise.resolve({ writes: { companions: [connectionSecretRelease(mr)] } });
+  /**
+   * A deleted object whose instance is kept (deletionPolicy Orphan) keeps its connection Secret
+   * too: it is disowned. Switching to ObserveOnly keeps the object, which keeps its Secret.
+   */
+  release(mr: ManagedDB, _ctx: ReconcileContext, cause: ReleaseCause): Promise<Released> {
+    return Promise.resolve(
+      cause === 'deleted' ? { writes: { companions: [connectionSecretRelease(mr)] } } : {},
+    );
   }
 
   /**
