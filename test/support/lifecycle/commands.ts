@@ -165,6 +165,83 @@ class DeleteObject implements LifecycleCommand {
   }
 }
 
+/** Switches an object to ObserveOnly and, once it has let go, back to Manage. */
+class ObserveOnlyAndBack implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return m.live.size > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const obj = pick([...m.live.values()], this.index);
+    await r.patch(obj.kind, obj.name, { spec: { managementPolicy: 'ObserveOnly' } });
+    await r.waitForObserveOnly(obj.kind, obj.name);
+    await r.patch(obj.kind, obj.name, { spec: { managementPolicy: 'Manage' } });
+    await r.settle(m, `${this.toString()} (${obj.kind} ${obj.name})`);
+  }
+  toString(): string {
+    return 'switch an object to ObserveOnly and back to Manage';
+  }
+}
+
+/**
+ * Replaces a DNSRecord keeping its record, as docs/product.md says to: deletionPolicy Orphan,
+ * delete, and a new object naming the record in spec.externalName.
+ */
+class ReplaceKeepingRecord implements LifecycleCommand {
+  readonly index: number;
+  readonly value: number;
+
+  constructor(index: number, value: number) {
+    this.index = index;
+    this.value = value;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'DNSRecord').length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const old = pick(liveOf(m, 'DNSRecord'), this.index);
+    await r.patch('DNSRecord', old.name, { spec: { deletionPolicy: 'Orphan' } });
+    await r.world.deleteQuietly(r.world.path('DNSRecord', old.name));
+    m.live.delete(old.name);
+    m.deleted.push({
+      kind: 'DNSRecord',
+      name: old.name,
+      uid: m.uids.get(old.name) ?? '',
+      deletionPolicy: 'Orphan',
+    });
+    m.orphanedHosts.add(old.host);
+    await r.settle(m, `delete DNSRecord ${old.name} with deletionPolicy Orphan`);
+    const name = `d${++m.created}`;
+    const values = [`10.0.${this.value}.7`];
+    await r.create(m, 'DNSRecord', name, {
+      zoneName: r.world.zoneName,
+      name: old.host,
+      type: 'A',
+      ttl: 300,
+      records: values,
+      externalName: `${r.world.fqdn(old.host)}/A`,
+    });
+    m.live.set(name, {
+      kind: 'DNSRecord',
+      name,
+      host: old.host,
+      values,
+      deletionPolicy: 'Delete',
+      adopt: true,
+    });
+    if (m.foreignRecords.delete(old.host))
+      m.steps.push(`(${name} names the hand-made record at ${old.host})`);
+    await r.settle(m, `${this.toString()}: ${old.name} → ${name}`);
+  }
+  toString(): string {
+    return 'replace a DNSRecord keeping its record (Orphan, then a new object with externalName)';
+  }
+}
+
 /** Makes an A record by hand at a host no object claims. */
 class HandMakeRecord implements LifecycleCommand {
   readonly hostIndex: number;
@@ -491,5 +568,7 @@ export function lifecycleCommands(): fc.Arbitrary<LifecycleCommand>[] {
     fc.constant(new RecreateZone()),
     v.map((x) => new AwsOutage(x)),
     fc.boolean().map((k) => new RestartOperator(k)),
+    i.map((k) => new ObserveOnlyAndBack(k)),
+    fc.tuple(i, v).map(([k, x]) => new ReplaceKeepingRecord(k, x)),
   ];
 }

@@ -104,6 +104,19 @@ export class LifecycleRunner {
     );
   }
 
+  /** Waits (bounded) until an object switched to ObserveOnly has let go: observed at its generation, no finalizer. */
+  async waitForObserveOnly(kind: LifecycleKind, name: string): Promise<void> {
+    await waitFor(
+      async () => {
+        const cr = (await this.world.observe()).crs.find((c) => c.kind === kind && c.name === name);
+        return cr !== undefined && cr.observedGeneration === cr.generation && cr.finalizers.length === 0
+          ? true
+          : undefined;
+      },
+      { timeoutMs: this.settleMs, intervalMs: 250, description: `${kind} ${name} to let go as ObserveOnly` },
+    );
+  }
+
   /**
    * Waits until the world matches the model: returns once nothing is
    * waiting; throws LifecycleViolation at once when a safety invariant
