@@ -10,6 +10,8 @@ import type { KindPlumbing } from '../module.ts';
 import { defaultDNSRecordSettings, type DNSRecordSettings } from './settings.ts';
 import { DNSRecordAdapter, type DNSRecordField } from './adapter.ts';
 import { sharedClient } from '../../runtime/adapter.ts';
+import { explainRefusals } from '../../providers/aws/refusals.ts';
+import { dnsrecordRefusals } from './awsRefusals.ts';
 
 /** The DNSRecord controller with its Route 53 plumbing, sharing the process's clients and caches. */
 export function dnsRecordController(
@@ -44,7 +46,8 @@ export function dnsRecordController(
   });
   const controller = new Controller<DNSRecord, undefined, DNSRecordField>({
     type: dnsRecordType,
-    connector: sharedClient(adapter),
+    // Route 53's terminal refusals name the spec field and a fix (awsRefusals.ts).
+    connector: sharedClient(explainRefusals(adapter, dnsrecordRefusals)),
     ...controllerOptions(s),
     pollMs: settings.pollMs,
     watches: [

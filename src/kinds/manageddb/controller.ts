@@ -1,4 +1,6 @@
+import { explainRefusals } from '../../providers/aws/refusals.ts';
 import { sharedClient } from '../../runtime/adapter.ts';
+import { manageddbRefusals } from './awsRefusals.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import { controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
@@ -13,8 +15,12 @@ export function managedDbController(
 ): RunnableController {
   return new Controller<ManagedDB, ManagedDBDetails, ManagedDBField>({
     type: managedDbType,
+    // RDS's terminal refusals name the spec field and a fix (awsRefusals.ts).
     connector: sharedClient(
-      new ManagedDBAdapter({ rds: s.aws.rds, kube: s.client, pollMs: settings.pollMs }),
+      explainRefusals(
+        new ManagedDBAdapter({ rds: s.aws.rds, kube: s.client, pollMs: settings.pollMs }),
+        manageddbRefusals,
+      ),
     ),
     ...controllerOptions(s),
     pollMs: settings.pollMs,

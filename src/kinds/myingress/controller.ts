@@ -7,6 +7,8 @@ import { controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
 import { sharedClient } from '../../runtime/adapter.ts';
+import { explainRefusals } from '../../providers/aws/refusals.ts';
+import { myingressRefusals } from './awsRefusals.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
 import { backendRefs } from './backends.ts';
 
@@ -52,7 +54,8 @@ export function myIngressController(
   });
   const controller = new Controller<MyIngress, MyIngressDetails, MyIngressField>({
     type: myIngressType,
-    connector: sharedClient(adapter),
+    // Elastic Load Balancing's terminal refusals name the spec field and a fix (awsRefusals.ts).
+    connector: sharedClient(explainRefusals(adapter, myingressRefusals)),
     ...controllerOptions(s),
     pollMs: settings.pollMs,
     watches: [

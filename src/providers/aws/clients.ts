@@ -5,7 +5,7 @@ import { Route53Client } from '@aws-sdk/client-route-53';
 import type { Clock } from '../../runtime/clock.ts';
 import type { Metrics } from '../../runtime/metrics.ts';
 import { startAwsCallSpan, type AwsCallResult } from '../../runtime/tracing.ts';
-import { classifyAwsError } from './errors.ts';
+import { classifyAwsError, tagOperation } from './errors.ts';
 import { AdaptiveRateLimiter, defaultServiceRates, type AdaptiveRateOptions } from './rateLimiter.ts';
 
 /** The shared SDK clients, one per service, for one region. */
@@ -146,6 +146,7 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
           span?.end({ outcome: 'success', ...responseDetails(out) });
           return out;
         } catch (err) {
+          tagOperation(err, operation);
           const cls = classifyAwsError(err);
           if (cls === 'throttling') {
             limiter.onThrottle();

@@ -127,13 +127,51 @@ export function classifyAwsError(
   return 'unknown';
 }
 
-/** An AWS error that no retry fixes, keeping the AWS code. */
+/** What AWS itself said, kept beside the message of an {@link AwsTerminalError}. */
+export interface AwsRefusalFacts {
+  /** AWS's own message, verbatim. */
+  readonly awsMessage?: string;
+  /** The API operation AWS refused, e.g. CreateDBInstance (from the client's middleware). */
+  readonly operation?: string;
+  /** Skylift's step ("create DB instance sky-…"). */
+  readonly step?: string;
+}
+
+/**
+ * An AWS error that no retry fixes, keeping the AWS code and, when AWS wrote
+ * the message, AWS's own words (a kind's refusal table turns them into a
+ * message naming the spec field and a fix).
+ */
 export class AwsTerminalError extends TerminalError {
   readonly code: string | undefined;
-  constructor(message: string, code: string | undefined, options?: ErrorOptions) {
+  readonly awsMessage: string | undefined;
+  readonly operation: string | undefined;
+  readonly step: string | undefined;
+  constructor(message: string, code: string | undefined, options?: ErrorOptions & AwsRefusalFacts) {
     super(message, options);
     this.code = code;
+    this.awsMessage = options?.awsMessage;
+    this.operation = options?.operation;
+    this.step = options?.step;
   }
+}
+
+const operationTag = '$skyliftOperation';
+
+/**
+ * Records on an SDK error which API operation it answered (the clients'
+ * middleware calls it; the SDK's errors do not say). Leaves non-objects alone.
+ */
+export function tagOperation(err: unknown, operation: string): void {
+  if (typeof err === 'object' && err !== null && !(operationTag in err))
+    Object.defineProperty(err, operationTag, { value: operation, enumerable: false });
+}
+
+/** The API operation an SDK error answered, if the clients' middleware recorded it. Pure. */
+export function awsErrorOperation(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const op = (err as Record<string, unknown>)[operationTag];
+  return typeof op === 'string' ? op : undefined;
 }
 
 /** An AWS error worth retrying with backoff, keeping the AWS code. */
@@ -159,8 +197,15 @@ export function toTypedAwsError(
   const detail = err instanceof Error ? err.message : String(err);
   const message = `${what}: ${code !== undefined && !detail.includes(code) ? `${code}: ` : ''}${detail}`;
   switch (classifyAwsError(err, extra)) {
-    case 'terminal':
-      return new AwsTerminalError(message, code, { cause: err });
+    case 'terminal': {
+      const operation = awsErrorOperation(err);
+      return new AwsTerminalError(message, code, {
+        cause: err,
+        awsMessage: detail,
+        step: what,
+        ...(operation !== undefined ? { operation } : {}),
+      });
+    }
     case 'throttling':
       return new AwsRetryableError(Reason.Throttled, message, code, { cause: err });
     case 'credentials':

@@ -4,10 +4,28 @@ import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../../runtime/backoff.ts';
 import type { Clock, TimerHandle } from '../../runtime/clock.ts';
 import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
-import { AwsRetryableError, AwsTerminalError, awsErrorCode, classifyAwsError } from '../aws/errors.ts';
+import {
+  AwsRetryableError,
+  AwsTerminalError,
+  awsErrorCode,
+  awsErrorOperation,
+  classifyAwsError,
+} from '../aws/errors.ts';
 import { isAlreadyExists, isNoSuchHostedZone, isNotFoundOnDelete, route53ErrorTable } from './errors.ts';
 import { recordKey } from './names.ts';
 import type { ZoneRecordCache } from './zoneRecords.ts';
+
+/** A terminal refusal of a change, keeping AWS's words for the owner's refusal table. Pure. */
+function refusal(err: unknown, message: string): AwsTerminalError {
+  const code = awsErrorCode(err);
+  const operation = awsErrorOperation(err);
+  return new AwsTerminalError(`Route 53 rejected the change: ${code ?? 'error'}: ${message}`, code, {
+    cause: err,
+    awsMessage: message,
+    step: 'change record sets',
+    ...(operation !== undefined ? { operation } : {}),
+  });
+}
 
 /** Route 53's per-request limits. */
 export const route53Limits = { maxRecords: 1000, maxValueChars: 32_000 } as const;
@@ -314,7 +332,7 @@ export class ChangeBatcher {
         ? new OwnershipConflictError(
             `Route 53 already has this record set and it is not managed by Skylift: ${message}`,
           )
-        : new TerminalError(`Route 53 rejected the change: ${awsErrorCode(err) ?? 'error'}: ${message}`);
+        : refusal(err, message);
       this.finish(zq, t, { state: 'failed', error });
       return 0;
     }
