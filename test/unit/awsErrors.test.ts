@@ -82,6 +82,14 @@ describe('classifyAwsError', () => {
     expect(classifyAwsError(err)).toBe(want);
   });
 
+  it('matches a table entry with or without the Fault/Exception suffix (RDS answers one, its SDK model names the other)', () => {
+    const rds = { terminal: ['DBSnapshotNotFound', 'DBSubnetGroupNotFoundFault'] };
+    expect(classifyAwsError(sdkError('DBSnapshotNotFoundFault', 404), rds)).toBe('terminal');
+    expect(classifyAwsError(sdkError('DBSnapshotNotFound', 404), rds)).toBe('terminal');
+    expect(classifyAwsError(sdkError('DBSubnetGroupNotFound', 400), rds)).toBe('terminal');
+    expect(classifyAwsError(sdkError('DBSnapshotAlreadyExistsFault', 400), rds)).toBe('unknown');
+  });
+
   it('lets a service table override the generic one', () => {
     expect(
       classifyAwsError(sdkError('TooManyLoadBalancers', 400), { terminal: ['TooManyLoadBalancers'] }),

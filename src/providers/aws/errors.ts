@@ -113,13 +113,18 @@ export function classifyAwsError(
 ): AwsErrorClass {
   const code = awsErrorCode(err);
   if (code !== undefined) {
-    if (extra.terminal?.includes(code) === true) return 'terminal';
-    if (extra.transient?.includes(code) === true) return 'transient';
-    if (throttlingCodes.includes(code)) return 'throttling';
-    if (credentialCodes.includes(code)) return 'credentials';
+    // RDS names an error DBSnapshotNotFound in its answer and DBSnapshotNotFoundFault in its SDK
+    // model (and some emulators answer with the latter): a table entry matches either.
+    const base = withoutSuffix(code);
+    const listed = (codes: readonly string[] | undefined): boolean =>
+      codes?.some((c) => c === code || withoutSuffix(c) === base) === true;
+    if (listed(extra.terminal)) return 'terminal';
+    if (listed(extra.transient)) return 'transient';
+    if (listed(throttlingCodes)) return 'throttling';
+    if (listed(credentialCodes)) return 'credentials';
     if (networkErrorCodes.includes(code)) return 'unreachable';
-    if (transientCodes.includes(code)) return 'transient';
-    if (terminalCodes.includes(code)) return 'terminal';
+    if (listed(transientCodes)) return 'transient';
+    if (listed(terminalCodes)) return 'terminal';
   }
   const status = httpStatus(err);
   if (status === 429) return 'throttling';
@@ -226,6 +231,11 @@ export function toTypedAwsError(
     case 'unknown':
       return new AwsRetryableError(Reason.AwsError, message, code, { cause: err });
   }
+}
+
+/** A code without the `Fault` / `Exception` suffix some services and SDK models add. Pure. */
+function withoutSuffix(code: string): string {
+  return code.replace(/(Fault|Exception)$/, '');
 }
 
 /** The error code without the `Fault` / `Exception` suffix some services and SDK versions add. Pure. */

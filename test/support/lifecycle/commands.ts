@@ -110,7 +110,10 @@ class ChangeIdentity implements LifecycleCommand {
     const obj = pick([...m.live.values()], this.index);
     const spec: Record<string, unknown> =
       this.field === 'externalName'
-        ? { externalName: obj.kind === 'DNSRecord' ? `${r.world.fqdn('c')}/A` : 'someone-elses' }
+        ? {
+            externalName:
+              obj.kind === 'DNSRecord' ? `${r.world.fqdn(obj.host === 'c' ? 'b' : 'c')}/A` : 'someone-elses',
+          }
         : obj.kind === 'DNSRecord'
           ? { name: obj.host === 'a' ? 'b' : 'a' }
           : obj.kind === 'ManagedDB'
@@ -124,11 +127,12 @@ class ChangeIdentity implements LifecycleCommand {
       refusal = err.message;
     }
     if (refusal === undefined)
-      throw new Error(
-        `${obj.kind} ${obj.name}: changing spec ${Object.keys(spec).join()} after create was admitted`,
+      throw r.violation(
+        m,
+        `${obj.kind} ${obj.name}: changing spec ${JSON.stringify(spec)} after create was admitted`,
       );
     if (!/immutable|fixed at create|cannot be changed|after create/i.test(refusal))
-      throw new Error(`${obj.kind} ${obj.name}: refusal does not say why: ${refusal}`);
+      throw r.violation(m, `${obj.kind} ${obj.name}: the refusal does not say why: ${refusal}`);
     await r.settle(m, `${this.toString()} (${obj.kind} ${obj.name}: refused)`);
   }
   toString(): string {

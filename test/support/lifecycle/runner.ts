@@ -104,6 +104,13 @@ export class LifecycleRunner {
     );
   }
 
+  /** A LifecycleViolation for what a command saw itself, with every step so far. */
+  violation(m: LifecycleModel, what: string): LifecycleViolation {
+    return new LifecycleViolation(
+      `during step ${m.steps.length + 1}: ${what}\nsteps:\n  ${m.steps.map((s, i) => `${i + 1}. ${s}`).join('\n  ')}`,
+    );
+  }
+
   /** Waits (bounded) until an object switched to ObserveOnly has let go: observed at its generation, no finalizer. */
   async waitForObserveOnly(kind: LifecycleKind, name: string): Promise<void> {
     await waitFor(
