@@ -177,7 +177,9 @@ export function explainRefusals<T extends ManagedObject, D, F extends string>(
     ...(prepare !== undefined ? { prepareCreate: (mr, ctx) => guard(mr, () => prepare(mr, ctx)) } : {}),
     create: (mr, ctx) => guard(mr, () => client.create(mr, ctx)),
     update: (mr, observed, ctx) => guard(mr, () => client.update(mr, observed, ctx)),
-    ...(release !== undefined ? { release: (mr, ctx, cause) => guard(mr, () => release(mr, ctx, cause)) } : {}),
+    ...(release !== undefined
+      ? { release: (mr, ctx, cause) => guard(mr, () => release(mr, ctx, cause)) }
+      : {}),
     delete: (mr, observed, ctx) => guard(mr, () => client.delete(mr, observed, ctx)),
   };
 }
