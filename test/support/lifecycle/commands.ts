@@ -108,12 +108,18 @@ class ChangeIdentity implements LifecycleCommand {
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
     const obj = pick([...m.live.values()], this.index);
+    const named =
+      (obj.kind === 'DNSRecord' && obj.adopt) || (obj.kind === 'ManagedDB' && obj.externalOf !== undefined);
     const spec: Record<string, unknown> =
       this.field === 'externalName'
-        ? {
-            externalName:
-              obj.kind === 'DNSRecord' ? `${r.world.fqdn(obj.host === 'c' ? 'b' : 'c')}/A` : 'someone-elses',
-          }
+        ? named
+          ? { externalName: null } // clearing it
+          : {
+              externalName:
+                obj.kind === 'DNSRecord'
+                  ? `${r.world.fqdn(obj.host === 'c' ? 'b' : 'c')}/A`
+                  : 'someone-elses',
+            }
         : obj.kind === 'DNSRecord'
           ? { name: obj.host === 'a' ? 'b' : 'a' }
           : obj.kind === 'ManagedDB'
@@ -136,7 +142,7 @@ class ChangeIdentity implements LifecycleCommand {
     await r.settle(m, `${this.toString()} (${obj.kind} ${obj.name}: refused)`);
   }
   toString(): string {
-    return `change an object's ${this.field === 'name' ? 'identity field' : 'spec.externalName'} after create`;
+    return `change an object's ${this.field === 'name' ? 'identity field' : 'spec.externalName (set, change or clear)'} after create`;
   }
 }
 
