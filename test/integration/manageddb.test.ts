@@ -983,3 +983,67 @@ describe('ManagedDB: what RDS changes by itself, and downgrades', () => {
     expect(proxy.count({ service: 'rds', operation: 'ModifyDBInstance' })).toBe(0);
   });
 });
+
+// Issue 15: a ManagedDB with restoreFrom restored any snapshot in the account — another team's
+// final, scheduled or on-request snapshot (their data), or one Skylift never made. By default only
+// snapshots Skylift made for the same namespace are restored; anything else is Terminal, naming the
+// field, before any restore call.
+describe('ManagedDB restoreFrom', () => {
+  it("refuses another namespace's snapshot and one Skylift did not make, restores its own namespace's", async () => {
+    const { CreateDBInstanceCommand, CreateDBSnapshotCommand } = await import('@aws-sdk/client-rds');
+    const a = await setup('mdb-restore-a');
+    const source = await create(a, 'source', spec());
+    await waitCondition(a, 'source', 'Ready', 'True');
+    const id = dbIdentifier(a, 'source', source.metadata.uid ?? '');
+    await rds.send(
+      new CreateDBSnapshotCommand({ DBInstanceIdentifier: id, DBSnapshotIdentifier: `${id}-data` }),
+    );
+    const hand = `hand-${a}`.slice(0, 60);
+    await rds.send(
+      new CreateDBInstanceCommand({
+        DBInstanceIdentifier: hand,
+        Engine: 'postgres',
+        DBInstanceClass: 'db.t3.micro',
+        AllocatedStorage: 20,
+        MasterUsername: 'app',
+        MasterUserPassword: 'made-by-hand-1',
+      }),
+    );
+    await rds.send(
+      new CreateDBSnapshotCommand({ DBInstanceIdentifier: hand, DBSnapshotIdentifier: `${hand}-snap` }),
+    );
+
+    const b = await setup('mdb-restore-b');
+    const restoresBefore = proxy.count({ service: 'rds', operation: 'RestoreDBInstanceFromDBSnapshot' });
+    await create(b, 'thief', spec({ restoreFrom: { snapshotIdentifier: `${id}-data` } }));
+    await create(
+      b,
+      'stray',
+      spec({
+        restoreFrom: { snapshotIdentifier: `${hand}-snap` },
+        writeConnectionSecretToRef: { name: 'stray-conn' },
+      }),
+    );
+    const thief = await waitCondition(b, 'thief', 'Synced', 'False', 'Terminal');
+    expect(thief.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      `spec.restoreFrom.snapshotIdentifier "${id}-data" belongs to namespace ${a}: a ManagedDB restores only snapshots Skylift made for its own namespace (${b})`,
+    );
+    const stray = await waitCondition(b, 'stray', 'Synced', 'False', 'Terminal');
+    expect(stray.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      `spec.restoreFrom.snapshotIdentifier "${hand}-snap" was not made by Skylift`,
+    );
+
+    await create(
+      a,
+      'copy',
+      spec({
+        restoreFrom: { snapshotIdentifier: `${id}-data` },
+        writeConnectionSecretToRef: { name: 'copy-conn' },
+      }),
+    );
+    await waitCondition(a, 'copy', 'Ready', 'True');
+    expect(proxy.count({ service: 'rds', operation: 'RestoreDBInstanceFromDBSnapshot' })).toBe(
+      restoresBefore + 1,
+    );
+  });
+});

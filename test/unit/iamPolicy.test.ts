@@ -172,6 +172,20 @@ describe('deploy/iam/policy.json', () => {
     }
   });
 
+  it('restores only snapshots carrying Skylift’s ownership tags (its own), not any snapshot in the account', () => {
+    const snapshot = 'arn:aws:rds:us-east-1:111122223333:snapshot:team-a-final';
+    const grants = (ctx: Context): boolean =>
+      policy.Statement.some(
+        (st) =>
+          st.Effect === 'Allow' &&
+          list(st.Action).some((a) => globMatch(a, 'rds:RestoreDBInstanceFromDBSnapshot')) &&
+          list(st.Resource).some((r) => globMatch(r, snapshot)) &&
+          conditionsHold(st, ctx),
+      );
+    expect(grants({ 'aws:ResourceTag/skylift.dev/cluster': 'prod' })).toBe(true);
+    expect(grants({})).toBe(false);
+  });
+
   it('grants nothing the code does not call, and no service-wide wildcards', () => {
     const extra = new Set([
       // Needed by AWS itself on the operator's behalf, not called by the code:

@@ -51,6 +51,7 @@ import {
   requestDoneAnnotation,
   type OnDemandAction,
 } from './requests.ts';
+import { restoreRefusal } from './restore.ts';
 import { planSnapshots, snapshotSchedule } from './snapshots.ts';
 
 /** `status.acceptedEngineVersion`, or nothing when no version was accepted. Pure. */
@@ -263,6 +264,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       // scope snapshot deletion to Skylift's own and a later lookup can tell whose they are.
       CopyTagsToSnapshot: true,
     };
+    if (s.restoreFrom !== undefined) await this.checkRestorable(mr, s.restoreFrom.snapshotIdentifier, ctx);
     await createOrFind({
       what: `create DB instance ${id}`,
       table: rdsErrorTable,
@@ -407,6 +409,29 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     );
     if (answered === undefined) return { gone: true };
     return { gone: (await this.describe(id)) === undefined };
+  }
+
+  /**
+   * Refuses (Terminal, nothing created) a snapshot that Skylift did not make for this namespace of
+   * this cluster. A snapshot that does not exist is left to the restore call to report. Read-only.
+   */
+  private async checkRestorable(mr: ManagedDB, snapshotId: string, ctx: ReconcileContext): Promise<void> {
+    const found = await lookup(
+      `describe DB snapshot ${snapshotId}`,
+      rdsErrorTable,
+      (err) => hasErrorCode(err, 'DBSnapshotNotFound'),
+      async () =>
+        (await this.d.rds.send(new DescribeDBSnapshotsCommand({ DBSnapshotIdentifier: snapshotId })))
+          .DBSnapshots?.[0],
+    );
+    if (found === undefined) return;
+    const refusal = restoreRefusal(
+      snapshotId,
+      tagMap(found.TagList),
+      mr.metadata.namespace ?? '',
+      ctx.ownership.cluster,
+    );
+    if (refusal !== undefined) throw new TerminalError(refusal);
   }
 
   /** The password prepareCreate put (or found) in the connection Secret; read back if this process did not prepare it. */

@@ -1,0 +1,27 @@
+// Which snapshots a ManagedDB may restore: by default only those Skylift made for the same
+// namespace of this cluster (its final, scheduled and on-request snapshots carry the instance's
+// ownership tags), never another team's data.
+import { ownershipFromTags } from '../../apis/managed.ts';
+
+/**
+ * Why `snapshotId` may not be restored into an object of `namespace`, or
+ * undefined when it may: its ownership tags must name an object of the same
+ * namespace and this cluster. `tags` are the snapshot's. Pure.
+ */
+export function restoreRefusal(
+  snapshotId: string,
+  tags: Readonly<Record<string, string>>,
+  namespace: string,
+  cluster: string,
+): string | undefined {
+  const owner = ownershipFromTags(tags);
+  const ownerNamespace = owner?.owner.split('/')[0];
+  if (owner !== undefined && ownerNamespace === namespace && owner.cluster === cluster) return undefined;
+  const whose =
+    owner === undefined
+      ? 'was not made by Skylift'
+      : owner.cluster !== cluster
+        ? `was made by Skylift in another cluster (${owner.cluster || 'unnamed'})`
+        : `belongs to namespace ${ownerNamespace ?? '?'}`;
+  return `spec.restoreFrom.snapshotIdentifier ${JSON.stringify(snapshotId)} ${whose}: a ManagedDB restores only snapshots Skylift made for its own namespace (${namespace}); name one of them (skylift trace mdb/<name> lists an instance's snapshots), or copy the data in another way`;
+}

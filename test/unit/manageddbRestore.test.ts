@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { ownershipTagMap } from '../../src/apis/managed.ts';
+import { restoreRefusal } from '../../src/kinds/manageddb/restore.ts';
+
+const tags = (owner: string, cluster = 'prod'): Record<string, string> =>
+  ownershipTagMap({ uid: 'u1', owner, cluster });
+
+describe('restoreRefusal', () => {
+  it("allows a snapshot Skylift made for the same namespace of this cluster (another object's too)", () => {
+    expect(restoreRefusal('s1', tags('shop/orders'), 'shop', 'prod')).toBeUndefined();
+    expect(restoreRefusal('s1', { ...tags('shop/old-orders'), team: 'x' }, 'shop', 'prod')).toBeUndefined();
+  });
+
+  it("refuses another namespace's, another cluster's and an untagged snapshot, naming the field and why", () => {
+    expect(restoreRefusal('s1', tags('billing/ledger'), 'shop', 'prod')).toMatch(
+      /^spec\.restoreFrom\.snapshotIdentifier "s1" belongs to namespace billing: a ManagedDB restores only snapshots Skylift made for its own namespace \(shop\)/,
+    );
+    expect(restoreRefusal('s1', tags('shop/orders', 'staging'), 'shop', 'prod')).toContain(
+      'was made by Skylift in another cluster (staging)',
+    );
+    expect(restoreRefusal('s1', { team: 'shop' }, 'shop', 'prod')).toContain('"s1" was not made by Skylift');
+  });
+
+  it('does not take a namespace that only begins like this one', () => {
+    expect(restoreRefusal('s1', tags('shop-staging/orders'), 'shop', 'prod')).toContain(
+      'belongs to namespace shop-staging',
+    );
+  });
+});
