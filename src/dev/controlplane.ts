@@ -24,7 +24,7 @@ export interface ControlPlaneIdentities {
 export interface ControlPlaneOptions {
   /** Working directory for certs, etcd data and logs; created if missing. */
   readonly dir: string;
-  /** Also run kube-controller-manager (garbage collection, namespace deletion, service accounts). */
+  /** Also run kube-controller-manager (garbage collection, namespace deletion, service accounts, role aggregation). */
   readonly controllerManager?: boolean;
   /** Directory with kube-apiserver, kube-controller-manager and etcd; default from hack/lib.sh's rules. */
   readonly binDir?: string;
@@ -57,6 +57,8 @@ export interface ControlPlane {
 }
 
 const controllers = [
+  // Fills the built-in admin/edit/view roles from ClusterRoles labelled to aggregate into them.
+  'clusterrole-aggregation-controller',
   'garbage-collector-controller',
   'namespace-controller',
   'serviceaccount-controller',

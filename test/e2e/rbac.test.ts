@@ -47,7 +47,7 @@ beforeAll(async () => {
   const rendered = parseAllDocuments(await helmTemplate({ release, namespace: releaseNs }))
     .map((d) => d.toJS() as { kind: string; metadata: { name: string } } | null)
     .filter((m): m is { kind: string; metadata: { name: string } } => m !== null && rbacKinds.has(m.kind));
-  expect(rendered.map((m) => m.kind).sort()).toEqual([...rbacKinds].sort());
+  expect([...new Set(rendered.map((m) => m.kind))].sort()).toEqual([...rbacKinds].sort());
   const applied = await kubectl(
     admin(),
     ['apply', '--server-side', '-f', '-'],
@@ -61,6 +61,13 @@ afterAll(async () => {
   await operator?.stop();
   // ClusterRole and ClusterRoleBinding outlive the namespaces.
   await kubectl(admin(), ['delete', 'clusterrole,clusterrolebinding', release, '--ignore-not-found']);
+  await kubectl(admin(), [
+    'delete',
+    'clusterrole',
+    `${release}-edit`,
+    `${release}-view`,
+    '--ignore-not-found',
+  ]);
 });
 
 /** A kubeconfig holding a bound token of the chart's ServiceAccount, as a pod would get. */
@@ -184,5 +191,62 @@ describe('the chart’s RBAC', () => {
     expect(left.stdout.trim()).toBe('');
     // Not one request was refused along the way.
     expect(op.output()).not.toMatch(/forbidden|\b403\b/i);
+  });
+
+  it('adds the kinds to the built-in edit and view roles: a team bound to edit uses them, view reads them, neither writes status', async () => {
+    const bind = async (user: string, role: string): Promise<void> => {
+      const r = await kubectl(admin(), [
+        'create',
+        'rolebinding',
+        `${user}-${role}`,
+        `--clusterrole=${role}`,
+        `--user=${user}`,
+        '-n',
+        appNs,
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+    };
+    await bind('alice', 'edit');
+    await bind('bob', 'view');
+    const can = async (
+      user: string,
+      verb: string,
+      resource: string,
+      ns = appNs,
+      subresource?: string,
+    ): Promise<boolean> =>
+      (
+        await kubectl(admin(), [
+          'auth',
+          'can-i',
+          verb,
+          resource,
+          ...(subresource !== undefined ? [`--subresource=${subresource}`] : []),
+          '-n',
+          ns,
+          '--as',
+          user,
+        ])
+      ).stdout.trim() === 'yes';
+    // The aggregation controller fills edit and view shortly after the ClusterRoles appear.
+    for (const kind of ['dnsrecords', 'manageddbs', 'myingresses'])
+      await waitFor(
+        async () => ((await can('alice', 'create', `${kind}.aws.skylift.dev`)) ? true : undefined),
+        {
+          timeoutMs: 30_000,
+          description: `edit to include create ${kind}`,
+        },
+      );
+    await waitFor(async () => ((await can('bob', 'list', 'dnsrecords.aws.skylift.dev')) ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'view to include list dnsrecords',
+    });
+    expect(await can('alice', 'delete', 'manageddbs.aws.skylift.dev')).toBe(true);
+    expect(await can('bob', 'create', 'dnsrecords.aws.skylift.dev')).toBe(false);
+    expect(await can('alice', 'update', 'dnsrecords.aws.skylift.dev', appNs, 'status')).toBe(false);
+    expect(await can('alice', 'patch', 'manageddbs.aws.skylift.dev', appNs, 'status')).toBe(false);
+    expect(await can('alice', 'patch', 'manageddbs.aws.skylift.dev')).toBe(true);
+    // Only where bound.
+    expect(await can('alice', 'create', 'dnsrecords.aws.skylift.dev', releaseNs)).toBe(false);
   });
 });

@@ -124,7 +124,8 @@ describe('Helm chart', () => {
   });
 
   it('grants least privilege: no wildcards, Secrets only get/create/patch, the Lease only in its namespace', () => {
-    const clusterRole = one(defaults, 'ClusterRole');
+    const clusterRole = defaults.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift');
+    if (clusterRole === undefined) throw new Error("no ClusterRole 'skylift' (the operator's)");
     const rules = rulesOf(clusterRole);
     for (const r of [...rules, ...rulesOf(one(defaults, 'Role'))]) {
       expect([...r.verbs, ...r.resources, ...r.apiGroups]).not.toContain('*');
@@ -140,10 +141,35 @@ describe('Helm chart', () => {
 
   it('uses namespaced Roles, not a ClusterRole, when watchNamespaces is set', async () => {
     const all = docs(await helmTemplate({ values: { watchNamespaces: ['team-a', 'team-b'] } }));
-    expect(all.filter((m) => m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding')).toEqual([]);
+    // The operator gets no cluster-wide rights; the only ClusterRoles are the ones for users.
+    expect(all.filter((m) => m.kind === 'ClusterRoleBinding')).toEqual([]);
+    expect(
+      all
+        .filter((m) => m.kind === 'ClusterRole')
+        .map((m) => m.metadata.name)
+        .sort(),
+    ).toEqual(['skylift-edit', 'skylift-view']);
     const roles = all.filter((m) => m.kind === 'Role' && m.metadata.name === 'skylift');
     expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
     expect(podSpec(one(all, 'Deployment')).containers[0]?.args).toContain('--namespaces=team-a,team-b');
+  });
+
+  it('adds the kinds to the built-in admin/edit and view roles (never status), unless turned off', async () => {
+    const edit = defaults.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift-edit');
+    const view = defaults.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift-view');
+    expect(edit?.metadata.labels).toMatchObject({
+      'rbac.authorization.k8s.io/aggregate-to-admin': 'true',
+      'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
+    });
+    expect(view?.metadata.labels).toMatchObject({ 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
+    for (const role of [edit, view]) {
+      if (role === undefined) throw new Error('missing aggregated ClusterRole');
+      const resources = rulesOf(role).flatMap((r) => r.resources);
+      expect(resources.sort()).toEqual(['dnsrecords', 'manageddbs', 'myingresses']);
+    }
+    expect(rulesOf(view as Manifest).flatMap((r) => r.verbs)).toEqual(['get', 'list', 'watch']);
+    const off = docs(await helmTemplate({ values: { rbac: { aggregateToDefaultRoles: false } } }));
+    expect(off.filter((m) => m.kind === 'ClusterRole').map((m) => m.metadata.name)).toEqual(['skylift']);
   });
 
   it('installs the CRDs from crds/, kept on uninstall', () => {
