@@ -94,7 +94,11 @@ export function standInEndpointSlices(objects: readonly KubeObject[], namespace:
         metadata: {
           name: `${svc.metadata.name}-skylift-dev`,
           namespace,
-          labels: { 'kubernetes.io/service-name': svc.metadata.name },
+          // Stands in for the EndpointSlice controller (no kubelet, no Pods here): labelled as its.
+          labels: {
+            'kubernetes.io/service-name': svc.metadata.name,
+            'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+          },
         },
         addressType: 'IPv4',
         ports,

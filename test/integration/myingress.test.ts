@@ -79,7 +79,14 @@ async function putEndpoints(ns: string, eps: { ip: string; ready: boolean }[]): 
   const body = {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { name: 'web-1', labels: { 'kubernetes.io/service-name': 'web' } },
+    metadata: {
+      name: 'web-1',
+      // As the EndpointSlice controller labels its slices (the stack runs no kubelet, no Pods).
+      labels: {
+        'kubernetes.io/service-name': 'web',
+        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+      },
+    },
     addressType: 'IPv4',
     ports: [{ port: 8080, protocol: 'TCP' }],
     endpoints: eps.map((e) => ({ addresses: [e.ip], conditions: { ready: e.ready } })),
@@ -176,6 +183,39 @@ describe('MyIngress', () => {
         description: 'targets following the EndpointSlice',
       },
     );
+  });
+
+  // Issue 15: a hand-made EndpointSlice labelled with a Service's name put any address — another
+  // team's Pod IP — behind an internet-facing load balancer.
+  it("registers only the EndpointSlice controller's addresses, never a hand-made slice's", async () => {
+    const ns = await setup('ming-slices');
+    for (const [name, labels] of [
+      ['web-by-hand', { 'kubernetes.io/service-name': 'web' }],
+      [
+        'web-other-controller',
+        { 'kubernetes.io/service-name': 'web', 'endpointslice.kubernetes.io/managed-by': 'someone-else' },
+      ],
+    ] as const) {
+      await admin.create(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name, labels },
+        addressType: 'IPv4',
+        ports: [{ port: 8080, protocol: 'TCP' }],
+        endpoints: [
+          { addresses: [name === 'web-by-hand' ? '10.99.0.1' : '10.99.0.2'], conditions: { ready: true } },
+        ],
+      });
+    }
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const tgArn = (m.status?.targetGroups as { arn: string }[] | undefined)?.[0]?.arn ?? '';
+    expect(await targetsOf(tgArn)).toEqual(['10.20.1.10:8080', '10.20.2.11:8080']);
   });
 
   it('changes one rule with one ModifyRule and nothing else', async () => {

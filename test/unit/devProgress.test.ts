@@ -161,7 +161,10 @@ describe('samples', () => {
         metadata: {
           name: 'web-skylift-dev',
           namespace: 'apps',
-          labels: { 'kubernetes.io/service-name': 'web' },
+          labels: {
+            'kubernetes.io/service-name': 'web',
+            'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+          },
         },
         addressType: 'IPv4',
         ports: [{ name: '', port: 8080, protocol: 'TCP' }],

@@ -19,6 +19,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ownershipOf, ownershipTagMap, type Condition } from '../../src/apis/managed.ts';
 import type { KubeObject } from '../../src/apis/meta.ts';
 import { MyIngressAdapter } from '../../src/kinds/myingress/adapter.ts';
+import { isServiceEndpointSlice } from '../../src/kinds/myingress/backends.ts';
 import type { MyIngress } from '../../src/kinds/myingress/api.ts';
 import { targetGroupName } from '../../src/kinds/myingress/names.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
@@ -205,5 +206,48 @@ describe('MyIngress observe and its backend Services', () => {
     expect(obs.ready).toEqual({ ready: true, reason: 'Available' });
     expect(obs.requeueAfterMs).toBeUndefined();
     expect(obs.delta).toEqual([{ field: 'targets', change: 'targets of web:80: 1 → 1' }]);
+  });
+});
+
+describe('isServiceEndpointSlice', () => {
+  const slice = (namespace: string, labels: Record<string, string>) => ({ metadata: { namespace, labels } });
+  const controller = { 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' };
+  it("accepts the EndpointSlice controller's slice of the Service in its namespace only", () => {
+    expect(
+      isServiceEndpointSlice(
+        slice('shop', { 'kubernetes.io/service-name': 'web', ...controller }),
+        'shop',
+        'web',
+      ),
+    ).toBe(true);
+    expect(
+      isServiceEndpointSlice(
+        slice('other', { 'kubernetes.io/service-name': 'web', ...controller }),
+        'shop',
+        'web',
+      ),
+    ).toBe(false);
+    expect(
+      isServiceEndpointSlice(
+        slice('shop', { 'kubernetes.io/service-name': 'api', ...controller }),
+        'shop',
+        'web',
+      ),
+    ).toBe(false);
+  });
+  it('refuses a hand-made slice, or one another controller manages', () => {
+    expect(
+      isServiceEndpointSlice(slice('shop', { 'kubernetes.io/service-name': 'web' }), 'shop', 'web'),
+    ).toBe(false);
+    expect(
+      isServiceEndpointSlice(
+        slice('shop', {
+          'kubernetes.io/service-name': 'web',
+          'endpointslice.kubernetes.io/managed-by': 'me',
+        }),
+        'shop',
+        'web',
+      ),
+    ).toBe(false);
   });
 });

@@ -166,3 +166,28 @@ const serviceNamePattern = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 function quoteName(name: string): string {
   return serviceNamePattern.test(name) ? name : JSON.stringify(name);
 }
+
+/** The label the EndpointSlice controller puts on the slices it manages, and its value. */
+export const endpointSliceManagedBy = {
+  label: 'endpointslice.kubernetes.io/managed-by',
+  controller: 'endpointslice-controller.k8s.io',
+} as const;
+
+/**
+ * Whether an EndpointSlice is one Kubernetes' EndpointSlice controller made for `service` in
+ * `namespace`: only those carry Pod addresses the Service's selector chose. A slice anyone else
+ * made (a hand-made one, another controller's) could put any address — another team's Pod —
+ * behind the load balancer, so its addresses are never registered. Pure.
+ */
+export function isServiceEndpointSlice(
+  slice: { metadata: { namespace?: string; labels?: Readonly<Record<string, string>> } },
+  namespace: string,
+  service: string,
+): boolean {
+  const labels = slice.metadata.labels ?? {};
+  return (
+    slice.metadata.namespace === namespace &&
+    labels['kubernetes.io/service-name'] === service &&
+    labels[endpointSliceManagedBy.label] === endpointSliceManagedBy.controller
+  );
+}

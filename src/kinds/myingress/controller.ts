@@ -10,7 +10,7 @@ import { sharedClient } from '../../runtime/adapter.ts';
 import { explainRefusals } from '../../providers/aws/refusals.ts';
 import { myingressRefusals } from './awsRefusals.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
-import { backendRefs } from './backends.ts';
+import { backendRefs, isServiceEndpointSlice } from './backends.ts';
 
 /** Services a MyIngress forwards to. Pure. */
 export function backendServices(m: MyIngress): Set<string> {
@@ -42,9 +42,10 @@ export function myIngressController(
     tagDescriber: new TagDescriber(s.aws.elbv2, s.clock),
     service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),
     endpointSlices: (ns, svc) =>
-      (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter(
-        (e: KubeObject) =>
-          e.metadata.namespace === ns && e.metadata.labels?.['kubernetes.io/service-name'] === svc,
+      // Only the EndpointSlice controller's slices: a hand-made one could point the load balancer
+      // at any address (backends.ts).
+      (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter((e: KubeObject) =>
+        isServiceEndpointSlice(e, ns, svc),
       ),
     backendCachesSynced: () =>
       holder.controller !== undefined &&

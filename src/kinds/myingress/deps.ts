@@ -18,7 +18,7 @@ export interface MyIngressAdapterDeps {
   readonly tagDescriber: TagDescriber;
   /** Cached Service by namespace and name. */
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
-  /** Cached EndpointSlices of a Service. */
+  /** Cached EndpointSlices the EndpointSlice controller manages for a Service (see isServiceEndpointSlice). */
   readonly endpointSlices: (namespace: string, service: string) => KubeObject[];
   /**
    * True once the Service and EndpointSlice caches have listed: before that,
