@@ -1046,4 +1046,62 @@ describe('ManagedDB restoreFrom', () => {
       restoresBefore + 1,
     );
   });
+
+  // A restored instance keeps the snapshot's master password — the source's, which the new object's
+  // Secret does not hold (its generated password would not work, and whoever knew the old one could
+  // still log in). It is set to the Secret's before the object is Ready, once.
+  it("sets the restored instance's master password to the connection Secret's before Ready, once", async () => {
+    const { CreateDBSnapshotCommand, ListTagsForResourceCommand } = await import('@aws-sdk/client-rds');
+    const ns = await setup('mdb-restore-pw');
+    const source = await create(ns, 'source', spec());
+    await waitCondition(ns, 'source', 'Ready', 'True');
+    const id = dbIdentifier(ns, 'source', source.metadata.uid ?? '');
+    await rds.send(
+      new CreateDBSnapshotCommand({ DBInstanceIdentifier: id, DBSnapshotIdentifier: `${id}-pw` }),
+    );
+    const passwordsSent: { id: string; password: string }[] = [];
+    const unwatch = proxy.watch((call) => {
+      if (call.operation !== 'ModifyDBInstance') return;
+      const q = new URLSearchParams(call.body);
+      const password = q.get('MasterUserPassword');
+      if (password !== null) passwordsSent.push({ id: q.get('DBInstanceIdentifier') ?? '', password });
+    });
+    try {
+      const copy = await create(
+        ns,
+        'restored',
+        spec({
+          restoreFrom: { snapshotIdentifier: `${id}-pw` },
+          writeConnectionSecretToRef: { name: 'restored-conn' },
+        }),
+      );
+      const ready = await waitCondition(ns, 'restored', 'Ready', 'True');
+      const copyId = dbIdentifier(ns, 'restored', copy.metadata.uid ?? '');
+      const { password } = await secret(ns, 'restored-conn');
+      expect(password).toEqual(expect.any(String));
+      expect(passwordsSent).toEqual([{ id: copyId, password }]);
+      const arn = typeof ready.status?.arn === 'string' ? ready.status.arn : '';
+      const tags = (await rds.send(new ListTagsForResourceCommand({ ResourceName: arn }))).TagList ?? [];
+      expect(tags).toContainEqual({ Key: 'skylift.dev/restored-password', Value: copy.metadata.uid });
+      // A later pass does not set it again: change the spec and wait for that pass.
+      await admin.patch(
+        resourcePath(managedDbType, { namespace: ns, name: 'restored' }),
+        { spec: { tags: { team: 'orders' } } },
+        'merge',
+      );
+      await waitFor(
+        async () => {
+          const m = await readObject<ManagedDB>(admin, managedDbType, ns, 'restored');
+          const ok = m?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+          return m?.status?.observedGeneration === 2 && ok ? true : undefined;
+        },
+        { timeoutMs: 60_000, description: 'restored Ready at generation 2' },
+      );
+      expect(passwordsSent).toHaveLength(1);
+      // The source kept its own password: nothing was sent for it.
+      expect(passwordsSent.map((p) => p.id)).not.toContain(id);
+    } finally {
+      unwatch();
+    }
+  });
 });

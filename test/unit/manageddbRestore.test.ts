@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ownershipTagMap } from '../../src/apis/managed.ts';
-import { restoreRefusal } from '../../src/kinds/manageddb/restore.ts';
+import { needsPasswordAfterRestore, restoreRefusal } from '../../src/kinds/manageddb/restore.ts';
 
 const tags = (owner: string, cluster = 'prod'): Record<string, string> =>
   ownershipTagMap({ uid: 'u1', owner, cluster });
@@ -25,5 +25,16 @@ describe('restoreRefusal', () => {
     expect(restoreRefusal('s1', tags('shop-staging/orders'), 'shop', 'prod')).toContain(
       'belongs to namespace shop-staging',
     );
+  });
+});
+
+describe('needsPasswordAfterRestore', () => {
+  const from = { snapshotIdentifier: 's1' };
+  it('only for a restored instance not yet marked with this object’s uid', () => {
+    expect(needsPasswordAfterRestore(undefined, {}, 'u1')).toBe(false);
+    expect(needsPasswordAfterRestore(from, {}, 'u1')).toBe(true);
+    expect(needsPasswordAfterRestore(from, { 'skylift.dev/restored-password': 'u1' }, 'u1')).toBe(false);
+    // A mark copied from the source instance through its snapshot does not count.
+    expect(needsPasswordAfterRestore(from, { 'skylift.dev/restored-password': 'u0' }, 'u1')).toBe(true);
   });
 });

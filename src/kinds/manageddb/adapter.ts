@@ -51,7 +51,7 @@ import {
   requestDoneAnnotation,
   type OnDemandAction,
 } from './requests.ts';
-import { restoreRefusal } from './restore.ts';
+import { needsPasswordAfterRestore, restoreRefusal, restoredPasswordTag } from './restore.ts';
 import { planSnapshots, snapshotSchedule } from './snapshots.ts';
 
 /** `status.acceptedEngineVersion`, or nothing when no version was accepted. Pure. */
@@ -68,7 +68,7 @@ export const DBReason = {
 } as const;
 
 /** What can differ between an RDS instance and its ManagedDB. */
-export type ManagedDBField = 'instance' | 'ownership' | 'request' | 'snapshot' | 'prune';
+export type ManagedDBField = 'instance' | 'ownership' | 'password' | 'request' | 'snapshot' | 'prune';
 
 /** What observe saw, handed to update and delete. */
 export interface ManagedDBDetails {
@@ -155,6 +155,11 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       // The spec passed (in sync, or a modification follows): a later spec lowered below it is a downgrade.
       Object.assign(status, acceptedVersionStatus(engineVersionToAccept(mr)));
       if (ownership?.uid !== ctx.ownership.uid) delta.push({ field: 'ownership', change: 'ownership tags' });
+      if (needsPasswordAfterRestore(mr.spec.restoreFrom, tagMap(db.TagList), ctx.ownership.uid))
+        delta.push({
+          field: 'password',
+          change: "master password of the restored instance set to the connection Secret's",
+        });
       const request = pendingRequest(mr);
       if (request !== undefined)
         delta.push({
@@ -329,6 +334,15 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       );
       changes.push('tagged');
     }
+    const resetPassword = observed.delta.some((d) => d.field === 'password');
+    if (resetPassword) {
+      await this.setPasswordAfterRestore(mr, db, ctx);
+      changes.push(
+        mr.spec.password?.managedByAWS === true
+          ? 'restored instance: master password now managed by AWS'
+          : "restored instance: master password set to the connection Secret's",
+      );
+    }
     if (Object.keys(input).length > 0) {
       await awsCall(`modify DB instance ${id}`, rdsErrorTable, () =>
         this.d.rds.send(
@@ -365,7 +379,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     }
     return {
       description: changes.join('; '),
-      pending: Object.keys(input).length > 0 || acted,
+      pending: Object.keys(input).length > 0 || acted || resetPassword,
       ...(writes !== undefined ? { writes } : {}),
     };
   }
@@ -409,6 +423,42 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     );
     if (answered === undefined) return { gone: true };
     return { gone: (await this.describe(id)) === undefined };
+  }
+
+  /**
+   * A restored instance keeps the snapshot's master password (the source instance's, which this
+   * object's Secret does not hold): set it to the Secret's password (or hand it to AWS with
+   * password.managedByAWS), then mark the instance so it is done once. Repeating it after a crash
+   * sets the same password again.
+   */
+  private async setPasswordAfterRestore(mr: ManagedDB, db: DBInstance, ctx: ReconcileContext): Promise<void> {
+    const id = db.DBInstanceIdentifier ?? instanceIdentifier(mr);
+    const managed = mr.spec.password?.managedByAWS === true;
+    const password = managed ? undefined : (await readConnectionSecret(this.d.kube, mr))?.password;
+    if (!managed && (password === undefined || password === ''))
+      throw new RetryableError(
+        DBReason.SecretMissing,
+        `the connection Secret has no password to give the instance ${id} restored from spec.restoreFrom`,
+      );
+    await awsCall(`set the master password of ${id}`, rdsErrorTable, () =>
+      this.d.rds.send(
+        new ModifyDBInstanceCommand({
+          DBInstanceIdentifier: id,
+          ApplyImmediately: true,
+          ...(managed ? { ManageMasterUserPassword: true } : { MasterUserPassword: password }),
+        }),
+      ),
+    );
+    const arn = db.DBInstanceArn;
+    if (arn !== undefined)
+      await awsCall(`mark ${id} as given its password`, rdsErrorTable, () =>
+        this.d.rds.send(
+          new AddTagsToResourceCommand({
+            ResourceName: arn,
+            Tags: [{ Key: restoredPasswordTag, Value: ctx.ownership.uid }],
+          }),
+        ),
+      );
   }
 
   /**

@@ -25,3 +25,21 @@ export function restoreRefusal(
         : `belongs to namespace ${ownerNamespace ?? '?'}`;
   return `spec.restoreFrom.snapshotIdentifier ${JSON.stringify(snapshotId)} ${whose}: a ManagedDB restores only snapshots Skylift made for its own namespace (${namespace}); name one of them (skylift trace mdb/<name> lists an instance's snapshots), or copy the data in another way`;
 }
+
+/**
+ * The tag marking that a restored instance's master password was set to this object's (value: the
+ * object's uid, so a mark copied from the source instance through its snapshot does not count).
+ */
+export const restoredPasswordTag = 'skylift.dev/restored-password';
+
+/**
+ * Whether an instance restored from a snapshot still has the snapshot's master password — the
+ * source's, which the connection Secret does not hold — rather than this object's. Pure.
+ */
+export function needsPasswordAfterRestore(
+  restoreFrom: { snapshotIdentifier: string } | undefined,
+  tags: Readonly<Record<string, string>>,
+  uid: string,
+): boolean {
+  return restoreFrom !== undefined && tags[restoredPasswordTag] !== uid;
+}
