@@ -15,6 +15,7 @@ import {
   changeRecords,
   createDnsRecord,
   createZone,
+  deleteZone,
   findRecord,
   listRecords,
   route53At,
@@ -194,5 +195,30 @@ describe('DNSRecord whose name is created by someone else after the zone was lis
         findRecord(records, `_skylift-owner.a.taken.${zone}`, 'TXT')?.ResourceRecords?.[0]?.Value ?? '',
       ),
     ).toEqual(elsewhere);
+  });
+});
+
+describe('the Route 53 fidelity rule', () => {
+  it('leaves a change to a zone that no longer exists to the emulator: NoSuchHostedZone, as Route 53 answers', async () => {
+    proxy.inject(route53RefuseExistingCreate());
+    const direct = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(direct, `gone-${Date.now()}.example.com`);
+    await deleteZone(direct, zoneId);
+    const viaProxy = route53At(proxy.endpoint);
+    const err = await changeRecords(viaProxy, zoneId, [
+      {
+        Action: 'CREATE',
+        ResourceRecordSet: {
+          Name: 'www.gone.example.com',
+          Type: 'A',
+          TTL: 60,
+          ResourceRecords: [{ Value: '192.0.2.1' }],
+        },
+      },
+    ]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as { name?: string } | undefined)?.name).toBe('NoSuchHostedZone');
   });
 });

@@ -86,7 +86,10 @@ export function route53RefuseExistingCreate(): FaultRule {
         const changes = parseChangeBatch(call.body);
         const zoneId = zoneIdOf(call);
         if (zoneId === undefined || !changes.some((c) => c.action === 'CREATE')) return undefined;
-        const refusals = createRefusals(await recordKeysIn(emulator, zoneId), changes);
+        // A zone the emulator cannot list (deleted, say) is the emulator's to answer: NoSuchHostedZone.
+        const existing = await recordKeysIn(emulator, zoneId).catch(() => undefined);
+        if (existing === undefined) return undefined;
+        const refusals = createRefusals(existing, changes);
         if (refusals.length === 0) return undefined;
         return errorResponse('route53', 400, 'InvalidChangeBatch', `[${refusals.join(', ')}]`, randomUUID());
       },

@@ -29,6 +29,7 @@ function observed(over: Partial<Observed> = {}): Observed {
     secrets: new Map(),
     dbs: new Map(),
     endpointSlices: new Map(),
+    targets: new Map(),
     ...over,
   };
 }
@@ -131,6 +132,22 @@ describe('lifecycle invariants', () => {
       ctx,
     );
     expect(v.broken.join()).toContain("carries the host of another object's instance (uid u1)");
+  });
+
+  it("a hand-made EndpointSlice's address registered as a target is broken", () => {
+    const m = newModel();
+    m.foreignSlices.set('web-by-hand-1', { resourceVersion: '7', address: '10.1.0.9' });
+    const v = judge(
+      m,
+      observed({
+        endpointSlices: new Map([['web-by-hand-1', '7']]),
+        targets: new Map([['sky-tg', ['10.77.1.10:8080', '10.1.0.9:8080']]]),
+      }),
+      ctx,
+    );
+    expect(v.broken).toEqual([
+      'the address 10.1.0.9 of hand-made EndpointSlice web-by-hand-1 is a target of sky-tg',
+    ]);
   });
 
   it('a hand-made Secret given an owner reference is broken', () => {

@@ -459,8 +459,9 @@ class HandMakeEndpointSlice implements LifecycleCommand {
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
     const name = `web-by-hand-${m.foreignSlices.size + 1}`;
-    const rv = await r.createEndpointSlice(name, `10.1.0.${this.octet}`);
-    m.foreignSlices.set(name, rv);
+    const address = `10.1.0.${this.octet}`;
+    const resourceVersion = await r.createEndpointSlice(name, address);
+    m.foreignSlices.set(name, { resourceVersion, address });
     await r.settle(m, `${this.toString()} (${name})`);
   }
   toString(): string {

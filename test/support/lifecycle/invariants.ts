@@ -59,11 +59,17 @@ export function judge(m: LifecycleModel, o: Observed, ctx: JudgeContext): Verdic
         broken.push(`hand-made Secret ${name} got owner references ${s.ownerUids.join(',')}`);
     }
   }
-  for (const [name, rv] of m.foreignSlices) {
+  for (const [name, made] of m.foreignSlices) {
     const now = o.endpointSlices.get(name);
     if (now === undefined) broken.push(`hand-made EndpointSlice ${name} was deleted`);
-    else if (now !== rv)
-      broken.push(`hand-made EndpointSlice ${name} was changed (resourceVersion ${rv} → ${now})`);
+    else if (now !== made.resourceVersion)
+      broken.push(
+        `hand-made EndpointSlice ${name} was changed (resourceVersion ${made.resourceVersion} → ${now})`,
+      );
+    // Only the EndpointSlice controller's addresses go behind a load balancer.
+    for (const [tg, targets] of o.targets)
+      if (targets.some((t) => t.startsWith(`${made.address}:`)))
+        broken.push(`the address ${made.address} of hand-made EndpointSlice ${name} is a target of ${tg}`);
   }
 
   // No two objects Ready on one thing.

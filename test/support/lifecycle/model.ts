@@ -66,8 +66,8 @@ export interface LifecycleModel {
   readonly foreignRecords: Map<Host, string>;
   /** Secrets made by hand (name → data): Skylift must never change, own or delete them. */
   readonly foreignSecrets: Map<string, Readonly<Record<string, string>>>;
-  /** EndpointSlices made by hand (name → resourceVersion when made). */
-  readonly foreignSlices: Map<string, string>;
+  /** EndpointSlices made by hand for the Service `web` (name → resourceVersion when made, and its address). */
+  readonly foreignSlices: Map<string, { readonly resourceVersion: string; readonly address: string }>;
   /** Hosts whose record an Orphan deletion left in AWS (they may hold a record nobody owns now). */
   readonly orphanedHosts: Set<Host>;
   /** How many objects the run created (names are `<prefix><n>`). */

@@ -14,6 +14,7 @@ import {
   ListResourceRecordSetsCommand,
   type ResourceRecordSet,
 } from '@aws-sdk/client-route-53';
+import { DescribeTargetHealthCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeDBInstancesCommand } from '@aws-sdk/client-rds';
 import { awsClients, ensureSubnets, type AwsClients } from '../../../bench/lib/awsAccount.ts';
 import { collectInventory } from '../../../bench/lib/awsInventory.ts';
@@ -90,6 +91,8 @@ export interface Observed {
   readonly dbs: ReadonlyMap<string, ObservedDb>;
   /** EndpointSlice name → resourceVersion, or undefined once deleted. */
   readonly endpointSlices: ReadonlyMap<string, string>;
+  /** Registered targets (`ip:port`) of each Skylift target group of this namespace, by name. */
+  readonly targets: ReadonlyMap<string, readonly string[]>;
 }
 
 const kindTypes: Record<LifecycleKind, ResourceType> = {
@@ -279,7 +282,15 @@ export class LifecycleWorld {
         });
       marker = page.Marker;
     } while (marker !== undefined && marker !== '');
-    return { crs, records, inventory, secrets, dbs, endpointSlices };
+    const targets = new Map<string, string[]>();
+    for (const tg of inventory.targetGroups) {
+      const health = await this.aws.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: tg.arn }));
+      targets.set(
+        tg.name,
+        (health.TargetHealthDescriptions ?? []).map((t) => `${t.Target?.Id ?? ''}:${t.Target?.Port ?? ''}`),
+      );
+    }
+    return { crs, records, inventory, secrets, dbs, endpointSlices, targets };
   }
 
   /** The operator's last log lines, for failure reports. */
