@@ -9,9 +9,10 @@
 // only where AWS matches, and every object ends Ready, refused with a message,
 // or deleted within a deadline.
 //
-// The seed is random and printed. Replay: SKYLIFT_LIFECYCLE_SEED=<seed>
-// (and SKYLIFT_LIFECYCLE_PATH=<path> from a failure for just that run);
-// widen: SKYLIFT_LIFECYCLE_RUNS, SKYLIFT_LIFECYCLE_STEPS. `make chaos` runs a longer one.
+// The seed is fixed, so CI is repeatable (as the fuzz test's), and printed.
+// Explore: SKYLIFT_LIFECYCLE_SEED=random (or a number); replay a failure with its
+// seed and SKYLIFT_LIFECYCLE_PATH=<path> for just that run; widen with
+// SKYLIFT_LIFECYCLE_RUNS, SKYLIFT_LIFECYCLE_STEPS. `make chaos` runs a longer one with a random seed.
 import { describe, expect, it } from 'vitest';
 import { randomSeed } from '../../bench/lib/chaosRandom.ts';
 import { runLifecycle } from '../support/lifecycle/run.ts';
@@ -21,12 +22,18 @@ import { stackInfo } from '../support/stack.ts';
 const env = (name: string): number | undefined =>
   process.env[name] !== undefined ? Number(process.env[name]) : undefined;
 
+/** The seed `make test` uses; runs with it passed on main (2 × 16 and 2 × 30 operations). */
+const defaultSeed = 14;
+
 describe('lifecycle model', () => {
   it(
     'random sequences of user, AWS and operator events keep every invariant',
     { timeout: 900_000 },
     async () => {
-      const seed = env('SKYLIFT_LIFECYCLE_SEED') ?? randomSeed();
+      const seed =
+        process.env.SKYLIFT_LIFECYCLE_SEED === 'random'
+          ? randomSeed()
+          : (env('SKYLIFT_LIFECYCLE_SEED') ?? defaultSeed);
       const runs = env('SKYLIFT_LIFECYCLE_RUNS') ?? 2;
       const steps = env('SKYLIFT_LIFECYCLE_STEPS') ?? 16;
       const path = process.env.SKYLIFT_LIFECYCLE_PATH;
