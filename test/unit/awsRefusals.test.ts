@@ -16,6 +16,7 @@ import {
   type RefusalHint,
 } from '../../src/providers/aws/refusals.ts';
 import { rdsErrorTable } from '../../src/providers/rds/states.ts';
+import { OwnershipConflictError, RetryableError, TerminalError } from '../../src/runtime/errors.ts';
 import { elbv2ErrorTable } from '../../src/providers/elbv2/errors.ts';
 import type { ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
 import { manageddbRefusals } from '../../src/kinds/manageddb/awsRefusals.ts';
@@ -456,6 +457,31 @@ describe('explainRefusal', () => {
       db,
     );
     expect(explainRefusal(once, manageddbRefusals, db)).toBe(once);
+  });
+
+  it('never turns an error that states its own retry intent into a Terminal refusal, whatever it wraps', () => {
+    // The lifecycle model found this: a DNSRecord whose zone was recreated was retried (ZoneGone)
+    // until the refusal wrapper found NoSuchHostedZone under it and made it Terminal.
+    const gone = toTypedAwsError(
+      'change batch',
+      sdkError('NoSuchHostedZone', 'No hosted zone found with ID: Z1'),
+      {
+        terminal: ['NoSuchHostedZone'],
+      },
+    );
+    expect(gone).toBeInstanceOf(AwsTerminalError);
+    const retry = new RetryableError(
+      'ZoneGone',
+      'hosted zone Z1 no longer exists: looking the name up again',
+      {
+        cause: gone,
+      },
+    );
+    expect(explainRefusal(retry, dnsrecordRefusals, rec)).toBe(retry);
+    const conflict = new OwnershipConflictError('owned by shop/www', { cause: gone });
+    expect(explainRefusal(conflict, dnsrecordRefusals, rec)).toBe(conflict);
+    const own = new TerminalError('spec.zoneId Z1 does not exist', { cause: gone });
+    expect(explainRefusal(own, dnsrecordRefusals, rec)).toBe(own);
   });
 
   it('finds the refusal under a step that wrapped it, and keeps that step', () => {

@@ -105,6 +105,26 @@ describe('lifecycle invariants', () => {
     expect(v.broken).toEqual(['d1 and d2 are all Ready on record a']);
   });
 
+  it('a Ready left from the last look while Synced=False (a retry under way) is not a second claim', () => {
+    const failing = {
+      status: 'False',
+      reason: 'ZoneGone',
+      message: 'looking the name up again',
+      observedGeneration: 1,
+    };
+    const v = judge(
+      newModel(),
+      observed({
+        crs: [
+          cr({ kind: 'DNSRecord', name: 'd1', uid: 'u1', spec: { name: 'a' } }),
+          cr({ kind: 'DNSRecord', name: 'd2', uid: 'u2', spec: { name: 'a' }, synced: failing }),
+        ],
+      }),
+      ctx,
+    );
+    expect(v.broken).toEqual([]);
+  });
+
   it("a Secret carrying another object's database host is broken", () => {
     const v = judge(
       newModel(),

@@ -4,6 +4,7 @@
 // ExternalClient so every Terminal message it ends with goes through its table.
 import type { ManagedObject } from '../../apis/managed.ts';
 import type { ExternalClient } from '../../runtime/adapter.ts';
+import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import { AwsTerminalError } from './errors.ts';
 
 /** Where the generic advice for an unmapped refusal points. */
@@ -116,6 +117,15 @@ function awsRefusalIn(err: unknown): { refusal: AwsTerminalError; step: string }
   let e: unknown = err;
   for (let depth = 0; depth < 8 && e instanceof Error; depth++) {
     if (e instanceof ExplainedRefusal) return undefined;
+    // An error that already states its retry intent is Skylift's decision (a zone gone from under a
+    // DNSRecord is retried, a Conflict is a Conflict): never turned into a Terminal refusal.
+    if (
+      e instanceof RetryableError ||
+      e instanceof RequeueAfter ||
+      e instanceof OwnershipConflictError ||
+      (e instanceof TerminalError && !(e instanceof AwsTerminalError))
+    )
+      return undefined;
     if (e instanceof AwsTerminalError && e.awsMessage !== undefined && e.code !== undefined) {
       const outer = err instanceof Error ? err.message : '';
       const prefix = outer.endsWith(e.message) ? outer.slice(0, outer.length - e.message.length) : '';

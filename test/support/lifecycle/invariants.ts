@@ -73,7 +73,9 @@ export function judge(m: LifecycleModel, o: Observed, ctx: JudgeContext): Verdic
   }
 
   // No two objects Ready on one thing.
-  const readyLive = o.crs.filter((c) => !c.deleting && isReady(c));
+  // Ready and Synced: a Ready beside Synced=False is, by the condition rules, as last observed (it
+  // may be stale while a retry is under way, e.g. after the zone was recreated).
+  const readyLive = o.crs.filter((c) => !c.deleting && isReady(c) && c.synced?.status === 'True');
   exclusive(
     broken,
     'record',
