@@ -43,22 +43,9 @@ class CreateDnsRecord implements LifecycleCommand {
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
     const host = pick(hosts, this.hostIndex);
     const adopt = this.adopt && m.foreignRecords.has(host);
-    const name = `d${++m.created}`;
-    const values = [`10.0.${this.value}.1`];
-    await r.create(m, 'DNSRecord', name, {
-      zoneName: r.world.zoneName,
-      name: host,
-      type: 'A',
-      ttl: 300,
-      records: values,
-      deletionPolicy: this.orphan ? 'Orphan' : 'Delete',
-      ...(adopt ? { externalName: `${r.world.fqdn(host)}/A` } : {}),
-    });
-    m.live.set(name, {
-      kind: 'DNSRecord',
-      name,
+    await r.createDnsRecord(m, {
       host,
-      values,
+      values: [`10.0.${this.value}.1`],
       deletionPolicy: this.orphan ? 'Orphan' : 'Delete',
       adopt,
     });
@@ -158,16 +145,7 @@ class DeleteObject implements LifecycleCommand {
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
     const obj = pick([...m.live.values()], this.index);
-    const policy = obj.kind === 'MyIngress' ? 'Delete' : obj.deletionPolicy;
-    await r.world.deleteQuietly(r.world.path(obj.kind, obj.name));
-    m.live.delete(obj.name);
-    m.deleted.push({
-      kind: obj.kind,
-      name: obj.name,
-      uid: m.uids.get(obj.name) ?? '',
-      deletionPolicy: policy,
-    });
-    if (obj.kind === 'DNSRecord' && policy === 'Orphan') m.orphanedHosts.add(obj.host);
+    const policy = await r.deleteObject(m, obj);
     await r.settle(m, `delete ${obj.kind} ${obj.name} (${policy})`);
   }
   toString(): string {
@@ -215,32 +193,11 @@ class ReplaceKeepingRecord implements LifecycleCommand {
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
     const old = pick(liveOf(m, 'DNSRecord'), this.index);
     await r.patch('DNSRecord', old.name, { spec: { deletionPolicy: 'Orphan' } });
-    await r.world.deleteQuietly(r.world.path('DNSRecord', old.name));
-    m.live.delete(old.name);
-    m.deleted.push({
-      kind: 'DNSRecord',
-      name: old.name,
-      uid: m.uids.get(old.name) ?? '',
-      deletionPolicy: 'Orphan',
-    });
-    m.orphanedHosts.add(old.host);
+    await r.deleteObject(m, old, 'Orphan');
     await r.settle(m, `delete DNSRecord ${old.name} with deletionPolicy Orphan`);
-    const name = `d${++m.created}`;
-    const values = [`10.0.${this.value}.7`];
-    await r.create(m, 'DNSRecord', name, {
-      zoneName: r.world.zoneName,
-      name: old.host,
-      type: 'A',
-      ttl: 300,
-      records: values,
-      externalName: `${r.world.fqdn(old.host)}/A`,
-    });
-    m.live.set(name, {
-      kind: 'DNSRecord',
-      name,
+    const name = await r.createDnsRecord(m, {
       host: old.host,
-      values,
-      deletionPolicy: 'Delete',
+      values: [`10.0.${this.value}.7`],
       adopt: true,
     });
     if (m.foreignRecords.delete(old.host))
@@ -502,23 +459,7 @@ class AwsOutage implements LifecycleCommand {
     try {
       const free = hosts.find((h) => !hostClaimed(m, h) && !m.foreignRecords.has(h));
       if (free !== undefined && liveOf(m, 'DNSRecord').length < 4) {
-        const name = `d${++m.created}`;
-        const values = [`10.0.${this.value}.9`];
-        await r.create(m, 'DNSRecord', name, {
-          zoneName: r.world.zoneName,
-          name: free,
-          type: 'A',
-          ttl: 300,
-          records: values,
-        });
-        m.live.set(name, {
-          kind: 'DNSRecord',
-          name,
-          host: free,
-          values,
-          deletionPolicy: 'Delete',
-          adopt: false,
-        });
+        const name = await r.createDnsRecord(m, { host: free, values: [`10.0.${this.value}.9`] });
         subject = { kind: 'DNSRecord', name };
       } else {
         const rec = pick(liveOf(m, 'DNSRecord'), this.value);

@@ -103,15 +103,6 @@ export async function runLifecycle(o: LifecycleOptions): Promise<LifecycleReport
 
 /** The last step of every run: delete what is left; everything must go, leaving only Orphan resources. */
 async function deleteEverything(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
-  for (const obj of [...m.live.values()]) {
-    await r.world.deleteQuietly(r.world.path(obj.kind, obj.name));
-    m.live.delete(obj.name);
-    m.deleted.push({
-      kind: obj.kind,
-      name: obj.name,
-      uid: m.uids.get(obj.name) ?? '',
-      deletionPolicy: obj.kind === 'MyIngress' ? 'Delete' : obj.deletionPolicy,
-    });
-  }
+  for (const obj of [...m.live.values()]) await r.deleteObject(m, obj);
   await r.settle(m, 'delete every object left');
 }

@@ -6,7 +6,7 @@ import { apiGroup, apiVersion } from '../../../src/apis/crd.ts';
 import { AbortWait, waitFor } from '../../../src/dev/wait.ts';
 import { KubeApiError } from '../../../src/runtime/kube/client.ts';
 import { judge, type Verdict } from './invariants.ts';
-import type { Host, LifecycleKind, LifecycleModel } from './model.ts';
+import type { Host, LifecycleKind, LifecycleModel, ModelObject } from './model.ts';
 import type { LifecycleWorld } from './world.ts';
 
 /** How long a step may take to settle before the run fails. */
@@ -46,6 +46,48 @@ export class LifecycleRunner {
       spec,
     });
     m.uids.set(name, created.metadata.uid ?? '');
+  }
+
+  /**
+   * Creates a DNSRecord for a host in the current zone (adopting its record through
+   * spec.externalName when `adopt`) and adds it to the model. Returns its name.
+   */
+  async createDnsRecord(
+    m: LifecycleModel,
+    o: { host: Host; values: readonly string[]; deletionPolicy?: 'Delete' | 'Orphan'; adopt?: boolean },
+  ): Promise<string> {
+    const name = `d${++m.created}`;
+    const deletionPolicy = o.deletionPolicy ?? 'Delete';
+    const adopt = o.adopt ?? false;
+    await this.create(m, 'DNSRecord', name, {
+      zoneName: this.world.zoneName,
+      name: o.host,
+      type: 'A',
+      ttl: 300,
+      records: o.values,
+      deletionPolicy,
+      ...(adopt ? { externalName: `${this.world.fqdn(o.host)}/A` } : {}),
+    });
+    m.live.set(name, { kind: 'DNSRecord', name, host: o.host, values: o.values, deletionPolicy, adopt });
+    return name;
+  }
+
+  /**
+   * Deletes a live object and moves it to the model's deleted list with its deletion policy
+   * (`policy` overrides the object's, e.g. after patching it); an Orphan DNSRecord's host may
+   * keep a record nobody owns.
+   */
+  async deleteObject(
+    m: LifecycleModel,
+    obj: ModelObject,
+    policy?: 'Delete' | 'Orphan',
+  ): Promise<'Delete' | 'Orphan'> {
+    const deletionPolicy = policy ?? (obj.kind === 'MyIngress' ? 'Delete' : obj.deletionPolicy);
+    await this.world.deleteQuietly(this.world.path(obj.kind, obj.name));
+    m.live.delete(obj.name);
+    m.deleted.push({ kind: obj.kind, name: obj.name, uid: m.uids.get(obj.name) ?? '', deletionPolicy });
+    if (obj.kind === 'DNSRecord' && deletionPolicy === 'Orphan') m.orphanedHosts.add(obj.host);
+    return deletionPolicy;
   }
 
   /** Merge-patches a Skylift object. */
