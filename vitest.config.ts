@@ -1,5 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Every operator a test starts (in process or as `skylift run`, which inherits this) honours only
+ * TeamPolicies labelled skylift.test/policies=<its own group>: a policy one test makes for its
+ * namespaces never refuses another test's. A test of TeamPolicies passes its own selector.
+ */
+const testEnv = { SKYLIFT_TEAM_POLICY_SELECTOR: 'skylift.test/policies=none' };
+
 export default defineConfig({
   test: {
     reporters: ['default'],
@@ -17,6 +24,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/globalSetup.ts'],
+          env: testEnv,
           // One apiserver and one emulator are shared: files run one at a time.
           fileParallelism: false,
           testTimeout: 180_000,
@@ -29,6 +37,7 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/support/globalSetup.ts'],
+          env: testEnv,
           fileParallelism: false,
           testTimeout: 300_000,
           hookTimeout: 120_000,

@@ -13,6 +13,8 @@ import type { KindPlumbing } from './kinds/module.ts';
 import { createAwsClients } from './providers/aws/clients.ts';
 import { controllerSettingsOf } from './runtime/settings.ts';
 import { startTracing } from './runtime/tracing.ts';
+import { AwsAccounts } from './tenancy/accounts.ts';
+import { TenantDirectory } from './tenancy/directory.ts';
 
 /** A running operator process's handle. */
 export interface RunningOperator {
@@ -46,12 +48,16 @@ export function startOperator(
     instance: identity,
     onRecorded: (spec, outcome) => metrics.events.inc({ reason: spec.reason, outcome }),
   });
-  const aws = createAwsClients({
-    region: options.region,
+  const awsOptions = { clock, metrics, requestTimeoutMs: options.awsTimeoutMs };
+  const aws = createAwsClients({ ...awsOptions, region: options.region });
+  // Which TeamPolicy serves each namespace, and the AWS clients of each policy's identity.
+  const tenants = new TenantDirectory({
+    client,
     clock,
-    metrics,
-    requestTimeoutMs: options.awsTimeoutMs,
+    logger: logger.child({ component: 'tenancy' }),
+    events,
   });
+  const accounts = new AwsAccounts({ own: aws, clientOptions: awsOptions });
   const plumbing: KindPlumbing = {
     client,
     clock,
@@ -59,6 +65,8 @@ export function startOperator(
     metrics,
     events,
     aws,
+    tenants,
+    accounts,
     settings: controllerSettingsOf(options),
   };
   const manager = new Manager({
@@ -77,6 +85,7 @@ export function startOperator(
         }
       : undefined,
   });
+  manager.add(tenants);
   for (const kind of options.kinds) manager.add(kind.controller(plumbing));
   let stopRequested = false;
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -109,6 +118,7 @@ export function startOperator(
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       aws.destroy();
+      accounts.destroy();
       await t?.shutdown();
     }
   });

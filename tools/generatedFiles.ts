@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { crdFileName } from '../src/apis/crd.ts';
-import { kinds } from '../src/kinds/registry.ts';
+import { allCrds } from '../src/kinds/registry.ts';
 import { renderKindReference } from './reference.ts';
 
 /** Directories whose files `make generate` owns entirely (stale files there are removed). */
@@ -24,8 +24,7 @@ export function renderGeneratedFiles(root: string): Map<string, string> {
   const files = new Map<string, string>();
   const crdNames: string[] = [];
   const references: string[] = [];
-  for (const kind of kinds) {
-    const crd = kind.crd();
+  for (const crd of allCrds()) {
     const text = header + stringify(crd, { lineWidth: 0 });
     const name = crdFileName(crd);
     crdNames.push(name);

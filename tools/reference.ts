@@ -24,7 +24,7 @@ export function renderKindReference(crd: CrdManifest): string {
     '',
     root.description,
     '',
-    `- API: \`${crd.spec.group}/${version.name}\`, namespaced`,
+    `- API: \`${crd.spec.group}/${version.name}\`, ${crd.spec.scope === 'Cluster' ? 'cluster-scoped' : 'namespaced'}`,
     `- Names: \`${plural}\`, short names ${shortNames.map((s) => `\`${s}\``).join(', ')}, categories ${categories.map((c) => `\`${c}\``).join(', ')}`,
     `- \`kubectl get ${shortNames[0] ?? plural}\` columns: ${version.additionalPrinterColumns.map((c) => c.name).join(', ')}`,
     '',

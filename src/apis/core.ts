@@ -24,3 +24,11 @@ export const secretType: ResourceType = {
   kind: 'Secret',
   namespaced: true,
 };
+
+export const namespaceType: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};

@@ -17,6 +17,8 @@ export interface RunOptions extends ControllerSettings {
   /** Path to a kubeconfig; undefined: $KUBECONFIG, ~/.kube/config, or in-cluster. */
   readonly kubeconfig: string | undefined;
   readonly region: string;
+  /** Only TeamPolicies matching this label selector apply (undefined: all). */
+  readonly teamPolicySelector: string | undefined;
   /** `host:port` for /metrics, /healthz, /readyz. */
   readonly probeAddress: string;
   readonly leaderElection: boolean;
@@ -87,6 +89,8 @@ Every flag can also be set by the environment variable in brackets.
   --region REGION                AWS region [AWS_REGION, AWS_DEFAULT_REGION] (required)
   --namespaces NS1,NS2           only watch these namespaces [SKYLIFT_NAMESPACES]; default all
   --label-selector SEL           only manage CRs matching SEL [SKYLIFT_LABEL_SELECTOR] (to shard)
+  --team-policy-selector SEL     only TeamPolicies matching SEL apply to this operator
+                                 [SKYLIFT_TEAM_POLICY_SELECTOR] (for several installs in one cluster); default all
   --workers N                    concurrent reconciles per kind [SKYLIFT_WORKERS] (default ${defaultControllerSettings.workers})
   --resync-period DURATION       drift check period, e.g. 10m, 30s [SKYLIFT_RESYNC_PERIOD] (default ${formatDuration(defaultControllerSettings.resyncPeriodMs)})
   --probe-address HOST:PORT      /metrics, /healthz, /readyz [SKYLIFT_PROBE_ADDRESS] (default :8080)
@@ -147,6 +151,7 @@ export function parseRunOptions(
         region: { type: 'string' },
         namespaces: { type: 'string' },
         'label-selector': { type: 'string' },
+        'team-policy-selector': { type: 'string' },
         workers: { type: 'string' },
         'resync-period': { type: 'string' },
         'probe-address': { type: 'string' },
@@ -197,6 +202,7 @@ export function parseRunOptions(
     region,
     namespaces,
     labelSelector: get('label-selector', 'SKYLIFT_LABEL_SELECTOR'),
+    teamPolicySelector: get('team-policy-selector', 'SKYLIFT_TEAM_POLICY_SELECTOR'),
     workers,
     resyncPeriodMs: parseDuration(
       get('resync-period', 'SKYLIFT_RESYNC_PERIOD') ??

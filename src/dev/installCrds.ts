@@ -1,6 +1,6 @@
 import type { KubeClient } from '../runtime/kube/client.ts';
 import type { CrdManifest } from '../apis/crd.ts';
-import { kinds } from '../kinds/registry.ts';
+import { allCrds } from '../kinds/registry.ts';
 
 /**
  * Installs or updates Skylift's CRDs by server-side apply and waits until
@@ -9,7 +9,7 @@ import { kinds } from '../kinds/registry.ts';
  */
 export async function installCrds(
   client: KubeClient,
-  crds: readonly CrdManifest[] = kinds.map((k) => k.crd()),
+  crds: readonly CrdManifest[] = allCrds(),
   timeoutMs = 30_000,
 ): Promise<void> {
   for (const crd of crds) {

@@ -1,4 +1,5 @@
 import type { KindPlumbing } from './module.ts';
+import type { AwsAccountSource } from '../tenancy/accounts.ts';
 
 /**
  * The controller options every kind takes from the plumbing: client, clock,
@@ -11,6 +12,18 @@ export function controllerOptions(p: KindPlumbing) {
     logger: p.logger,
     metrics: p.metrics,
     events: p.events,
+    ...(p.tenants !== undefined ? { tenancyChanges: p.tenants } : {}),
     ...p.settings,
   } as const;
+}
+
+/** The plumbing's AWS accounts, or the operator's own clients for every object. Pure. */
+export function accountsOf(p: KindPlumbing): AwsAccountSource {
+  return (
+    p.accounts ?? {
+      own: p.aws,
+      clientsFor: () => Promise.resolve(p.aws),
+      destroy: () => undefined,
+    }
+  );
 }

@@ -6,7 +6,10 @@ import type { Logger } from 'pino';
 import type { CrdManifest } from '../apis/crd.ts';
 import type { ManagedObject } from '../apis/managed.ts';
 import type { ResourceType } from '../apis/meta.ts';
+import type { GuardrailSection } from '../apis/teampolicy.ts';
 import type { AwsClients } from '../providers/aws/clients.ts';
+import type { AwsAccountSource } from '../tenancy/accounts.ts';
+import type { TenantSource } from '../tenancy/directory.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { RunnableController } from '../runtime/controller.ts';
 import type { ControllerSettings } from '../runtime/settings.ts';
@@ -23,8 +26,15 @@ export interface KindPlumbing {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly events: EventRecorder;
-  /** The shared AWS SDK clients (one per service) for the configured region. */
+  /** The shared AWS SDK clients (one per service) for the configured region: the operator's own identity. */
   readonly aws: AwsClients;
+  /**
+   * Which TeamPolicy serves a namespace. Absent (tests of one kind): every object is served with
+   * `aws` and no guardrails, as when no TeamPolicy exists.
+   */
+  readonly tenants?: TenantSource;
+  /** The AWS clients of each policy's identity and region (absent: `aws` for every object). */
+  readonly accounts?: AwsAccountSource;
   /** How every controller runs (cluster id, scope, workers, resync period). */
   readonly settings: ControllerSettings;
 }
@@ -84,6 +94,8 @@ export interface KindModule {
   readonly traceShows: string;
   /** The CRD, fully rendered (schema with descriptions, CEL rules, printer columns). Pure. */
   crd(): CrdManifest;
+  /** This kind's section of a TeamPolicy's spec.guardrails (its schema; the kind's connector checks it). */
+  readonly guardrails?: GuardrailSection;
   /** This kind's flags of `skylift run`. */
   readonly flags: readonly KindFlag[];
   /**

@@ -4,6 +4,8 @@
 import { dnsRecordKind } from './dnsrecord/index.ts';
 import { managedDbKind } from './manageddb/index.ts';
 import type { KindModule } from './module.ts';
+import type { CrdManifest } from '../apis/crd.ts';
+import { teamPolicyCrd } from '../apis/teampolicy.ts';
 import { myIngressKind } from './myingress/index.ts';
 
 /** The kinds, in the order CRDs, docs and health checks are rendered. */
@@ -13,4 +15,14 @@ export const kinds: readonly KindModule[] = [dnsRecordKind, myIngressKind, manag
 export function kindNamed(word: string): KindModule | undefined {
   const w = word.toLowerCase();
   return kinds.find((k) => k.names.includes(w));
+}
+
+/** The TeamPolicy CRD with every kind's guardrail section. Pure. */
+export function teamPolicyDefinition(): CrdManifest {
+  return teamPolicyCrd(kinds.flatMap((k) => (k.guardrails !== undefined ? [k.guardrails] : [])));
+}
+
+/** Every CRD Skylift installs: the kinds' and TeamPolicy. Pure. */
+export function allCrds(): CrdManifest[] {
+  return [...kinds.map((k) => k.crd()), teamPolicyDefinition()];
 }

@@ -204,6 +204,13 @@ export interface Released {
  */
 export interface ExternalClient<T extends ManagedObject, D = undefined, F extends string = string> {
   /**
+   * Optional: checks that `mr` asks only for what its namespace may use (a TeamPolicy's
+   * guardrails), before anything else in a live reconcile — never on deletion, which may always
+   * clean up. May read (cached lookups such as a zone's name); never changes AWS or Kubernetes.
+   * Throws ForbiddenError naming the policy, the field and a fix.
+   */
+  authorize?(mr: T, ctx: ReconcileContext): Promise<void>;
+  /**
    * Finds the AWS resource for `mr` — by the identity recorded in status, by
    * `spec.externalName`, or by deterministic name / ownership tags — and
    * compares it with the spec. Reads only: never modifies AWS or Kubernetes.

@@ -21,6 +21,8 @@ export const Reason = {
   ReconcileError: 'ReconcileError',
   Terminal: 'Terminal',
   Conflict: 'Conflict',
+  /** Outside what the namespace may do (a TeamPolicy guardrail, or no policy serves it). */
+  Forbidden: 'Forbidden',
   Throttled: 'Throttled',
   /** AWS failed in a way worth retrying (5xx, network, an unknown error). */
   AwsError: 'AWSError',

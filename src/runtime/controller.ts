@@ -52,6 +52,13 @@ export interface ControllerOptions<
   readonly createGraceMs?: number;
   readonly watchdogMs?: number;
   readonly watches?: readonly SecondaryWatch<T>[];
+  /**
+   * Told when what a namespace may do changed (a policy created, changed or deleted; a namespace's
+   * labels): the controller reconciles the objects of those namespaces ('all': every object).
+   */
+  readonly tenancyChanges?: {
+    onChange(cb: (namespaces: ReadonlySet<string> | 'all') => void): void;
+  };
   readonly random?: () => number;
 }
 
@@ -117,6 +124,13 @@ export class Controller<
         this.secondaryByType.set(w.type, [...(this.secondaryByType.get(w.type) ?? []), sec]);
       }
     }
+    opts.tenancyChanges?.onChange((namespaces) => {
+      for (const obj of this.primary.flatMap((p) => p.list())) {
+        if (namespaces === 'all' || namespaces.has(obj.metadata.namespace ?? '')) {
+          this.queue.add(objectKey(obj.metadata));
+        }
+      }
+    });
     opts.metrics.managedSources.push(() => this.readiness());
     opts.metrics.notReadySources.push(() => ({
       kind: opts.type.kind,

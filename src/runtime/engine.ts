@@ -186,6 +186,9 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     const observeOnly = spec.managementPolicy === 'ObserveOnly';
 
     const adapter = await this.connect(p);
+    // What the namespace may do comes first: a refused object gets no AWS change at all (not even
+    // a release), only its condition. Deletion skips this: cleaning up is always allowed.
+    if (adapter.authorize !== undefined) await adapter.authorize(p.obj, p.ctx);
     if (observeOnly && hasFinalizer(p.obj)) {
       // From Manage to ObserveOnly: let go as an Orphan deletion does (work not yet sent to AWS is
       // dropped; work in flight is waited for), since ObserveOnly never writes AWS.
@@ -495,6 +498,17 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         this.event(p, {
           type: 'Warning',
           reason: EventReason.Conflict,
+          action: 'Reconcile',
+          note: d.message,
+        });
+        return { outcome: { kind: 'done', requeueAfterMs: this.resync() }, result: 'error' };
+      case 'forbidden':
+        p.log.warn({ err: d.message }, 'forbidden by policy');
+        this.setSynced(p, { status: 'False', reason: Reason.Forbidden, message: d.message });
+        this.readyAfterFailure(p, Reason.Forbidden, d.message);
+        this.event(p, {
+          type: 'Warning',
+          reason: EventReason.Forbidden,
           action: 'Reconcile',
           note: d.message,
         });

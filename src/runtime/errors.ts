@@ -15,6 +15,16 @@ export class TerminalError extends Error {
   override readonly name = 'TerminalError';
 }
 
+/**
+ * What the object asks is outside what its namespace may do (a TeamPolicy's guardrail, or no
+ * policy serves the namespace): nothing is done in AWS. Surfaces as `Synced=False
+ * reason=Forbidden` with the message (which names the policy and the field); retried at the
+ * resync period, and at once when a policy or the namespace changes.
+ */
+export class ForbiddenError extends Error {
+  override readonly name = 'ForbiddenError';
+}
+
 /** Not an error: come back after `delayMs` (e.g. AWS says "still creating"). */
 export class RequeueAfter extends Error {
   override readonly name = 'RequeueAfter';
@@ -54,6 +64,7 @@ export class RetryableError extends Error {
 export type RetryDecision =
   | { readonly kind: 'terminal'; readonly message: string }
   | { readonly kind: 'conflict'; readonly message: string }
+  | { readonly kind: 'forbidden'; readonly message: string }
   | { readonly kind: 'requeueAfter'; readonly delayMs: number; readonly message: string }
   /** A Kubernetes 409 (stale resourceVersion): requeue quietly, nothing is wrong. */
   | { readonly kind: 'staleObject' }
@@ -63,6 +74,7 @@ export type RetryDecision =
 export function decideRetry(err: unknown): RetryDecision {
   if (err instanceof TerminalError) return { kind: 'terminal', message: err.message };
   if (err instanceof OwnershipConflictError) return { kind: 'conflict', message: err.message };
+  if (err instanceof ForbiddenError) return { kind: 'forbidden', message: err.message };
   if (err instanceof RequeueAfter)
     return { kind: 'requeueAfter', delayMs: err.delayMs, message: err.message };
   if (isKubeConflict(err)) return { kind: 'staleObject' };
@@ -100,6 +112,7 @@ export function wrap(what: string, err: unknown): Error {
   const message = `${what}: ${err instanceof Error ? err.message : String(err)}`;
   if (err instanceof TerminalError) return new TerminalError(message, { cause: err });
   if (err instanceof OwnershipConflictError) return new OwnershipConflictError(message, { cause: err });
+  if (err instanceof ForbiddenError) return new ForbiddenError(message, { cause: err });
   if (err instanceof RequeueAfter) return new RequeueAfter(err.delayMs, message, err.reason);
   if (err instanceof RetryableError)
     return new RetryableError(err.reason, message, {
@@ -118,7 +131,12 @@ export function wrap(what: string, err: unknown): Error {
  * ambiguous: the request may have been carried out. Pure.
  */
 export function definitelyNotCreated(err: unknown): boolean {
-  if (err instanceof TerminalError || err instanceof OwnershipConflictError || err instanceof RequeueAfter)
+  if (
+    err instanceof TerminalError ||
+    err instanceof OwnershipConflictError ||
+    err instanceof ForbiddenError ||
+    err instanceof RequeueAfter
+  )
     return true;
   return err instanceof RetryableError && err.reason === 'Throttled';
 }

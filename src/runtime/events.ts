@@ -15,6 +15,7 @@ export const EventReason = {
   DriftCorrected: 'DriftCorrected',
   TerminalError: 'TerminalError',
   Conflict: 'Conflict',
+  Forbidden: 'Forbidden',
 } as const;
 export type EventReason = (typeof EventReason)[keyof typeof EventReason];
 

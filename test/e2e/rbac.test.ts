@@ -60,7 +60,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await operator?.stop();
   // ClusterRole and ClusterRoleBinding outlive the namespaces.
-  await kubectl(admin(), ['delete', 'clusterrole,clusterrolebinding', release, '--ignore-not-found']);
+  await kubectl(admin(), [
+    'delete',
+    'clusterrole,clusterrolebinding',
+    release,
+    `${release}-tenancy`,
+    '--ignore-not-found',
+  ]);
   await kubectl(admin(), [
     'delete',
     'clusterrole',

@@ -141,14 +141,25 @@ describe('Helm chart', () => {
 
   it('uses namespaced Roles, not a ClusterRole, when watchNamespaces is set', async () => {
     const all = docs(await helmTemplate({ values: { watchNamespaces: ['team-a', 'team-b'] } }));
-    // The operator gets no cluster-wide rights; the only ClusterRoles are the ones for users.
-    expect(all.filter((m) => m.kind === 'ClusterRoleBinding')).toEqual([]);
+    // The operator's only cluster-wide rights: reading TeamPolicies and namespaces (which policy
+    // serves a namespace), writing the policies' status and their Events. The other ClusterRoles
+    // are the ones for users.
+    expect(all.filter((m) => m.kind === 'ClusterRoleBinding').map((m) => m.metadata.name)).toEqual([
+      'skylift-tenancy',
+    ]);
     expect(
       all
         .filter((m) => m.kind === 'ClusterRole')
         .map((m) => m.metadata.name)
         .sort(),
-    ).toEqual(['skylift-edit', 'skylift-view']);
+    ).toEqual(['skylift-edit', 'skylift-tenancy', 'skylift-view']);
+    const tenancy = all.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift-tenancy');
+    expect(
+      rulesOf(tenancy as Manifest)
+        .flatMap((r) => r.resources)
+        .sort(),
+    ).toEqual(['events', 'namespaces', 'teampolicies', 'teampolicies/status']);
+    expect(rulesOf(tenancy as Manifest).flatMap((r) => r.resources)).not.toContain('secrets');
     const roles = all.filter((m) => m.kind === 'Role' && m.metadata.name === 'skylift');
     expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
     expect(podSpec(one(all, 'Deployment')).containers[0]?.args).toContain('--namespaces=team-a,team-b');
@@ -169,7 +180,10 @@ describe('Helm chart', () => {
     }
     expect(rulesOf(view as Manifest).flatMap((r) => r.verbs)).toEqual(['get', 'list', 'watch']);
     const off = docs(await helmTemplate({ values: { rbac: { aggregateToDefaultRoles: false } } }));
-    expect(off.filter((m) => m.kind === 'ClusterRole').map((m) => m.metadata.name)).toEqual(['skylift']);
+    expect(off.filter((m) => m.kind === 'ClusterRole').map((m) => m.metadata.name)).toEqual([
+      'skylift',
+      'skylift-tenancy',
+    ]);
   });
 
   it('installs the CRDs from crds/, kept on uninstall', () => {
@@ -178,6 +192,7 @@ describe('Helm chart', () => {
       'dnsrecords.aws.skylift.dev',
       'manageddbs.aws.skylift.dev',
       'myingresses.aws.skylift.dev',
+      'teampolicies.aws.skylift.dev',
     ]);
     for (const crd of crds) {
       expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');

@@ -80,7 +80,7 @@ const rules: readonly ImportRule[] = [
     except: ['src/kinds/$kind/', 'src/kinds/*/api.ts'],
   },
   {
-    name: 'kind → src/ beyond runtime, providers, apis, trace, kinds/module.ts, kinds/controllerOptions.ts',
+    name: 'kind → src/ beyond runtime, providers, apis, trace, tenancy, kinds/module.ts, kinds/controllerOptions.ts',
     reason: 'a kind plugs in through the KindModule contract; the registry and everything else import it',
     from: ['src/kinds/$kind/'],
     to: ['src/'],
@@ -89,11 +89,19 @@ const rules: readonly ImportRule[] = [
       'src/providers/',
       'src/apis/',
       'src/trace/',
+      'src/tenancy/',
       'src/kinds/module.ts',
       'src/kinds/controllerOptions.ts',
       // Kind folders: the rule above says which of their files.
       'src/kinds/*/',
     ],
+  },
+  {
+    name: 'tenancy → kinds, cli, dev, trace, operator',
+    reason:
+      'src/tenancy/ (TeamPolicies: which policy serves a namespace, its AWS identity, the connector) is shared by every kind; a kind brings its own guardrail checks',
+    from: ['src/tenancy/'],
+    to: ['src/kinds/', 'src/cli/', 'src/dev/', 'src/trace/', 'src/operator.ts'],
   },
   {
     name: 'trace → kinds, cli, dev',
@@ -189,7 +197,7 @@ describe('the import checker', () => {
       'src/runtime/engine.ts:1 ../kinds/registry.ts | runtime → kinds',
       'src/runtime/engine.ts:1 ../kinds/registry.ts | runtime → anything in src/ but runtime and apis',
       'src/kinds/dnsrecord/controller.ts:2 ../myingress/desired.ts | kind → another kind (except its api.ts)',
-      'src/kinds/dnsrecord/controller.ts:4 ../registry.ts | kind → src/ beyond runtime, providers, apis, trace, kinds/module.ts, kinds/controllerOptions.ts',
+      'src/kinds/dnsrecord/controller.ts:4 ../registry.ts | kind → src/ beyond runtime, providers, apis, trace, tenancy, kinds/module.ts, kinds/controllerOptions.ts',
       'src/apis/meta.ts:1 ../runtime/clock.ts | apis → anything outside apis',
       'src/providers/aws/clients.ts:2 ../../../tools/nodeFlags.ts | product (src/) → tools, test, bench, hack',
       'src/cli/main.ts:1 vitest | src → devDependency',

@@ -5,12 +5,14 @@ import { dnsRecordCrd, dnsRecordType } from './api.ts';
 import { dnsRecordController } from './controller.ts';
 import { dnsRecordFlags, parseDNSRecordSettings } from './settings.ts';
 import { traceDnsRecord } from './trace.ts';
+import { dnsRecordGuardrailSection } from './guardrails.ts';
 
 export const dnsRecordKind: KindModule = {
   type: dnsRecordType,
   names: ['dnsrecord', 'dnsrecords', 'dnsr', `${dnsRecordType.plural}.${dnsRecordType.group}`],
   traceShows: 'hosted zone → record set and ownership TXT record; the MyIngress an alias follows',
   crd: dnsRecordCrd,
+  guardrails: dnsRecordGuardrailSection,
   flags: dnsRecordFlags,
   configure(values) {
     const settings = parseDNSRecordSettings(values);
