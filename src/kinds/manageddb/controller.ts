@@ -1,8 +1,10 @@
 import { explainRefusals } from '../../providers/aws/refusals.ts';
-import { sharedClient } from '../../runtime/adapter.ts';
+import type { AwsClients } from '../../providers/aws/clients.ts';
+import { tenantConnector } from '../../tenancy/connector.ts';
+import { checkManagedDb } from './guardrails.ts';
 import { manageddbRefusals } from './awsRefusals.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
-import { controllerOptions } from '../controllerOptions.ts';
+import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { ManagedDBAdapter, type ManagedDBDetails, type ManagedDBField } from './adapter.ts';
 import { managedDbType, type ManagedDB } from './api.ts';
@@ -15,13 +17,20 @@ export function managedDbController(
 ): RunnableController {
   return new Controller<ManagedDB, ManagedDBDetails, ManagedDBField>({
     type: managedDbType,
-    // RDS's terminal refusals name the spec field and a fix (awsRefusals.ts).
-    connector: sharedClient(
-      explainRefusals(
-        new ManagedDBAdapter({ rds: s.aws.rds, kube: s.client, pollMs: settings.pollMs }),
-        manageddbRefusals,
-      ),
-    ),
+    connector: tenantConnector({
+      tenants: s.tenants,
+      accounts: accountsOf(s),
+      // RDS's terminal refusals name the spec field and a fix (awsRefusals.ts).
+      adapterFor: (aws: AwsClients) =>
+        explainRefusals(
+          new ManagedDBAdapter({ rds: aws.rds, kube: s.client, pollMs: settings.pollMs }),
+          manageddbRefusals,
+        ),
+      guard: (mr, g) => {
+        checkManagedDb(g.policy, mr.spec);
+        return Promise.resolve();
+      },
+    }),
     ...controllerOptions(s),
     pollMs: settings.pollMs,
   });

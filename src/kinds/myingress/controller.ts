@@ -3,10 +3,12 @@ import { myIngressType, type MyIngress } from './api.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import type { KubeObject } from '../../apis/meta.ts';
-import { controllerOptions } from '../controllerOptions.ts';
+import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
-import { sharedClient } from '../../runtime/adapter.ts';
+import type { AwsClients } from '../../providers/aws/clients.ts';
+import { tenantConnector } from '../../tenancy/connector.ts';
+import { checkMyIngress, ec2Lookups } from './guardrails.ts';
 import { explainRefusals } from '../../providers/aws/refusals.ts';
 import { myingressRefusals } from './awsRefusals.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
@@ -34,29 +36,39 @@ export function myIngressController(
   settings: MyIngressSettings = defaultMyIngressSettings,
 ): RunnableController {
   const holder: { controller?: Controller<MyIngress, MyIngressDetails, MyIngressField> } = {};
-  const adapter = new MyIngressAdapter({
-    elbv2: s.aws.elbv2,
-    elbv2Create: s.aws.elbv2Create,
-    ec2: s.aws.ec2,
-    describer: new LoadBalancerDescriber(s.aws.elbv2, s.clock),
-    tagDescriber: new TagDescriber(s.aws.elbv2, s.clock),
-    service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),
-    endpointSlices: (ns, svc) =>
-      // Only the EndpointSlice controller's slices: a hand-made one could point the load balancer
-      // at any address (backends.ts).
-      (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter((e: KubeObject) =>
-        isServiceEndpointSlice(e, ns, svc),
-      ),
-    backendCachesSynced: () =>
-      holder.controller !== undefined &&
-      holder.controller.secondarySynced(serviceType) &&
-      holder.controller.secondarySynced(endpointSliceType),
-    pollMs: settings.pollMs,
-  });
+  // One adapter (and its describe batchers) per identity and region.
+  const adapterFor = (aws: AwsClients) =>
+    // Elastic Load Balancing's terminal refusals name the spec field and a fix (awsRefusals.ts).
+    explainRefusals(
+      new MyIngressAdapter({
+        elbv2: aws.elbv2,
+        elbv2Create: aws.elbv2Create,
+        ec2: aws.ec2,
+        describer: new LoadBalancerDescriber(aws.elbv2, s.clock),
+        tagDescriber: new TagDescriber(aws.elbv2, s.clock),
+        service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),
+        endpointSlices: (ns, svc) =>
+          // Only the EndpointSlice controller's slices: a hand-made one could point the load balancer
+          // at any address (backends.ts).
+          (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter((e: KubeObject) =>
+            isServiceEndpointSlice(e, ns, svc),
+          ),
+        backendCachesSynced: () =>
+          holder.controller !== undefined &&
+          holder.controller.secondarySynced(serviceType) &&
+          holder.controller.secondarySynced(endpointSliceType),
+        pollMs: settings.pollMs,
+      }),
+      myingressRefusals,
+    );
   const controller = new Controller<MyIngress, MyIngressDetails, MyIngressField>({
     type: myIngressType,
-    // Elastic Load Balancing's terminal refusals name the spec field and a fix (awsRefusals.ts).
-    connector: sharedClient(explainRefusals(adapter, myingressRefusals)),
+    connector: tenantConnector({
+      tenants: s.tenants,
+      accounts: accountsOf(s),
+      adapterFor,
+      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, ec2Lookups(g.aws.ec2)),
+    }),
     ...controllerOptions(s),
     pollMs: settings.pollMs,
     watches: [

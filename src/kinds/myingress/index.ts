@@ -1,6 +1,7 @@
 // The MyIngress kind: an Application Load Balancer with its listeners, rules and target groups.
 import type { ManagedObject } from '../../apis/managed.ts';
 import type { KindModule } from '../module.ts';
+import { loadBalancerGuardrailSection } from './guardrails.ts';
 import { myIngressCrd, myIngressType } from './api.ts';
 import { BackendReason } from './backends.ts';
 import { myIngressController } from './controller.ts';
@@ -12,6 +13,7 @@ export const myIngressKind: KindModule = {
   names: ['myingress', 'myingresses', 'ming', `${myIngressType.plural}.${myIngressType.group}`],
   traceShows: 'load balancer → listeners → rules; target groups → targets with health',
   crd: myIngressCrd,
+  guardrails: loadBalancerGuardrailSection,
   flags: [],
   configure() {
     return {

@@ -1,0 +1,232 @@
+// MyIngress's part of a TeamPolicy: which schemes, subnets, security groups and certificates a
+// namespace's load balancers may use.
+import { DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import type { GuardrailSection, TeamPolicy } from '../../apis/teampolicy.ts';
+import { arr, obj, str, stringMap } from '../../apis/schema.ts';
+import { forbidden } from '../../tenancy/connector.ts';
+import type { MyIngressSpec } from './api.ts';
+import { elbv2Call } from './elbv2.ts';
+
+/** Resources allowed by ID or by tags (a resource is allowed when it matches either). */
+export interface IdsOrTags {
+  ids?: string[];
+  tags?: Record<string, string>;
+}
+
+/** spec.guardrails.loadBalancers. */
+export interface LoadBalancerGuardrails {
+  schemes?: ('internal' | 'internet-facing')[];
+  subnets?: IdsOrTags;
+  securityGroups?: IdsOrTags;
+  certificates?: { arns?: string[] };
+}
+
+const idsOrTags = (what: string, idPattern: string) =>
+  obj(`Allowed ${what}: those listed by ID, and those carrying all of the tags. Absent: any.`, {
+    ids: arr(`${what} IDs.`, str('An ID.', { pattern: idPattern }), { maxItems: 256 }),
+    tags: stringMap(`Tags an allowed ${what.replace(/s$/, '')} carries (all of them).`),
+  });
+
+export const loadBalancerGuardrailSection: GuardrailSection = {
+  key: 'loadBalancers',
+  schema: obj('What MyIngresses in the selected namespaces may use.', {
+    schemes: arr(
+      'Allowed schemes, e.g. [internal] to keep load balancers off the internet. Absent: both.',
+      str('A scheme.', { enum: ['internal', 'internet-facing'] }),
+      { maxItems: 2 },
+    ),
+    subnets: idsOrTags('subnets', '^subnet-[0-9a-f]+$'),
+    securityGroups: idsOrTags('security groups', '^sg-[0-9a-f]+$'),
+    certificates: obj('Allowed ACM certificates for HTTPS listeners. Absent: any.', {
+      arns: arr(
+        'Certificate ARNs; an entry ending in * allows every ARN starting with the rest (e.g. arn:aws:acm:eu-west-1:111122223333:certificate/*).',
+        str('An ARN or ARN prefix with *.', { pattern: '^arn:aws[a-z-]*:acm:' }),
+        { maxItems: 256 },
+      ),
+    }),
+  }),
+};
+
+/** The policy's loadBalancers section, or undefined. Pure. */
+export function loadBalancerGuardrailsOf(policy: TeamPolicy): LoadBalancerGuardrails | undefined {
+  return policy.spec.guardrails?.[loadBalancerGuardrailSection.key] as LoadBalancerGuardrails | undefined;
+}
+
+/** True when `arn` is listed, or starts with an entry that ends in `*`. Pure. */
+export function arnAllowed(arn: string, allowed: readonly string[]): boolean {
+  return allowed.some((a) => (a.endsWith('*') ? arn.startsWith(a.slice(0, -1)) : a === arn));
+}
+
+/** True when `tags` carries every pair of `required`. Pure. */
+export function hasTags(
+  tags: Readonly<Record<string, string>>,
+  required: Readonly<Record<string, string>>,
+): boolean {
+  return Object.entries(required).every(([k, v]) => tags[k] === v);
+}
+
+/** The tags of EC2 resources by ID, as a lookup gives them. */
+export type TagLookup = (
+  ids: readonly string[],
+) => Promise<ReadonlyMap<string, Readonly<Record<string, string>>>>;
+
+/** What {@link checkMyIngress} may look up in EC2. */
+export interface Ec2Lookups {
+  readonly subnetTags: TagLookup;
+  readonly securityGroupTags: TagLookup;
+  /** The subnets a selector's tags match. */
+  readonly subnetsMatching: (tags: Readonly<Record<string, string>>) => Promise<string[]>;
+}
+
+/**
+ * Checks a MyIngress against the policy's loadBalancers guardrails. Looks up tags in EC2 only when
+ * the policy allows by tag and the spec names resources by ID (or the reverse). Throws
+ * ForbiddenError naming the policy and the field.
+ */
+export async function checkMyIngress(
+  policy: TeamPolicy,
+  spec: MyIngressSpec,
+  ec2: Ec2Lookups,
+): Promise<void> {
+  const g = loadBalancerGuardrailsOf(policy);
+  if (g === undefined) return;
+  const scheme = spec.scheme ?? 'internet-facing';
+  if (g.schemes !== undefined && !g.schemes.includes(scheme)) {
+    throw forbidden(
+      policy,
+      'spec.scheme',
+      `${scheme} load balancers are not allowed in this namespace (allowed: ${g.schemes.join(', ') || 'none'})`,
+      `the scheme is fixed at create: delete this MyIngress and create it with spec.scheme: ${g.schemes[0] ?? 'internal'}, or ask the platform team to add ${scheme} to spec.guardrails.loadBalancers.schemes`,
+    );
+  }
+  if (g.subnets !== undefined) await checkSubnets(policy, spec, g.subnets, ec2);
+  if (g.securityGroups !== undefined) {
+    const allowed = g.securityGroups;
+    const groups = spec.securityGroups ?? [];
+    if (groups.length === 0) {
+      throw forbidden(
+        policy,
+        'spec.securityGroups',
+        'a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use',
+        `set spec.securityGroups to allowed groups (${describeIdsOrTags(allowed)})`,
+      );
+    }
+    const bad = await outside(groups, allowed, ec2.securityGroupTags);
+    if (bad.length > 0) {
+      throw forbidden(
+        policy,
+        'spec.securityGroups',
+        `${bad.join(', ')} ${bad.length === 1 ? 'is' : 'are'} not among the security groups this namespace may use (${describeIdsOrTags(allowed)})`,
+        'use allowed security groups, or ask the platform team to allow these in spec.guardrails.loadBalancers.securityGroups',
+      );
+    }
+  }
+  const arns = g.certificates?.arns;
+  if (arns !== undefined) {
+    for (const [i, l] of spec.listeners.entries()) {
+      if (l.certificateArn !== undefined && !arnAllowed(l.certificateArn, arns)) {
+        throw forbidden(
+          policy,
+          `spec.listeners[${i}].certificateArn`,
+          `certificate ${l.certificateArn} is not among the certificates this namespace may use (${arns.join(', ')})`,
+          'use an allowed certificate, or ask the platform team to add it to spec.guardrails.loadBalancers.certificates.arns',
+        );
+      }
+    }
+  }
+}
+
+async function checkSubnets(
+  policy: TeamPolicy,
+  spec: MyIngressSpec,
+  allowed: IdsOrTags,
+  ec2: Ec2Lookups,
+): Promise<void> {
+  const selector = spec.subnetSelector?.tags;
+  // A selector that demands the policy's tags only ever finds allowed subnets: no lookup needed.
+  if (selector !== undefined && allowed.tags !== undefined && hasTags(selector, allowed.tags)) return;
+  const field = spec.subnets !== undefined ? 'spec.subnets' : 'spec.subnetSelector';
+  const subnets = spec.subnets ?? (await ec2.subnetsMatching(selector ?? {}));
+  const bad = await outside(subnets, allowed, ec2.subnetTags);
+  if (bad.length > 0) {
+    throw forbidden(
+      policy,
+      field,
+      `subnet${bad.length === 1 ? '' : 's'} ${bad.join(', ')} ${bad.length === 1 ? 'is' : 'are'} not among the subnets this namespace may use (${describeIdsOrTags(allowed)})`,
+      spec.subnets !== undefined
+        ? 'list allowed subnets in spec.subnets, or ask the platform team to allow these in spec.guardrails.loadBalancers.subnets'
+        : `select allowed subnets${allowed.tags !== undefined ? ` (e.g. spec.subnetSelector.tags including ${JSON.stringify(allowed.tags)})` : ''}, or ask the platform team to allow these in spec.guardrails.loadBalancers.subnets`,
+    );
+  }
+}
+
+/** The IDs in `ids` that are neither listed in `allowed.ids` nor carry `allowed.tags`. */
+async function outside(ids: readonly string[], allowed: IdsOrTags, tagsOf: TagLookup): Promise<string[]> {
+  const listed = new Set(allowed.ids ?? []);
+  const rest = ids.filter((id) => !listed.has(id));
+  if (rest.length === 0) return [];
+  const required = allowed.tags;
+  if (required === undefined) return rest;
+  const tags = await tagsOf(rest);
+  return rest.filter((id) => !hasTags(tags.get(id) ?? {}, required));
+}
+
+function describeIdsOrTags(a: IdsOrTags): string {
+  const parts = [
+    ...(a.ids !== undefined ? [a.ids.join(', ')] : []),
+    ...(a.tags !== undefined
+      ? [
+          `tagged ${Object.entries(a.tags)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ')}`,
+        ]
+      : []),
+  ];
+  return parts.join('; ') || 'none';
+}
+
+/** EC2 lookups for the guard, through the kind's EC2 client (reads only). */
+export function ec2Lookups(ec2: EC2Client): Ec2Lookups {
+  const toMap = (
+    items: {
+      id: string | undefined;
+      tags: { Key?: string | undefined; Value?: string | undefined }[] | undefined;
+    }[],
+  ) =>
+    new Map(
+      items
+        .filter(
+          (
+            i,
+          ): i is {
+            id: string;
+            tags: { Key?: string | undefined; Value?: string | undefined }[] | undefined;
+          } => i.id !== undefined,
+        )
+        .map((i) => [i.id, Object.fromEntries((i.tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']))]),
+    );
+  return {
+    subnetTags: async (ids) => {
+      const out = await elbv2Call('read subnet tags for the TeamPolicy check', () =>
+        ec2.send(new DescribeSubnetsCommand({ SubnetIds: [...ids] })),
+      );
+      return toMap((out.Subnets ?? []).map((s) => ({ id: s.SubnetId, tags: s.Tags })));
+    },
+    securityGroupTags: async (ids) => {
+      const out = await elbv2Call('read security group tags for the TeamPolicy check', () =>
+        ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: [...ids] })),
+      );
+      return toMap((out.SecurityGroups ?? []).map((g) => ({ id: g.GroupId, tags: g.Tags })));
+    },
+    subnetsMatching: async (tags) => {
+      const out = await elbv2Call('find subnets by tag for the TeamPolicy check', () =>
+        ec2.send(
+          new DescribeSubnetsCommand({
+            Filters: Object.entries(tags).map(([k, v]) => ({ Name: `tag:${k}`, Values: [v] })),
+          }),
+        ),
+      );
+      return (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
+    },
+  };
+}
