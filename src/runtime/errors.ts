@@ -112,7 +112,8 @@ export function wrap(what: string, err: unknown): Error {
   const message = `${what}: ${err instanceof Error ? err.message : String(err)}`;
   if (err instanceof TerminalError) return new TerminalError(message, { cause: err });
   if (err instanceof OwnershipConflictError) return new OwnershipConflictError(message, { cause: err });
-  if (err instanceof ForbiddenError) return new ForbiddenError(message, { cause: err });
+  // A refusal already names the policy and the field; the step adds nothing a user needs.
+  if (err instanceof ForbiddenError) return err;
   if (err instanceof RequeueAfter) return new RequeueAfter(err.delayMs, message, err.reason);
   if (err instanceof RetryableError)
     return new RetryableError(err.reason, message, {

@@ -10,6 +10,7 @@ import { EventRecorder } from '../../src/runtime/events.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { controllerSettingsOf } from '../../src/runtime/settings.ts';
 import { kubeClient } from './kube.ts';
+import type { TenantSource } from '../../src/tenancy/directory.ts';
 
 export interface RunningController {
   readonly controller: RunnableController;
@@ -26,6 +27,8 @@ export async function startController(
     clock?: Clock;
     /** Deadline of one AWS call attempt (default: the operator's). */
     awsTimeoutMs?: number;
+    /** Which TeamPolicy serves a namespace (default: none; every object as without policies). */
+    tenants?: TenantSource;
   },
 ): Promise<RunningController> {
   const options = parseRunOptions(
@@ -69,6 +72,7 @@ export async function startController(
     metrics,
     events,
     aws,
+    ...(opts.tenants !== undefined ? { tenants: opts.tenants } : {}),
     settings: controllerSettingsOf(options),
   });
   await controller.start();

@@ -1,5 +1,6 @@
 // Runs the DNSRecord controller in the test process against the stack's
 // apiserver and the emulator behind a fault proxy, plus Route 53 helpers.
+import type { TenantSource } from '../../src/tenancy/directory.ts';
 import {
   ChangeResourceRecordSetsCommand,
   CreateHostedZoneCommand,
@@ -32,6 +33,7 @@ export async function startDnsController(opts: {
   resyncPeriod?: string;
   settings?: Partial<DNSRecordSettings>;
   awsTimeoutMs?: number;
+  tenants?: TenantSource;
 }): Promise<RunningDnsController> {
   return startController(
     (s) => dnsRecordController(s, { ...defaultDNSRecordSettings, pollMs: 250, ...opts.settings }),
@@ -40,6 +42,7 @@ export async function startDnsController(opts: {
       endpoint: opts.endpoint,
       ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
       ...(opts.awsTimeoutMs !== undefined ? { awsTimeoutMs: opts.awsTimeoutMs } : {}),
+      ...(opts.tenants !== undefined ? { tenants: opts.tenants } : {}),
     },
   );
 }

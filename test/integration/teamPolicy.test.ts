@@ -1,0 +1,255 @@
+// TeamPolicies in the reconcile, on the real apiserver and moto behind the proxy: the DNSRecord
+// controller served through a TenantDirectory. What a namespace may not do is Synced=False reason
+// Forbidden with a message naming the policy and the field, and makes no AWS change.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resourcePath } from '../../src/apis/meta.ts';
+import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
+import { installCrds } from '../../src/dev/installCrds.ts';
+import { waitFor } from '../../src/dev/wait.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import type { TenantDirectory } from '../../src/tenancy/directory.ts';
+import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsCall } from '../support/awsOperation.ts';
+import {
+  createDnsRecord,
+  createZone,
+  findRecord,
+  listRecords,
+  route53At,
+  startDnsController,
+  waitForCondition,
+  type RunningDnsController,
+} from '../support/dns.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import {
+  applyTeamPolicy,
+  deleteTeamPolicies,
+  deleteTeamPolicy,
+  readTeamPolicy,
+  startTenants,
+} from '../support/teamPolicies.ts';
+
+const group = 'integration-teampolicy';
+let admin: KubeClient;
+let proxy: AwsFaultProxy;
+let tenants: TenantDirectory;
+const running: RunningDnsController[] = [];
+/** Every Route 53 change sent through the proxy, body included. */
+let changes: AwsCall[] = [];
+
+beforeAll(async () => {
+  admin = kubeClient();
+  await installCrds(admin);
+  proxy = await startFaultProxy();
+  tenants = await startTenants(admin, group);
+  proxy.watch((call) => {
+    if (call.operation === 'ChangeResourceRecordSets') changes.push(call);
+  });
+});
+afterAll(async () => {
+  await deleteTeamPolicies(admin, group);
+  await tenants.stop();
+  await proxy.stop();
+});
+afterEach(async () => {
+  for (const r of running.splice(0)) await r.stop();
+  await deleteTeamPolicies(admin, group);
+});
+
+async function controllerFor(ns: string): Promise<void> {
+  running.push(await startDnsController({ namespace: ns, endpoint: proxy.endpoint, tenants }));
+}
+
+const a = (name: string) => ({ name, type: 'A' as const, ttl: 60, records: ['192.0.2.10'] });
+/** Route 53 changes sent for a name since the last reset. */
+const changesTo = (fqdn: string): number =>
+  changes.filter((c) => c.body.includes(`<Name>${fqdn}</Name>`)).length;
+
+describe('TeamPolicy in the reconcile', () => {
+  it('refuses another team’s names and NS delegations without a Route 53 change, serves its own', async () => {
+    const ns = await newNamespace(admin, 'tp-names');
+    const zone = `${ns}.example.com`;
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(r53, zone);
+    await applyTeamPolicy(admin, group, `${ns}-payments`, {
+      namespaces: { names: [ns] },
+      guardrails: { dnsRecords: { zones: [{ name: zone }], names: [`payments.${zone}`] } },
+    });
+    await controllerFor(ns);
+    changes = [];
+    await createDnsRecord(admin, ns, 'mine', { zoneName: zone, ...a('api.payments') });
+    await createDnsRecord(admin, ns, 'theirs', { zoneName: zone, ...a('login.admin') });
+    await createDnsRecord(admin, ns, 'challenge', {
+      zoneName: zone,
+      name: '_acme-challenge.admin',
+      type: 'TXT',
+      records: ['token'],
+    });
+    await createDnsRecord(admin, ns, 'delegation', {
+      zoneName: zone,
+      name: 'sub.payments',
+      type: 'NS',
+      records: ['ns1.attacker.example.net'],
+    });
+    await waitForCondition(admin, ns, 'mine', { type: 'Ready', status: 'True' });
+    const theirs = await waitForCondition(admin, ns, 'theirs', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Forbidden',
+    });
+    expect(theirs.status?.conditions?.find((c) => c.type === 'Synced')?.message).toBe(
+      `TeamPolicy ${ns}-payments forbids spec.name: login.admin.${zone} is not within the names this namespace may write (payments.${zone}); the name is fixed at create: delete this DNSRecord and create one under an allowed name, or ask the platform team to add a domain to spec.guardrails.dnsRecords.names`,
+    );
+    const challenge = await waitForCondition(admin, ns, 'challenge', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Forbidden',
+    });
+    expect(challenge.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
+      new RegExp(`forbids spec.name: _acme-challenge\\.admin\\.${ns}\\.example\\.com is not within`),
+    );
+    const ns1 = await waitForCondition(admin, ns, 'delegation', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Forbidden',
+    });
+    expect(ns1.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
+      /forbids spec.type: an NS record at sub\.payments\..* delegates a subdomain to other name servers/,
+    );
+    expect(theirs.metadata.finalizers ?? []).toEqual([]);
+    const records = await listRecords(r53, zoneId);
+    expect(findRecord(records, `api.payments.${zone}`, 'A')).toBeDefined();
+    expect(findRecord(records, `login.admin.${zone}`, 'A')).toBeUndefined();
+    expect(findRecord(records, `_acme-challenge.admin.${zone}`, 'TXT')).toBeUndefined();
+    expect(findRecord(records, `sub.payments.${zone}`, 'NS')).toBeUndefined();
+    expect(changesTo(`login.admin.${zone}.`)).toBe(0);
+    expect(changesTo(`sub.payments.${zone}.`)).toBe(0);
+    const policy = await waitFor(
+      async () => {
+        const p = await readTeamPolicy(admin, `${ns}-payments`);
+        return p.status?.namespaceCount === 1 ? p : undefined;
+      },
+      { timeoutMs: 10_000, description: 'policy status' },
+    );
+    expect(policy.status?.selectedNamespaces).toEqual([ns]);
+    expect(policy.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'Serving',
+    });
+  });
+
+  it('marks existing objects Forbidden when the policy tightens, changes nothing in AWS for them, still deletes', async () => {
+    const ns = await newNamespace(admin, 'tp-tighten');
+    const zone = `${ns}.example.com`;
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(r53, zone);
+    const name = `${ns}-team`;
+    await applyTeamPolicy(admin, group, name, { namespaces: { names: [ns] } });
+    await controllerFor(ns);
+    await createDnsRecord(admin, ns, 'www', { zoneName: zone, ...a('www') });
+    await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
+    await applyTeamPolicy(admin, group, name, {
+      namespaces: { names: [ns] },
+      guardrails: { dnsRecords: { names: [`other.${zone}`] } },
+    });
+    await waitForCondition(admin, ns, 'www', { type: 'Synced', status: 'False', reason: 'Forbidden' });
+    changes = [];
+    // A change to the spec of a Forbidden object is not carried out.
+    await admin.patch(
+      resourcePath(dnsRecordType, { namespace: ns, name: 'www' }),
+      { spec: { records: ['192.0.2.99'] } },
+      'merge',
+    );
+    await waitFor(
+      async () => {
+        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www');
+        const synced = r?.status?.conditions?.find((c) => c.type === 'Synced');
+        return synced?.observedGeneration === r?.metadata.generation && synced?.reason === 'Forbidden'
+          ? r
+          : undefined;
+      },
+      { timeoutMs: 15_000, description: 'the changed object judged Forbidden' },
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A')?.ResourceRecords).toEqual([
+      { Value: '192.0.2.10' },
+    ]);
+    expect(changesTo(`www.${zone}.`)).toBe(0);
+    // Deleting it still cleans up what Skylift made.
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'www' }));
+    await waitFor(
+      async () =>
+        findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A') === undefined &&
+        (await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www')) === undefined
+          ? true
+          : undefined,
+      { timeoutMs: 20_000, description: 'record and object gone' },
+    );
+  });
+
+  it('refuses a namespace no policy selects, and one two policies select (both policies say so); serves it again once one remains', async () => {
+    const ns = await newNamespace(admin, 'tp-select');
+    const zone = `${ns}.example.com`;
+    await createZone(route53At(stackInfo().awsEndpoint), zone);
+    const other = `${ns}-other`;
+    await applyTeamPolicy(admin, group, other, { namespaces: { names: [`${ns}-x`] } });
+    await controllerFor(ns);
+    await createDnsRecord(admin, ns, 'www', { zoneName: zone, ...a('www') });
+    const refused = await waitForCondition(admin, ns, 'www', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Forbidden',
+    });
+    expect(refused.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
+      new RegExp(`^namespace ${ns} is not selected by any TeamPolicy \\(there are \\d+: .*${other}`),
+    );
+    // Two policies: by name and by label.
+    await admin.patch(`/api/v1/namespaces/${ns}`, { metadata: { labels: { team: ns } } }, 'merge');
+    await applyTeamPolicy(admin, group, `${ns}-a`, { namespaces: { names: [ns] } });
+    await applyTeamPolicy(admin, group, `${ns}-b`, {
+      namespaces: { selector: { matchLabels: { team: ns } } },
+    });
+    const overlap = await waitFor(
+      async () => {
+        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www');
+        const m = r?.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+        return m.includes('is selected by 2 TeamPolicies') ? m : undefined;
+      },
+      { timeoutMs: 15_000, description: 'overlap refusal' },
+    );
+    expect(overlap).toBe(
+      `namespace ${ns} is selected by 2 TeamPolicies (${ns}-a, ${ns}-b); a namespace must have exactly one: remove it from all but one policy's spec.namespaces`,
+    );
+    for (const [p, q] of [
+      [`${ns}-a`, `${ns}-b`],
+      [`${ns}-b`, `${ns}-a`],
+    ] as const) {
+      const policy = await waitFor(
+        async () => {
+          const got = await readTeamPolicy(admin, p);
+          return got.status?.conditions?.find((c) => c.type === 'Ready')?.reason === 'Overlap'
+            ? got
+            : undefined;
+        },
+        { timeoutMs: 10_000, description: `${p} Overlap` },
+      );
+      expect(policy.status?.conditions?.find((c) => c.type === 'Ready')?.message).toBe(
+        `TeamPolicy ${q} also selects ${ns}: those namespaces are refused until exactly one policy selects them`,
+      );
+    }
+    await deleteTeamPolicy(admin, `${ns}-b`);
+    await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
+  });
+
+  it('serves every namespace again, as before, once the last policy is deleted', async () => {
+    const ns = await newNamespace(admin, 'tp-none');
+    const zone = `${ns}.example.com`;
+    await createZone(route53At(stackInfo().awsEndpoint), zone);
+    await applyTeamPolicy(admin, group, `${ns}-elsewhere`, { namespaces: { names: [`${ns}-x`] } });
+    await controllerFor(ns);
+    await createDnsRecord(admin, ns, 'www', { zoneName: zone, ...a('www') });
+    await waitForCondition(admin, ns, 'www', { type: 'Synced', status: 'False', reason: 'Forbidden' });
+    await deleteTeamPolicies(admin, group);
+    await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
+  });
+});
