@@ -74,6 +74,12 @@ export function tenantConnector<T extends ManagedObject, D, F extends string>(
   };
 }
 
+/** The TeamPolicy serving `namespace` as cached now, or undefined (none, refused, or not listed yet). */
+export function currentPolicy(tenants: TenantSource | undefined, namespace: string): TeamPolicy | undefined {
+  const t = tenants?.current(namespace);
+  return t?.kind === 'policy' ? t.policy : undefined;
+}
+
 /** spec.externalName needs the policy's adoption permission. Throws ForbiddenError. */
 export function checkAdoption(mr: ManagedObject, policy: TeamPolicy): void {
   const ext = mr.spec.externalName;

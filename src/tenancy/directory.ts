@@ -33,6 +33,11 @@ export interface AssumeRoleReport {
 export interface TenantSource {
   /** The namespace's tenancy now. Never throws for a missing namespace (refused). */
   tenancyOf(namespace: string): Promise<Tenancy>;
+  /**
+   * The namespace's tenancy as cached now, without waiting (undefined until the first list): for
+   * decisions made outside a reconcile's connect, such as which EndpointSlices count.
+   */
+  current(namespace: string): Tenancy | undefined;
   /** Registers a callback for changes (policy created, changed or deleted; namespace labels changed). */
   onChange(cb: (change: TenancyChange) => void): void;
   /** Records the outcome of assuming a policy's role (shown on the policy's status; an Event on failure). */
@@ -119,6 +124,12 @@ export class TenantDirectory implements TenantSource, RunnableController {
     const ns = this.namespaces.get(namespace);
     const facts: NamespaceFacts = { name: namespace, labels: ns?.metadata.labels ?? {} };
     return tenancyOf(facts, this.policies.list());
+  }
+
+  current(namespace: string): Tenancy | undefined {
+    if (!this.synced) return undefined;
+    const ns = this.namespaces.get(namespace);
+    return tenancyOf({ name: namespace, labels: ns?.metadata.labels ?? {} }, this.policies.list());
   }
 
   onChange(cb: (change: TenancyChange) => void): void {

@@ -21,6 +21,16 @@ describe('restoreRefusal', () => {
     expect(restoreRefusal('s1', { team: 'shop' }, 'shop', 'prod')).toContain('"s1" was not made by Skylift');
   });
 
+  it('takes the namespaces a TeamPolicy adds (same cluster only), and names them when refusing', () => {
+    expect(restoreRefusal('s1', tags('prod-shop/orders'), 'shop', 'prod', ['prod-shop'])).toBeUndefined();
+    expect(
+      restoreRefusal('s1', tags('prod-shop/orders', 'staging'), 'shop', 'prod', ['prod-shop']),
+    ).toContain('another cluster');
+    expect(restoreRefusal('s1', tags('billing/ledger'), 'shop', 'prod', ['prod-shop'])).toContain(
+      'a ManagedDB restores only snapshots Skylift made for its own namespace (shop) or those its TeamPolicy names (prod-shop)',
+    );
+  });
+
   it('does not take a namespace that only begins like this one', () => {
     expect(restoreRefusal('s1', tags('shop-staging/orders'), 'shop', 'prod')).toContain(
       'belongs to namespace shop-staging',

@@ -212,6 +212,17 @@ describe('MyIngress observe and its backend Services', () => {
 describe('isServiceEndpointSlice', () => {
   const slice = (namespace: string, labels: Record<string, string>) => ({ metadata: { namespace, labels } });
   const controller = { 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' };
+  it('accepts another manager’s slice only when the TeamPolicy trusts that manager', () => {
+    const mesh = slice('shop', {
+      'kubernetes.io/service-name': 'web',
+      'endpointslice.kubernetes.io/managed-by': 'mesh',
+    });
+    expect(isServiceEndpointSlice(mesh, 'shop', 'web')).toBe(false);
+    expect(isServiceEndpointSlice(mesh, 'shop', 'web', ['mesh'])).toBe(true);
+    expect(
+      isServiceEndpointSlice(slice('shop', { 'kubernetes.io/service-name': 'web' }), 'shop', 'web', ['mesh']),
+    ).toBe(false);
+  });
   it("accepts the EndpointSlice controller's slice of the Service in its namespace only", () => {
     expect(
       isServiceEndpointSlice(

@@ -88,6 +88,11 @@ export interface ManagedDBAdapterDeps {
   readonly kube: KubeClient;
   /** First interval between looks at a busy instance (longer waits are polled less often). */
   readonly pollMs: number;
+  /**
+   * Other namespaces whose Skylift snapshots an object of `namespace` may restore (its TeamPolicy's
+   * guardrails.databases.restoreFrom.namespaces); absent: none, only its own.
+   */
+  readonly restoreNamespaces?: (namespace: string) => readonly string[];
 }
 
 /**
@@ -480,6 +485,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       tagMap(found.TagList),
       mr.metadata.namespace ?? '',
       ctx.ownership.cluster,
+      this.d.restoreNamespaces?.(mr.metadata.namespace ?? '') ?? [],
     );
     if (refusal !== undefined) throw new TerminalError(refusal);
   }

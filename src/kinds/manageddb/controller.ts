@@ -1,7 +1,8 @@
 import { explainRefusals } from '../../providers/aws/refusals.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { tenantConnector } from '../../tenancy/connector.ts';
-import { checkManagedDb } from './guardrails.ts';
+import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
+import { checkManagedDb, databaseGuardrailsOf } from './guardrails.ts';
+import type { TeamPolicy } from '../../apis/teampolicy.ts';
 import { manageddbRefusals } from './awsRefusals.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import { accountsOf, controllerOptions } from '../controllerOptions.ts';
@@ -23,7 +24,13 @@ export function managedDbController(
       // RDS's terminal refusals name the spec field and a fix (awsRefusals.ts).
       adapterFor: (aws: AwsClients) =>
         explainRefusals(
-          new ManagedDBAdapter({ rds: aws.rds, kube: s.client, pollMs: settings.pollMs }),
+          new ManagedDBAdapter({
+            rds: aws.rds,
+            kube: s.client,
+            pollMs: settings.pollMs,
+            restoreNamespaces: (ns) =>
+              databaseGuardrailsOfPolicy(currentPolicy(s.tenants, ns))?.restoreFrom?.namespaces ?? [],
+          }),
           manageddbRefusals,
         ),
       guard: (mr, g) => {
@@ -34,4 +41,8 @@ export function managedDbController(
     ...controllerOptions(s),
     pollMs: settings.pollMs,
   });
+}
+
+function databaseGuardrailsOfPolicy(policy: TeamPolicy | undefined) {
+  return policy !== undefined ? databaseGuardrailsOf(policy) : undefined;
 }

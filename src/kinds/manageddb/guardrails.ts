@@ -12,6 +12,7 @@ export interface DatabaseGuardrails {
   instanceClasses?: string[];
   maxAllocatedStorageGiB?: number;
   publicAccess?: Permission;
+  restoreFrom?: { namespaces?: string[] };
 }
 
 export const databaseGuardrailSection: GuardrailSection = {
@@ -34,6 +35,16 @@ export const databaseGuardrailSection: GuardrailSection = {
       { minimum: 20, maximum: 65536 },
     ),
     publicAccess: permission('Whether a database may have a public address (spec.publiclyAccessible: true).'),
+    restoreFrom: obj(
+      'Which snapshots spec.restoreFrom may name. A ManagedDB always restores only snapshots Skylift made (in this cluster) for its own namespace; list other namespaces here to allow theirs too (e.g. a staging namespace restoring production’s).',
+      {
+        namespaces: arr(
+          'Namespaces whose Skylift snapshots may also be restored.',
+          str('A namespace name.', { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }),
+          { maxItems: 64 },
+        ),
+      },
+    ),
   }),
 };
 

@@ -13,17 +13,29 @@ export function restoreRefusal(
   tags: Readonly<Record<string, string>>,
   namespace: string,
   cluster: string,
+  alsoFrom: readonly string[] = [],
 ): string | undefined {
   const owner = ownershipFromTags(tags);
   const ownerNamespace = owner?.owner.split('/')[0];
-  if (owner !== undefined && ownerNamespace === namespace && owner.cluster === cluster) return undefined;
+  const allowed = [namespace, ...alsoFrom];
+  if (
+    owner !== undefined &&
+    ownerNamespace !== undefined &&
+    allowed.includes(ownerNamespace) &&
+    owner.cluster === cluster
+  )
+    return undefined;
   const whose =
     owner === undefined
       ? 'was not made by Skylift'
       : owner.cluster !== cluster
         ? `was made by Skylift in another cluster (${owner.cluster || 'unnamed'})`
         : `belongs to namespace ${ownerNamespace ?? '?'}`;
-  return `spec.restoreFrom.snapshotIdentifier ${JSON.stringify(snapshotId)} ${whose}: a ManagedDB restores only snapshots Skylift made for its own namespace (${namespace}); name one of them (skylift trace mdb/<name> lists an instance's snapshots), or copy the data in another way`;
+  const where =
+    alsoFrom.length === 0
+      ? `its own namespace (${namespace})`
+      : `its own namespace (${namespace}) or those its TeamPolicy names (${alsoFrom.join(', ')})`;
+  return `spec.restoreFrom.snapshotIdentifier ${JSON.stringify(snapshotId)} ${whose}: a ManagedDB restores only snapshots Skylift made for ${where}; name one of them (skylift trace mdb/<name> lists an instance's snapshots), or copy the data in another way`;
 }
 
 /**

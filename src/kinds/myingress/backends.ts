@@ -183,11 +183,14 @@ export function isServiceEndpointSlice(
   slice: { metadata: { namespace?: string; labels?: Readonly<Record<string, string>> } },
   namespace: string,
   service: string,
+  alsoManagedBy: readonly string[] = [],
 ): boolean {
   const labels = slice.metadata.labels ?? {};
+  const manager = labels[endpointSliceManagedBy.label];
   return (
     slice.metadata.namespace === namespace &&
     labels['kubernetes.io/service-name'] === service &&
-    labels[endpointSliceManagedBy.label] === endpointSliceManagedBy.controller
+    manager !== undefined &&
+    (manager === endpointSliceManagedBy.controller || alsoManagedBy.includes(manager))
   );
 }

@@ -7,8 +7,8 @@ import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { tenantConnector } from '../../tenancy/connector.ts';
-import { checkMyIngress, ec2Lookups } from './guardrails.ts';
+import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
+import { checkMyIngress, ec2Lookups, loadBalancerGuardrailsOf } from './guardrails.ts';
 import { explainRefusals } from '../../providers/aws/refusals.ts';
 import { myingressRefusals } from './awsRefusals.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
@@ -51,7 +51,7 @@ export function myIngressController(
           // Only the EndpointSlice controller's slices: a hand-made one could point the load balancer
           // at any address (backends.ts).
           (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter((e: KubeObject) =>
-            isServiceEndpointSlice(e, ns, svc),
+            isServiceEndpointSlice(e, ns, svc, endpointSliceManagersOf(s, ns)),
           ),
         backendCachesSynced: () =>
           holder.controller !== undefined &&
@@ -89,4 +89,10 @@ export function myIngressController(
   });
   holder.controller = controller;
   return controller;
+}
+
+/** The extra EndpointSlice managers the namespace's TeamPolicy trusts (none without a policy). */
+function endpointSliceManagersOf(s: KindPlumbing, namespace: string): readonly string[] {
+  const policy = currentPolicy(s.tenants, namespace);
+  return (policy !== undefined ? loadBalancerGuardrailsOf(policy)?.endpointSliceManagers : undefined) ?? [];
 }

@@ -19,6 +19,7 @@ export interface LoadBalancerGuardrails {
   subnets?: IdsOrTags;
   securityGroups?: IdsOrTags;
   certificates?: { arns?: string[] };
+  endpointSliceManagers?: string[];
 }
 
 const idsOrTags = (what: string, idPattern: string) =>
@@ -44,6 +45,11 @@ export const loadBalancerGuardrailSection: GuardrailSection = {
         { maxItems: 256 },
       ),
     }),
+    endpointSliceManagers: arr(
+      'Other managers (the endpointslice.kubernetes.io/managed-by label) whose EndpointSlices may give a MyIngress its targets, besides Kubernetes’ EndpointSlice controller (always trusted), e.g. a mesh’s controller. Whoever can create such a slice can put any address behind the load balancer.',
+      str('A managed-by value.', { minLength: 1, maxLength: 253 }),
+      { maxItems: 16 },
+    ),
   }),
 };
 
