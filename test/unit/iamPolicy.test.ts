@@ -110,7 +110,7 @@ function primaryResource(action: string): string {
     case 'rds':
       return /^(DeleteDBSnapshot|DescribeDBSnapshots)$/.test(op)
         ? 'arn:aws:rds:us-east-1:111122223333:snapshot:orders-1'
-        : 'arn:aws:rds:us-east-1:111122223333:db:orders';
+        : 'arn:aws:rds:us-east-1:111122223333:db:sky-shop-orders-a12659'; // Skylift's name (identity.ts)
     case 'route53':
       return 'arn:aws:route53:::hostedzone/Z0123456789';
     case 'elasticloadbalancing':
@@ -121,9 +121,13 @@ function primaryResource(action: string): string {
 }
 
 /** Allowed when an Allow statement matches action, resource and conditions and no Deny does. */
-function allowed(action: string, ctx: Context): boolean {
-  const resource = primaryResource(action);
-  const matching = policy.Statement.filter(
+function allowed(
+  action: string,
+  ctx: Context,
+  resource = primaryResource(action),
+  statements: readonly Statement[] = policy.Statement,
+): boolean {
+  const matching = statements.filter(
     (s) =>
       list(s.Action).some((a) => globMatch(a, action)) &&
       list(s.Resource).some((r) => globMatch(r, resource)) &&
@@ -184,6 +188,53 @@ describe('deploy/iam/policy.json', () => {
       );
     expect(grants({ 'aws:ResourceTag/skylift.dev/cluster': 'prod' })).toBe(true);
     expect(grants({})).toBe(false);
+  });
+
+  it('tags a DB instance only at create (under Skylift’s names) or when it carries Skylift’s tags: no adopting an untagged instance', () => {
+    // RDS has no tag-on-create condition key (ELBv2's elasticloadbalancing:CreateAction): a
+    // CreateDBInstance with Tags is authorized as rds:AddTagsToResource on the new instance's ARN,
+    // which is always sky-… (dbIdentifier); an instance someone else made is named otherwise.
+    const requestTags: Context = { 'aws:RequestTag/skylift.dev/cluster': 'prod' };
+    const ownTags: Context = { 'aws:ResourceTag/skylift.dev/cluster': 'prod' };
+    const created = 'arn:aws:rds:eu-west-1:111122223333:db:sky-payments-ledger-0a1b2c';
+    const foreign = 'arn:aws:rds:eu-west-1:111122223333:db:legacy-orders';
+    const tag = 'rds:AddTagsToResource';
+    expect(allowed('rds:CreateDBInstance', requestTags, created)).toBe(true);
+    expect(allowed(tag, requestTags, created), 'tag-on-create of a new sky-… instance').toBe(true);
+    expect(allowed(tag, { ...requestTags, ...ownTags }, foreign), 'an instance Skylift owns').toBe(true);
+    expect(allowed(tag, ownTags, foreign), 'a later tag on an instance Skylift owns').toBe(true);
+    expect(allowed(tag, requestTags, foreign), 'adopting an untagged instance').toBe(false);
+    expect(allowed(tag, {}, created)).toBe(false);
+    // Every grant of AddTagsToResource on DB instances is conditioned.
+    for (const st of policy.Statement.filter(
+      (x) => x.Effect === 'Allow' && list(x.Action).some((a) => globMatch(a, tag)),
+    )) {
+      expect(st.Condition, st.Sid).toBeDefined();
+      expect(list(st.Resource), st.Sid).not.toContain('*');
+      if (list(st.Resource).some((r) => globMatch(r, foreign)))
+        expect(Object.keys(st.Condition?.Null ?? {}), st.Sid).toContain(
+          'aws:ResourceTag/skylift.dev/cluster',
+        );
+    }
+  });
+
+  it('documents the grant that lets a platform team hand an untagged DB instance over (docs/teams.md)', () => {
+    const extra = JSON.parse(
+      readFileSync(join(repoRoot, 'deploy/iam/adopt-untagged-databases.json'), 'utf8'),
+    ) as { Statement: Statement[] };
+    const both = [...policy.Statement, ...extra.Statement];
+    const tag = 'rds:AddTagsToResource';
+    const requestTags: Context = { 'aws:RequestTag/skylift.dev/cluster': 'prod' };
+    const handedOver: Context = { ...requestTags, 'aws:ResourceTag/skylift-handover': 'payments' };
+    const listed = 'arn:aws:rds:eu-west-1:111122223333:db:legacy-orders';
+    const other = 'arn:aws:rds:eu-west-1:111122223333:db:billing-main';
+    expect(allowed(tag, requestTags, listed, both), 'by ARN').toBe(true);
+    expect(allowed(tag, handedOver, other, both), 'by the hand-over tag').toBe(true);
+    expect(allowed(tag, { ...requestTags, 'aws:ResourceTag/skylift-handover': 'search' }, other, both)).toBe(
+      false,
+    );
+    expect(allowed(tag, requestTags, other, both), 'neither listed nor handed over').toBe(false);
+    for (const st of extra.Statement) expect(list(st.Action), st.Sid).toEqual([tag]);
   });
 
   it('grants nothing the code does not call, and no service-wide wildcards', () => {
