@@ -241,6 +241,43 @@ describe('TeamPolicy in the reconcile', () => {
     await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
   });
 
+  it('carries out a refused object once the policy loosens; refuses it again when its namespace loses its policy', async () => {
+    const ns = await newNamespace(admin, 'tp-loosen');
+    const zone = `${ns}.example.com`;
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(r53, zone);
+    const name = `${ns}-team`;
+    await applyTeamPolicy(admin, group, name, {
+      namespaces: { names: [ns] },
+      guardrails: { dnsRecords: { names: [`a.${zone}`] } },
+    });
+    // Another policy exists throughout: losing its own policy leaves the namespace unselected.
+    await applyTeamPolicy(admin, group, `${ns}-other`, { namespaces: { names: [`${ns}-x`] } });
+    await controllerFor(ns);
+    await createDnsRecord(admin, ns, 'api', { zoneName: zone, ...a('api.b') });
+    await waitForCondition(admin, ns, 'api', { type: 'Synced', status: 'False', reason: 'Forbidden' });
+    expect(findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A')).toBeUndefined();
+    await applyTeamPolicy(admin, group, name, {
+      namespaces: { names: [ns] },
+      guardrails: { dnsRecords: { names: [`a.${zone}`, `b.${zone}`] } },
+    });
+    await waitForCondition(admin, ns, 'api', { type: 'Ready', status: 'True' });
+    expect(findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A')).toBeDefined();
+    changes = [];
+    await deleteTeamPolicy(admin, name);
+    const lost = await waitForCondition(admin, ns, 'api', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Forbidden',
+    });
+    expect(lost.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
+      new RegExp(`^namespace ${ns} is not selected by any TeamPolicy`),
+    );
+    // The record stays as it was: losing the policy changes nothing in AWS.
+    expect(findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A')).toBeDefined();
+    expect(changesTo(`api.b.${zone}.`)).toBe(0);
+  });
+
   it('serves every namespace again, as before, once the last policy is deleted', async () => {
     const ns = await newNamespace(admin, 'tp-none');
     const zone = `${ns}.example.com`;
