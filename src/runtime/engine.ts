@@ -15,6 +15,7 @@ import {
 import {
   decideRetry,
   definitelyNotCreated,
+  ForbiddenError,
   OwnershipConflictError,
   RequeueAfter,
   RetryableError,
@@ -26,6 +27,7 @@ import type { KubeClient } from './kube/client.ts';
 import type { ResourceType } from '../apis/meta.ts';
 import {
   createPendingAnnotation,
+  finalizerName,
   ownershipOf,
   type ManagedObject,
   type ManagedStatus,
@@ -379,7 +381,15 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   private async reconcileDelete(p: Pass<T, D, F>): Promise<ReconcileOutcome> {
     if (!hasFinalizer(p.obj)) return { kind: 'done' };
     const { spec } = p.obj;
-    const adapter = await this.connect(p);
+    const adapter = await this.connect(p).catch((err: unknown) => {
+      // No identity to reach AWS with (the namespace lost its policy): the finalizer stays, so the
+      // AWS resource is neither deleted unseen nor forgotten.
+      if (err instanceof ForbiddenError)
+        throw new ForbiddenError(
+          `cannot delete the AWS resource: ${err.message}. The finalizer ${finalizerName} stays until Skylift may reach AWS for this namespace again; to leave the resource in AWS instead, remove the finalizer`,
+        );
+      throw err;
+    });
     if (spec.managementPolicy === 'ObserveOnly' || spec.deletionPolicy === 'Orphan') {
       const waiting = await this.release(p, adapter, 'deleted');
       if (waiting !== undefined) return waiting;

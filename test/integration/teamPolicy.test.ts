@@ -276,6 +276,33 @@ describe('TeamPolicy in the reconcile', () => {
     // The record stays as it was: losing the policy changes nothing in AWS.
     expect(findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A')).toBeDefined();
     expect(changesTo(`api.b.${zone}.`)).toBe(0);
+    // Deleted meanwhile: the finalizer stays (no identity to delete with), and says why.
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'api' }));
+    const stuck = await waitFor(
+      async () => {
+        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, 'api');
+        const m = r?.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+        return m.startsWith('cannot delete the AWS resource') ? r : undefined;
+      },
+      { timeoutMs: 15_000, description: 'deletion refused for lack of a policy' },
+    );
+    expect(stuck.metadata.finalizers).toContain('aws.skylift.dev/cleanup');
+    expect(stuck.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
+      new RegExp(
+        `^cannot delete the AWS resource: namespace ${ns} is not selected by any TeamPolicy .*\. The finalizer aws.skylift.dev/cleanup stays until Skylift may reach AWS for this namespace again; to leave the resource in AWS instead, remove the finalizer$`,
+      ),
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A')).toBeDefined();
+    // The policy back: the deletion completes and cleans up.
+    await applyTeamPolicy(admin, group, name, { namespaces: { names: [ns] } });
+    await waitFor(
+      async () =>
+        findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A') === undefined &&
+        (await readObject<DNSRecord>(admin, dnsRecordType, ns, 'api')) === undefined
+          ? true
+          : undefined,
+      { timeoutMs: 20_000, description: 'record and object gone once the policy is back' },
+    );
   });
 
   it('serves every namespace again, as before, once the last policy is deleted', async () => {
