@@ -71,20 +71,20 @@ export class Metrics {
   });
   readonly awsCalls = new Counter({
     name: 'skylift_aws_api_calls_total',
-    help: 'AWS API calls by service, operation and outcome (success, throttled, retryable, terminal, error)',
-    labelNames: ['service', 'operation', 'outcome'] as const,
+    help: "AWS API calls by service, operation, outcome (success, throttled, retryable, terminal, error) and account (an assumed role's 12-digit account, or own)",
+    labelNames: ['service', 'operation', 'outcome', 'account'] as const,
     registers: [this.registry],
   });
   readonly awsThrottles = new Counter({
     name: 'skylift_aws_throttles_total',
-    help: 'AWS throttling responses by service',
-    labelNames: ['service'] as const,
+    help: "AWS throttling responses by service and account (an assumed role's, or own)",
+    labelNames: ['service', 'account'] as const,
     registers: [this.registry],
   });
   readonly awsRateLimit = new Gauge({
     name: 'skylift_aws_client_rate_limit',
-    help: 'Current client-side request rate limit per AWS service (requests/s)',
-    labelNames: ['service'] as const,
+    help: 'Current client-side request rate limit per AWS service and account (requests/s)',
+    labelNames: ['service', 'account'] as const,
     registers: [this.registry],
   });
   readonly driftCorrections = new Counter({

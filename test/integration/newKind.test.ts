@@ -168,7 +168,7 @@ describe('a kind defined outside src/ (Queue → SQS)', () => {
     // The kind's own client was adopted by the plumbing: its calls are counted like the product's.
     const metrics = await simpleRequest(`http://${op?.manager.probeAddress ?? ''}/metrics`);
     expect(metrics.body).toMatch(
-      /skylift_aws_api_calls_total\{service="sqs",operation="CreateQueue",outcome="success"\} [1-9]/,
+      /skylift_aws_api_calls_total\{service="sqs",operation="CreateQueue",outcome="success",account="own"\} [1-9]/,
     );
 
     // The rest of the contract, as `skylift trace` and `skylift dev` would use it.

@@ -40,7 +40,7 @@ export interface AwsClientConfig {
   readonly region: string;
   readonly maxAttempts: number;
   readonly endpoint?: string;
-  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  readonly credentials?: AwsCredentials;
   /** Deadlines of every HTTP attempt: an endpoint that does not answer fails with TimeoutError. */
   readonly requestHandler: AwsRequestTimeouts;
 }
@@ -54,6 +54,23 @@ export interface AwsRequestTimeouts {
   /** Make a request outliving requestTimeout fail (the SDK only warns otherwise). */
   readonly throwOnRequestTimeout: true;
 }
+
+/** One set of AWS credentials; temporary ones carry a session token and when they expire. */
+export interface AwsCredentialIdentity {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+  readonly expiration?: Date;
+}
+
+/**
+ * Credentials as the SDK takes them: fixed, or a function it calls whenever the credentials it
+ * holds are near their expiration (so the function must be cheap: it serves from a cache).
+ */
+export type AwsCredentials = AwsCredentialIdentity | (() => Promise<AwsCredentialIdentity>);
+
+/** The label value of the AWS call metrics for the operator's own identity. */
+export const ownAccount = 'own';
 
 /** Default deadlines of an AWS call attempt; with 3 attempts a dead endpoint is reported in about a minute. */
 export const awsTimeoutDefaults = { connectMs: 3000, requestMs: 15_000 } as const;
@@ -74,8 +91,15 @@ export interface AwsClientOptions {
   /** Attempts per call including SDK retries (default 3). */
   readonly maxAttempts?: number;
   readonly rates?: Readonly<Record<string, AdaptiveRateOptions>>;
-  /** Static credentials (tests); default: the SDK's default chain. */
-  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /** Static credentials (tests) or a provider (an assumed role's); default: the SDK's default chain. */
+  readonly credentials?: AwsCredentials;
+  /** The `account` label of the AWS call metrics: a 12-digit account, or {@link ownAccount} (the default). */
+  readonly account?: string;
+  /**
+   * Rate limiters (by signing name) shared with other clients of the same account and region:
+   * missing ones are created and added to this map. Default: a map of these clients' own.
+   */
+  readonly limiters?: Map<string, AdaptiveRateLimiter>;
   /** Deadline of one HTTP attempt, answer included (default awsTimeoutDefaults.requestMs). */
   readonly requestTimeoutMs?: number;
   /** Deadline to open a connection (default awsTimeoutDefaults.connectMs, at most the request deadline). */
@@ -99,7 +123,7 @@ interface MiddlewareStackLike {
  * differ only in configuration. Each client gets a middleware that runs per
  * HTTP attempt (inside the SDK's retries): it waits for the service's
  * adaptive rate limiter, and records `skylift_aws_api_calls_total` and
- * throttles.
+ * throttles, labelled with the account (`own` for the operator's identity).
  */
 export function createAwsClients(opts: AwsClientOptions): AwsClients {
   const endpoint = opts.endpoint ?? process.env.AWS_ENDPOINT_URL;
@@ -113,10 +137,13 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
       throwOnRequestTimeout: true,
     },
     ...(endpoint !== undefined && endpoint !== '' ? { endpoint } : {}),
-    ...(opts.credentials !== undefined ? { credentials: { ...opts.credentials } } : {}),
+    ...(opts.credentials !== undefined
+      ? { credentials: typeof opts.credentials === 'function' ? opts.credentials : { ...opts.credentials } }
+      : {}),
   };
   const rates = { ...defaultServiceRates, ...opts.rates };
-  const limiters = new Map<string, AdaptiveRateLimiter>();
+  const account = opts.account ?? ownAccount;
+  const limiters = opts.limiters ?? new Map<string, AdaptiveRateLimiter>();
   const adopted: AdoptableClient[] = [];
   const instrument = (service: string, stack: MiddlewareStackLike): void => {
     if (limiters.has(service)) {
@@ -126,7 +153,7 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     const rate = rates[service] ?? { maxPerSecond: 10, minPerSecond: 1, burst: 10 };
     const limiter = new AdaptiveRateLimiter(opts.clock, rate);
     limiters.set(service, limiter);
-    opts.metrics.awsRateLimit.set({ service }, limiter.ratePerSecond);
+    opts.metrics.awsRateLimit.set({ service, account }, limiter.ratePerSecond);
     instrumentWith(service, stack);
   };
   /** Attaches the service's (already created) limiter and metrics to another client's stack. */
@@ -142,7 +169,7 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
         try {
           const out = await next(args);
           limiter.onSuccess();
-          opts.metrics.awsCalls.inc({ service, operation, outcome: 'success' });
+          opts.metrics.awsCalls.inc({ service, operation, outcome: 'success', account });
           span?.end({ outcome: 'success', ...responseDetails(out) });
           return out;
         } catch (err) {
@@ -150,14 +177,14 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
           const cls = classifyAwsError(err);
           if (cls === 'throttling') {
             limiter.onThrottle();
-            opts.metrics.awsThrottles.inc({ service });
+            opts.metrics.awsThrottles.inc({ service, account });
           }
           const outcome = cls === 'throttling' ? 'throttled' : cls === 'unknown' ? 'error' : cls;
-          opts.metrics.awsCalls.inc({ service, operation, outcome });
+          opts.metrics.awsCalls.inc({ service, operation, outcome, account });
           span?.end({ outcome, ...errorDetails(err) });
           throw err;
         } finally {
-          opts.metrics.awsRateLimit.set({ service }, limiter.ratePerSecond);
+          opts.metrics.awsRateLimit.set({ service, account }, limiter.ratePerSecond);
         }
       },
       { step: 'finalizeRequest', priority: 'low', name: 'skyliftRateLimitAndMetrics' },
