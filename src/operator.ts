@@ -57,7 +57,8 @@ export function startOperator(
     logger: logger.child({ component: 'tenancy' }),
     events,
   });
-  const accounts = new AwsAccounts({ own: aws, clientOptions: awsOptions });
+  // Every AssumeRole outcome shows on its policy's status (and a failure as an Event).
+  const accounts = new AwsAccounts({ own: aws, clientOptions: awsOptions, reports: tenants });
   const plumbing: KindPlumbing = {
     client,
     clock,

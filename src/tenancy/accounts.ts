@@ -1,8 +1,18 @@
 // The AWS clients an object is reconciled with, chosen by its namespace's tenancy: the operator's
 // own (no policy, or a policy without an identity), another region's, or an assumed role's.
+import { createHash } from 'node:crypto';
+import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import type { TeamPolicy } from '../apis/teampolicy.ts';
-import { createAwsClients, type AwsClientOptions, type AwsClients } from '../providers/aws/clients.ts';
-import { ForbiddenError } from '../runtime/errors.ts';
+import {
+  createAwsClients,
+  type AwsClientOptions,
+  type AwsClients,
+  type AwsCredentialIdentity,
+} from '../providers/aws/clients.ts';
+import type { AdaptiveRateLimiter } from '../providers/aws/rateLimiter.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { RequeueAfter } from '../runtime/errors.ts';
+import type { TenantSource } from './directory.ts';
 
 /** Where a tenancy's AWS clients come from. */
 export interface AwsAccountSource {
@@ -19,44 +29,300 @@ export interface AwsAccountSource {
   destroy(): void;
 }
 
+/** Temporary credentials of an assumed role; `expiration` is required. */
+export interface AssumedCredentials extends AwsCredentialIdentity {
+  readonly sessionToken: string;
+  readonly expiration: Date;
+}
+
+/** What one AssumeRole asks for. */
+export interface AssumeRoleInput {
+  readonly roleArn: string;
+  readonly externalId?: string | undefined;
+  readonly sessionName: string;
+  readonly durationSeconds: number;
+}
+
+/**
+ * One sts:AssumeRole call from the operator's own identity. Resolves to the role's temporary
+ * credentials or rejects with the AWS error (or a network error) as the SDK throws it.
+ */
+export type AssumeRole = (input: AssumeRoleInput) => Promise<AssumedCredentials>;
+
+/** The condition reason of objects (and of their policy) whose role cannot be assumed. */
+export const assumeRoleFailedReason = 'AssumeRoleFailed';
+
+/** Default lifetime asked of AssumeRole (a role's default maximum session duration). */
+const defaultDurationSeconds = 3600;
+/** Refresh when less than this remains (or a third of the lifetime, if that is shorter). */
+const refreshMarginMs = 5 * 60_000;
+
+/** Options for {@link RoleCredentials}. */
+export interface RoleCredentialsOptions {
+  readonly clock: Clock;
+  readonly assumeRole: AssumeRole;
+  readonly input: AssumeRoleInput;
+  /** How long a failed AssumeRole is answered from the cache before STS is asked again (default 30 s). */
+  readonly failureTtlMs?: number;
+}
+
+/**
+ * The credentials of one role session, cached. `get()` answers from the cache until less than
+ * 5 minutes (or a third of the lifetime, if shorter) remain, then assumes the role again before
+ * they expire; concurrent callers share one AssumeRole in flight. A failure is answered from the
+ * cache for `failureTtlMs`, then retried; while the last good credentials are still valid they are
+ * served despite a failed refresh (and `failure` says so).
+ */
+export class RoleCredentials {
+  private readonly o: RoleCredentialsOptions;
+  private current: { readonly creds: AssumedCredentials; readonly refreshAt: number } | undefined;
+  private inFlight: Promise<AssumedCredentials> | undefined;
+  private lastFailure: { readonly error: Error; readonly until: number } | undefined;
+
+  constructor(o: RoleCredentialsOptions) {
+    this.o = o;
+  }
+
+  /** The last AssumeRole's error if it failed (cleared by a success). */
+  get failure(): Error | undefined {
+    return this.lastFailure?.error;
+  }
+
+  /** Valid credentials of the role; rejects with the AssumeRole error. Cheap while cached. */
+  get(): Promise<AssumedCredentials> {
+    const now = this.o.clock.now();
+    const c = this.current;
+    if (c !== undefined && now < c.refreshAt) return Promise.resolve(c.creds);
+    if (this.inFlight !== undefined) return this.inFlight;
+    const failed = this.lastFailure;
+    if (failed !== undefined && now < failed.until) {
+      if (c !== undefined && now < c.creds.expiration.getTime()) return Promise.resolve(c.creds);
+      return Promise.reject(failed.error);
+    }
+    const call = this.assume();
+    this.inFlight = call;
+    const clear = (): void => {
+      if (this.inFlight === call) this.inFlight = undefined;
+    };
+    call.then(clear, clear);
+    return call;
+  }
+
+  private async assume(): Promise<AssumedCredentials> {
+    const started = this.o.clock.now();
+    try {
+      const creds = await this.o.assumeRole(this.o.input);
+      const expires = creds.expiration.getTime();
+      const margin = Math.min(refreshMarginMs, (expires - started) / 3);
+      this.current = { creds, refreshAt: expires - margin };
+      this.lastFailure = undefined;
+      return creds;
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      this.lastFailure = { error, until: this.o.clock.now() + (this.o.failureTtlMs ?? 30_000) };
+      const c = this.current;
+      if (c !== undefined && this.o.clock.now() < c.creds.expiration.getTime()) return c.creds;
+      throw error;
+    }
+  }
+}
+
+/**
+ * The RoleSessionName for a namespace's session: `skylift-<namespace>` within STS's rule (2-64
+ * characters of `[\w+=,.@-]`); a longer one keeps its start and ends in a hash of the namespace,
+ * so two long namespaces do not share a name. Pure.
+ */
+export function roleSessionName(namespace: string): string {
+  const name = `skylift-${namespace}`.replace(/[^\w+=,.@-]/g, '-');
+  if (name.length <= 64) return name;
+  const hash = createHash('sha256').update(namespace).digest('hex').slice(0, 8);
+  return `${name.slice(0, 64 - hash.length - 1)}-${hash}`;
+}
+
+/** The 12-digit account of an IAM role ARN, or undefined. Pure. */
+export function roleAccount(roleArn: string): string | undefined {
+  return /^arn:aws[a-z-]*:iam::(\d{12}):role\//.exec(roleArn)?.[1];
+}
+
+/**
+ * What to tell the user when `policy`'s role cannot be assumed: the policy, the role, the AWS
+ * error, and what to fix (the trust policy, or the way to STS when it did not answer). Pure.
+ */
+export function assumeRoleFailure(policy: TeamPolicy, err: unknown): string {
+  const roleArn = policy.spec.aws?.roleArn ?? '';
+  const externalId = policy.spec.aws?.externalId;
+  const e = err as { name?: unknown; message?: unknown; $metadata?: { httpStatusCode?: unknown } };
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  const message = typeof e.message === 'string' ? e.message : String(err);
+  const answered = typeof e.$metadata?.httpStatusCode === 'number';
+  const fix = answered
+    ? `the role's trust policy must allow the operator's IAM role to call sts:AssumeRole${
+        externalId !== undefined ? ' with the condition sts:ExternalId equal to spec.aws.externalId' : ''
+      }, and the operator's own IAM policy must allow sts:AssumeRole on the role`
+    : "STS did not answer: check the operator's network access to STS";
+  return `TeamPolicy ${policy.metadata.name}: cannot assume role ${roleArn} (${name}: ${message}); ${fix}; retrying`;
+}
+
 /** Options for {@link AwsAccounts}. */
 export interface AwsAccountsOptions {
   readonly own: AwsClients;
-  /** How to build clients for another region (the operator's own options, another region). */
+  /** How to build clients for another region or identity (the operator's own options). */
   readonly clientOptions: Omit<AwsClientOptions, 'region'>;
+  /** Where each AssumeRole outcome is reported (the policy's status); absent: nowhere. */
+  readonly reports?: Pick<TenantSource, 'reportAssumeRole'>;
+  /** The STS call (tests); default: AssumeRole with an STS client built like `own`'s, counted as `own`'s. */
+  readonly assumeRole?: AssumeRole;
+  /** Session lifetime asked of AssumeRole (default 3600 s). */
+  readonly durationSeconds?: number;
+  /** When an object whose role cannot be assumed is tried again (default 60 s). */
+  readonly retryMs?: number;
+  /** How long a failed AssumeRole is answered from the cache (default 30 s). */
+  readonly failureTtlMs?: number;
 }
 
-/** Clients per region for policies that name only a region; assumed roles come with STS. */
+/**
+ * Clients per region for policies that name only a region, and per (role, external ID, region,
+ * namespace) for policies that name a role: the role is assumed from the operator's own identity,
+ * with a session per namespace (`skylift-<namespace>`), its credentials refreshed before they expire.
+ * The rate limiters are shared by every client of one account and region.
+ */
 export class AwsAccounts implements AwsAccountSource {
   readonly own: AwsClients;
   private readonly o: AwsAccountsOptions;
   private readonly byRegion = new Map<string, AwsClients>();
+  private readonly byRole = new Map<string, AwsClients>();
+  private readonly sessions = new Map<string, RoleCredentials>();
+  private readonly limiters = new Map<string, Map<string, AdaptiveRateLimiter>>();
+  private sts: AssumeRole | undefined;
 
   constructor(o: AwsAccountsOptions) {
     this.o = o;
     this.own = o.own;
   }
 
-  clientsFor(policy: TeamPolicy | undefined, _namespace: string): Promise<AwsClients> {
+  async clientsFor(policy: TeamPolicy | undefined, namespace: string): Promise<AwsClients> {
     const identity = policy?.spec.aws;
-    if (identity?.roleArn !== undefined)
-      return Promise.reject(
-        new ForbiddenError(
-          `TeamPolicy ${policy?.metadata.name ?? ''} names spec.aws.roleArn, which this build of Skylift cannot assume yet: remove spec.aws.roleArn to use the operator's own identity`,
-        ),
-      );
-    const region = identity?.region;
-    if (region === undefined || region === this.own.region) return Promise.resolve(this.own);
+    const region = identity?.region ?? this.own.region;
+    if (policy !== undefined && identity?.roleArn !== undefined)
+      return this.assumed(policy, identity.roleArn, identity.externalId, region, namespace);
+    if (region === this.own.region) return this.own;
     let clients = this.byRegion.get(region);
     if (clients === undefined) {
       clients = createAwsClients({ ...this.o.clientOptions, region });
       this.byRegion.set(region, clients);
     }
-    return Promise.resolve(clients);
+    return clients;
   }
 
   destroy(): void {
     for (const c of this.byRegion.values()) c.destroy();
+    for (const c of this.byRole.values()) c.destroy();
     this.byRegion.clear();
+    this.byRole.clear();
+    this.sessions.clear();
+  }
+
+  private async assumed(
+    policy: TeamPolicy,
+    roleArn: string,
+    externalId: string | undefined,
+    region: string,
+    namespace: string,
+  ): Promise<AwsClients> {
+    const name = policy.metadata.name;
+    const retryMs = this.o.retryMs ?? 60_000;
+    const account = roleAccount(roleArn);
+    if (account === undefined) {
+      const message = `TeamPolicy ${name}: spec.aws.roleArn ${roleArn} is not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<name>); fix spec.aws.roleArn`;
+      this.o.reports?.reportAssumeRole(name, { ok: false, message });
+      throw new RequeueAfter(retryMs, message, assumeRoleFailedReason);
+    }
+    const sessionKey = JSON.stringify([roleArn, externalId ?? null, namespace]);
+    let session = this.sessions.get(sessionKey);
+    if (session === undefined) {
+      session = new RoleCredentials({
+        clock: this.o.clientOptions.clock,
+        assumeRole: this.assumeRole(),
+        input: {
+          roleArn,
+          externalId,
+          sessionName: roleSessionName(namespace),
+          durationSeconds: this.o.durationSeconds ?? defaultDurationSeconds,
+        },
+        ...(this.o.failureTtlMs !== undefined ? { failureTtlMs: this.o.failureTtlMs } : {}),
+      });
+      this.sessions.set(sessionKey, session);
+    }
+    try {
+      await session.get();
+    } catch (err) {
+      const message = assumeRoleFailure(policy, err);
+      this.o.reports?.reportAssumeRole(name, { ok: false, message });
+      throw new RequeueAfter(retryMs, message, assumeRoleFailedReason);
+    }
+    const refreshFailed = session.failure;
+    this.o.reports?.reportAssumeRole(
+      name,
+      refreshFailed === undefined
+        ? { ok: true, account }
+        : {
+            ok: false,
+            account,
+            message: `${assumeRoleFailure(policy, refreshFailed)} (the credentials of the last AssumeRole are used until they expire)`,
+          },
+    );
+    const clientsKey = JSON.stringify([roleArn, externalId ?? null, region, namespace]);
+    let clients = this.byRole.get(clientsKey);
+    if (clients === undefined) {
+      const limiterKey = `${account}/${region}`;
+      let limiters = this.limiters.get(limiterKey);
+      if (limiters === undefined) {
+        limiters = new Map();
+        this.limiters.set(limiterKey, limiters);
+      }
+      const creds = session;
+      clients = createAwsClients({
+        ...this.o.clientOptions,
+        region,
+        account,
+        limiters,
+        credentials: () => creds.get(),
+      });
+      this.byRole.set(clientsKey, clients);
+    }
+    return clients;
+  }
+
+  /** The STS call: the injected one, or one STS client from the operator's own identity and endpoint. */
+  private assumeRole(): AssumeRole {
+    if (this.o.assumeRole !== undefined) return this.o.assumeRole;
+    if (this.sts === undefined) {
+      const client = this.own.adopt('sts', new STSClient({ ...this.own.config }));
+      this.sts = async (input) => {
+        const out = await client.send(
+          new AssumeRoleCommand({
+            RoleArn: input.roleArn,
+            RoleSessionName: input.sessionName,
+            DurationSeconds: input.durationSeconds,
+            ...(input.externalId !== undefined ? { ExternalId: input.externalId } : {}),
+          }),
+        );
+        const c = out.Credentials;
+        if (
+          c?.AccessKeyId === undefined ||
+          c.SecretAccessKey === undefined ||
+          c.SessionToken === undefined ||
+          c.Expiration === undefined
+        )
+          throw new Error(`AssumeRole ${input.roleArn} answered without credentials`);
+        return {
+          accessKeyId: c.AccessKeyId,
+          secretAccessKey: c.SecretAccessKey,
+          sessionToken: c.SessionToken,
+          expiration: c.Expiration,
+        };
+      };
+    }
+    return this.sts;
   }
 }

@@ -10,6 +10,7 @@ import { EventRecorder } from '../../src/runtime/events.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { controllerSettingsOf } from '../../src/runtime/settings.ts';
 import { kubeClient } from './kube.ts';
+import { AwsAccounts, type AwsAccountsOptions } from '../../src/tenancy/accounts.ts';
 import type { TenantSource } from '../../src/tenancy/directory.ts';
 
 export interface RunningController {
@@ -17,6 +18,14 @@ export interface RunningController {
   readonly metrics: Metrics;
   stop(): Promise<void>;
 }
+
+/**
+ * Overrides of the AwsAccounts a test's controller gets (built like the operator's: its own clients,
+ * AssumeRole outcomes reported to `tenants`).
+ */
+export type AccountsTestOptions = Partial<
+  Pick<AwsAccountsOptions, 'retryMs' | 'failureTtlMs' | 'durationSeconds'>
+>;
 
 export async function startController(
   factory: (s: KindPlumbing) => RunnableController,
@@ -29,6 +38,8 @@ export async function startController(
     awsTimeoutMs?: number;
     /** Which TeamPolicy serves a namespace (default: none; every object as without policies). */
     tenants?: TenantSource;
+    /** Serve each policy's identity and region through AwsAccounts (default: the own clients for all). */
+    accounts?: AccountsTestOptions;
   },
 ): Promise<RunningController> {
   const options = parseRunOptions(
@@ -57,14 +68,23 @@ export async function startController(
     // repeats into a series the API shows only once a minute) from one recorded once.
     onRecorded: (spec, outcome) => metrics.events.inc({ reason: spec.reason, outcome }),
   });
-  const aws = createAwsClients({
-    region: 'us-east-1',
+  const awsOptions = {
     clock: realClock,
     metrics,
     endpoint: opts.endpoint,
     credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
     ...(opts.awsTimeoutMs !== undefined ? { requestTimeoutMs: opts.awsTimeoutMs } : {}),
-  });
+  };
+  const aws = createAwsClients({ ...awsOptions, region: 'us-east-1' });
+  const accounts =
+    opts.accounts !== undefined
+      ? new AwsAccounts({
+          own: aws,
+          clientOptions: awsOptions,
+          ...(opts.tenants !== undefined ? { reports: opts.tenants } : {}),
+          ...opts.accounts,
+        })
+      : undefined;
   const controller = factory({
     client,
     clock: opts.clock ?? realClock,
@@ -73,6 +93,7 @@ export async function startController(
     events,
     aws,
     ...(opts.tenants !== undefined ? { tenants: opts.tenants } : {}),
+    ...(accounts !== undefined ? { accounts } : {}),
     settings: controllerSettingsOf(options),
   });
   await controller.start();
@@ -81,6 +102,7 @@ export async function startController(
     metrics,
     stop: async () => {
       await controller.stop(5000);
+      accounts?.destroy();
       aws.destroy();
     },
   };

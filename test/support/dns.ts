@@ -20,7 +20,7 @@ import { waitFor } from '../../src/dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import type { Condition } from '../../src/apis/managed.ts';
-import { startController, type RunningController } from './controllers.ts';
+import { startController, type AccountsTestOptions, type RunningController } from './controllers.ts';
 import { readObject } from './kube.ts';
 import { awsClientConfig } from './stack.ts';
 
@@ -34,6 +34,7 @@ export async function startDnsController(opts: {
   settings?: Partial<DNSRecordSettings>;
   awsTimeoutMs?: number;
   tenants?: TenantSource;
+  accounts?: AccountsTestOptions;
 }): Promise<RunningDnsController> {
   return startController(
     (s) => dnsRecordController(s, { ...defaultDNSRecordSettings, pollMs: 250, ...opts.settings }),
@@ -43,6 +44,7 @@ export async function startDnsController(opts: {
       ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
       ...(opts.awsTimeoutMs !== undefined ? { awsTimeoutMs: opts.awsTimeoutMs } : {}),
       ...(opts.tenants !== undefined ? { tenants: opts.tenants } : {}),
+      ...(opts.accounts !== undefined ? { accounts: opts.accounts } : {}),
     },
   );
 }

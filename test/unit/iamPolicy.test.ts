@@ -24,9 +24,15 @@ const iamPrefix: Record<string, string> = {
   '@aws-sdk/client-elastic-load-balancing-v2': 'elasticloadbalancing',
   '@aws-sdk/client-rds': 'rds',
   '@aws-sdk/client-ec2': 'ec2',
+  '@aws-sdk/client-sts': 'sts',
 };
 /** The operator's code: what runs in the pod under the IAM role (not the dev tooling or the CLI's helpers). */
-const operatorCode = ['src/operator.ts', 'src/runtime', 'src/providers', 'src/kinds'];
+const operatorCode = ['src/operator.ts', 'src/runtime', 'src/providers', 'src/kinds', 'src/tenancy'];
+/**
+ * Called by the operator but granted beside policy.json, not in it (policy.json is also the team
+ * roles' permission policy, which must not assume roles): docs/teams.md, "The IAM side", step 1.
+ */
+const grantedBesidePolicy = new Set(['sts:AssumeRole']);
 
 function files(path: string): string[] {
   const abs = join(repoRoot, path);
@@ -149,18 +155,26 @@ function skyliftContext(action: string): Context {
 describe('deploy/iam/policy.json', () => {
   const operations = operationsInCode();
 
-  it('finds the operations in the code (sanity: all four services)', () => {
+  it('finds the operations in the code (sanity: all four services, and STS for TeamPolicy roles)', () => {
     const services = new Set([...operations.keys()].map((a) => a.split(':')[0]));
-    expect([...services].sort()).toEqual(['ec2', 'elasticloadbalancing', 'rds', 'route53']);
+    expect([...services].sort()).toEqual(['ec2', 'elasticloadbalancing', 'rds', 'route53', 'sts']);
     expect(operations.size).toBeGreaterThan(30);
   });
 
-  it.each([...operationsInCode().entries()].map(([action, where]) => ({ action, where: where.join(', ') })))(
-    'allows $action (called in $where) with Skylift’s ownership tags',
-    ({ action }) => {
-      expect(allowed(action, skyliftContext(action))).toBe(true);
-    },
-  );
+  it('documents the grant of what policy.json leaves out (the operator role assuming team roles)', () => {
+    expect([...grantedBesidePolicy].every((a) => operations.has(a))).toBe(true);
+    const teams = readFileSync(join(repoRoot, 'docs/teams.md'), 'utf8');
+    for (const action of grantedBesidePolicy) expect(teams).toContain(`"Action": "${action}"`);
+    for (const action of grantedBesidePolicy) expect(allowed(action, skyliftContext(action))).toBe(false);
+  });
+
+  it.each(
+    [...operationsInCode().entries()]
+      .filter(([action]) => !grantedBesidePolicy.has(action))
+      .map(([action, where]) => ({ action, where: where.join(', ') })),
+  )('allows $action (called in $where) with Skylift’s ownership tags', ({ action }) => {
+    expect(allowed(action, skyliftContext(action))).toBe(true);
+  });
 
   it('refuses creates without ownership request tags and changes to resources without ownership tags', () => {
     const mutating = [...operations.keys()].filter((a) =>
