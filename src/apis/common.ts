@@ -45,6 +45,13 @@ export const managedStatusProperties: Record<string, Schema> = {
     'x-kubernetes-list-map-keys': ['type'],
   }),
   observedGeneration: int('The metadata.generation Skylift last reconciled.', { format: 'int64' }),
+  location: obj(
+    'Where the AWS resource lives, recorded when Skylift created or found it. If the namespace’s TeamPolicy later names another account or region, Skylift refuses to act on this object (Synced=False, reason Forbidden) rather than create a second resource there.',
+    {
+      account: str('The 12-digit AWS account.'),
+      region: str('The AWS region.'),
+    },
+  ),
 };
 
 /** Printer columns every kind ends with. */

@@ -53,6 +53,8 @@ export interface Condition {
 export interface ManagedStatus {
   conditions?: Condition[];
   observedGeneration?: number;
+  /** Where the AWS resource lives (recorded by the engine). */
+  location?: { account: string; region: string };
   [field: string]: unknown;
 }
 

@@ -23,6 +23,7 @@ export function accountsOf(p: KindPlumbing): AwsAccountSource {
     p.accounts ?? {
       own: p.aws,
       clientsFor: () => Promise.resolve(p.aws),
+      accountOf: (aws) => Promise.resolve(aws.account),
       destroy: () => undefined,
     }
   );

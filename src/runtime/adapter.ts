@@ -153,6 +153,17 @@ export function busyObservation<D>(o: {
   };
 }
 
+/** Where the resources an ExternalClient reaches live: the cloud account and region. */
+export interface ResourceLocation {
+  readonly account: string;
+  readonly region: string;
+}
+
+/** True when two locations are the same. Pure. */
+export function sameLocation(a: ResourceLocation, b: ResourceLocation): boolean {
+  return a.account === b.account && a.region === b.region;
+}
+
 /** What an adapter's calls may use. */
 export interface ReconcileContext {
   readonly logger: Logger;
@@ -203,6 +214,13 @@ export interface Released {
  * and never writes to Kubernetes — it returns Writes instead.
  */
 export interface ExternalClient<T extends ManagedObject, D = undefined, F extends string = string> {
+  /**
+   * Optional: where this client's resources live. The engine records it in the object's status
+   * (`status.location`) when it creates or finds the resource, and refuses to act (Forbidden) on an
+   * object recorded elsewhere — a policy that moved a namespace to another account or region must
+   * not make Skylift create a second resource there, nor forget the first.
+   */
+  readonly location?: ResourceLocation;
   /**
    * Optional: checks that `mr` asks only for what its namespace may use (a TeamPolicy's
    * guardrails), before anything else in a live reconcile — never on deletion, which may always

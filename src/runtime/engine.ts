@@ -36,11 +36,13 @@ import {
 import {
   describeDelta,
   differsFromSpec,
+  sameLocation,
   type Connector,
   type ExistingObservation,
   type ExternalClient,
   type ReleaseCause,
   type ReadyState,
+  type ResourceLocation,
   type ReconcileContext,
   type Writes,
 } from './adapter.ts';
@@ -191,6 +193,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     // What the namespace may do comes first: a refused object gets no AWS change at all (not even
     // a release), only its condition. Deletion skips this: cleaning up is always allowed.
     if (adapter.authorize !== undefined) await adapter.authorize(p.obj, p.ctx);
+    checkLocation(p.statusBefore, adapter, false);
     if (observeOnly && hasFinalizer(p.obj)) {
       // From Manage to ObserveOnly: let go as an Orphan deletion does (work not yet sent to AWS is
       // dropped; work in flight is waited for), since ObserveOnly never writes AWS.
@@ -253,7 +256,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
           throw err;
         }
       });
-      p.status = { ...keepCommon(p.status), ...created.status };
+      p.status = { ...keepCommon(p.status), ...created.status, ...locationOf(adapter) };
       p.observed = { kind: 'present', matches: false, ready: { ready: false, reason: Reason.Creating } };
       await this.write(p, created.writes);
       this.setReady(p, {
@@ -290,7 +293,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     const standing = await this.checkOwnership(p.obj, obs, p.ctx.ownership);
     await this.write(p, obs.writes);
 
-    p.status = { ...keepCommon(p.status), ...obs.status };
+    p.status = { ...keepCommon(p.status), ...obs.status, ...locationOf(adapter) };
     if (!observeOnly && obs.delta.length > 0) {
       const adopting = standing.kind === 'adopting';
       // Drift: AWS moved away from a spec it once matched. Finishing a create (the resource was never
@@ -390,6 +393,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         );
       throw err;
     });
+    checkLocation(p.statusBefore, adapter, true);
     if (spec.managementPolicy === 'ObserveOnly' || spec.deletionPolicy === 'Orphan') {
       const waiting = await this.release(p, adapter, 'deleted');
       if (waiting !== undefined) return waiting;
@@ -657,7 +661,35 @@ function keepCommon(s: ManagedStatus): ManagedStatus {
   return {
     ...(s.conditions !== undefined ? { conditions: s.conditions } : {}),
     ...(s.observedGeneration !== undefined ? { observedGeneration: s.observedGeneration } : {}),
+    ...(s.location !== undefined ? { location: s.location } : {}),
   };
+}
+
+/** The status field recording where the adapter's resources live, if it says. Pure. */
+function locationOf(adapter: { readonly location?: ResourceLocation }): Pick<ManagedStatus, 'location'> {
+  const l = adapter.location;
+  return l !== undefined ? { location: { account: l.account, region: l.region } } : {};
+}
+
+/**
+ * Refuses (Forbidden) to act on an object whose resource was recorded in another account or region
+ * than the adapter reaches now: acting there would create a second resource, or let the first go
+ * unseen (a deletion would find nothing and drop the finalizer).
+ */
+function checkLocation(
+  before: ManagedStatus,
+  adapter: { readonly location?: ResourceLocation },
+  deleting: boolean,
+): void {
+  const was = before.location;
+  const now = adapter.location;
+  if (was === undefined || now === undefined || sameLocation(was, now)) return;
+  const moved = `this object's AWS resource is in account ${was.account}, region ${was.region}, but its namespace is now served in account ${now.account}, region ${now.region} (its TeamPolicy's spec.aws changed)`;
+  throw new ForbiddenError(
+    deleting
+      ? `cannot delete the AWS resource: ${moved}. The finalizer ${finalizerName} stays: restore the policy's spec.aws to delete it, or remove the finalizer to leave it in AWS`
+      : `${moved}; Skylift will not create a second one there nor act on the first: restore the policy's spec.aws, or delete this object with spec.deletionPolicy: Orphan and create it again`,
+  );
 }
 
 function notFoundMessage(obj: ManagedObject): string {

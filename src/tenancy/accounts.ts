@@ -1,10 +1,11 @@
 // The AWS clients an object is reconciled with, chosen by its namespace's tenancy: the operator's
 // own (no policy, or a policy without an identity), another region's, or an assumed role's.
 import { createHash } from 'node:crypto';
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import type { TeamPolicy } from '../apis/teampolicy.ts';
 import {
   createAwsClients,
+  ownAccount,
   type AwsClientOptions,
   type AwsClients,
   type AwsCredentialIdentity,
@@ -25,6 +26,11 @@ export interface AwsAccountSource {
    * reason AssumeRoleFailed when the role cannot be assumed).
    */
   clientsFor(policy: TeamPolicy | undefined, namespace: string): Promise<AwsClients>;
+  /**
+   * The 12-digit account `aws` reaches: a role's from its ARN, the operator's own asked once of
+   * STS GetCallerIdentity (cached; a failure is asked again next time). Throws on failure.
+   */
+  accountOf(aws: AwsClients): Promise<string>;
   /** Destroys every client made here (not `own`). */
   destroy(): void;
 }
@@ -178,6 +184,8 @@ export interface AwsAccountsOptions {
   readonly retryMs?: number;
   /** How long a failed AssumeRole is answered from the cache (default 30 s). */
   readonly failureTtlMs?: number;
+  /** The operator's own account (tests); default: STS GetCallerIdentity, once. */
+  readonly ownAccount?: () => Promise<string>;
 }
 
 /**
@@ -194,6 +202,8 @@ export class AwsAccounts implements AwsAccountSource {
   private readonly sessions = new Map<string, RoleCredentials>();
   private readonly limiters = new Map<string, Map<string, AdaptiveRateLimiter>>();
   private sts: AssumeRole | undefined;
+  private stsClient: STSClient | undefined;
+  private ownAccountId: Promise<string> | undefined;
 
   constructor(o: AwsAccountsOptions) {
     this.o = o;
@@ -212,6 +222,22 @@ export class AwsAccounts implements AwsAccountSource {
       this.byRegion.set(region, clients);
     }
     return clients;
+  }
+
+  accountOf(aws: AwsClients): Promise<string> {
+    if (aws.account !== ownAccount) return Promise.resolve(aws.account);
+    if (this.o.ownAccount !== undefined) return this.o.ownAccount();
+    this.ownAccountId ??= this.client()
+      .send(new GetCallerIdentityCommand({}))
+      .then((out) => {
+        if (out.Account === undefined) throw new Error('GetCallerIdentity answered without an account');
+        return out.Account;
+      })
+      .catch((err: unknown) => {
+        this.ownAccountId = undefined;
+        throw err;
+      });
+    return this.ownAccountId;
   }
 
   destroy(): void {
@@ -293,11 +319,17 @@ export class AwsAccounts implements AwsAccountSource {
     return clients;
   }
 
+  /** One STS client from the operator's own identity and endpoint, counted as the operator's own calls. */
+  private client(): STSClient {
+    this.stsClient ??= this.own.adopt('sts', new STSClient({ ...this.own.config }));
+    return this.stsClient;
+  }
+
   /** The STS call: the injected one, or one STS client from the operator's own identity and endpoint. */
   private assumeRole(): AssumeRole {
     if (this.o.assumeRole !== undefined) return this.o.assumeRole;
     if (this.sts === undefined) {
-      const client = this.own.adopt('sts', new STSClient({ ...this.own.config }));
+      const client = this.client();
       this.sts = async (input) => {
         const out = await client.send(
           new AssumeRoleCommand({

@@ -46,11 +46,17 @@ export function forbidden(policy: TeamPolicy, field: string, detail: string, fix
 export function tenantConnector<T extends ManagedObject, D, F extends string>(
   o: TenantConnectorOptions<T, D, F>,
 ): Connector<T, D, F> {
-  const adapters = new Map<AwsClients, ExternalClient<T, D, F>>();
-  const adapterFor = (aws: AwsClients): ExternalClient<T, D, F> => {
+  const adapters = new Map<AwsClients, Promise<ExternalClient<T, D, F>>>();
+  // The kind's adapter for one set of clients, told where its resources live (once per set).
+  const adapterFor = (aws: AwsClients): Promise<ExternalClient<T, D, F>> => {
     let a = adapters.get(aws);
     if (a === undefined) {
-      a = o.adapterFor(aws);
+      const adapter = o.adapterFor(aws);
+      a = o.accounts
+        .accountOf(aws)
+        .then((account) => bind(adapter, { location: { account, region: aws.region } }));
+      // A failed lookup of the account is asked again at the next connect.
+      a.catch(() => adapters.delete(aws));
       adapters.set(aws, a);
     }
     return a;
@@ -64,11 +70,13 @@ export function tenantConnector<T extends ManagedObject, D, F extends string>(
       if (tenancy.kind === 'unrestricted') return adapterFor(o.accounts.own);
       const policy = tenancy.policy;
       const aws = await o.accounts.clientsFor(policy, namespace);
-      const adapter = adapterFor(aws);
+      const adapter = await adapterFor(aws);
       const guard = o.guard;
-      return withAuthorize(adapter, async (obj, c) => {
-        checkAdoption(obj, policy);
-        if (guard !== undefined) await guard(obj, { policy, adapter, aws, ctx: c });
+      return bind(adapter, {
+        authorize: async (obj, c) => {
+          checkAdoption(obj, policy);
+          if (guard !== undefined) await guard(obj, { policy, adapter, aws, ctx: c });
+        },
       });
     },
   };
@@ -93,23 +101,23 @@ export function checkAdoption(mr: ManagedObject, policy: TeamPolicy): void {
   );
 }
 
-/** The adapter with `authorize` set to `check` (the other methods are the adapter's own). */
-function withAuthorize<T extends ManagedObject, D, F extends string>(
+/** The adapter with `extra` (a location, an authorize check) on top; its other methods are its own. */
+function bind<T extends ManagedObject, D, F extends string>(
   adapter: ExternalClient<T, D, F>,
-  check: (mr: T, ctx: ReconcileContext) => Promise<void>,
+  extra: Pick<ExternalClient<T, D, F>, 'authorize' | 'location'>,
 ): ExternalClient<T, D, F> {
-  const bound: ExternalClient<T, D, F> = {
-    authorize: check,
+  const prepare = adapter.prepareCreate?.bind(adapter);
+  const release = adapter.release?.bind(adapter);
+  const authorize = extra.authorize ?? adapter.authorize?.bind(adapter);
+  const location = extra.location ?? adapter.location;
+  return {
     observe: (mr, ctx) => adapter.observe(mr, ctx),
     create: (mr, ctx) => adapter.create(mr, ctx),
     update: (mr, obs, ctx) => adapter.update(mr, obs, ctx),
     delete: (mr, obs, ctx) => adapter.delete(mr, obs, ctx),
-  };
-  const prepare = adapter.prepareCreate?.bind(adapter);
-  const release = adapter.release?.bind(adapter);
-  return {
-    ...bound,
     ...(prepare !== undefined ? { prepareCreate: prepare } : {}),
     ...(release !== undefined ? { release } : {}),
+    ...(authorize !== undefined ? { authorize } : {}),
+    ...(location !== undefined ? { location } : {}),
   };
 }

@@ -305,6 +305,58 @@ describe('TeamPolicy in the reconcile', () => {
     );
   });
 
+  it('records where a resource lives, and refuses to act when the policy moves the namespace to another account', async () => {
+    const ns = await newNamespace(admin, 'tp-move');
+    const zone = `${ns}.example.com`;
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(r53, zone);
+    const name = `${ns}-team`;
+    await applyTeamPolicy(admin, group, name, { namespaces: { names: [ns] } });
+    running.push(
+      await startDnsController({ namespace: ns, endpoint: proxy.endpoint, tenants, accounts: {} }),
+    );
+    await createDnsRecord(admin, ns, 'www', { zoneName: zone, ...a('www') });
+    const ready = await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
+    // moto's account for the operator's own credentials (STS GetCallerIdentity).
+    expect(ready.status?.location).toEqual({ account: '123456789012', region: 'us-east-1' });
+    // The platform team points the namespace at another account: nothing is created there.
+    await applyTeamPolicy(admin, group, name, {
+      namespaces: { names: [ns] },
+      aws: { roleArn: 'arn:aws:iam::210987654321:role/team' },
+    });
+    const moved = await waitForCondition(admin, ns, 'www', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Forbidden',
+    });
+    expect(moved.status?.conditions?.find((c) => c.type === 'Synced')?.message).toBe(
+      "this object's AWS resource is in account 123456789012, region us-east-1, but its namespace is now served in account 210987654321, region us-east-1 (its TeamPolicy's spec.aws changed); Skylift will not create a second one there nor act on the first: restore the policy's spec.aws, or delete this object with spec.deletionPolicy: Orphan and create it again",
+    );
+    changes = [];
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'www' }));
+    const stuck = await waitFor(
+      async () => {
+        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www');
+        const m = r?.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+        return m.startsWith('cannot delete the AWS resource') ? r : undefined;
+      },
+      { timeoutMs: 15_000, description: 'deletion refused in the wrong account' },
+    );
+    expect(stuck.metadata.finalizers).toContain('aws.skylift.dev/cleanup');
+    expect(changesTo(`www.${zone}.`)).toBe(0);
+    expect(findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A')).toBeDefined();
+    // Restored: the deletion completes in the account the record lives in.
+    await applyTeamPolicy(admin, group, name, { namespaces: { names: [ns] } });
+    await waitFor(
+      async () =>
+        findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A') === undefined &&
+        (await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www')) === undefined
+          ? true
+          : undefined,
+      { timeoutMs: 20_000, description: 'record and object gone once the policy is restored' },
+    );
+  });
+
   it('serves every namespace again, as before, once the last policy is deleted', async () => {
     const ns = await newNamespace(admin, 'tp-none');
     const zone = `${ns}.example.com`;

@@ -11,6 +11,8 @@ import { AdaptiveRateLimiter, defaultServiceRates, type AdaptiveRateOptions } fr
 /** The shared SDK clients, one per service, for one region. */
 export interface AwsClients {
   readonly region: string;
+  /** The account these clients reach: a role's 12-digit account, or `own` (the operator's, unknown here). */
+  readonly account: string;
   readonly route53: Route53Client;
   readonly elbv2: ElasticLoadBalancingV2Client;
   /**
@@ -202,6 +204,7 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
   instrument('ec2', ec2.middlewareStack as unknown as MiddlewareStackLike);
   return {
     region: opts.region,
+    account,
     route53,
     elbv2,
     elbv2Create,
