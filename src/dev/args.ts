@@ -13,6 +13,8 @@ export interface DevArgs {
   readonly operator: boolean;
   /** Namespace for the samples (default `default`). */
   readonly namespace: string;
+  /** Also apply examples/dev-teams.yaml: two teams in two AWS accounts under TeamPolicies. */
+  readonly teams: boolean;
   readonly help: boolean;
   /** Everything else, for the operator (`skylift run` flags). */
   readonly runArgs: readonly string[];
@@ -31,6 +33,8 @@ State, logs and the files below go to .skylift/dev/ (override with SKYLIFT_DEV_D
   --aws-endpoint URL       use this AWS-compatible endpoint (moto, LocalStack) instead of starting moto
   --no-samples             do not apply examples/app.yaml
   --no-operator            do not run the operator here (run it yourself: make run)
+  --teams                  also apply examples/dev-teams.yaml: two team namespaces, each with a
+                           TeamPolicy in its own emulated AWS account, one record refused (docs/teams.md)
   -n, --namespace NS       namespace for the samples (default default; created if missing)
   -h, --help               show this text
 
@@ -47,6 +51,7 @@ export function parseDevArgs(argv: readonly string[]): DevArgs {
   let samples = true;
   let operator = true;
   let namespace = 'default';
+  let teams = false;
   let help = false;
   const runArgs: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -74,6 +79,9 @@ export function parseDevArgs(argv: readonly string[]): DevArgs {
       case '--no-operator':
         operator = false;
         break;
+      case '--teams':
+        teams = true;
+        break;
       case '-n':
       case '--namespace':
         namespace = value();
@@ -88,5 +96,5 @@ export function parseDevArgs(argv: readonly string[]): DevArgs {
         runArgs.push(word);
     }
   }
-  return { kubeconfig, awsEndpoint, samples, operator, namespace, help, runArgs };
+  return { kubeconfig, awsEndpoint, samples, operator, namespace, teams, help, runArgs };
 }

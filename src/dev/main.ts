@@ -22,6 +22,7 @@ import { repoRoot } from './paths.ts';
 import { freePort } from './ports.ts';
 import { formatSampleSummary, readinessKey, ReadinessReporter } from './progress.ts';
 import { reapStaleProcesses } from './reaper.ts';
+import { applyTeams, teamsFile, teamsOutcome } from './teams.ts';
 import { applySamples, loadSamples, sampleFile, skyliftTypes, standInEndpointSlices } from './samples.ts';
 
 /** The hosted zone the samples' DNSRecords live in. */
@@ -93,6 +94,8 @@ export async function runDev(argv: readonly string[]): Promise<number> {
       write: say,
     });
     reporter.start();
+    // The teams' policies go first: once any TeamPolicy exists, the samples' namespace needs its own.
+    if (args.teams) await showTeams(client, args, stack, options.region, say);
     if (args.samples) void showSamples(client, reporter, args, stack, say);
     else say('Skipped the samples (--no-samples). Apply your own, e.g. kubectl apply -f examples/app.yaml');
     const first = await Promise.race([
@@ -157,6 +160,39 @@ async function showSamples(
     say(formatSampleSummary(ready, Date.now() - applied, args.namespace, skyliftCommand()));
   } catch (err) {
     say(`Applying the samples failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/**
+ * Applies the teams example, prints that, then (in the background) each record's outcome: Ready,
+ * or refused with the policy's message. Never throws: failures are printed.
+ */
+async function showTeams(
+  client: KubeClient,
+  args: DevArgs,
+  stack: DevStack,
+  region: string,
+  say: (text: string) => void,
+): Promise<void> {
+  try {
+    const objects = await applyTeams(
+      client,
+      stack.awsEndpoint,
+      region,
+      args.samples ? args.namespace : undefined,
+    );
+    say(
+      `Applied ${relative(process.cwd(), teamsFile)}: namespaces team-a and team-b, TeamPolicies team-a (account 111111111111) and team-b (account 222222222222)${args.samples ? `, and dev-samples for namespace ${args.namespace}` : ''}; kubectl get teampolicies`,
+    );
+    void teamsOutcome(client, objects, 120_000)
+      .then((lines) => {
+        say(['Teams:', ...lines].join('\n'));
+      })
+      .catch((err: unknown) => {
+        say(`The teams example did not settle: ${err instanceof Error ? err.message : String(err)}`);
+      });
+  } catch (err) {
+    say(`Applying the teams example failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -169,6 +169,34 @@ describe('skylift dev', () => {
     expect(existsSync(join(dir, 'operator.in-process'))).toBe(false);
   });
 
+  it('with --teams serves two teams from two AWS accounts under TeamPolicies, refuses one team’s name to the other, and still serves the samples', async () => {
+    const dir = await scratchDir('dev-teams');
+    // vitest.config.ts makes operators ignore policies unless told which: these are the example's.
+    const dev = spawnDev(dir, ['--teams', '--team-policy-selector', 'skylift.dev/example=dev-teams']);
+    await waitForSamplesReady(dev);
+    await waitFor(() => (dev.output().includes('Teams:') ? true : undefined), {
+      timeoutMs: 120_000,
+      description: 'the teams outcome',
+    });
+    const out = dev.output();
+    expect(out).toContain(
+      'Applied examples/dev-teams.yaml: namespaces team-a and team-b, TeamPolicies team-a (account 111111111111) and team-b (account 222222222222), and dev-samples for namespace default',
+    );
+    expect(out).toContain('  team-a/www: Ready');
+    expect(out).toContain('  team-b/www: Ready');
+    expect(out).toContain(
+      '  team-a/login-of-team-b: Forbidden — TeamPolicy team-a forbids spec.name: login.team-b.example.com is not within the names this namespace may write (team-a.example.com)',
+    );
+    const kc = join(dir, 'kubeconfig');
+    expect(await jsonpath(kc, 'team-a', 'dnsrecord/www', '.status.location.account')).toBe('111111111111');
+    expect(await jsonpath(kc, 'team-b', 'dnsrecord/www', '.status.location.account')).toBe('222222222222');
+    const policies = await kubectl(kc, ['get', 'teampolicies']);
+    expect(policies.stdout).toMatch(/^team-a\s+1\s+arn:aws:iam::111111111111:role\/skylift-team-a\s/m);
+    dev.child.kill('SIGINT');
+    const [code] = await dev.exited;
+    expect(code, dev.output().slice(-3000)).toBe(0);
+  });
+
   it('with --kubeconfig and --aws-endpoint uses them and starts nothing', async () => {
     const info = stackInfo();
     const ns = await newNamespace(kubeClient(), 'e2e-dev');

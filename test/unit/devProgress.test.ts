@@ -29,9 +29,11 @@ describe('parseDevArgs', () => {
       samples: true,
       operator: true,
       namespace: 'default',
+      teams: false,
       help: false,
       runArgs: [],
     });
+    expect(parseDevArgs(['--teams']).teams).toBe(true);
   });
 
   it('takes its own flags (both spellings) and leaves the rest to the operator', () => {
