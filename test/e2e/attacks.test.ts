@@ -5,6 +5,10 @@
 // Grows with every new field: add the attack to `attacks` with the message the user sees.
 import { randomBytes } from 'node:crypto';
 import {
+  DescribeTargetHealthCommand,
+  ElasticLoadBalancingV2Client,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import {
   CreateSecurityGroupCommand,
   CreateTagsCommand,
   DescribeVpcsCommand,
@@ -311,6 +315,18 @@ const attacks: readonly Attack[] = [
   },
 ];
 
+/** The REST paths of a MyIngress and its collection. */
+function myIngressResource(namespace: string, name: string): { collection: string; object: string } {
+  const type = {
+    group: 'aws.skylift.dev',
+    version: 'v1alpha1',
+    plural: 'myingresses',
+    kind: 'MyIngress',
+    namespaced: true,
+  };
+  return { collection: resourcePath(type, { namespace }), object: resourcePath(type, { namespace, name }) };
+}
+
 interface Reported {
   metadata: { finalizers?: string[] };
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
@@ -366,6 +382,65 @@ describe('attacks from a second team', () => {
     }
     // Not one AWS write for any of them (reads — zone, subnet and snapshot lookups — only).
     expect(writes.map((w) => `${w.service} ${w.operation}`)).toEqual([]);
+  });
+
+  it('never puts an address from a hand-made EndpointSlice (another team’s Pod IP) behind the team’s load balancer', async () => {
+    const core = (plural: string) => `/api/v1/namespaces/${attacker}/${plural}`;
+    await admin.create(core('services'), {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } },
+    });
+    // The team's own Pod, as the EndpointSlice controller would list it…
+    const slice = (name: string, manager: string, address: string) => ({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name,
+        labels: { 'kubernetes.io/service-name': 'web', 'endpointslice.kubernetes.io/managed-by': manager },
+      },
+      addressType: 'IPv4',
+      ports: [{ name: '', port: 8080, protocol: 'TCP' }],
+      endpoints: [{ addresses: [address], conditions: { ready: true } }],
+    });
+    await admin.create(
+      `/apis/discovery.k8s.io/v1/namespaces/${attacker}/endpointslices`,
+      slice('web-own', 'endpointslice-controller.k8s.io', '10.77.1.10'),
+    );
+    // …and a hand-made one naming the victim's Pod IP.
+    await admin.create(
+      `/apis/discovery.k8s.io/v1/namespaces/${attacker}/endpointslices`,
+      slice('web-steal', 'attacker', '10.77.1.99'),
+    );
+    const ing = myIngressResource(attacker, 'web');
+    await admin.create(ing.collection, {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'web' },
+      spec: {
+        subnetSelector: { tags: { 'kubernetes.io/role/elb': '1' } },
+        scheme: 'internal',
+        securityGroups: [ownGroup],
+        listeners: [
+          { port: 80, protocol: 'HTTP', defaultAction: { forward: { service: { name: 'web', port: 80 } } } },
+        ],
+      },
+    });
+    const arn = await waitFor(
+      async () => {
+        const got = await admin.get<
+          Reported & { status?: { targetGroups?: { arn: string; registeredTargets?: number }[] } }
+        >(ing.object);
+        const tg = got.status?.targetGroups?.[0];
+        return tg?.registeredTargets === 1 ? tg.arn : undefined;
+      },
+      { timeoutMs: 60_000, description: 'the MyIngress with one registered target' },
+    );
+    const elb = new ElasticLoadBalancingV2Client(awsClientConfig(stackInfo().awsEndpoint));
+    const health = await elb.send(new DescribeTargetHealthCommand({ TargetGroupArn: arn }));
+    elb.destroy();
+    expect(health.TargetHealthDescriptions?.map((t) => t.Target?.Id)).toEqual(['10.77.1.10']);
   });
 
   it('leaves the team its own names: a record under its domain becomes Ready', async () => {
