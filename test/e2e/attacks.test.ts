@@ -4,6 +4,7 @@
 // policy, or the refusal Skylift makes whatever the policy says) and make no AWS write at all.
 // Grows with every new field: add the attack to `attacks` with the message the user sees.
 import { randomBytes } from 'node:crypto';
+import { ACMClient, RequestCertificateCommand } from '@aws-sdk/client-acm';
 import {
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
@@ -42,6 +43,7 @@ let victimDb: string;
 let victimSnapshot: string;
 let victimGroup: string;
 let ownGroup: string;
+let victimCertificate: string;
 let writes: AwsCall[] = [];
 
 /** AWS operations that change nothing. */
@@ -75,6 +77,17 @@ beforeAll(async () => {
     ).GroupId ?? '';
   await ec2.send(new CreateTagsCommand({ Resources: [ownGroup], Tags: [{ Key: 'team', Value: attacker }] }));
   ec2.destroy();
+  const acm = new ACMClient(awsClientConfig(endpoint));
+  victimCertificate =
+    (
+      await acm.send(
+        new RequestCertificateCommand({
+          DomainName: `admin.${zone}`,
+          Tags: [{ Key: 'team', Value: victim }],
+        }),
+      )
+    ).CertificateArn ?? '';
+  acm.destroy();
   const rds = new RDSClient(awsClientConfig(endpoint));
   const owner = [
     { Key: ownershipTagKeys.cluster, Value: 'default' },
@@ -114,7 +127,10 @@ beforeAll(async () => {
       loadBalancers: {
         schemes: ['internal'],
         securityGroups: { tags: { team: attacker } },
-        certificates: { arns: ['arn:aws:acm:us-east-1:222233334444:certificate/*'] },
+        certificates: {
+          arns: ['arn:aws:acm:us-east-1:222233334444:certificate/*'],
+          tags: { team: attacker },
+        },
       },
       databases: { engines: ['postgres'], instanceClasses: ['db.t3.*'], maxAllocatedStorageGiB: 100 },
     },
@@ -254,7 +270,27 @@ const attacks: readonly Attack[] = [
     }),
     reason: 'Forbidden',
     message: () =>
-      `TeamPolicy ${attacker}-payments forbids spec.listeners[0].certificateArn: certificate arn:aws:acm:us-east-1:111122223333:certificate/admin is not among the certificates this namespace may use (arn:aws:acm:us-east-1:222233334444:certificate/*); use an allowed certificate, or ask the platform team to add it to spec.guardrails.loadBalancers.certificates.arns`,
+      `TeamPolicy ${attacker}-payments forbids spec.listeners[0].certificateArn: certificate arn:aws:acm:us-east-1:111122223333:certificate/admin is not among the certificates this namespace may use (arn:aws:acm:us-east-1:222233334444:certificate/*; tagged team=${attacker}); use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates`,
+  },
+  {
+    what: 'another team’s certificate, in the same account (its ACM tags say whose)',
+    kind: 'MyIngress',
+    spec: () => ({
+      subnetSelector: { tags: { 'kubernetes.io/role/elb': '1' } },
+      scheme: 'internal',
+      securityGroups: [ownGroup],
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateArn: victimCertificate,
+          defaultAction: { fixedResponse: { statusCode: 200 } },
+        },
+      ],
+    }),
+    reason: 'Forbidden',
+    message: () =>
+      `TeamPolicy ${attacker}-payments forbids spec.listeners[0].certificateArn: certificate ${victimCertificate} is not among the certificates this namespace may use (arn:aws:acm:us-east-1:222233334444:certificate/*; tagged team=${attacker}); use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates`,
   },
   {
     what: 'a load balancer in the VPC’s default security group where groups are limited',

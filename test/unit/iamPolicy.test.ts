@@ -21,6 +21,7 @@ const policy = JSON.parse(readFileSync(join(repoRoot, 'deploy/iam/policy.json'),
 /** IAM service prefix of each AWS SDK client package the operator uses. */
 const iamPrefix: Record<string, string> = {
   '@aws-sdk/client-route-53': 'route53',
+  '@aws-sdk/client-acm': 'acm',
   '@aws-sdk/client-elastic-load-balancing-v2': 'elasticloadbalancing',
   '@aws-sdk/client-rds': 'rds',
   '@aws-sdk/client-ec2': 'ec2',
@@ -161,9 +162,9 @@ function skyliftContext(action: string): Context {
 describe('deploy/iam/policy.json', () => {
   const operations = operationsInCode();
 
-  it('finds the operations in the code (sanity: all four services, and STS for TeamPolicy roles)', () => {
+  it('finds the operations in the code (sanity: all four services, STS for TeamPolicy roles, ACM for certificates allowed by tag)', () => {
     const services = new Set([...operations.keys()].map((a) => a.split(':')[0]));
-    expect([...services].sort()).toEqual(['ec2', 'elasticloadbalancing', 'rds', 'route53', 'sts']);
+    expect([...services].sort()).toEqual(['acm', 'ec2', 'elasticloadbalancing', 'rds', 'route53', 'sts']);
     expect(operations.size).toBeGreaterThan(30);
   });
 

@@ -39,6 +39,10 @@ const ec2: Ec2Lookups = {
     calls.push(`groups ${ids.join(',')}`);
     return Promise.resolve(new Map(ids.map((id) => [id, tags[id] ?? {}])));
   },
+  certificateTags: (arn) => {
+    calls.push(`certificate ${arn}`);
+    return Promise.resolve(arn.endsWith('/mine-tagged') ? { team: 'search' } : {});
+  },
   subnetsMatching: (want) => {
     calls.push(`match ${JSON.stringify(want)}`);
     return Promise.resolve(
@@ -148,6 +152,30 @@ describe('MyIngress guardrails', () => {
     ).toMatch(
       /^TeamPolicy search forbids spec.listeners\[1\].certificateArn: certificate arn:aws:acm:us-east-1:111122223333:certificate\/other/,
     );
+    // By tag: the certificate's ACM tags are read only when no ARN entry allows it.
+    calls.length = 0;
+    const byTag = { certificates: { tags: { team: 'search' } } };
+    const withCert = (arn: string) =>
+      ingress({
+        listeners: [
+          {
+            port: 443,
+            protocol: 'HTTPS',
+            certificateArn: arn,
+            defaultAction: { fixedResponse: { statusCode: 200 } },
+          },
+        ],
+      });
+    expect(
+      await lbRefusal(byTag, withCert('arn:aws:acm:us-east-1:1:certificate/mine-tagged')),
+    ).toBeUndefined();
+    expect(await lbRefusal(byTag, withCert('arn:aws:acm:us-east-1:1:certificate/other'))).toBe(
+      'TeamPolicy search forbids spec.listeners[0].certificateArn: certificate arn:aws:acm:us-east-1:1:certificate/other is not among the certificates this namespace may use (tagged team=search); use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',
+    );
+    expect(calls).toEqual([
+      'certificate arn:aws:acm:us-east-1:1:certificate/mine-tagged',
+      'certificate arn:aws:acm:us-east-1:1:certificate/other',
+    ]);
     expect(arnAllowed('arn:aws:acm:x:1:certificate/a', ['arn:aws:acm:x:1:certificate/*'])).toBe(true);
     expect(arnAllowed('arn:aws:acm:x:2:certificate/a', ['arn:aws:acm:x:1:certificate/*'])).toBe(false);
   });

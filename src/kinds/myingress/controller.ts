@@ -6,6 +6,7 @@ import type { KubeObject } from '../../apis/meta.ts';
 import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
+import { ACMClient } from '@aws-sdk/client-acm';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
 import { checkMyIngress, ec2Lookups, loadBalancerGuardrailsOf } from './guardrails.ts';
@@ -36,6 +37,16 @@ export function myIngressController(
   settings: MyIngressSettings = defaultMyIngressSettings,
 ): RunnableController {
   const holder: { controller?: Controller<MyIngress, MyIngressDetails, MyIngressField> } = {};
+  // ACM, only for TeamPolicies that allow certificates by tag: one client per set of clients.
+  const acms = new Map<AwsClients, ACMClient>();
+  const acmOf = (aws: AwsClients): ACMClient => {
+    let c = acms.get(aws);
+    if (c === undefined) {
+      c = aws.adopt('acm', new ACMClient({ ...aws.config }));
+      acms.set(aws, c);
+    }
+    return c;
+  };
   // One adapter (and its describe batchers) per identity and region.
   const adapterFor = (aws: AwsClients) =>
     // Elastic Load Balancing's terminal refusals name the spec field and a fix (awsRefusals.ts).
@@ -67,7 +78,7 @@ export function myIngressController(
       tenants: s.tenants,
       accounts: accountsOf(s),
       adapterFor,
-      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, ec2Lookups(g.aws.ec2)),
+      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, ec2Lookups(g.aws.ec2, acmOf(g.aws))),
     }),
     ...controllerOptions(s),
     pollMs: settings.pollMs,

@@ -1,11 +1,13 @@
 // MyIngress's part of a TeamPolicy: which schemes, subnets, security groups and certificates a
 // namespace's load balancers may use.
+import { ListTagsForCertificateCommand, type ACMClient } from '@aws-sdk/client-acm';
 import { DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import type { GuardrailSection, TeamPolicy } from '../../apis/teampolicy.ts';
 import { arr, obj, str, stringMap } from '../../apis/schema.ts';
 import { forbidden } from '../../tenancy/connector.ts';
 import type { MyIngressSpec } from './api.ts';
 import { elbv2Call } from './elbv2.ts';
+import { hasErrorCode } from '../../providers/aws/errors.ts';
 
 /** Resources allowed by ID or by tags (a resource is allowed when it matches either). */
 export interface IdsOrTags {
@@ -18,7 +20,7 @@ export interface LoadBalancerGuardrails {
   schemes?: ('internal' | 'internet-facing')[];
   subnets?: IdsOrTags;
   securityGroups?: IdsOrTags;
-  certificates?: { arns?: string[] };
+  certificates?: { arns?: string[]; tags?: Record<string, string> };
   endpointSliceManagers?: string[];
 }
 
@@ -38,13 +40,17 @@ export const loadBalancerGuardrailSection: GuardrailSection = {
     ),
     subnets: idsOrTags('subnets', '^subnet-[0-9a-f]+$'),
     securityGroups: idsOrTags('security groups', '^sg-[0-9a-f]+$'),
-    certificates: obj('Allowed ACM certificates for HTTPS listeners. Absent: any.', {
-      arns: arr(
-        'Certificate ARNs; an entry ending in * allows every ARN starting with the rest (e.g. arn:aws:acm:eu-west-1:111122223333:certificate/*).',
-        str('An ARN or ARN prefix with *.', { pattern: '^arn:aws[a-z-]*:acm:' }),
-        { maxItems: 256 },
-      ),
-    }),
+    certificates: obj(
+      'Allowed ACM certificates for HTTPS listeners: those listed, and those carrying all of the tags. Absent: any.',
+      {
+        arns: arr(
+          'Certificate ARNs; an entry ending in * allows every ARN starting with the rest (e.g. arn:aws:acm:eu-west-1:111122223333:certificate/*).',
+          str('An ARN or ARN prefix with *.', { pattern: '^arn:aws[a-z-]*:acm:' }),
+          { maxItems: 256 },
+        ),
+        tags: stringMap('Tags an allowed certificate carries in ACM (all of them).'),
+      },
+    ),
     endpointSliceManagers: arr(
       'Other managers (the endpointslice.kubernetes.io/managed-by label) whose EndpointSlices may give a MyIngress its targets, besides Kubernetes’ EndpointSlice controller (always trusted), e.g. a mesh’s controller. Whoever can create such a slice can put any address behind the load balancer.',
       str('A managed-by value.', { minLength: 1, maxLength: 253 }),
@@ -76,10 +82,12 @@ export type TagLookup = (
   ids: readonly string[],
 ) => Promise<ReadonlyMap<string, Readonly<Record<string, string>>>>;
 
-/** What {@link checkMyIngress} may look up in EC2. */
+/** What {@link checkMyIngress} may look up in EC2 and ACM (reads only). */
 export interface Ec2Lookups {
   readonly subnetTags: TagLookup;
   readonly securityGroupTags: TagLookup;
+  /** The tags of one ACM certificate. */
+  readonly certificateTags: (arn: string) => Promise<Readonly<Record<string, string>>>;
   /** The subnets a selector's tags match. */
   readonly subnetsMatching: (tags: Readonly<Record<string, string>>) => Promise<string[]>;
 }
@@ -127,17 +135,28 @@ export async function checkMyIngress(
       );
     }
   }
-  const arns = g.certificates?.arns;
-  if (arns !== undefined) {
+  const certs = g.certificates;
+  if (certs !== undefined && (certs.arns !== undefined || certs.tags !== undefined)) {
     for (const [i, l] of spec.listeners.entries()) {
-      if (l.certificateArn !== undefined && !arnAllowed(l.certificateArn, arns)) {
-        throw forbidden(
-          policy,
-          `spec.listeners[${i}].certificateArn`,
-          `certificate ${l.certificateArn} is not among the certificates this namespace may use (${arns.join(', ')})`,
-          'use an allowed certificate, or ask the platform team to add it to spec.guardrails.loadBalancers.certificates.arns',
-        );
-      }
+      const arn = l.certificateArn;
+      if (arn === undefined || arnAllowed(arn, certs.arns ?? [])) continue;
+      if (certs.tags !== undefined && hasTags(await ec2.certificateTags(arn), certs.tags)) continue;
+      const allowed = [
+        ...(certs.arns ?? []),
+        ...(certs.tags !== undefined
+          ? [
+              `tagged ${Object.entries(certs.tags)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(', ')}`,
+            ]
+          : []),
+      ].join('; ');
+      throw forbidden(
+        policy,
+        `spec.listeners[${i}].certificateArn`,
+        `certificate ${arn} is not among the certificates this namespace may use (${allowed})`,
+        'use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',
+      );
     }
   }
 }
@@ -191,8 +210,8 @@ function describeIdsOrTags(a: IdsOrTags): string {
   return parts.join('; ') || 'none';
 }
 
-/** EC2 lookups for the guard, through the kind's EC2 client (reads only). */
-export function ec2Lookups(ec2: EC2Client): Ec2Lookups {
+/** EC2 and ACM lookups for the guard, through the kind's clients (reads only). */
+export function ec2Lookups(ec2: EC2Client, acm: ACMClient): Ec2Lookups {
   const toMap = (
     items: {
       id: string | undefined;
@@ -223,6 +242,16 @@ export function ec2Lookups(ec2: EC2Client): Ec2Lookups {
         ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: [...ids] })),
       );
       return toMap((out.SecurityGroups ?? []).map((g) => ({ id: g.GroupId, tags: g.Tags })));
+    },
+    certificateTags: async (arn) => {
+      const out = await elbv2Call('read certificate tags for the TeamPolicy check', () =>
+        acm.send(new ListTagsForCertificateCommand({ CertificateArn: arn })).catch((err: unknown) => {
+          // A certificate this identity cannot see (another account's, or none) carries no tag it may use.
+          if (hasErrorCode(err, 'ResourceNotFound') || hasErrorCode(err, 'InvalidArn')) return { Tags: [] };
+          throw err;
+        }),
+      );
+      return Object.fromEntries((out.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
     },
     subnetsMatching: async (tags) => {
       const out = await elbv2Call('find subnets by tag for the TeamPolicy check', () =>
