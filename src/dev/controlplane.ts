@@ -63,6 +63,8 @@ const controllers = [
   'namespace-controller',
   'serviceaccount-controller',
   'serviceaccount-token-controller',
+  // Type-checks ValidatingAdmissionPolicies' CEL against the schemas (status.typeChecking).
+  'validatingadmissionpolicy-status-controller',
 ].join(',');
 
 /**

@@ -9,6 +9,7 @@ import type { ResourceType } from '../apis/meta.ts';
 import type { GuardrailSection } from '../apis/teampolicy.ts';
 import type { AwsClients } from '../providers/aws/clients.ts';
 import type { AwsAccountSource } from '../tenancy/accounts.ts';
+import type { KindAdmission } from '../tenancy/admission.ts';
 import type { TenantSource } from '../tenancy/directory.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { RunnableController } from '../runtime/controller.ts';
@@ -96,6 +97,11 @@ export interface KindModule {
   crd(): CrdManifest;
   /** This kind's section of a TeamPolicy's spec.guardrails (its schema; the kind's connector checks it). */
   readonly guardrails?: GuardrailSection;
+  /**
+   * The guardrails the apiserver enforces at admission (the chart's ValidatingAdmissionPolicy of
+   * this kind): the part of the connector's check the object alone decides.
+   */
+  readonly admission?: KindAdmission;
   /** This kind's flags of `skylift run`. */
   readonly flags: readonly KindFlag[];
   /**

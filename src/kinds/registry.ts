@@ -6,6 +6,7 @@ import { managedDbKind } from './manageddb/index.ts';
 import type { KindModule } from './module.ts';
 import type { CrdManifest } from '../apis/crd.ts';
 import { teamPolicyCrd } from '../apis/teampolicy.ts';
+import { admissionPolicySpec, type AdmissionPolicySpec } from '../tenancy/admission.ts';
 import { myIngressKind } from './myingress/index.ts';
 
 /** The kinds, in the order CRDs, docs and health checks are rendered. */
@@ -25,4 +26,19 @@ export function teamPolicyDefinition(): CrdManifest {
 /** Every CRD Skylift installs: the kinds' and TeamPolicy. Pure. */
 export function allCrds(): CrdManifest[] {
   return [...kinds.map((k) => k.crd()), teamPolicyDefinition()];
+}
+
+/** A kind's ValidatingAdmissionPolicy: its resource (plural) and spec, as the chart renders it. */
+export interface KindAdmissionPolicy {
+  readonly resource: string;
+  readonly spec: AdmissionPolicySpec;
+}
+
+/** The admission policies of the kinds that have guardrails at admission. Pure. */
+export function admissionPolicies(): KindAdmissionPolicy[] {
+  return kinds.flatMap((k) =>
+    k.admission !== undefined
+      ? [{ resource: k.type.plural, spec: admissionPolicySpec(k.type, k.admission) }]
+      : [],
+  );
 }

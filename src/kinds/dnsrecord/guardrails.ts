@@ -4,6 +4,14 @@ import { permission } from '../../apis/teampolicy.ts';
 import { arr, obj, str } from '../../apis/schema.ts';
 import { bareZoneId, normalizeName } from '../../providers/route53/names.ts';
 import type { HostedZone } from '../../providers/route53/zones.ts';
+import {
+  celSection,
+  celFqdn,
+  celNoDot,
+  celString,
+  forbidsMessage,
+  type KindAdmission,
+} from '../../tenancy/admission.ts';
 import { forbidden } from '../../tenancy/connector.ts';
 import { zoneIdPattern, zoneNamePattern, type DNSRecordSpec } from './api.ts';
 
@@ -46,6 +54,9 @@ export const dnsRecordGuardrailSection: GuardrailSection = {
     ),
   }),
 };
+
+/** CEL: the policy's dns section, as an optional. */
+const DNS = celSection(dnsRecordGuardrailSection.key);
 
 /** The guardrails section of a policy, or undefined. Pure. */
 export function dnsGuardrailsOf(policy: TeamPolicy): DnsRecordGuardrails | undefined {
@@ -106,3 +117,105 @@ export function checkDnsRecord(
     );
   }
 }
+
+const zoneList = "variables.dnsZones.map(z, has(z.id) ? z.id : z.name).join(', ')";
+const bareId = (id: string) => `(${id}.startsWith('/hostedzone/') ? ${id}.substring(12) : ${id})`;
+
+/**
+ * The DNS guardrails at admission, for what the object alone decides: the zone when the policy lists
+ * zones the same way the object names its zone (by name, or by ID; a mix needs Route 53: pass), the
+ * record name when its full name is knowable (fully qualified with a trailing dot, or with
+ * spec.zoneName), and NS records below the apex (needs spec.zoneName). As {@link checkDnsRecord}.
+ */
+export const dnsRecordAdmission: KindAdmission = {
+  variables: [
+    { name: 'dnsZones', expression: `${DNS}.?zones.orValue([])` },
+    { name: 'dnsNames', expression: `${DNS}.?names.orValue([])` },
+    // The zone's canonical name when spec.zoneName gives it, else ''.
+    {
+      name: 'zone',
+      expression: `has(object.spec.zoneName) ? ${celFqdn('object.spec.zoneName')} : ''`,
+    },
+    { name: 'recordName', expression: 'object.spec.name.trim().lowerAscii()' },
+    // The record's full name as recordFqdn computes it, else '' (relative to a zone known by ID only).
+    {
+      name: 'fqdn',
+      expression: [
+        "variables.recordName == '@' ? variables.zone :",
+        "variables.recordName.endsWith('.') ? variables.recordName :",
+        "variables.zone == '' ? '' :",
+        "variables.recordName + '.' == variables.zone || (variables.recordName + '.').endsWith('.' + variables.zone) ? variables.recordName + '.' :",
+        "variables.recordName + '.' + variables.zone",
+      ].join('\n'),
+    },
+    // Known, and inside the zone when the zone is known (outside, the reconcile refuses it anyway).
+    {
+      name: 'fqdnKnown',
+      expression:
+        "variables.fqdn != '' && (variables.zone == '' || variables.fqdn == variables.zone || variables.fqdn.endsWith('.' + variables.zone))",
+    },
+  ],
+  validations: [
+    {
+      expression: [
+        `!${DNS}.?zones.hasValue() || !has(object.spec.zoneName) ||`,
+        'variables.dnsZones.exists(z, has(z.id)) ||',
+        `variables.dnsZones.exists(z, has(z.name) && ${celFqdn('z.name')} == variables.zone)`,
+      ].join('\n'),
+      messageExpression: forbidsMessage(
+        'spec.zoneName',
+        `'hosted zone ' + ${celNoDot('variables.zone')} + ' is not among the zones this namespace may write (' + ${zoneList} + ')'`,
+        celString(
+          '; the zone is fixed at create: delete this DNSRecord and create it in an allowed zone, or ask the platform team to add the zone to spec.guardrails.dnsRecords.zones',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.zoneName: the hosted zone is not among the zones this namespace may write',
+    },
+    {
+      expression: [
+        `!${DNS}.?zones.hasValue() || !has(object.spec.zoneId) ||`,
+        'variables.dnsZones.exists(z, has(z.name)) ||',
+        `variables.dnsZones.exists(z, has(z.id) && ${bareId('z.id')} == ${bareId('object.spec.zoneId')})`,
+      ].join('\n'),
+      messageExpression: forbidsMessage(
+        'spec.zoneId',
+        `'hosted zone ' + ${bareId('object.spec.zoneId')} + ' is not among the zones this namespace may write (' + ${zoneList} + ')'`,
+        celString(
+          '; the zone is fixed at create: delete this DNSRecord and create it in an allowed zone, or ask the platform team to add the zone to spec.guardrails.dnsRecords.zones',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.zoneId: the hosted zone is not among the zones this namespace may write',
+    },
+    {
+      expression: [
+        `!${DNS}.?names.hasValue() || !variables.fqdnKnown ||`,
+        `variables.dnsNames.exists(d, variables.fqdn == ${celFqdn('d')} || variables.fqdn.endsWith('.' + ${celFqdn('d')}))`,
+      ].join('\n'),
+      messageExpression: forbidsMessage(
+        'spec.name',
+        `${celNoDot('variables.fqdn')} + ' is not within the names this namespace may write (' + variables.dnsNames.join(', ') + ')'`,
+        celString(
+          '; the name is fixed at create: delete this DNSRecord and create one under an allowed name, or ask the platform team to add a domain to spec.guardrails.dnsRecords.names',
+        ),
+      ),
+      message: 'a TeamPolicy forbids spec.name: the name is not within the names this namespace may write',
+    },
+    {
+      expression: [
+        `!${DNS}.hasValue() || object.spec.type != 'NS' || variables.zone == '' || !variables.fqdnKnown ||`,
+        `variables.fqdn == variables.zone || ${DNS}.?delegations.orValue('Forbidden') == 'Allowed'`,
+      ].join('\n'),
+      messageExpression: forbidsMessage(
+        'spec.type',
+        `'an NS record at ' + ${celNoDot('variables.fqdn')}`,
+        celString(
+          ' delegates a subdomain to other name servers, which this namespace may not do (spec.guardrails.dnsRecords.delegations is not Allowed); delete this DNSRecord, or ask the platform team to set spec.guardrails.dnsRecords.delegations: Allowed',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.type: an NS record below the zone apex delegates a subdomain (spec.guardrails.dnsRecords.delegations is not Allowed)',
+    },
+  ],
+};

@@ -5,7 +5,7 @@ import { dnsRecordCrd, dnsRecordType } from './api.ts';
 import { dnsRecordController } from './controller.ts';
 import { dnsRecordFlags, parseDNSRecordSettings } from './settings.ts';
 import { traceDnsRecord } from './trace.ts';
-import { dnsRecordGuardrailSection } from './guardrails.ts';
+import { dnsRecordGuardrailSection, dnsRecordAdmission } from './guardrails.ts';
 
 export const dnsRecordKind: KindModule = {
   type: dnsRecordType,
@@ -13,6 +13,7 @@ export const dnsRecordKind: KindModule = {
   traceShows: 'hosted zone → record set and ownership TXT record; the MyIngress an alias follows',
   crd: dnsRecordCrd,
   guardrails: dnsRecordGuardrailSection,
+  admission: dnsRecordAdmission,
   flags: dnsRecordFlags,
   configure(values) {
     const settings = parseDNSRecordSettings(values);

@@ -3,6 +3,15 @@
 import type { GuardrailSection, Permission, TeamPolicy } from '../../apis/teampolicy.ts';
 import { permission } from '../../apis/teampolicy.ts';
 import { arr, int, obj, str } from '../../apis/schema.ts';
+import {
+  celSection,
+  celJoinOrNone,
+  celListedOrPrefixed,
+  celString,
+  forbidsMessage,
+  type AdmissionValidation,
+  type KindAdmission,
+} from '../../tenancy/admission.ts';
 import { forbidden } from '../../tenancy/connector.ts';
 import type { ManagedDBSpec } from './api.ts';
 
@@ -47,6 +56,9 @@ export const databaseGuardrailSection: GuardrailSection = {
     ),
   }),
 };
+
+/** CEL: the policy's db section, as an optional. */
+const DB = celSection(databaseGuardrailSection.key);
 
 /** The policy's databases section, or undefined. Pure. */
 export function databaseGuardrailsOf(policy: TeamPolicy): DatabaseGuardrails | undefined {
@@ -103,3 +115,61 @@ export function checkManagedDb(policy: TeamPolicy, spec: ManagedDBSpec): void {
     );
   }
 }
+
+const storageRule = (field: 'allocatedStorage' | 'maxAllocatedStorage'): AdmissionValidation => ({
+  expression: `!${DB}.?maxAllocatedStorageGiB.hasValue() || !has(object.spec.${field}) || object.spec.${field} <= ${DB}.?maxAllocatedStorageGiB.value()`,
+  messageExpression: forbidsMessage(
+    `spec.${field}`,
+    `string(object.spec.${field}) + ' GiB is more than this namespace\\'s databases may have (' + string(${DB}.?maxAllocatedStorageGiB.value()) + ' GiB)'`,
+    `'; set spec.${field} to at most ' + string(${DB}.?maxAllocatedStorageGiB.value())`,
+    celString(', or ask the platform team to raise spec.guardrails.databases.maxAllocatedStorageGiB'),
+  ),
+  message: `a TeamPolicy forbids spec.${field}: more than this namespace's databases may have`,
+});
+
+/** The database guardrails at admission: all of them decide from the object alone. As {@link checkManagedDb}. */
+export const managedDbAdmission: KindAdmission = {
+  variables: [
+    { name: 'engines', expression: `${DB}.?engines.orValue([])` },
+    { name: 'classes', expression: `${DB}.?instanceClasses.orValue([])` },
+  ],
+  validations: [
+    {
+      expression: `!${DB}.?engines.hasValue() || object.spec.engine in variables.engines`,
+      messageExpression: forbidsMessage(
+        'spec.engine',
+        `object.spec.engine + ' is not among the engines this namespace may use (' + ${celJoinOrNone('variables.engines')} + ')'`,
+        celString(
+          '; the engine is fixed at create: delete this ManagedDB and create it with an allowed engine, or ask the platform team to add it to spec.guardrails.databases.engines',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.engine: this engine is not among the engines this namespace may use',
+    },
+    {
+      expression: `!${DB}.?instanceClasses.hasValue() || ${celListedOrPrefixed('object.spec.instanceClass', 'variables.classes')}`,
+      messageExpression: forbidsMessage(
+        'spec.instanceClass',
+        "object.spec.instanceClass + ' is not among the instance classes this namespace may use (' + variables.classes.join(', ') + ')'",
+        celString(
+          '; set spec.instanceClass to an allowed class, or ask the platform team to add it to spec.guardrails.databases.instanceClasses',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.instanceClass: this class is not among the instance classes this namespace may use',
+    },
+    storageRule('allocatedStorage'),
+    storageRule('maxAllocatedStorage'),
+    {
+      expression: `!${DB}.hasValue() || !object.spec.?publiclyAccessible.orValue(false) || ${DB}.?publicAccess.orValue('Forbidden') == 'Allowed'`,
+      messageExpression: forbidsMessage(
+        'spec.publiclyAccessible',
+        celString(
+          'databases with a public address are not allowed in this namespace (spec.guardrails.databases.publicAccess is not Allowed); set spec.publiclyAccessible: false (reach the database from inside the VPC), or ask the platform team to allow public access',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.publiclyAccessible: databases with a public address are not allowed in this namespace',
+    },
+  ],
+};

@@ -2,7 +2,7 @@
 import type { ManagedObject } from '../../apis/managed.ts';
 import { rdsFailedStates } from '../../providers/rds/states.ts';
 import type { KindModule } from '../module.ts';
-import { databaseGuardrailSection } from './guardrails.ts';
+import { databaseGuardrailSection, managedDbAdmission } from './guardrails.ts';
 import { connectionSecretName } from './identity.ts';
 import { dbCommand } from './command.ts';
 import { managedDbCrd, managedDbType, type ManagedDB } from './api.ts';
@@ -17,6 +17,7 @@ export const managedDbKind: KindModule = {
     'DB instance (status, endpoint, pending modifications); connection Secret (keys only); on-demand requests (pending, last done)',
   crd: managedDbCrd,
   guardrails: databaseGuardrailSection,
+  admission: managedDbAdmission,
   flags: managedDbFlags,
   configure(values) {
     const settings = parseManagedDBSettings(values);

@@ -4,6 +4,14 @@ import { ListTagsForCertificateCommand, type ACMClient } from '@aws-sdk/client-a
 import { DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import type { GuardrailSection, TeamPolicy } from '../../apis/teampolicy.ts';
 import { arr, obj, str, stringMap } from '../../apis/schema.ts';
+import {
+  celSection,
+  celJoinOrNone,
+  celListedOrPrefixed,
+  celString,
+  forbidsMessage,
+  type KindAdmission,
+} from '../../tenancy/admission.ts';
 import { forbidden } from '../../tenancy/connector.ts';
 import type { MyIngressSpec } from './api.ts';
 import { elbv2Call } from './elbv2.ts';
@@ -58,6 +66,9 @@ export const loadBalancerGuardrailSection: GuardrailSection = {
     ),
   }),
 };
+
+/** CEL: the policy's lb section, as an optional. */
+const LB = celSection(loadBalancerGuardrailSection.key);
 
 /** The policy's loadBalancers section, or undefined. Pure. */
 export function loadBalancerGuardrailsOf(policy: TeamPolicy): LoadBalancerGuardrails | undefined {
@@ -265,3 +276,103 @@ export function ec2Lookups(ec2: EC2Client, acm: ACMClient): Ec2Lookups {
     },
   };
 }
+
+/** CEL: describeIdsOrTags of the policy's `section` (subnets or securityGroups), or 'none'. */
+const celDescribe = (section: string): string => {
+  const ids = `${LB}.?${section}.?ids`;
+  const tags = `${LB}.?${section}.?tags`;
+  const parts = `((${ids}.hasValue() ? [${ids}.value().join(', ')] : []) + (${tags}.hasValue() ? ['tagged ' + ${tags}.value().map(k, k + '=' + ${tags}.value()[k]).join(', ')] : []))`;
+  return `${parts}.join('; ') == '' ? 'none' : ${parts}.join('; ')`;
+};
+
+/**
+ * The load balancer guardrails at admission, for what the object alone decides: the scheme; subnets
+ * and security groups listed by ID when the policy allows by ID only (tags need EC2: pass; a
+ * subnetSelector needs EC2: pass); a missing spec.securityGroups; certificate ARNs. As
+ * {@link checkMyIngress}.
+ */
+export const myIngressAdmission: KindAdmission = {
+  variables: [
+    { name: 'scheme', expression: "object.spec.?scheme.orValue('internet-facing')" },
+    { name: 'schemes', expression: `${LB}.?schemes.orValue([])` },
+    {
+      name: 'badSubnets',
+      expression: `${LB}.?subnets.hasValue() && !${LB}.?subnets.?tags.hasValue() ? object.spec.?subnets.orValue([]).filter(s, !(s in ${LB}.?subnets.?ids.orValue([]))) : []`,
+    },
+    { name: 'groups', expression: 'object.spec.?securityGroups.orValue([])' },
+    { name: 'allowedSubnets', expression: celDescribe('subnets') },
+    { name: 'allowedGroups', expression: celDescribe('securityGroups') },
+    {
+      name: 'badGroups',
+      expression: `${LB}.?securityGroups.hasValue() && !${LB}.?securityGroups.?tags.hasValue() ? variables.groups.filter(g, !(g in ${LB}.?securityGroups.?ids.orValue([]))) : []`,
+    },
+    { name: 'arns', expression: `${LB}.?certificates.?arns.orValue([])` },
+    {
+      name: 'badCertificates',
+      expression: `${LB}.?certificates.?arns.hasValue() ? object.spec.listeners.filter(l, has(l.certificateArn) && !${celListedOrPrefixed('l.certificateArn', 'variables.arns')}).map(l, l.certificateArn) : []`,
+    },
+  ],
+  validations: [
+    {
+      expression: `!${LB}.?schemes.hasValue() || variables.scheme in variables.schemes`,
+      messageExpression: forbidsMessage(
+        'spec.scheme',
+        `variables.scheme + ' load balancers are not allowed in this namespace (allowed: ' + ${celJoinOrNone('variables.schemes')} + ')'`,
+        "'; the scheme is fixed at create: delete this MyIngress and create it with spec.scheme: ' + (size(variables.schemes) > 0 ? variables.schemes[0] : 'internal')",
+        "', or ask the platform team to add ' + variables.scheme + ' to spec.guardrails.loadBalancers.schemes'",
+      ),
+      message: 'a TeamPolicy forbids spec.scheme: this scheme is not allowed in this namespace',
+    },
+    {
+      expression: 'size(variables.badSubnets) == 0',
+      messageExpression: forbidsMessage(
+        'spec.subnets',
+        "(size(variables.badSubnets) == 1 ? 'subnet ' : 'subnets ') + variables.badSubnets.join(', ') + (size(variables.badSubnets) == 1 ? ' is' : ' are')",
+        `' not among the subnets this namespace may use (' + variables.allowedSubnets + ')'`,
+        celString(
+          '; list allowed subnets in spec.subnets, or ask the platform team to allow these in spec.guardrails.loadBalancers.subnets',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.subnets: some subnets are not among the subnets this namespace may use',
+    },
+    {
+      expression: `!${LB}.?securityGroups.hasValue() || size(variables.groups) > 0`,
+      messageExpression: forbidsMessage(
+        'spec.securityGroups',
+        celString(
+          'a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use; set spec.securityGroups to allowed groups (',
+        ),
+        'variables.allowedGroups',
+        "')'",
+      ),
+      message:
+        'a TeamPolicy forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use',
+    },
+    {
+      expression: 'size(variables.badGroups) == 0',
+      messageExpression: forbidsMessage(
+        'spec.securityGroups',
+        "variables.badGroups.join(', ') + (size(variables.badGroups) == 1 ? ' is' : ' are')",
+        `' not among the security groups this namespace may use (' + variables.allowedGroups + ')'`,
+        celString(
+          '; use allowed security groups, or ask the platform team to allow these in spec.guardrails.loadBalancers.securityGroups',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.securityGroups: some security groups are not among the groups this namespace may use',
+    },
+    {
+      expression: 'size(variables.badCertificates) == 0',
+      messageExpression: [
+        "'TeamPolicy ' + params.metadata.name + ' forbids spec.listeners[' + string(object.spec.listeners.map(l, l.?certificateArn.orValue('')).indexOf(variables.badCertificates[0])) + '].certificateArn: certificate '",
+        "variables.badCertificates[0] + ' is not among the certificates this namespace may use (' + variables.arns.join(', ') + ')'",
+        celString(
+          '; use an allowed certificate, or ask the platform team to add it to spec.guardrails.loadBalancers.certificates.arns',
+        ),
+      ].join(' + '),
+      message:
+        'a TeamPolicy forbids spec.listeners[].certificateArn: a certificate is not among the certificates this namespace may use',
+    },
+  ],
+};

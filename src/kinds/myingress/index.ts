@@ -1,7 +1,7 @@
 // The MyIngress kind: an Application Load Balancer with its listeners, rules and target groups.
 import type { ManagedObject } from '../../apis/managed.ts';
 import type { KindModule } from '../module.ts';
-import { loadBalancerGuardrailSection } from './guardrails.ts';
+import { loadBalancerGuardrailSection, myIngressAdmission } from './guardrails.ts';
 import { myIngressCrd, myIngressType } from './api.ts';
 import { BackendReason } from './backends.ts';
 import { myIngressController } from './controller.ts';
@@ -14,6 +14,7 @@ export const myIngressKind: KindModule = {
   traceShows: 'load balancer → listeners → rules; target groups → targets with health',
   crd: myIngressCrd,
   guardrails: loadBalancerGuardrailSection,
+  admission: myIngressAdmission,
   flags: [],
   configure() {
     return {

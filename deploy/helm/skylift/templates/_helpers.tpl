@@ -30,6 +30,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- end -}}
 
+{{/* teamPolicySelector as a label selector string (k=v,…, keys sorted) for --team-policy-selector. */}}
+{{- define "skylift.teamPolicySelector" -}}
+{{- $pairs := list -}}
+{{- range $k, $v := .Values.teamPolicySelector -}}
+{{- $pairs = append $pairs (printf "%s=%v" $k $v) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}
+
 {{- define "skylift.image" -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
