@@ -224,6 +224,94 @@ describe('Helm chart', () => {
       expect(r.stdout).toMatch(/clusterrole|role\.rbac/);
     }
   });
+  it('enforces TeamPolicies at admission: a ValidatingAdmissionPolicy and binding per kind, accepted by kube-apiserver', async () => {
+    interface Vap {
+      spec: {
+        paramKind: { apiVersion: string; kind: string };
+        matchConstraints: { resourceRules: { resources: string[]; operations: string[] }[] };
+        matchConditions: { name: string; expression: string }[];
+        validations: { expression: string; messageExpression: string; reason: string }[];
+      };
+    }
+    interface Binding {
+      spec: {
+        policyName: string;
+        validationActions: string[];
+        paramRef: { selector: { matchLabels: Record<string, string> }; parameterNotFoundAction: string };
+        matchResources?: unknown;
+      };
+    }
+    const selector = { 'skylift.dev/install': 'blue', tier: 'prod' };
+    const client = kubeClient();
+    const ns = await newNamespace(client, 'chart-vap');
+    const text = await helmTemplate({ namespace: ns, values: { teamPolicySelector: selector } });
+    const all = docs(text);
+    const policies = all.filter((m) => m.kind === 'ValidatingAdmissionPolicy');
+    const bindings = all.filter((m) => m.kind === 'ValidatingAdmissionPolicyBinding');
+    expect(policies.map((p) => p.metadata.name).sort()).toEqual([
+      'skylift-dnsrecords',
+      'skylift-manageddbs',
+      'skylift-myingresses',
+    ]);
+    for (const p of policies) {
+      const spec = (p as unknown as Vap).spec;
+      expect(spec.paramKind).toEqual({ apiVersion: 'aws.skylift.dev/v1alpha1', kind: 'TeamPolicy' });
+      // Never DELETE; never the operator's own requests (its finalizer on a now-forbidden object).
+      expect(spec.matchConstraints.resourceRules.flatMap((r) => r.operations)).toEqual(['CREATE', 'UPDATE']);
+      expect(spec.matchConditions).toContainEqual({
+        name: 'not-the-operator',
+        expression: `request.userInfo.username != 'system:serviceaccount:${ns}:skylift'`,
+      });
+      // Every rule passes unless the TeamPolicy selects the request's namespace.
+      for (const v of spec.validations) {
+        expect(v.expression.startsWith('!variables.selected || (')).toBe(true);
+        expect(v.messageExpression.startsWith("'TeamPolicy ' + params.metadata.name + ' forbids ")).toBe(
+          true,
+        );
+        expect(v.reason).toBe('Forbidden');
+      }
+      const binding = bindings.find((b) => b.metadata.name === p.metadata.name) as unknown as Binding;
+      expect(binding.spec).toEqual({
+        policyName: p.metadata.name,
+        validationActions: ['Deny'],
+        paramRef: { selector: { matchLabels: selector }, parameterNotFoundAction: 'Allow' },
+      });
+    }
+    // The operator honours the same TeamPolicies.
+    expect(podSpec(one(all, 'Deployment')).containers[0]?.args).toContain(
+      '--team-policy-selector=skylift.dev/install=blue,tier=prod',
+    );
+    const r = await serverDryRun(text);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    for (const kind of ['dnsrecords', 'myingresses', 'manageddbs']) {
+      expect(r.stdout).toContain(
+        `validatingadmissionpolicy.admissionregistration.k8s.io/skylift-${kind} serverside-applied (server dry run)`,
+      );
+      expect(r.stdout).toContain(
+        `validatingadmissionpolicybinding.admissionregistration.k8s.io/skylift-${kind} serverside-applied (server dry run)`,
+      );
+    }
+
+    // By default every TeamPolicy; with watchNamespaces only those namespaces; or turned off.
+    const defaultBinding = one(defaults, 'ValidatingAdmissionPolicyBinding', 'skylift-dnsrecords');
+    expect((defaultBinding as unknown as Binding).spec.paramRef.selector).toEqual({ matchLabels: {} });
+    expect(podSpec(one(defaults, 'Deployment')).containers[0]?.args.join(' ')).not.toContain(
+      'team-policy-selector',
+    );
+    const watching = docs(await helmTemplate({ values: { watchNamespaces: ['team-a'] } }));
+    expect(
+      (one(watching, 'ValidatingAdmissionPolicyBinding', 'skylift-manageddbs') as unknown as Binding).spec
+        .matchResources,
+    ).toEqual({
+      namespaceSelector: {
+        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a'] }],
+      },
+    });
+    const off = docs(await helmTemplate({ values: { admissionPolicy: { enabled: false } } }));
+    expect(off.filter((m) => m.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+  });
+
   it('adds a ServiceMonitor, the alerts of deploy/monitoring/rules.yaml and the dashboard when asked, accepted by kube-apiserver', async () => {
     const all = docs(
       await helmTemplate({
