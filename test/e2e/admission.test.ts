@@ -172,7 +172,11 @@ beforeAll(async () => {
       guardrails: {
         adoption: 'Allowed',
         dnsRecords: { zones: [{ id: 'Z0ALLOWED' }] },
-        loadBalancers: { securityGroups: { tags: { team: 'b' } }, subnets: { tags: { tier: 'private' } } },
+        loadBalancers: {
+          securityGroups: { tags: { team: 'b' } },
+          subnets: { tags: { tier: 'private' } },
+          certificates: { arns: ['arn:aws:acm:us-east-1:111122223333:certificate/b-1'], tags: { team: 'b' } },
+        },
         databases: {},
       },
     }),
@@ -409,7 +413,7 @@ describe('MyIngress', () => {
           listener(8443, other),
         ],
       }),
-      `TeamPolicy ${byName} forbids spec.listeners[2].certificateArn: certificate ${other} is not among the certificates this namespace may use (arn:aws:acm:us-east-1:111122223333:certificate/team-a-*); use an allowed certificate, or ask the platform team to add it to spec.guardrails.loadBalancers.certificates.arns`,
+      `TeamPolicy ${byName} forbids spec.listeners[2].certificateArn: certificate ${other} is not among the certificates this namespace may use (arn:aws:acm:us-east-1:111122223333:certificate/team-a-*); use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates`,
     );
     // Allowed by tag only: the missing group is still decided here.
     await expectRefused(
@@ -431,10 +435,14 @@ describe('MyIngress', () => {
       nsA,
       ingress('selector', { subnets: undefined, subnetSelector: { tags: { tier: 'x' } } }),
     );
-    // Allowed by tag: any listed subnet or group needs EC2.
+    // Allowed by tag: any listed subnet or group needs EC2, any certificate ACM.
     await expectAdmitted(
       nsB,
-      ingress('tags', { subnets: ['subnet-0ff', 'subnet-0ee'], securityGroups: ['sg-0ff'] }),
+      ingress('tags', {
+        subnets: ['subnet-0ff', 'subnet-0ee'],
+        securityGroups: ['sg-0ff'],
+        listeners: [listener(443, 'arn:aws:acm:us-east-1:111122223333:certificate/unlisted')],
+      }),
     );
     for (const ns of [nsSandbox, nsOther]) {
       await expectAdmitted(ns, ingress('anything', { scheme: 'internet-facing', securityGroups: undefined }));

@@ -288,8 +288,8 @@ const celDescribe = (section: string): string => {
 /**
  * The load balancer guardrails at admission, for what the object alone decides: the scheme; subnets
  * and security groups listed by ID when the policy allows by ID only (tags need EC2: pass; a
- * subnetSelector needs EC2: pass); a missing spec.securityGroups; certificate ARNs. As
- * {@link checkMyIngress}.
+ * subnetSelector needs EC2: pass); a missing spec.securityGroups; certificate ARNs when the policy
+ * allows certificates by ARN only (by tag needs ACM: pass). As {@link checkMyIngress}.
  */
 export const myIngressAdmission: KindAdmission = {
   variables: [
@@ -309,7 +309,8 @@ export const myIngressAdmission: KindAdmission = {
     { name: 'arns', expression: `${LB}.?certificates.?arns.orValue([])` },
     {
       name: 'badCertificates',
-      expression: `${LB}.?certificates.?arns.hasValue() ? object.spec.listeners.filter(l, has(l.certificateArn) && !${celListedOrPrefixed('l.certificateArn', 'variables.arns')}).map(l, l.certificateArn) : []`,
+      // Certificates allowed by tag need ACM: then an ARN not listed cannot be decided here.
+      expression: `${LB}.?certificates.?arns.hasValue() && !${LB}.?certificates.?tags.hasValue() ? object.spec.listeners.filter(l, has(l.certificateArn) && !${celListedOrPrefixed('l.certificateArn', 'variables.arns')}).map(l, l.certificateArn) : []`,
     },
   ],
   validations: [
@@ -366,9 +367,9 @@ export const myIngressAdmission: KindAdmission = {
       expression: 'size(variables.badCertificates) == 0',
       messageExpression: [
         "'TeamPolicy ' + params.metadata.name + ' forbids spec.listeners[' + string(object.spec.listeners.map(l, l.?certificateArn.orValue('')).indexOf(variables.badCertificates[0])) + '].certificateArn: certificate '",
-        "variables.badCertificates[0] + ' is not among the certificates this namespace may use (' + variables.arns.join(', ') + ')'",
+        "variables.badCertificates[0] + ' is not among the certificates this namespace may use (' + variables.arns.join('; ') + ')'",
         celString(
-          '; use an allowed certificate, or ask the platform team to add it to spec.guardrails.loadBalancers.certificates.arns',
+          '; use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',
         ),
       ].join(' + '),
       message:
