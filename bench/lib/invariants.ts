@@ -97,6 +97,7 @@ export const invariantNames = [
   'no-leaks',
   'deleted-leave-no-trace',
   'no-stuck-finalizer',
+  'in-own-account',
 ] as const;
 /** One invariant's name. */
 export type InvariantName = (typeof invariantNames)[number];
@@ -118,11 +119,28 @@ export interface InvariantResult {
   readonly violations: readonly Violation[];
 }
 
+/** The AWS account an inventory was read from, and the namespaces whose objects belong in it. */
+export interface InventoryAccount {
+  /** The 12-digit account ID. */
+  readonly id: string;
+  /**
+   * The namespaces this account serves (through their TeamPolicy's role; none for the operator's
+   * own account when every namespace has a role). A resource owned by an object of any other
+   * namespace is in the wrong account.
+   */
+  readonly namespaces: readonly string[];
+}
+
 /** Everything {@link checkInvariants} compares. */
 export interface InvariantInput {
   readonly inventory: SkyliftInventory;
-  /** Every Skylift custom resource the apiserver lists in the namespaces under test. */
+  /**
+   * Every Skylift custom resource the apiserver lists in the namespaces under test (with `account`,
+   * only those of its namespaces are expected in the inventory; the others are ignored).
+   */
   readonly crs: readonly CrState[];
+  /** The account the inventory was read from; absent: the only one, serving every namespace. */
+  readonly account?: InventoryAccount;
   /** The value Skylift writes into `skylift.dev/cluster`. */
   readonly clusterId: string;
   /** CRs deleted by the run (empty or absent before any deletion). */
@@ -277,17 +295,25 @@ function checkOnePerCr(inv: SkyliftInventory, live: readonly CrState[], clusterI
   return result('one-aws-resource-per-cr', live.length, violations);
 }
 
+/** The namespace of an ownership tag's `namespace/name` ('' when it has no slash). Pure. */
+function ownerNamespace(owner: string): string {
+  const slash = owner.indexOf('/');
+  return slash < 0 ? '' : owner.slice(0, slash);
+}
+
 function checkLeaks(
   inv: SkyliftInventory,
   live: readonly CrState[],
   deletedUids: Set<string>,
+  belongsHere: (o: Owned) => boolean,
 ): InvariantResult {
   const liveUids = new Set(live.map((cr) => cr.uid));
   const owned = ownedResources(inv);
   const violations: Violation[] = [];
   for (const o of owned) {
-    // Resources of CRs the run deleted are reported by deleted-leave-no-trace, with the CR's name.
-    if (liveUids.has(o.owner.uid) || deletedUids.has(o.owner.uid)) continue;
+    // Resources of CRs the run deleted are reported by deleted-leave-no-trace, with the CR's name;
+    // those of another account's namespaces by in-own-account.
+    if (liveUids.has(o.owner.uid) || deletedUids.has(o.owner.uid) || !belongsHere(o)) continue;
     violations.push({
       invariant: 'no-leaks',
       subject: `${o.what} ${o.id}`,
@@ -353,6 +379,21 @@ function checkNotStuck(crs: readonly CrState[], deleted: readonly DeletedCr[]): 
   return result('no-stuck-finalizer', deleted.length, violations);
 }
 
+function checkAccount(inv: SkyliftInventory, account: InventoryAccount | undefined): InvariantResult {
+  const owned = ownedResources(inv);
+  if (account === undefined) return result('in-own-account', owned.length, []);
+  const mine = new Set(account.namespaces);
+  const serves = account.namespaces.length > 0 ? account.namespaces.join(', ') : 'no namespace';
+  const violations = owned
+    .filter((o) => !mine.has(ownerNamespace(o.owner.owner)))
+    .map((o) => ({
+      invariant: 'in-own-account' as const,
+      subject: `${o.what} ${o.id}`,
+      detail: `tagged owner ${o.owner.owner} uid ${o.owner.uid}, but it is in account ${account.id}, which serves ${serves}`,
+    }));
+  return result('in-own-account', owned.length, violations);
+}
+
 /**
  * Compares the Skylift-owned AWS inventory with the custom resources and
  * returns one result per invariant, in {@link invariantNames} order:
@@ -362,21 +403,51 @@ function checkNotStuck(crs: readonly CrState[], deleted: readonly DeletedCr[]): 
  * `namespace/name` and the cluster id; nothing Skylift-tagged belongs to a
  * uid no CR has, and no record in a Skylift-only zone lacks its TXT; the
  * deleted CRs left nothing behind (by uid, by record name, by remembered
- * listener/rule ARN); and none of them is still in the apiserver. A CR
- * being deleted that the run deleted counts only as stuck, not as live.
- * Pure.
+ * listener/rule ARN); none of them is still in the apiserver; and (with
+ * `account`) nothing in the account is owned by an object of a namespace
+ * the account does not serve. With `account`, the other checks look only at
+ * the objects of its namespaces (and a misplaced resource is reported only
+ * as such, not as a leak). A CR being deleted that the run deleted counts
+ * only as stuck, not as live. Pure.
  */
 export function checkInvariants(input: InvariantInput): InvariantResult[] {
-  const deleted = input.deleted ?? [];
+  const account = input.account;
+  const here = (namespace: string): boolean =>
+    account === undefined || account.namespaces.includes(namespace);
+  const deleted = (input.deleted ?? []).filter((d) => here(d.namespace));
+  const crs = input.crs.filter((cr) => here(cr.namespace));
   const deletedUids = new Set(deleted.map((d) => d.uid));
-  const live = input.crs.filter((cr) => !deletedUids.has(cr.uid));
+  const live = crs.filter((cr) => !deletedUids.has(cr.uid));
   return [
     checkReady(live),
     checkOnePerCr(input.inventory, live, input.clusterId),
-    checkLeaks(input.inventory, live, deletedUids),
+    checkLeaks(input.inventory, live, deletedUids, (o) => here(ownerNamespace(o.owner.owner))),
     checkDeletedGone(input.inventory, deleted, input.lingeringChildren ?? []),
-    checkNotStuck(input.crs, deleted),
+    checkNotStuck(crs, deleted),
+    checkAccount(input.inventory, account),
   ];
+}
+
+/**
+ * One result per invariant over several accounts' results (each in {@link invariantNames} order):
+ * the counts added up, every violation kept with ` [account <id>]` after its subject. Pure.
+ */
+export function mergeAccountResults(
+  perAccount: readonly { readonly account: string; readonly results: readonly InvariantResult[] }[],
+): InvariantResult[] {
+  return invariantNames.map((name) => {
+    let checked = 0;
+    const violations: Violation[] = [];
+    for (const a of perAccount)
+      for (const r of a.results) {
+        if (r.name !== name) continue;
+        checked += r.checked;
+        violations.push(
+          ...r.violations.map((v) => ({ ...v, subject: `${v.subject} [account ${a.account}]` })),
+        );
+      }
+    return result(name, checked, violations);
+  });
 }
 
 /** True when every result holds. Pure. */

@@ -7,6 +7,8 @@ import {
   allHold,
   checkInvariants,
   formatResults,
+  invariantNames,
+  mergeAccountResults,
   type CrState,
   type DeletedCr,
   type InvariantName,
@@ -321,7 +323,84 @@ describe('checkInvariants', () => {
     expect(lines).toContain('  FAIL  no-leaks: 7 violation(s) over 11');
     expect(lines.filter((l) => l.includes('which no custom resource has'))).toHaveLength(5);
     expect(lines).toContain('          … 2 more');
-    expect(lines.filter((l) => l.startsWith('  ok'))).toHaveLength(4);
+    expect(lines.filter((l) => l.startsWith('  ok'))).toHaveLength(5);
+  });
+});
+
+describe('checkInvariants per account', () => {
+  const other = 'team-b';
+  const account = { id: '111111111111', namespaces: [ns] };
+  const theirs = {
+    ...shopLb,
+    arn: 'arn:lb/theirs',
+    name: 'sky-2-b-shop',
+    owner: { cluster, owner: `${other}/shop`, uid: 'uid-b-ing' },
+  };
+  const theirCr: CrState = { ...ingressCr, namespace: other, uid: 'uid-b-ing', ready: false };
+
+  it("holds in the account of the inventory's namespace, ignoring other namespaces' objects", () => {
+    const results = checkInvariants({
+      inventory: healthy,
+      crs: [...crs, theirCr],
+      clusterId: cluster,
+      account,
+    });
+    expect(failing(results)).toEqual([]);
+    // team-b's MyIngress is not Ready, but it is not this account's to check.
+    expect(results.find((r) => r.name === 'every-cr-ready')?.checked).toBe(3);
+    expect(results.find((r) => r.name === 'in-own-account')?.checked).toBe(4);
+  });
+
+  it("reports another namespace's load balancer in this account as misplaced, not as a leak", () => {
+    const results = checkInvariants({
+      inventory: { ...healthy, loadBalancers: [shopLb, theirs] },
+      crs: [...crs, { ...theirCr, ready: true }],
+      clusterId: cluster,
+      account,
+    });
+    expect(failing(results)).toEqual(['in-own-account']);
+    const v = results.find((r) => r.name === 'in-own-account')?.violations ?? [];
+    expect(v).toEqual([
+      {
+        invariant: 'in-own-account',
+        subject: 'load balancer sky-2-b-shop',
+        detail: `tagged owner ${other}/shop uid uid-b-ing, but it is in account 111111111111, which serves ${ns}`,
+      },
+    ]);
+  });
+
+  it("an account serving no namespace (the operator's own) may hold nothing Skylift owns", () => {
+    const results = checkInvariants({
+      inventory: healthy,
+      crs,
+      clusterId: cluster,
+      account: { id: '123456789012', namespaces: [] },
+      deleted: [{ kind: 'ManagedDB', namespace: ns, name: 'orders', uid: 'uid-db' }],
+    });
+    expect(failing(results)).toEqual(['in-own-account']);
+    expect(results.find((r) => r.name === 'in-own-account')?.violations).toHaveLength(4);
+    expect(results.find((r) => r.name === 'every-cr-ready')?.checked).toBe(0);
+    expect(results.find((r) => r.name === 'deleted-leave-no-trace')?.checked).toBe(0);
+  });
+
+  it('merges accounts: counts added up, violations named with their account', () => {
+    const a = checkInvariants({ inventory: healthy, crs, clusterId: cluster, account });
+    const b = checkInvariants({
+      inventory: { ...healthy, loadBalancers: [shopLb], targetGroups: [], dbInstances: [], records: [] },
+      crs,
+      clusterId: cluster,
+      account: { id: '222222222222', namespaces: [other] },
+    });
+    const merged = mergeAccountResults([
+      { account: '111111111111', results: a },
+      { account: '222222222222', results: b },
+    ]);
+    expect(merged.map((r) => r.name)).toEqual([...invariantNames]);
+    expect(merged.find((r) => r.name === 'in-own-account')).toMatchObject({ ok: false, checked: 5 });
+    expect(merged.find((r) => r.name === 'in-own-account')?.violations[0]?.subject).toBe(
+      'load balancer sky-1-app-shop [account 222222222222]',
+    );
+    expect(failing(merged)).toEqual(['in-own-account']);
   });
 });
 
