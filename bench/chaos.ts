@@ -36,6 +36,7 @@ async function main(): Promise<number> {
     ? undefined
     : await runChaos({
         dir,
+        accounts: args.accounts,
         resources: args.resources,
         kills: args.kills,
         leaderKills: args.leaderKills,

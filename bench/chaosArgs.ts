@@ -4,6 +4,8 @@ import { parseDuration } from '../src/cli/options.ts';
 
 /** What a chaos run was asked to do (the seed is chosen later when not given). */
 export interface ChaosArgs {
+  /** 2: two namespaces, each with a TeamPolicy role in its own account; 1: the operator's own account only. */
+  readonly accounts: 1 | 2;
   readonly resources: number;
   readonly kills: number;
   readonly leaderKills: number;
@@ -38,7 +40,11 @@ kube-apiserver and etcd, injecting AWS faults and killing the leader of two repl
 deletes half; checks the invariants; writes <out>/chaos-<UTC time>.json.
 Exit status 1 when an invariant breaks.
 
-  --resources N            Skylift objects (default 200: 60 % DNSRecord, 25 % MyIngress, 15 % ManagedDB)
+  --accounts 1|2           2 (default): two namespaces, each served by its own TeamPolicy whose role
+                           is in its own account (111111111111, 222222222222); invariants per account.
+                           1: one namespace in the operator's own account, no TeamPolicy
+  --resources N            Skylift objects, split over the namespaces (default 200: 60 % DNSRecord,
+                           25 % MyIngress, 15 % ManagedDB; at least 3 per namespace)
   --kills N                SIGKILLs of the operator (default 20)
   --leader-kills N         SIGKILLs of the leader of two replicas (default 2)
   --apiserver-restarts N   kube-apiserver restarts while converging (default 1)
@@ -76,6 +82,7 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
     strict: true,
     allowPositionals: false,
     options: {
+      accounts: { type: 'string' },
       resources: { type: 'string' },
       kills: { type: 'string' },
       'leader-kills': { type: 'string' },
@@ -104,8 +111,10 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
     throw new Error(`--kill-delay: want MIN..MAX, e.g. 1s..5s, got ${JSON.stringify(delayText)}`);
   const killDelayMs: [number, number] = [parseDuration(m[1] ?? ''), parseDuration(m[2] ?? '')];
   if (killDelayMs[0] > killDelayMs[1]) throw new Error('--kill-delay: MIN is above MAX');
+  const accounts = whole('accounts', values.accounts, 2, 1, 2) as 1 | 2;
   return {
-    resources: whole('resources', values.resources, 200, 3, 10_000),
+    accounts,
+    resources: whole('resources', values.resources, 200, 3 * accounts, 10_000),
     kills: whole('kills', values.kills, 20, 0, 1000),
     leaderKills: whole('leader-kills', values['leader-kills'], 2, 0, 100),
     apiServerRestarts: whole('apiserver-restarts', values['apiserver-restarts'], 1, 0, 100),

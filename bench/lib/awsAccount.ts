@@ -9,8 +9,10 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeDBInstancesCommand, RDSClient } from '@aws-sdk/client-rds';
 import { ListResourceRecordSetsCommand, Route53Client, type RRType } from '@aws-sdk/client-route-53';
+import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { ensureElbSubnets, ensureHostedZone } from '../../src/dev/awsAccount.ts';
 import { emulatorCredentials } from '../../src/dev/emulator.ts';
+import { roleAccount } from '../../src/tenancy/accounts.ts';
 
 /** SDK clients for one endpoint. */
 export interface AwsClients {
@@ -20,22 +22,100 @@ export interface AwsClients {
   readonly route53: Route53Client;
 }
 
-/** Clients for `endpoint` with the emulator's credentials and region. */
-export function awsClients(endpoint: string): AwsClients {
-  const config = {
-    endpoint,
-    region: emulatorCredentials.region,
-    credentials: {
-      accessKeyId: emulatorCredentials.accessKeyId,
-      secretAccessKey: emulatorCredentials.secretAccessKey,
-    },
-  };
+/** Static credentials for the SDK clients. */
+interface StaticCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+}
+
+const emulatorKeys: StaticCredentials = {
+  accessKeyId: emulatorCredentials.accessKeyId,
+  secretAccessKey: emulatorCredentials.secretAccessKey,
+};
+
+/** Clients for `endpoint` with the emulator's credentials (or `credentials`) and region. */
+export function awsClients(endpoint: string, credentials: StaticCredentials = emulatorKeys): AwsClients {
+  const config = { endpoint, region: emulatorCredentials.region, credentials: { ...credentials } };
   return {
     ec2: new EC2Client(config),
     elbv2: new ElasticLoadBalancingV2Client(config),
     rds: new RDSClient(config),
     route53: new Route53Client(config),
   };
+}
+
+/** Clients of one account and the 12-digit account they reach. */
+export interface AccountClients {
+  /** The account, as STS GetCallerIdentity answers with these clients' credentials. */
+  readonly account: string;
+  readonly aws: AwsClients;
+}
+
+/** The account STS says `credentials` belong to. */
+async function callerAccount(endpoint: string, credentials: StaticCredentials): Promise<string> {
+  const sts = new STSClient({
+    endpoint,
+    region: emulatorCredentials.region,
+    credentials: { ...credentials },
+  });
+  try {
+    const out = await sts.send(new GetCallerIdentityCommand({}));
+    if (out.Account === undefined) throw new Error('GetCallerIdentity answered without an account');
+    return out.Account;
+  } finally {
+    sts.destroy();
+  }
+}
+
+/** Clients with the emulator's own credentials (the operator's identity in a run), and their account. */
+export async function ownAccountClients(endpoint: string): Promise<AccountClients> {
+  return { account: await callerAccount(endpoint, emulatorKeys), aws: awsClients(endpoint) };
+}
+
+/**
+ * Clients acting as role `roleArn`: STS AssumeRole with the emulator's credentials, then the
+ * session's keys, as a team's platform engineers would in the role's account (moto puts what
+ * they make there, and needs no such role to exist). Throws when STS does not place the session
+ * in the role's account.
+ */
+export async function assumedAccountClients(
+  endpoint: string,
+  roleArn: string,
+  sessionName: string,
+): Promise<AccountClients> {
+  const sts = new STSClient({
+    endpoint,
+    region: emulatorCredentials.region,
+    credentials: { ...emulatorKeys },
+  });
+  let credentials: StaticCredentials;
+  try {
+    const out = await sts.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: sessionName }));
+    const c = out.Credentials;
+    if (c?.AccessKeyId === undefined || c.SecretAccessKey === undefined || c.SessionToken === undefined)
+      throw new Error(`AssumeRole ${roleArn} answered without credentials`);
+    credentials = {
+      accessKeyId: c.AccessKeyId,
+      secretAccessKey: c.SecretAccessKey,
+      sessionToken: c.SessionToken,
+    };
+  } finally {
+    sts.destroy();
+  }
+  const account = await callerAccount(endpoint, credentials);
+  const want = roleAccount(roleArn);
+  if (account !== want)
+    throw new Error(`AssumeRole ${roleArn}: the session is in account ${account}, not ${String(want)}`);
+  return { account, aws: awsClients(endpoint, credentials) };
+}
+
+/** Destroys the clients' sockets. */
+export function destroyAwsClients(aws: AwsClients): void {
+  aws.ec2.destroy();
+  aws.elbv2.destroy();
+  aws.rds.destroy();
+  aws.route53.destroy();
 }
 
 /** The zone names a scenario with `zones` hosted zones uses: `z0.bench.skylift.test`, … Pure. */

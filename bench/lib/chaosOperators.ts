@@ -25,7 +25,8 @@ export interface FleetOptions {
   readonly kubeconfig: string;
   /** Where the operator sends AWS calls (the fault proxy). */
   readonly awsEndpoint: string;
-  readonly namespace: string;
+  /** The namespaces the operators serve (`--namespaces`); the first one holds the Lease. */
+  readonly namespaces: readonly string[];
   readonly clusterId: string;
   /** More `skylift run` flags. */
   readonly extraArgs?: readonly string[];
@@ -47,7 +48,7 @@ export const leaseName = 'skylift-leader';
 
 /**
  * One operator without leader election (`single`) or two replicas with it
- * (`ha`), all in one namespace. Not safe for concurrent use by several
+ * (`ha`), serving the same namespaces. Not safe for concurrent use by several
  * callers; `stopAll()` is idempotent.
  */
 export class OperatorFleet {
@@ -101,7 +102,7 @@ export class OperatorFleet {
   async leaseHolder(client: KubeClient): Promise<string | undefined> {
     try {
       const lease = await client.get<{ spec?: { holderIdentity?: string | null } }>(
-        `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases/${leaseName}`,
+        `/apis/coordination.k8s.io/v1/namespaces/${this.leaseNamespace}/leases/${leaseName}`,
       );
       const holder = lease.spec?.holderIdentity ?? '';
       return holder === '' ? undefined : holder;
@@ -130,6 +131,13 @@ export class OperatorFleet {
     this.slots.clear();
   }
 
+  /** Where the Lease is: the first namespace. */
+  private get leaseNamespace(): string {
+    const first = this.o.namespaces[0];
+    if (first === undefined) throw new Error('operator fleet: no namespaces');
+    return first;
+  }
+
   private slot(name: string): Slot {
     const slot = this.slots.get(name);
     if (slot === undefined) throw new Error(`no operator replica ${name}`);
@@ -153,13 +161,13 @@ export class OperatorFleet {
         '--probe-address',
         '127.0.0.1:0',
         '--namespaces',
-        this.o.namespace,
+        this.o.namespaces.join(','),
         '--cluster-id',
         this.o.clusterId,
         '--leader-elect',
         String(slot.leaderElect),
         '--leader-election-namespace',
-        this.o.namespace,
+        this.leaseNamespace,
         '--shutdown-deadline',
         '5s',
         '--log-format',

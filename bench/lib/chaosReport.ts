@@ -27,6 +27,8 @@ export interface ChaosPhase {
 
 /** The knobs of a run as recorded in its report. */
 export interface ChaosSettings {
+  /** Team accounts: 2 (two namespaces, each served by a TeamPolicy's role in its own account) or 1 (one namespace, the operator's own account, no TeamPolicy). */
+  readonly accounts: 1 | 2;
   readonly resources: number;
   readonly kills: number;
   readonly leaderKills: number;
@@ -49,6 +51,35 @@ export interface Failover {
   readonly afterMs: number;
 }
 
+/** One AWS account of a run, its inventory's invariants, and who acts in it. */
+export interface ChaosAccountReport {
+  /** The 12-digit account ID. */
+  readonly account: string;
+  /** The role the operator assumes for it (a TeamPolicy's spec.aws.roleArn); absent: the operator's own identity. */
+  readonly roleArn?: string;
+  /** The TeamPolicy that maps its namespaces to it; absent: none (the operator's own account). */
+  readonly teamPolicy?: string;
+  /** The namespaces whose objects belong here (none: the operator's own account when every namespace has a role). */
+  readonly namespaces: readonly string[];
+  /** The hosted zones inventoried here (its namespaces' zones, and same-named decoys of the others'). */
+  readonly zones: readonly string[];
+  readonly invariants: {
+    readonly afterConverge: readonly InvariantResult[];
+    readonly afterDelete: readonly InvariantResult[];
+  };
+  /** Every invariant held here, both times. */
+  readonly passed: boolean;
+}
+
+/** The TeamPolicies a run made, and whether it deleted them. */
+export interface ChaosTeamPolicies {
+  /** The label selector the operators were given (`--team-policy-selector`). */
+  readonly selector: string;
+  readonly names: readonly string[];
+  /** How many the selector still listed after the run deleted them (0 when all went). */
+  readonly leftAfterRun: number;
+}
+
 /** What a chaos run did and found; written as JSON by bench/chaos.ts. */
 export interface ChaosReport {
   readonly seed: number;
@@ -58,6 +89,8 @@ export interface ChaosReport {
     readonly dns: number;
     readonly myIngress: number;
     readonly managedDb: number;
+    /** The namespaces the objects were spread over (evenly). */
+    readonly namespaces: readonly string[];
   };
   readonly startedAt: string;
   readonly durationMs: number;
@@ -90,11 +123,22 @@ export interface ChaosReport {
     readonly total: number;
     readonly byOperation: Record<string, number>;
     readonly byOutcome: Record<string, number>;
+    /**
+     * The operator's sts:AssumeRole calls and how many of them a fault hit: one that still fails
+     * after the SDK's retries holds its namespace's objects for the operator's AssumeRoleFailed
+     * retry (60 s).
+     */
+    readonly assumeRole: { readonly calls: number; readonly faulted: number };
   };
+  /** Every account's results added up (each violation names its account). */
   readonly invariants: {
     readonly afterConverge: readonly InvariantResult[];
     readonly afterDelete: readonly InvariantResult[];
   };
+  /** Per account: the team accounts, then (with two) the operator's own, which must hold nothing. */
+  readonly accounts: readonly ChaosAccountReport[];
+  /** Absent with one account (no TeamPolicy). */
+  readonly teamPolicies?: ChaosTeamPolicies;
   readonly passed: boolean;
   /** Where the stack and operator logs are. */
   readonly logDir: string;

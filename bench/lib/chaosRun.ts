@@ -4,6 +4,7 @@
 // operator is SIGKILLed, kube-apiserver restarts, AWS misbehaves and a
 // leader dies; then half of the objects are deleted under the same storm,
 // and the invariants are checked against AWS (directly) and the apiserver.
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { installCrds } from '../../src/dev/installCrds.ts';
@@ -12,18 +13,50 @@ import { startLocalStack, type LocalStack } from '../../src/dev/stack.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { KubeClient, loadKubeConfig } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
+import { teamPolicyType, type TeamPolicy } from '../../src/apis/teampolicy.ts';
 import { AwsFaultProxy } from '../../test/support/awsFaultProxy.ts';
-import { awsClients, ensureSubnets, ensureZones, type AwsClients } from './awsAccount.ts';
+import { applyTeamPolicy, deleteTeamPolicies, policySelector } from '../../test/support/teamPolicies.ts';
+import {
+  assumedAccountClients,
+  destroyAwsClients,
+  ensureSubnets,
+  ensureZones,
+  ownAccountClients,
+  type AccountClients,
+  type AwsClients,
+} from './awsAccount.ts';
 import { childArns, collectInventory, findLingeringChildren, type InventoryZone } from './awsInventory.ts';
 import { FaultInjector, defaultFaultSettings, type FaultSettings } from './chaosFaults.ts';
 import { OperatorFleet, slotOfHolder } from './chaosOperators.ts';
 import { SeededRandom } from './chaosRandom.ts';
-import { EventLog, PhaseRecorder, outcomeCounts, type ChaosReport, type Failover } from './chaosReport.ts';
+import {
+  EventLog,
+  PhaseRecorder,
+  outcomeCounts,
+  type ChaosAccountReport,
+  type ChaosReport,
+  type ChaosTeamPolicies,
+  type Failover,
+} from './chaosReport.ts';
 import { ReadySampler, crKey, kubeWrite } from './chaosSampler.ts';
-import { chaosWorkload, kindCounts, pickHalf, type Workload, type WorkloadItem } from './chaosWorkload.ts';
+import {
+  chaosWorkloads,
+  pickHalf,
+  type Workload,
+  type WorkloadItem,
+  type WorkloadPart,
+} from './chaosWorkload.ts';
 import { forEachLimit } from './concurrency.ts';
 import { listCrStates } from './crStates.ts';
-import { checkInvariants, type DeletedCr, type InvariantResult, type SkyliftKind } from './invariants.ts';
+import {
+  allHold,
+  checkInvariants,
+  mergeAccountResults,
+  type CrState,
+  type DeletedCr,
+  type InvariantResult,
+  type SkyliftKind,
+} from './invariants.ts';
 import { distribution, type Distribution } from './stats.ts';
 
 export type { ChaosReport } from './chaosReport.ts';
@@ -32,7 +65,12 @@ export type { ChaosReport } from './chaosReport.ts';
 export interface ChaosOptions {
   /** Working directory: the local stack, operator logs and pid files. */
   readonly dir: string;
-  /** Skylift objects to converge (60 % DNSRecords, 25 % MyIngresses, 15 % ManagedDBs). */
+  /**
+   * 2 (default): two namespaces, each selected by its own TeamPolicy whose role is in its own
+   * account; 1: one namespace in the operator's own account, no TeamPolicy (as before TeamPolicies).
+   */
+  readonly accounts?: 1 | 2;
+  /** Skylift objects to converge (60 % DNSRecords, 25 % MyIngresses, 15 % ManagedDBs), split evenly over the namespaces. */
   readonly resources: number;
   /** SIGKILLs of the (single) operator, three quarters while creating, the rest while deleting. */
   readonly kills: number;
@@ -60,20 +98,46 @@ export interface ChaosOptions {
   readonly log: (line: string) => void;
 }
 
-const namespace = 'chaos';
 const clusterId = 'chaos';
-const zoneNames = ['chaos-a.skylift.test', 'chaos-b.skylift.test'];
+/** The team accounts of a two-account run, in namespace order: roles `skylift-chaos` in each. */
+export const chaosTeamAccounts = ['111111111111', '222222222222'] as const;
 /** Objects the run creates or deletes at once. */
 const writeConcurrency = 16;
+
+/** The hosted zones a namespace's DNSRecords use. Pure. */
+export function chaosZoneNames(namespace: string): string[] {
+  return [`${namespace}-a.skylift.test`, `${namespace}-b.skylift.test`];
+}
+
+/** One AWS account of a run: who acts in it, for which namespaces, and what is inventoried there. */
+interface RunAccount {
+  readonly id: string;
+  readonly roleArn?: string;
+  readonly teamPolicy?: string;
+  readonly namespaces: readonly string[];
+  /** Straight at moto as this account, for setup and the inventory. */
+  readonly aws: AwsClients;
+  /** Zones inventoried here, by name. */
+  readonly zones: readonly (InventoryZone & { readonly name: string })[];
+}
 
 /** Everything a run started, in the order it must be stopped. */
 interface Environment {
   readonly stack: LocalStack;
   readonly proxy: AwsFaultProxy;
-  /** Straight at moto, for setup and the inventory. */
-  readonly aws: AwsClients;
-  readonly zones: readonly InventoryZone[];
   readonly admin: KubeClient;
+  /** The namespaces of the workload and their zones. */
+  readonly parts: readonly WorkloadPart[];
+  /** The team accounts, then (two-account run) the operator's own. */
+  readonly accounts: readonly RunAccount[];
+  /** The TeamPolicies' label group (two-account run). */
+  readonly policyGroup?: string;
+}
+
+/** The invariants over one account's inventory. */
+interface AccountCheck {
+  readonly account: RunAccount;
+  readonly results: InvariantResult[];
 }
 
 /** The phases of a run over one environment, and what they observed. */
@@ -92,6 +156,7 @@ class ChaosRun {
   private operatorKills = 0;
   private apiServerRestarts = 0;
   private etcdRestarts = 0;
+  private readonly namespaces: readonly string[];
 
   constructor(o: ChaosOptions, env: Environment, log: EventLog) {
     this.o = o;
@@ -99,13 +164,17 @@ class ChaosRun {
     this.log = log;
     this.phases = new PhaseRecorder(() => env.proxy.calls(), log);
     this.schedule = SeededRandom.derive(o.seed, 'schedule');
-    this.workload = chaosWorkload(namespace, o.resources, zoneNames, SeededRandom.derive(o.seed, 'workload'));
+    this.workload = chaosWorkloads(env.parts, o.resources, SeededRandom.derive(o.seed, 'workload'));
+    this.namespaces = env.parts.map((p) => p.namespace);
     this.fleet = new OperatorFleet({
       dir: o.dir,
       kubeconfig: env.stack.kubeconfig,
       awsEndpoint: env.proxy.endpoint,
-      namespace,
+      namespaces: this.namespaces,
       clusterId,
+      ...(env.policyGroup !== undefined
+        ? { extraArgs: ['--team-policy-selector', policySelector(env.policyGroup)] }
+        : {}),
       onEvent: (e) => {
         log.add(`operator-${e.kind}`, `${e.slot}: ${e.detail}`);
       },
@@ -118,7 +187,7 @@ class ChaosRun {
       },
       o.faultSettings ?? defaultFaultSettings,
     );
-    this.sampler = new ReadySampler(env.admin, namespace, () => log.now());
+    this.sampler = new ReadySampler(env.admin, this.namespaces, () => log.now());
   }
 
   /** Stops the operators, the faults and the sampler. */
@@ -135,41 +204,93 @@ class ChaosRun {
     await this.leaderFailover();
     await this.faultedConverge();
     const allReadyAt = await this.converge();
-    const inventory = await collectInventory(this.env.aws, { zones: this.env.zones });
-    const crs = await listCrStates(this.env.admin, namespace);
-    const afterConverge = checkInvariants({ inventory, crs, clusterId });
-    this.log.add('invariants', `after converging: ${holding(afterConverge)}`);
-
+    const crs = await listCrStates(this.env.admin, this.namespaces);
     const chosen = pickHalf(this.workload.items, this.schedule);
     const byKey = new Map(crs.map((cr) => [crKey(cr), cr]));
     const deleted: DeletedCr[] = chosen.flatMap((item) => {
       const cr = byKey.get(crKey(item));
       if (cr === undefined) return [];
-      const { kind, name, uid, record } = cr;
+      const { kind, namespace, name, uid, record } = cr;
       return [{ kind, namespace, name, uid, ...(record !== undefined ? { record } : {}) }];
     });
     const deletedUids = new Set(deleted.map((d) => d.uid));
-    // Listener and rule ARNs of the doomed load balancers, to ask AWS about once they are gone.
-    const children = childArns(inventory.loadBalancers.filter((lb) => deletedUids.has(lb.owner.uid)));
+    // Per account: the invariants, and the listener and rule ARNs of the doomed load balancers
+    // there, to ask AWS about once they are gone.
+    const children = new Map<string, string[]>();
+    const afterConverge: AccountCheck[] = [];
+    for (const account of this.env.accounts) {
+      const inventory = await collectInventory(account.aws, { zones: account.zones });
+      children.set(
+        account.id,
+        childArns(inventory.loadBalancers.filter((lb) => deletedUids.has(lb.owner.uid))),
+      );
+      afterConverge.push({ account, results: this.check(account, inventory, crs) });
+    }
+    this.logChecks('after converging', afterConverge);
+
     const firstDelete = await this.deleteStorm(chosen, this.o.kills - killsCreate);
     const allGoneAt = await this.settleDeletion(chosen);
-    const afterDelete = checkInvariants({
-      inventory: await collectInventory(this.env.aws, { zones: this.env.zones }),
-      crs: await listCrStates(this.env.admin, namespace),
-      clusterId,
-      deleted,
-      lingeringChildren: await findLingeringChildren(this.env.aws.elbv2, children),
-    });
-    this.log.add('invariants', `after deleting: ${holding(afterDelete)}`);
+    const crsAfter = await listCrStates(this.env.admin, this.namespaces);
+    const afterDelete: AccountCheck[] = [];
+    for (const account of this.env.accounts) {
+      const inventory = await collectInventory(account.aws, { zones: account.zones });
+      const lingering = await findLingeringChildren(account.aws.elbv2, children.get(account.id) ?? []);
+      afterDelete.push({ account, results: this.check(account, inventory, crsAfter, deleted, lingering) });
+    }
+    this.logChecks('after deleting', afterDelete);
+    const teamPolicies = await this.deletePolicies();
     return this.report({
       afterConverge,
       afterDelete,
+      teamPolicies,
       allReadyAfterMs: allReadyAt !== undefined ? allReadyAt - firstApplied : undefined,
       deletion: {
         requested: chosen.length,
         allGoneAfterMs: allGoneAt !== undefined ? allGoneAt - firstDelete : undefined,
       },
     });
+  }
+
+  private check(
+    account: RunAccount,
+    inventory: Awaited<ReturnType<typeof collectInventory>>,
+    crs: readonly CrState[],
+    deleted?: readonly DeletedCr[],
+    lingeringChildren?: readonly string[],
+  ): InvariantResult[] {
+    return checkInvariants({
+      inventory,
+      crs,
+      clusterId,
+      account: { id: account.id, namespaces: account.namespaces },
+      ...(deleted !== undefined ? { deleted } : {}),
+      ...(lingeringChildren !== undefined ? { lingeringChildren } : {}),
+    });
+  }
+
+  private logChecks(when: string, checks: readonly AccountCheck[]): void {
+    this.log.add(
+      'invariants',
+      `${when}: ${checks.map((c) => `account ${c.account.id} ${holding(c.results)}`).join(', ')}`,
+    );
+  }
+
+  /**
+   * Stops the operators, then deletes the run's TeamPolicies (cluster-scoped, so they must not
+   * outlive the run) and counts what the selector still lists. Undefined without policies.
+   */
+  private async deletePolicies(): Promise<ChaosTeamPolicies | undefined> {
+    const group = this.env.policyGroup;
+    if (group === undefined) return undefined;
+    await this.fleet.stopAll();
+    const selector = policySelector(group);
+    const names = this.env.accounts.flatMap((a) => (a.teamPolicy !== undefined ? [a.teamPolicy] : []));
+    await deleteTeamPolicies(this.env.admin, group);
+    const left = await this.env.admin.get<{ items: TeamPolicy[] }>(resourcePath(teamPolicyType), {
+      labelSelector: selector,
+    });
+    this.log.add('team-policies', `deleted ${names.join(', ')}; ${left.items.length} left`);
+    return { selector, names, leftAfterRun: left.items.length };
   }
 
   /**
@@ -198,15 +319,16 @@ class ChaosRun {
 
   private async apply(): Promise<void> {
     const { admin } = this.env;
-    await forEachLimit(this.workload.supporting, writeConcurrency, (obj) =>
-      kubeWrite(`create ${String(obj.kind)} ${obj.metadata.name}`, () =>
+    await forEachLimit(this.workload.supporting, writeConcurrency, (obj) => {
+      const namespace = obj.metadata.namespace ?? '';
+      return kubeWrite(`create ${String(obj.kind)} ${namespace}/${obj.metadata.name}`, () =>
         admin.create(resourcePath(typeOf(obj), { namespace }), obj),
-      ),
-    );
+      );
+    });
     await forEachLimit(this.workload.items, writeConcurrency, async (item) => {
       this.appliedAt.set(crKey(item), this.log.now());
-      await kubeWrite(`create ${item.kind} ${item.name}`, () =>
-        admin.create(resourcePath(typeOf(item.object), { namespace }), item.object),
+      await kubeWrite(`create ${crKey(item)}`, () =>
+        admin.create(resourcePath(typeOf(item.object), { namespace: item.namespace }), item.object),
       );
     });
     this.log.add(
@@ -325,8 +447,8 @@ class ChaosRun {
     await Promise.all([
       (async () => {
         await forEachLimit(chosen, writeConcurrency, (item) =>
-          kubeWrite(`delete ${item.kind} ${item.name}`, () =>
-            admin.delete(resourcePath(typeOf(item.object), { namespace, name: item.name })),
+          kubeWrite(`delete ${crKey(item)}`, () =>
+            admin.delete(resourcePath(typeOf(item.object), { namespace: item.namespace, name: item.name })),
           ),
         );
         this.log.add('deleting', `${chosen.length} objects asked to be deleted`);
@@ -345,7 +467,7 @@ class ChaosRun {
     const doomed = new Set(chosen.map(crKey));
     const at = await this.deadline(
       async () => {
-        const crs = await listCrStates(this.env.admin, namespace);
+        const crs = await listCrStates(this.env.admin, this.namespaces);
         return crs.some((cr) => doomed.has(crKey(cr))) ? undefined : this.log.now();
       },
       this.o.deleteTimeoutMs,
@@ -383,16 +505,37 @@ class ChaosRun {
   }
 
   private report(r: {
-    afterConverge: InvariantResult[];
-    afterDelete: InvariantResult[];
+    afterConverge: readonly AccountCheck[];
+    afterDelete: readonly AccountCheck[];
+    teamPolicies: ChaosTeamPolicies | undefined;
     allReadyAfterMs: number | undefined;
     deletion: ChaosReport['deletion'];
   }): ChaosReport {
     const o = this.o;
     const calls = this.env.proxy.calls();
+    const assumes = calls.filter((c) => c.service === 'sts' && c.operation === 'AssumeRole');
+    const merged = (checks: readonly AccountCheck[]): InvariantResult[] =>
+      mergeAccountResults(checks.map((c) => ({ account: c.account.id, results: c.results })));
+    const afterConverge = merged(r.afterConverge);
+    const afterDelete = merged(r.afterDelete);
+    const accounts: ChaosAccountReport[] = this.env.accounts.map((a) => {
+      const results = (checks: readonly AccountCheck[]): InvariantResult[] =>
+        checks.find((c) => c.account === a)?.results ?? [];
+      const invariants = { afterConverge: results(r.afterConverge), afterDelete: results(r.afterDelete) };
+      return {
+        account: a.id,
+        ...(a.roleArn !== undefined ? { roleArn: a.roleArn } : {}),
+        ...(a.teamPolicy !== undefined ? { teamPolicy: a.teamPolicy } : {}),
+        namespaces: a.namespaces,
+        zones: a.zones.map((z) => z.name),
+        invariants,
+        passed: allHold(invariants.afterConverge) && allHold(invariants.afterDelete),
+      };
+    });
     return {
       seed: o.seed,
       settings: {
+        accounts: o.accounts ?? 2,
         resources: o.resources,
         kills: o.kills,
         leaderKills: o.leaderKills,
@@ -406,7 +549,11 @@ class ChaosRun {
         deleteTimeoutMs: o.deleteTimeoutMs,
         faultSettings: o.faultSettings ?? defaultFaultSettings,
       },
-      workload: { total: this.workload.items.length, ...kindCounts(o.resources) },
+      workload: {
+        total: this.workload.items.length,
+        ...kindTotals(this.workload),
+        namespaces: this.namespaces,
+      },
       startedAt: new Date(Date.now() - this.log.now()).toISOString(),
       durationMs: this.log.now(),
       phases: this.phases.phases,
@@ -435,9 +582,18 @@ class ChaosRun {
         total: calls.length,
         byOperation: this.env.proxy.countsByOperation(),
         byOutcome: outcomeCounts(calls),
+        assumeRole: {
+          calls: assumes.length,
+          faulted: assumes.filter((c) => c.outcome !== 'forwarded' && c.outcome !== 'latency').length,
+        },
       },
-      invariants: { afterConverge: r.afterConverge, afterDelete: r.afterDelete },
-      passed: [...r.afterConverge, ...r.afterDelete].every((x) => x.ok),
+      invariants: { afterConverge, afterDelete },
+      accounts,
+      ...(r.teamPolicies !== undefined ? { teamPolicies: r.teamPolicies } : {}),
+      passed:
+        accounts.length > 0 &&
+        accounts.every((a) => a.passed) &&
+        (r.teamPolicies === undefined || r.teamPolicies.leftAfterRun === 0),
       logDir: o.dir,
     };
   }
@@ -456,11 +612,94 @@ export function controlPlaneRestarts(apiServer: number, etcd: number): ControlPl
   return out;
 }
 
+/** Objects per kind in a workload, as the report counts them. Pure. */
+function kindTotals(w: Workload): { dns: number; myIngress: number; managedDb: number } {
+  const n = (kind: SkyliftKind): number => w.items.filter((i) => i.kind === kind).length;
+  return { dns: n('DNSRecord'), myIngress: n('MyIngress'), managedDb: n('ManagedDB') };
+}
+
 function holding(results: readonly InvariantResult[]): string {
   return `${results.filter((r) => r.ok).length}/${results.length} hold`;
 }
 
-/** Starts the stack and the proxy and prepares the account, the CRDs and the namespace. */
+/** Makes `zones` (all exclusive to Skylift) and tagged subnets in one account; returns the zones. Idempotent. */
+async function prepareAccount(
+  aws: AwsClients,
+  zones: readonly string[],
+): Promise<(InventoryZone & { name: string })[]> {
+  await ensureSubnets(aws);
+  const ids = await ensureZones(aws, zones);
+  return zones.map((name, i) => ({ name, id: ids[i] ?? '', exclusive: true }));
+}
+
+/**
+ * The accounts of a run, prepared. One account: namespace `chaos` in the operator's own account,
+ * with its two zones and subnets, no TeamPolicy. Two: namespaces `chaos-1` and `chaos-2`, each
+ * selected (by name) by its own TeamPolicy of label group `policyGroup` whose role is in
+ * {@link chaosTeamAccounts}; every namespace's zones exist in every account, the operator's own
+ * included (same-named decoys: a record written as the wrong account lands in one and shows as
+ * misplaced, not as a failed write), and so do tagged subnets (a load balancer made as the wrong
+ * account is made, and found). Setup happens with each account's own credentials (AssumeRole).
+ */
+async function prepareAccounts(
+  endpoint: string,
+  admin: KubeClient,
+  policyGroup: string | undefined,
+  clients: AccountClients[],
+): Promise<{ parts: WorkloadPart[]; accounts: RunAccount[] }> {
+  const own = await ownAccountClients(endpoint);
+  clients.push(own);
+  if (policyGroup === undefined) {
+    const namespace = 'chaos';
+    const zones = chaosZoneNames(namespace);
+    return {
+      parts: [{ namespace, zones }],
+      accounts: [
+        {
+          id: own.account,
+          namespaces: [namespace],
+          aws: own.aws,
+          zones: await prepareAccount(own.aws, zones),
+        },
+      ],
+    };
+  }
+  const parts = chaosTeamAccounts.map((_, i) => {
+    const namespace = `chaos-${i + 1}`;
+    return { namespace, zones: chaosZoneNames(namespace) };
+  });
+  const allZones = parts.flatMap((p) => p.zones);
+  const accounts: RunAccount[] = [];
+  for (const [i, id] of chaosTeamAccounts.entries()) {
+    const part = parts[i];
+    if (part === undefined) continue;
+    const roleArn = `arn:aws:iam::${id}:role/skylift-chaos`;
+    const team = await assumedAccountClients(endpoint, roleArn, `chaos-setup-${part.namespace}`);
+    clients.push(team);
+    const teamPolicy = `${policyGroup}-${part.namespace}`;
+    await applyTeamPolicy(admin, policyGroup, teamPolicy, {
+      namespaces: { names: [part.namespace] },
+      aws: { roleArn, externalId: `chaos-${part.namespace}` },
+    });
+    accounts.push({
+      id: team.account,
+      roleArn,
+      teamPolicy,
+      namespaces: [part.namespace],
+      aws: team.aws,
+      zones: await prepareAccount(team.aws, allZones),
+    });
+  }
+  accounts.push({
+    id: own.account,
+    namespaces: [],
+    aws: own.aws,
+    zones: await prepareAccount(own.aws, allZones),
+  });
+  return { parts, accounts };
+}
+
+/** Starts the stack and the proxy and prepares the accounts, the CRDs, the namespaces and the TeamPolicies. */
 async function startEnvironment(
   o: ChaosOptions,
   log: EventLog,
@@ -472,17 +711,32 @@ async function startEnvironment(
   const proxyRng = SeededRandom.derive(o.seed, 'proxy');
   const proxy = await AwsFaultProxy.start({ target: stack.emulator.endpoint, random: () => proxyRng.next() });
   cleanups.unshift(() => proxy.stop());
-  const aws = awsClients(stack.emulator.endpoint);
-  await ensureSubnets(aws);
-  const zones = (await ensureZones(aws, zoneNames)).map((id) => ({ id, exclusive: true }));
   const admin = new KubeClient(loadKubeConfig(stack.kubeconfig));
   await installCrds(admin);
-  await admin.create('/api/v1/namespaces', { metadata: { name: namespace } });
+  const policyGroup = (o.accounts ?? 2) === 2 ? `chaos-${randomBytes(3).toString('hex')}` : undefined;
+  // Cluster-scoped: deleted by the run when it gets to its end, else here.
+  if (policyGroup !== undefined) cleanups.unshift(() => deleteTeamPolicies(admin, policyGroup));
+  const clients: AccountClients[] = [];
+  cleanups.push(() => {
+    for (const c of clients) destroyAwsClients(c.aws);
+    return Promise.resolve();
+  });
+  const { parts, accounts } = await prepareAccounts(stack.emulator.endpoint, admin, policyGroup, clients);
+  for (const p of parts) await admin.create('/api/v1/namespaces', { metadata: { name: p.namespace } });
   log.add(
     'stack',
     `ready: ${stack.controlPlane.server}, moto ${stack.emulator.endpoint}, proxy ${proxy.endpoint}`,
   );
-  return { stack, proxy, aws, zones, admin };
+  log.add(
+    'accounts',
+    accounts
+      .map(
+        (a) =>
+          `${a.id}${a.teamPolicy !== undefined ? ` (TeamPolicy ${a.teamPolicy}, ${a.roleArn ?? ''})` : " (the operator's own)"}: ${a.namespaces.join(', ') || 'no namespace'}`,
+      )
+      .join('; '),
+  );
+  return { stack, proxy, admin, parts, accounts, ...(policyGroup !== undefined ? { policyGroup } : {}) };
 }
 
 /**

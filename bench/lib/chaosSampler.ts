@@ -27,13 +27,13 @@ export async function kubeWrite(what: string, write: () => Promise<unknown>): Pr
   );
 }
 
-/** The key the sampler uses for an object: kind and name. Pure. */
-export function crKey(cr: { kind: string; name: string }): string {
-  return `${cr.kind}/${cr.name}`;
+/** The key the sampler uses for an object: kind, namespace and name. Pure. */
+export function crKey(cr: { kind: string; namespace: string; name: string }): string {
+  return `${cr.kind} ${cr.namespace}/${cr.name}`;
 }
 
 /**
- * Lists the Skylift objects of one namespace once a second until stopped,
+ * Lists the Skylift objects of the namespaces once a second until stopped,
  * keeping the latest list and when each object (by {@link crKey}) was first
  * seen Ready, in the caller's clock. A failed LIST is a missed sample.
  */
@@ -44,11 +44,11 @@ export class ReadySampler {
   private stopped = false;
   private readonly loop: Promise<void>;
 
-  constructor(client: KubeClient, namespace: string, now: () => number) {
+  constructor(client: KubeClient, namespaces: readonly string[], now: () => number) {
     this.loop = (async () => {
       while (!this.stopped) {
         try {
-          this.latest = await listCrStates(client, namespace);
+          this.latest = await listCrStates(client, namespaces);
           const at = now();
           for (const cr of this.latest)
             if (cr.ready && !this.firstReady.has(crKey(cr))) this.firstReady.set(crKey(cr), at);

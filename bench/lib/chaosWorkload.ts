@@ -13,6 +13,7 @@ import type { SkyliftKind } from './invariants.ts';
 /** One Skylift object of the workload. */
 export interface WorkloadItem {
   readonly kind: SkyliftKind;
+  readonly namespace: string;
   readonly name: string;
   readonly object: KubeObject;
   /** Deleted together with this item's group (a MyIngress and the aliases pointing at it). */
@@ -76,6 +77,7 @@ function myIngress(namespace: string, i: number): { objects: KubeObject[]; item:
     objects: [service, ...standInEndpointSlices([service], namespace)],
     item: {
       kind: 'MyIngress',
+      namespace,
       name,
       group: name,
       object: { apiVersion, kind: 'MyIngress', metadata: { name, namespace }, spec } as KubeObject,
@@ -96,6 +98,7 @@ function managedDb(namespace: string, i: number): WorkloadItem {
   };
   return {
     kind: 'ManagedDB',
+    namespace,
     name,
     group: name,
     object: { apiVersion, kind: 'ManagedDB', metadata: { name, namespace }, spec } as KubeObject,
@@ -126,6 +129,7 @@ function dnsRecord(
   }
   return {
     kind: 'DNSRecord',
+    namespace,
     name,
     group,
     object: { apiVersion, kind: 'DNSRecord', metadata: { name, namespace }, spec } as KubeObject,
@@ -163,14 +167,50 @@ export function chaosWorkload(
   return { supporting, items: rng.shuffle(items) };
 }
 
+/** One namespace of a workload spread over several, with the hosted zones its DNSRecords use. */
+export interface WorkloadPart {
+  readonly namespace: string;
+  readonly zones: readonly string[];
+}
+
+/**
+ * `total` objects spread evenly over the parts' namespaces (the first ones get one more when it does
+ * not divide), each namespace's share made by {@link chaosWorkload} with its own zones, all of them
+ * applied in one shuffled order. One part: exactly `chaosWorkload` (a seed replays as before).
+ * Pure given `rng`.
+ */
+export function chaosWorkloads(
+  parts: readonly WorkloadPart[],
+  total: number,
+  rng: SeededRandom,
+  mix: WorkloadMix = defaultMix,
+): Workload {
+  if (parts.length === 0) throw new Error('chaos workload: no namespaces');
+  const one = parts[0];
+  if (parts.length === 1 && one !== undefined)
+    return chaosWorkload(one.namespace, total, one.zones, rng, mix);
+  const each = parts.map((p, i) => {
+    const share = Math.floor(total / parts.length) + (i < total % parts.length ? 1 : 0);
+    return chaosWorkload(p.namespace, share, p.zones, rng, mix);
+  });
+  return {
+    supporting: each.flatMap((w) => w.supporting),
+    items: rng.shuffle(each.flatMap((w) => w.items)),
+  };
+}
+
 /**
  * Whole deletion groups, picked at random until at least half of `items` are
- * chosen: a MyIngress always goes with the aliases that follow it, so the
- * survivors can all stay Ready. Returns the chosen items. Pure given `rng`.
+ * chosen: a MyIngress always goes with the aliases that follow it (in its
+ * namespace), so the survivors can all stay Ready. Returns the chosen items.
+ * Pure given `rng`.
  */
 export function pickHalf(items: readonly WorkloadItem[], rng: SeededRandom): WorkloadItem[] {
   const groups = new Map<string, WorkloadItem[]>();
-  for (const item of items) groups.set(item.group, [...(groups.get(item.group) ?? []), item]);
+  for (const item of items) {
+    const key = `${item.namespace}/${item.group}`;
+    groups.set(key, [...(groups.get(key) ?? []), item]);
+  }
   const chosen: WorkloadItem[] = [];
   for (const group of rng.shuffle([...groups.keys()].sort())) {
     if (chosen.length * 2 >= items.length) break;

@@ -74,12 +74,18 @@ export function crStateOf(kind: SkyliftKind, obj: ManagedObject): CrState {
   return base;
 }
 
-/** Lists every Skylift object in `namespace` (one LIST per kind) as {@link CrState}s. */
-export async function listCrStates(client: KubeClient, namespace: string): Promise<CrState[]> {
+/** Lists every Skylift object in the namespace(s) (one LIST per kind and namespace) as {@link CrState}s. */
+export async function listCrStates(
+  client: KubeClient,
+  namespaces: string | readonly string[],
+): Promise<CrState[]> {
   const out: CrState[] = [];
-  for (const kind of Object.keys(typesByKind) as SkyliftKind[]) {
-    const list = await client.get<{ items: ManagedObject[] }>(resourcePath(typesByKind[kind], { namespace }));
-    out.push(...list.items.map((o) => crStateOf(kind, o)));
-  }
+  for (const namespace of typeof namespaces === 'string' ? [namespaces] : namespaces)
+    for (const kind of Object.keys(typesByKind) as SkyliftKind[]) {
+      const list = await client.get<{ items: ManagedObject[] }>(
+        resourcePath(typesByKind[kind], { namespace }),
+      );
+      out.push(...list.items.map((o) => crStateOf(kind, o)));
+    }
   return out;
 }

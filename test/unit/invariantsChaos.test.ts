@@ -7,11 +7,12 @@ import { SeededRandom } from '../../bench/lib/chaosRandom.ts';
 import { outcomeCounts, readyReasons } from '../../bench/lib/chaosReport.ts';
 import { controlPlaneRestarts } from '../../bench/lib/chaosRun.ts';
 import { crKey } from '../../bench/lib/chaosSampler.ts';
-import { chaosWorkload, kindCounts, pickHalf } from '../../bench/lib/chaosWorkload.ts';
+import { chaosWorkload, chaosWorkloads, kindCounts, pickHalf } from '../../bench/lib/chaosWorkload.ts';
 
 describe('parseChaosArgs', () => {
-  it('defaults to 200 objects, 20 kills, 2 leader kills, 1 apiserver and 1 etcd restart, faults on', () => {
+  it('defaults to two accounts, 200 objects, 20 kills, 2 leader kills, 1 apiserver and 1 etcd restart, faults on', () => {
     expect(parseChaosArgs([], '/out')).toEqual({
+      accounts: 2,
       resources: 200,
       kills: 20,
       leaderKills: 2,
@@ -61,6 +62,13 @@ describe('parseChaosArgs', () => {
     );
   });
 
+  it('runs the old single-account way with --accounts 1 (then 3 objects are enough)', () => {
+    expect(parseChaosArgs(['--accounts', '1', '--resources', '3'], '/out')).toMatchObject({
+      accounts: 1,
+      resources: 3,
+    });
+  });
+
   it('takes a seed to replay and every knob', () => {
     expect(
       parseChaosArgs(
@@ -92,6 +100,16 @@ describe('parseChaosArgs', () => {
   it.each([
     { reason: 'a negative seed', argv: ['--seed=-1'], message: /--seed: want a whole number/ },
     { reason: 'too few objects for one of each kind', argv: ['--resources', '2'], message: /--resources/ },
+    {
+      reason: 'too few objects for one of each kind in each of two namespaces',
+      argv: ['--resources', '5'],
+      message: /--resources: want a whole number from 6/,
+    },
+    {
+      reason: 'three accounts',
+      argv: ['--accounts', '3'],
+      message: /--accounts: want a whole number from 1 to 2/,
+    },
     {
       reason: 'a kill delay without a range',
       argv: ['--kill-delay', '5s'],
@@ -154,6 +172,73 @@ describe('chaosWorkload', () => {
     expect(names(9)).not.toEqual(names(10));
   });
 
+  it('spreads objects over namespaces, each with its own zones and aliases only to its own MyIngresses', () => {
+    const parts = [
+      { namespace: 'chaos-1', zones: ['a.one.test', 'b.one.test'] },
+      { namespace: 'chaos-2', zones: ['a.two.test'] },
+    ];
+    const w = chaosWorkloads(parts, 25, new SeededRandom(4));
+    const spec = (i: (typeof w.items)[number]) =>
+      (i.object as unknown as { spec: { zoneName?: string; aliasTarget?: unknown } }).spec;
+    const inNs = (n: string) => w.items.filter((i) => i.namespace === n);
+    expect([inNs('chaos-1').length, inNs('chaos-2').length]).toEqual([13, 12]);
+    for (const [n, zones] of [
+      ['chaos-1', new Set(['a.one.test', 'b.one.test'])],
+      ['chaos-2', new Set(['a.two.test'])],
+    ] as const) {
+      const items = inNs(n);
+      expect(items.every((i) => i.object.metadata.namespace === n)).toBe(true);
+      expect(new Set(items.flatMap((i) => (i.kind === 'DNSRecord' ? [spec(i).zoneName] : [])))).toEqual(
+        zones,
+      );
+      for (const k of ['DNSRecord', 'MyIngress', 'ManagedDB'])
+        expect(items.some((i) => i.kind === k)).toBe(true);
+    }
+    expect(
+      w.supporting
+        .filter((o) => o.kind === 'Service')
+        .map((o) => o.metadata.namespace)
+        .sort(),
+    ).toEqual(
+      inNs('chaos-1')
+        .concat(inNs('chaos-2'))
+        .filter((i) => i.kind === 'MyIngress')
+        .map((i) => i.namespace)
+        .sort(),
+    );
+    // Shuffled across namespaces, not one namespace after the other.
+    const order = w.items.map((i) => i.namespace);
+    expect(order.slice(0, 13).every((n) => n === 'chaos-1')).toBe(false);
+    // One part is exactly the single-namespace workload (a seed replays as before).
+    expect(chaosWorkloads([{ namespace: 'chaos', zones: ['a.test'] }], 30, new SeededRandom(8))).toEqual(
+      chaosWorkload('chaos', 30, ['a.test'], new SeededRandom(8)),
+    );
+  });
+
+  it('deletes an alias with its MyIngress, never with the same-named MyIngress of another namespace', () => {
+    const w = chaosWorkloads(
+      [
+        { namespace: 'chaos-1', zones: ['a.test'] },
+        { namespace: 'chaos-2', zones: ['b.test'] },
+      ],
+      60,
+      new SeededRandom(5),
+    );
+    const chosen = pickHalf(w.items, new SeededRandom(6));
+    expect(chosen.length * 2).toBeGreaterThanOrEqual(w.items.length);
+    const chosenKeys = new Set(chosen.map((i) => `${i.namespace}/${i.name}`));
+    for (const item of w.items)
+      if (item.group !== item.name)
+        expect(chosenKeys.has(`${item.namespace}/${item.name}`)).toBe(
+          chosenKeys.has(`${item.namespace}/${item.group}`),
+        );
+    // Names repeat across namespaces (rec-0, ing-0, …); groups are per namespace, so some object
+    // goes while its namesake in the other namespace stays.
+    const other = (n: string) => (n === 'chaos-1' ? 'chaos-2' : 'chaos-1');
+    expect(chosen.some((i) => !chosenKeys.has(`${other(i.namespace)}/${i.name}`))).toBe(true);
+    expect(w.items.some((i) => i.group !== i.name)).toBe(true);
+  });
+
   it('deletes whole groups (a MyIngress with its aliases) until at least half are chosen', () => {
     const w = chaosWorkload('chaos', 60, ['a.test', 'b.test'], new SeededRandom(5));
     const chosen = pickHalf(w.items, new SeededRandom(6));
@@ -190,6 +275,6 @@ describe('report helpers', () => {
         { ...cr, kind: 'ManagedDB', name: 'd', readyDetail: 'no Ready condition' },
       ]),
     ).toEqual({ DNSRecord: { Pending: 2, Available: 1 }, ManagedDB: { 'no Ready condition': 1 } });
-    expect(crKey({ kind: 'MyIngress', name: 'ing-1' })).toBe('MyIngress/ing-1');
+    expect(crKey({ kind: 'MyIngress', namespace: 'chaos-1', name: 'ing-1' })).toBe('MyIngress chaos-1/ing-1');
   });
 });
