@@ -12,7 +12,8 @@ import {
 } from '../providers/aws/clients.ts';
 import type { AdaptiveRateLimiter } from '../providers/aws/rateLimiter.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { RequeueAfter } from '../runtime/errors.ts';
+import { RequeueAfter, RetryableError } from '../runtime/errors.ts';
+import { classifyAwsError } from '../providers/aws/errors.ts';
 import type { TenantSource } from './directory.ts';
 
 /** Where a tenancy's AWS clients come from. */
@@ -62,6 +63,18 @@ export const assumeRoleFailedReason = 'AssumeRoleFailed';
 const defaultDurationSeconds = 3600;
 /** Refresh when less than this remains (or a third of the lifetime, if that is shorter). */
 const refreshMarginMs = 5 * 60_000;
+
+/** How long a transient AssumeRole failure (throttled, 5xx, no answer) is answered from the cache. */
+const transientFailureTtlMs = 1000;
+
+/**
+ * True when a failed AssumeRole may well succeed on its own soon: STS throttled it, failed (5xx),
+ * or did not answer — as opposed to refusing it (AccessDenied, a bad role or external ID). Pure.
+ */
+export function assumeRoleTransient(err: unknown): boolean {
+  const cls = classifyAwsError(err);
+  return cls === 'throttling' || cls === 'transient' || cls === 'unreachable';
+}
 
 /** Options for {@link RoleCredentials}. */
 export interface RoleCredentialsOptions {
@@ -125,7 +138,10 @@ export class RoleCredentials {
       return creds;
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
-      this.lastFailure = { error, until: this.o.clock.now() + (this.o.failureTtlMs ?? 30_000) };
+      // STS throttling, a 5xx or no answer passes soon: asked again after a second, not after the
+      // failure TTL meant for a refusal (a role or trust policy someone must fix).
+      const ttl = assumeRoleTransient(error) ? transientFailureTtlMs : (this.o.failureTtlMs ?? 30_000);
+      this.lastFailure = { error, until: this.o.clock.now() + ttl };
       const c = this.current;
       if (c !== undefined && this.o.clock.now() < c.creds.expiration.getTime()) return c.creds;
       throw error;
@@ -284,6 +300,8 @@ export class AwsAccounts implements AwsAccountSource {
     } catch (err) {
       const message = assumeRoleFailure(policy, err);
       this.o.reports?.reportAssumeRole(name, { ok: false, message });
+      // A passing STS failure is retried with the work queue's backoff; a refusal after retryMs.
+      if (assumeRoleTransient(err)) throw new RetryableError(assumeRoleFailedReason, message, { cause: err });
       throw new RequeueAfter(retryMs, message, assumeRoleFailedReason);
     }
     const refreshFailed = session.failure;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TeamPolicy } from '../../src/apis/teampolicy.ts';
 import { createAwsClients, type AwsClients } from '../../src/providers/aws/clients.ts';
-import { RequeueAfter } from '../../src/runtime/errors.ts';
+import { RequeueAfter, RetryableError } from '../../src/runtime/errors.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import type { AssumeRoleReport } from '../../src/tenancy/directory.ts';
 import {
@@ -216,6 +216,28 @@ describe('AwsAccounts with roles', () => {
     expect(a1.limiters.get('route53')).toBe(a2.limiters.get('route53'));
     expect(a1.limiters.get('route53')).not.toBe(b.limiters.get('route53'));
     expect(a1.limiters.get('route53')).not.toBe(accounts.own.limiters.get('route53'));
+    accounts.destroy();
+  });
+
+  it('retries a passing STS failure (throttled, 5xx) with the work queue’s backoff, asking STS again after a second', async () => {
+    const { clock, sts, accounts, reports } = setup();
+    sts.state.fail = Object.assign(new Error('Rate exceeded'), {
+      name: 'Throttling',
+      $metadata: { httpStatusCode: 400 },
+    });
+    const p = policy('team-t', 'arn:aws:iam::444455556666:role/team-t');
+    const err: unknown = await accounts.clientsFor(p, 'ns-t').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RetryableError);
+    expect((err as RetryableError).reason).toBe('AssumeRoleFailed');
+    expect((err as RetryableError).message).toContain('Throttling');
+    expect(reports.at(-1)?.[1]).toMatchObject({ ok: false });
+    await expect(accounts.clientsFor(p, 'ns-t')).rejects.toThrow(RetryableError);
+    expect(sts.calls).toHaveLength(1);
+    clock.advance(1000);
+    delete sts.state.fail;
+    await accounts.clientsFor(p, 'ns-t');
+    expect(sts.calls).toHaveLength(2);
+    expect(reports.at(-1)).toEqual(['team-t', { ok: true, account: '444455556666' }]);
     accounts.destroy();
   });
 
