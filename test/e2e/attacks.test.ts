@@ -477,6 +477,15 @@ describe('attacks from a second team', () => {
     const health = await elb.send(new DescribeTargetHealthCommand({ TargetGroupArn: arn }));
     elb.destroy();
     expect(health.TargetHealthDescriptions?.map((t) => t.Target?.Id)).toEqual(['10.77.1.10']);
+    // Leave the shared emulator as it was (other files count target groups named like this one's).
+    await admin.delete(ing.object);
+    await waitFor(
+      async () => {
+        const left = await admin.get<{ items: { metadata: { name: string } }[] }>(ing.collection);
+        return left.items.some((m) => m.metadata.name === 'web') ? undefined : true;
+      },
+      { timeoutMs: 60_000, description: 'the MyIngress and its load balancer deleted' },
+    );
   });
 
   it('leaves the team its own names: a record under its domain becomes Ready', async () => {
