@@ -26,6 +26,14 @@ export class KubeUnreachableError extends Error {
 /** Default deadline of one apiserver request (watches excepted). */
 export const kubeRequestTimeoutMs = 30_000;
 
+/**
+ * How long one connection pool (undici Agent) serves every request before the kubeconfig's TLS
+ * material is taken afresh: client-node builds a new Agent — a new TLS handshake and secure
+ * context — for every request, which cost more CPU than anything else in the operator; a rotated
+ * client certificate or CA is picked up within this time.
+ */
+export const kubeDispatcherReuseMs = 5 * 60_000;
+
 /** Options of a {@link KubeClient}. */
 export interface KubeClientOptions {
   /** Deadline of every request but watch streams (default {@link kubeRequestTimeoutMs}). */
@@ -66,6 +74,8 @@ export class KubeClient {
   private readonly server: string;
   private readonly observers: RequestObserver[] = [];
   private readonly timeoutMs: number;
+  /** The connection pool every request shares, and until when (see kubeDispatcherReuseMs). */
+  private pool: { readonly dispatcher: Dispatcher; readonly until: number } | undefined;
 
   constructor(config: KubeConfig, opts: KubeClientOptions = {}) {
     this.config = config;
@@ -119,7 +129,7 @@ export class KubeClient {
       body = JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
-    const dispatcher: Dispatcher | undefined = ctx.getDispatcher();
+    const dispatcher = this.shared(ctx.getDispatcher());
     return fetch(url, {
       method,
       headers,
@@ -127,6 +137,21 @@ export class KubeClient {
       ...(dispatcher !== undefined ? { dispatcher } : {}),
       ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
     });
+  }
+
+  /**
+   * The shared connection pool: the one in use while it is fresh, else `fresh` (the Agent
+   * client-node just built from the kubeconfig) from now on. A replaced pool closes gracefully:
+   * requests and watches on it finish first. Undefined when the server needs no TLS options.
+   */
+  private shared(fresh: Dispatcher | undefined): Dispatcher | undefined {
+    if (fresh === undefined) return undefined;
+    const now = Date.now();
+    const pool = this.pool;
+    if (pool !== undefined && now < pool.until) return pool.dispatcher;
+    this.pool = { dispatcher: fresh, until: now + kubeDispatcherReuseMs };
+    if (pool !== undefined) void pool.dispatcher.close().catch(() => undefined);
+    return fresh;
   }
 
   /** What a request that got no answer failed with, naming the server and the cause. */
