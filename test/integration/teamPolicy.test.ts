@@ -8,6 +8,7 @@ import { installCrds } from '../../src/dev/installCrds.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { TenantDirectory } from '../../src/tenancy/directory.ts';
+import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import type { AwsCall } from '../support/awsOperation.ts';
 import {
@@ -65,6 +66,37 @@ const a = (name: string) => ({ name, type: 'A' as const, ttl: 60, records: ['192
 /** Route 53 changes sent for a name since the last reset. */
 const changesTo = (fqdn: string): number =>
   changes.filter((c) => c.body.includes(`<Name>${fqdn}</Name>`)).length;
+
+/** Waits until the record `fqdn` is gone from the zone and DNSRecord `ns/name` from the cluster. */
+async function recordAndObjectGone(
+  r53: Route53Client,
+  zoneId: string,
+  fqdn: string,
+  ns: string,
+  name: string,
+  description: string,
+): Promise<void> {
+  await waitFor(
+    async () =>
+      findRecord(await listRecords(r53, zoneId), fqdn, 'A') === undefined &&
+      (await readObject<DNSRecord>(admin, dnsRecordType, ns, name)) === undefined
+        ? true
+        : undefined,
+    { timeoutMs: 20_000, description },
+  );
+}
+
+/** Waits until deleting DNSRecord `ns/name` is refused ("cannot delete the AWS resource: …"); returns it. */
+async function deletionRefused(ns: string, name: string, description: string): Promise<DNSRecord> {
+  return waitFor(
+    async () => {
+      const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, name);
+      const m = r?.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+      return m.startsWith('cannot delete the AWS resource') ? r : undefined;
+    },
+    { timeoutMs: 15_000, description },
+  );
+}
 
 describe('TeamPolicy in the reconcile', () => {
   it('refuses another team’s names and NS delegations without a Route 53 change, serves its own', async () => {
@@ -177,14 +209,7 @@ describe('TeamPolicy in the reconcile', () => {
     expect(changesTo(`www.${zone}.`)).toBe(0);
     // Deleting it still cleans up what Skylift made.
     await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'www' }));
-    await waitFor(
-      async () =>
-        findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A') === undefined &&
-        (await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www')) === undefined
-          ? true
-          : undefined,
-      { timeoutMs: 20_000, description: 'record and object gone' },
-    );
+    await recordAndObjectGone(r53, zoneId, `www.${zone}`, ns, 'www', 'record and object gone');
   });
 
   it('refuses a namespace no policy selects, and one two policies select (both policies say so); serves it again once one remains', async () => {
@@ -278,14 +303,7 @@ describe('TeamPolicy in the reconcile', () => {
     expect(changesTo(`api.b.${zone}.`)).toBe(0);
     // Deleted meanwhile: the finalizer stays (no identity to delete with), and says why.
     await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'api' }));
-    const stuck = await waitFor(
-      async () => {
-        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, 'api');
-        const m = r?.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
-        return m.startsWith('cannot delete the AWS resource') ? r : undefined;
-      },
-      { timeoutMs: 15_000, description: 'deletion refused for lack of a policy' },
-    );
+    const stuck = await deletionRefused(ns, 'api', 'deletion refused for lack of a policy');
     expect(stuck.metadata.finalizers).toContain('aws.skylift.dev/cleanup');
     expect(stuck.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
       new RegExp(
@@ -295,13 +313,13 @@ describe('TeamPolicy in the reconcile', () => {
     expect(findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A')).toBeDefined();
     // The policy back: the deletion completes and cleans up.
     await applyTeamPolicy(admin, group, name, { namespaces: { names: [ns] } });
-    await waitFor(
-      async () =>
-        findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A') === undefined &&
-        (await readObject<DNSRecord>(admin, dnsRecordType, ns, 'api')) === undefined
-          ? true
-          : undefined,
-      { timeoutMs: 20_000, description: 'record and object gone once the policy is back' },
+    await recordAndObjectGone(
+      r53,
+      zoneId,
+      `api.b.${zone}`,
+      ns,
+      'api',
+      'record and object gone once the policy is back',
     );
   });
 
@@ -334,26 +352,19 @@ describe('TeamPolicy in the reconcile', () => {
     );
     changes = [];
     await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'www' }));
-    const stuck = await waitFor(
-      async () => {
-        const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www');
-        const m = r?.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
-        return m.startsWith('cannot delete the AWS resource') ? r : undefined;
-      },
-      { timeoutMs: 15_000, description: 'deletion refused in the wrong account' },
-    );
+    const stuck = await deletionRefused(ns, 'www', 'deletion refused in the wrong account');
     expect(stuck.metadata.finalizers).toContain('aws.skylift.dev/cleanup');
     expect(changesTo(`www.${zone}.`)).toBe(0);
     expect(findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A')).toBeDefined();
     // Restored: the deletion completes in the account the record lives in.
     await applyTeamPolicy(admin, group, name, { namespaces: { names: [ns] } });
-    await waitFor(
-      async () =>
-        findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A') === undefined &&
-        (await readObject<DNSRecord>(admin, dnsRecordType, ns, 'www')) === undefined
-          ? true
-          : undefined,
-      { timeoutMs: 20_000, description: 'record and object gone once the policy is restored' },
+    await recordAndObjectGone(
+      r53,
+      zoneId,
+      `www.${zone}`,
+      ns,
+      'www',
+      'record and object gone once the policy is restored',
     );
   });
 
