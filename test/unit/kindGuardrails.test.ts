@@ -12,7 +12,7 @@ import type { MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 import {
   arnAllowed,
   checkMyIngress,
-  type Ec2Lookups,
+  type GuardLookups,
   type LoadBalancerGuardrails,
 } from '../../src/kinds/myingress/guardrails.ts';
 import { ForbiddenError } from '../../src/runtime/errors.ts';
@@ -30,7 +30,7 @@ const tags: Record<string, Record<string, string>> = {
   'sg-22': { team: 'payments' },
 };
 const calls: string[] = [];
-const ec2: Ec2Lookups = {
+const ec2: GuardLookups = {
   subnetTags: (ids) => {
     calls.push(`subnets ${ids.join(',')}`);
     return Promise.resolve(new Map(ids.map((id) => [id, tags[id] ?? {}])));

@@ -9,7 +9,7 @@ import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './
 import { ACMClient } from '@aws-sdk/client-acm';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
-import { checkMyIngress, ec2Lookups, loadBalancerGuardrailsOf } from './guardrails.ts';
+import { checkMyIngress, guardLookups, loadBalancerGuardrailsOf } from './guardrails.ts';
 import { explainRefusals } from '../../providers/aws/refusals.ts';
 import { myingressRefusals } from './awsRefusals.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
@@ -78,7 +78,7 @@ export function myIngressController(
       tenants: s.tenants,
       accounts: accountsOf(s),
       adapterFor,
-      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, ec2Lookups(g.aws.ec2, acmOf(g.aws))),
+      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, guardLookups(g.aws.ec2, acmOf(g.aws))),
     }),
     ...controllerOptions(s),
     pollMs: settings.pollMs,

@@ -94,7 +94,7 @@ export type TagLookup = (
 ) => Promise<ReadonlyMap<string, Readonly<Record<string, string>>>>;
 
 /** What {@link checkMyIngress} may look up in EC2 and ACM (reads only). */
-export interface Ec2Lookups {
+export interface GuardLookups {
   readonly subnetTags: TagLookup;
   readonly securityGroupTags: TagLookup;
   /** The tags of one ACM certificate. */
@@ -111,7 +111,7 @@ export interface Ec2Lookups {
 export async function checkMyIngress(
   policy: TeamPolicy,
   spec: MyIngressSpec,
-  ec2: Ec2Lookups,
+  lookups: GuardLookups,
 ): Promise<void> {
   const g = loadBalancerGuardrailsOf(policy);
   if (g === undefined) return;
@@ -124,7 +124,7 @@ export async function checkMyIngress(
       `the scheme is fixed at create: delete this MyIngress and create it with spec.scheme: ${g.schemes[0] ?? 'internal'}, or ask the platform team to add ${scheme} to spec.guardrails.loadBalancers.schemes`,
     );
   }
-  if (g.subnets !== undefined) await checkSubnets(policy, spec, g.subnets, ec2);
+  if (g.subnets !== undefined) await checkSubnets(policy, spec, g.subnets, lookups);
   if (g.securityGroups !== undefined) {
     const allowed = g.securityGroups;
     const groups = spec.securityGroups ?? [];
@@ -136,7 +136,7 @@ export async function checkMyIngress(
         `set spec.securityGroups to allowed groups (${describeIdsOrTags(allowed)})`,
       );
     }
-    const bad = await outside(groups, allowed, ec2.securityGroupTags);
+    const bad = await outside(groups, allowed, lookups.securityGroupTags);
     if (bad.length > 0) {
       throw forbidden(
         policy,
@@ -151,7 +151,7 @@ export async function checkMyIngress(
     for (const [i, l] of spec.listeners.entries()) {
       const arn = l.certificateArn;
       if (arn === undefined || arnAllowed(arn, certs.arns ?? [])) continue;
-      if (certs.tags !== undefined && hasTags(await ec2.certificateTags(arn), certs.tags)) continue;
+      if (certs.tags !== undefined && hasTags(await lookups.certificateTags(arn), certs.tags)) continue;
       const allowed = [
         ...(certs.arns ?? []),
         ...(certs.tags !== undefined
@@ -176,14 +176,14 @@ async function checkSubnets(
   policy: TeamPolicy,
   spec: MyIngressSpec,
   allowed: IdsOrTags,
-  ec2: Ec2Lookups,
+  lookups: GuardLookups,
 ): Promise<void> {
   const selector = spec.subnetSelector?.tags;
   // A selector that demands the policy's tags only ever finds allowed subnets: no lookup needed.
   if (selector !== undefined && allowed.tags !== undefined && hasTags(selector, allowed.tags)) return;
   const field = spec.subnets !== undefined ? 'spec.subnets' : 'spec.subnetSelector';
-  const subnets = spec.subnets ?? (await ec2.subnetsMatching(selector ?? {}));
-  const bad = await outside(subnets, allowed, ec2.subnetTags);
+  const subnets = spec.subnets ?? (await lookups.subnetsMatching(selector ?? {}));
+  const bad = await outside(subnets, allowed, lookups.subnetTags);
   if (bad.length > 0) {
     throw forbidden(
       policy,
@@ -222,7 +222,7 @@ function describeIdsOrTags(a: IdsOrTags): string {
 }
 
 /** EC2 and ACM lookups for the guard, through the kind's clients (reads only). */
-export function ec2Lookups(ec2: EC2Client, acm: ACMClient): Ec2Lookups {
+export function guardLookups(ec2: EC2Client, acm: ACMClient): GuardLookups {
   const toMap = (
     items: {
       id: string | undefined;
