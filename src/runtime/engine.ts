@@ -48,6 +48,7 @@ import {
 } from './adapter.ts';
 import { writeCompanion } from './companions.ts';
 import { ownerGone, ownershipStanding, type OwnershipStanding } from './ownership.ts';
+import { CreateMarkers } from './createMarkers.ts';
 import { hasFinalizer, ObjectWrites, pendingCreate } from './objectWrites.ts';
 import { defaultControllerSettings } from './settings.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
@@ -71,6 +72,11 @@ export interface EngineOptions<T extends ManagedObject, D = undefined, F extends
   readonly pollMs?: number;
   /** How long a create-pending marker makes the engine wait for a lookup to find the resource. */
   readonly createGraceMs?: number;
+  /**
+   * How long after a new object's create the engine holds back a status that only says "in
+   * progress", so that the first status it writes is the outcome (default 5 s).
+   */
+  readonly firstStatusHoldMs?: number;
   readonly random?: () => number;
 }
 
@@ -80,6 +86,11 @@ export const engineDefaults = {
   pollMs: 5000,
   /** A create-pending marker younger than this holds back a second create. */
   createGraceMs: 30_000,
+  /**
+   * A new object's "in progress" status waits this long after its create: most creates are done
+   * sooner (a Route 53 change, a load balancer in an emulator), and their first status is the outcome.
+   */
+  firstStatusHoldMs: 5000,
 } as const;
 
 /** What the work queue should do with the key after a reconcile. */
@@ -90,7 +101,10 @@ export type ReconcileOutcome =
 
 /** The per-reconcile scratchpad: status changes accumulate here and are written once. */
 interface Pass<T extends ManagedObject, D, F extends string> {
+  /** The object as adapters see it: its status is the one held back for a new object, if any. */
   obj: T;
+  /** The status as the apiserver holds it: what a status write is a patch against. */
+  written: ManagedStatus;
   readonly statusBefore: ManagedStatus;
   status: ManagedStatus;
   readonly log: Logger;
@@ -101,6 +115,8 @@ interface Pass<T extends ManagedObject, D, F extends string> {
   skipStatus?: boolean;
   /** What this pass learnt of the AWS resource, for the Ready condition if the pass fails. */
   observed: FailedPassObservation;
+  /** The pass ended with AWS still at work (creating, propagating), nothing failed and nobody to call. */
+  inProgress?: boolean;
 }
 
 /**
@@ -115,10 +131,14 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   private readonly o: EngineOptions<T, D, F>;
   private readonly name: string;
   private readonly writes: ObjectWrites<T>;
+  private readonly markers: CreateMarkers;
+  /** Statuses held back for new objects (firstStatusHold), by uid, for their next pass to start from. */
+  private readonly held = new Map<string, { readonly status: ManagedStatus; readonly at: number }>();
 
   constructor(opts: EngineOptions<T, D, F>) {
     this.o = opts;
     this.writes = new ObjectWrites<T>(opts.client, opts.type);
+    this.markers = new CreateMarkers(opts.createGraceMs ?? engineDefaults.createGraceMs);
     this.name = opts.type.kind.toLowerCase();
   }
 
@@ -143,10 +163,13 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     const log = this.o.logger.child(
       span.traceId !== undefined ? { ...target, traceId: span.traceId } : target,
     );
+    // What a held-back pass learnt (a change ID, an ARN) is where the next pass expects it: in status.
+    const heldStatus = this.heldStatusOf(obj);
     const pass: Pass<T, D, F> = {
-      obj,
+      obj: heldStatus !== undefined ? { ...obj, status: heldStatus } : obj,
+      written: obj.status ?? {},
       statusBefore: obj.status ?? {},
-      status: structuredClone(obj.status ?? {}),
+      status: structuredClone(heldStatus ?? obj.status ?? {}),
       log,
       ctx: { logger: log, ownership: ownershipOf(obj, this.o.clusterId), clock: this.o.clock },
       observed: { kind: obj.metadata.deletionTimestamp !== undefined ? 'deleting' : 'none' },
@@ -163,6 +186,10 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     } catch (err) {
       ({ outcome, result } = this.handleError(pass, err));
       failure = errText(err);
+      // A create refused after the fact (a Route 53 batch rejected, reported on a later pass) made
+      // nothing: its marker must not hold back the create of a corrected spec, nor the deletion.
+      if (decideRetry(err).kind === 'terminal' && pass.observed.kind !== 'present')
+        this.markers.refused(pass.obj, this.o.clock.now());
       if (err instanceof RetryableError && err.writes !== undefined) {
         await this.write(pass, err.writes).catch((writeErr: unknown) => {
           log.warn({ err: errText(writeErr) }, 'writes of a failed reconcile failed');
@@ -170,7 +197,15 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       }
     }
     try {
-      await this.writeStatus(pass);
+      const holdMs = this.firstStatusHold(pass, result);
+      if (holdMs === undefined) {
+        await this.writeStatus(pass);
+        this.held.delete(uidOf(obj));
+      } else {
+        this.hold(obj, pass.status);
+        if (outcome.kind === 'done')
+          outcome = { kind: 'done', requeueAfterMs: Math.min(outcome.requeueAfterMs ?? holdMs, holdMs) };
+      }
     } catch (err) {
       const decision = decideRetry(err);
       if (decision.kind !== 'staleObject') log.warn({ err: errText(err) }, 'status write failed');
@@ -225,20 +260,19 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
           `spec.externalName ${JSON.stringify(spec.externalName)} does not exist in AWS; nothing to adopt: spec.externalName is fixed at create, so delete this object and create it again naming an existing resource, or without spec.externalName to have Skylift create one`,
         );
       }
-      const pendingSince = pendingCreate(p.obj);
+      const pendingSince = this.markers.holding(p.obj, this.o.clock.now());
       if (pendingSince !== undefined) {
+        // A create was attempted but is not visible yet: AWS lookups can lag a create.
         const waited = this.o.clock.now() - pendingSince;
         const grace = this.o.createGraceMs ?? engineDefaults.createGraceMs;
-        if (waited < grace) {
-          // A create was attempted but is not visible yet: AWS lookups can lag a create.
-          p.log.info({ waitedMs: waited }, 'create pending, waiting for the resource to become visible');
-          this.setReady(p, {
-            status: 'False',
-            reason: Reason.Creating,
-            message: 'waiting for a pending create to become visible',
-          });
-          return { kind: 'done', requeueAfterMs: Math.min(grace - waited, this.poll()) };
-        }
+        p.log.info({ waitedMs: waited }, 'create pending, waiting for the resource to become visible');
+        this.setReady(p, {
+          status: 'False',
+          reason: Reason.Creating,
+          message: 'waiting for a pending create to become visible',
+        });
+        p.inProgress = true;
+        return { kind: 'done', requeueAfterMs: Math.min(grace - waited, this.poll()) };
       }
       const drift = wasSynced && wasReady;
       if (adapter.prepareCreate !== undefined) {
@@ -265,9 +299,9 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         message: created.description ?? 'created, waiting for AWS',
       });
       this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
-      // Record the identity first; the marker goes only once status holds it.
-      await this.writeStatus(p);
-      await this.setAnnotation(p, createPendingAnnotation, undefined);
+      // The marker stays (see createMarkers.ts); the status with the identity is written at the end
+      // of the pass, or for a new object once the outcome is known (firstStatusHold).
+      p.inProgress = true;
       if (drift) {
         this.o.metrics.driftCorrections.inc({ kind: this.o.type.kind });
         this.event(p, {
@@ -287,7 +321,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       return { kind: 'done', requeueAfterMs: this.poll() };
     }
 
-    if (pendingCreate(p.obj) !== undefined) await this.setAnnotation(p, createPendingAnnotation, undefined);
+    this.markers.settled(p.obj, this.o.clock.now());
     // What follows from the observation (companion writes such as a connection Secret, the kind's
     // status fields) comes from the AWS resource: published only once it is this object's to report on.
     const standing = await this.checkOwnership(p.obj, obs, p.ctx.ownership);
@@ -323,6 +357,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       }
       if (updated.pending === true) {
         this.setReady(p, { status: 'False', reason: Reason.Updating, message: what });
+        p.inProgress = true;
       } else {
         this.setReady(p, {
           status: obs.ready.ready ? 'True' : 'False',
@@ -330,6 +365,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
           ...msg(obs.ready.message),
         });
         this.warnIfActionRequired(p, obs.ready);
+        p.inProgress = !obs.ready.ready && obs.ready.actionRequired !== true;
       }
       this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
       failIfObservedFailing(obs);
@@ -347,6 +383,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     });
     this.warnIfActionRequired(p, obs.ready);
     this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
+    p.inProgress = !obs.ready.ready && obs.ready.actionRequired !== true;
     failIfObservedFailing(obs);
     // Waiting for a person (actionRequired) is not AWS being busy: polling would not help.
     const settled = obs.ready.ready || obs.ready.actionRequired === true;
@@ -408,9 +445,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     }
     const obs = await this.step('observe', () => adapter.observe(p.obj, p.ctx));
     if (!obs.exists) {
-      const pendingSince = pendingCreate(p.obj);
-      const grace = this.o.createGraceMs ?? engineDefaults.createGraceMs;
-      if (pendingSince !== undefined && this.o.clock.now() - pendingSince < grace) {
+      if (this.markers.holding(p.obj, this.o.clock.now()) !== undefined) {
         // A create may have happened but not be visible yet; do not let go of it.
         this.setReady(p, {
           status: 'False',
@@ -441,6 +476,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       });
       return { kind: 'done' };
     }
+    this.markers.settled(p.obj, this.o.clock.now());
     const res = await this.step('delete', () => adapter.delete(p.obj, obs, p.ctx));
     if (res.gone) {
       this.event(p, {
@@ -622,11 +658,52 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (p.skipStatus === true) return;
     if (p.obj.metadata.deletionTimestamp !== undefined && !hasFinalizer(p.obj)) return; // object is about to vanish
     if (p.obj.metadata.generation !== undefined) p.status.observedGeneration = p.obj.metadata.generation;
-    p.obj = await this.writes.status(p.obj, p.status);
+    p.obj = await this.writes.status(p.obj, p.status, p.written);
+    p.written = p.obj.status ?? {};
+  }
+
+  /** The status held back for `obj` at its last pass, while `obj` has none written and the hold lasts. */
+  private heldStatusOf(obj: T): ManagedStatus | undefined {
+    const h = this.held.get(uidOf(obj));
+    if (h === undefined) return undefined;
+    if ((obj.status?.conditions ?? []).length > 0) {
+      this.held.delete(uidOf(obj));
+      return undefined;
+    }
+    return h.status;
+  }
+
+  /** Keeps `status` for `obj`'s next pass; entries of objects never seen again go after ten minutes. */
+  private hold(obj: T, status: ManagedStatus): void {
+    const now = this.o.clock.now();
+    if (this.held.size >= 256)
+      for (const [uid, h] of this.held) if (now - h.at >= 600_000) this.held.delete(uid);
+    this.held.set(uidOf(obj), { status: structuredClone(status), at: now });
   }
 
   private async setFinalizer(p: Pass<T, D, F>, present: boolean): Promise<void> {
     p.obj = await this.writes.finalizer(p.obj, present);
+    if (!present) {
+      this.markers.forget(p.obj);
+      this.held.delete(uidOf(p.obj));
+    }
+  }
+
+  /**
+   * How long the pass's status may wait (ms), or undefined to write it now. A new object (no
+   * status written yet) whose create is younger than the hold, on a pass that ended with AWS still
+   * at work — nothing failed, nothing for a person to do — gets no status yet: the next pass,
+   * within the hold, writes the outcome, so the happy path costs one status write. Past the hold
+   * the progress is written (a DNS change propagating, a database creating).
+   */
+  private firstStatusHold(p: Pass<T, D, F>, result: ReconcileResult): number | undefined {
+    if (p.inProgress !== true || result === 'error' || p.skipStatus === true) return undefined;
+    if ((p.statusBefore.conditions ?? []).length > 0) return undefined;
+    if (getCondition(p.status.conditions, ConditionType.Synced)?.status !== 'True') return undefined;
+    const at = pendingCreate(p.obj);
+    if (at === undefined) return undefined;
+    const left = at + (this.o.firstStatusHoldMs ?? engineDefaults.firstStatusHoldMs) - this.o.clock.now();
+    return left > 0 ? left : undefined;
   }
 
   /** Adds the finalizer (if missing) and the create-pending marker in one compare-and-swap patch. */
@@ -701,6 +778,10 @@ function notFoundMessage(obj: ManagedObject): string {
 
 function msg(message: string | undefined): { message?: string } {
   return message !== undefined ? { message } : {};
+}
+
+function uidOf(obj: ManagedObject): string {
+  return obj.metadata.uid ?? `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
 }
 
 function errText(err: unknown): string {

@@ -35,9 +35,12 @@ export class ObjectWrites<T extends ManagedObject> {
     this.type = type;
   }
 
-  /** Patches the status to `status` when it differs; writes nothing (and returns the object) when it does not. */
-  async status(obj: T, status: ManagedStatus): Promise<T> {
-    const patch = mergePatchFor(obj.status ?? {}, status);
+  /**
+   * Patches the status to `status` when it differs from `written` (what the apiserver holds; default
+   * `obj.status`); writes nothing (and returns the object) when it does not.
+   */
+  async status(obj: T, status: ManagedStatus, written: ManagedStatus = obj.status ?? {}): Promise<T> {
+    const patch = mergePatchFor(written, status);
     if (patch === undefined) return obj;
     const updated = await this.client.patch<T>(this.path(obj, 'status'), { status: patch }, 'merge');
     return {

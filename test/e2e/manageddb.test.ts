@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../src/dev/installCrds.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { waitFor } from '../../src/dev/wait.ts';
-import { AwsFaultProxy, rdsSlowCreate } from '../support/awsFaultProxy.ts';
+import { AwsFaultProxy, rdsSlowCreate, type InstalledRule } from '../support/awsFaultProxy.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
@@ -18,13 +18,16 @@ import { KubeClient } from '../../src/runtime/kube/client.ts';
 let ns: string;
 let proxy: AwsFaultProxy;
 let operator: SkyliftProcess;
+let slowCreate: InstalledRule;
 
 beforeAll(async () => {
   const admin = kubeClient();
   await installCrds(admin);
   ns = await newNamespace(admin, 'e2e-mdb');
   proxy = await AwsFaultProxy.start({ target: stackInfo().awsEndpoint });
-  proxy.inject(rdsSlowCreate(3));
+  // RDS says "creating" until the test has seen Creating (a new object's progress is written once it
+  // lasts longer than the first-status hold, 5 s).
+  slowCreate = proxy.inject(rdsSlowCreate(10_000));
   operator = spawnSkylift(ns, proxy.endpoint, ['--rds-poll-interval', '1s']);
   await waitFor(() => (operator.output().includes('controllers started') ? true : undefined), {
     timeoutMs: 30_000,
@@ -51,6 +54,7 @@ describe('ManagedDB with kubectl', () => {
       '--timeout=60s',
     ]);
     expect(creating.code, creating.stderr).toBe(0);
+    slowCreate.remove();
     const ready = await kubectl(kc, [
       'wait',
       '-n',

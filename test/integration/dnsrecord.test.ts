@@ -212,6 +212,46 @@ describe('DNSRecord', () => {
     );
   });
 
+  it('writes each new record twice (finalizer with marker, then its outcome) and nothing on no-op resyncs', async () => {
+    const { ns, zone, start } = await setup('dns-writes', { resyncPeriod: '1s' });
+    const op = await start();
+    const n = 30;
+    const writes = async (): Promise<Record<string, number>> => {
+      const out: Record<string, number> = {};
+      for (const v of (await op.metrics.kubeRequests.get()).values)
+        if (v.labels.verb !== 'GET') out[String(v.labels.verb)] = (out[String(v.labels.verb)] ?? 0) + v.value;
+      return out;
+    };
+    await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        createDnsRecord(admin, ns, `w-${i}`, {
+          zoneName: zone,
+          name: `w-${i}`,
+          type: 'A',
+          records: [`10.9.0.${i + 1}`],
+        }),
+      ),
+    );
+    for (let i = 0; i < n; i++) await waitForCondition(admin, ns, `w-${i}`, ready);
+    const created = await writes();
+    process.stdout.write(`[dns-writes] ${n} new records: ${JSON.stringify(created)}\n`);
+    // The records themselves are patched (finalizer and marker; status); Events are created (POST).
+    expect(created.PATCH ?? 0).toBeLessThanOrEqual(2 * n);
+    expect(created.PUT ?? 0).toBe(0);
+    expect(created.DELETE ?? 0).toBe(0);
+    expect(created.POST ?? 0).toBeLessThanOrEqual(n);
+
+    const before = await counterValue(op.metrics.reconcileTotal, { controller: 'dnsrecord' });
+    await waitFor(
+      async () =>
+        (await counterValue(op.metrics.reconcileTotal, { controller: 'dnsrecord' })) >= before + 2 * n
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'two resyncs of every record' },
+    );
+    expect(await writes()).toEqual(created);
+  });
+
   it('refuses a record owned by no one (Conflict) and adopts it through externalName', async () => {
     const { ns, r53, zone, zoneId, start } = await setup('dns-owner');
     await start();
@@ -521,7 +561,8 @@ describe('DNSRecord', () => {
   it('is Ready only once Route 53 reports the change INSYNC', async () => {
     const { ns, zone, start } = await setup('dns-sync');
     await start();
-    proxy.inject(route53Pending(3));
+    // Pending for longer than a new record's first-status hold (5 s), so the progress is written.
+    proxy.inject(route53Pending(5));
     await createDnsRecord(admin, ns, 'slow', {
       zoneName: zone,
       name: 'slow',

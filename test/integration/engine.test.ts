@@ -41,6 +41,8 @@ interface Harness {
   client: KubeClient;
   metrics: Metrics;
   statusWrites(): number;
+  /** Writes (PATCH, PUT, POST, DELETE) to Gadgets and their status, by this harness's engine. */
+  gadgetWrites(): number;
   ns: string;
   apply(name: string, spec: GadgetSpec): Promise<Gadget>;
   read(name: string): Promise<Gadget>;
@@ -55,11 +57,13 @@ beforeAll(async () => {
   await ensureCrd(admin, gadgetCrd, gadgetType);
 });
 
-async function harness(): Promise<Harness> {
+async function harness(opts: { firstStatusHoldMs?: number } = {}): Promise<Harness> {
   const client = kubeClient();
   let statusWrites = 0;
+  let gadgetWrites = 0;
   client.observe((method, path) => {
     if (method === 'PATCH' && path.endsWith('/status')) statusWrites++;
+    if (method !== 'GET' && path.includes(`/${gadgetType.plural}/`)) gadgetWrites++;
   });
   const cloud = new FakeCloud();
   const metrics = new Metrics();
@@ -84,6 +88,7 @@ async function harness(): Promise<Harness> {
     resyncPeriodMs,
     pollMs,
     createGraceMs,
+    ...opts,
   });
   const ns = await newNamespace(admin, 'engine');
   const path = (name?: string): string => resourcePath(gadgetType, { namespace: ns, name });
@@ -99,6 +104,7 @@ async function harness(): Promise<Harness> {
     metrics,
     ns,
     statusWrites: () => statusWrites,
+    gadgetWrites: () => gadgetWrites,
     apply: (name, spec) =>
       client.create<Gadget>(path(), {
         apiVersion: 'test.skylift.dev/v1',
@@ -134,36 +140,86 @@ async function eventReasons(h: Harness, name: string, reason: string): Promise<s
 }
 
 describe('engine lifecycle', () => {
-  it('adds the finalizer before creating, records identity, then reports Ready', async () => {
+  it('adds the finalizer and marker before creating, then writes the outcome as the first status: two writes', async () => {
     const h = await harness();
     await h.apply('g1', { size: 1 });
     const first = await h.reconcile('g1');
+    // Still creating, within the first-status hold: nothing to say yet, look again at the poll.
     expect(first).toEqual({ kind: 'done', requeueAfterMs: pollMs });
 
     const obj = await h.read('g1');
     expect(obj.metadata.finalizers).toContain(finalizerName);
-    expect(obj.metadata.annotations?.[createPendingAnnotation]).toBeUndefined();
+    expect(obj.metadata.annotations?.[createPendingAnnotation]).toBeDefined();
+    expect(obj.status).toBeUndefined();
+    expect(h.gadgetWrites()).toBe(1);
     const [gadget] = h.cloud.all();
     expect(h.cloud.all()).toHaveLength(1);
-    expect(obj.status?.id).toBe(gadget?.id);
     expect(gadget?.tags).toEqual({
       'skylift.dev/cluster': 'test-cluster',
       'skylift.dev/owner': `${h.ns}/g1`,
       'skylift.dev/uid': obj.metadata.uid,
-    });
-    expect(await h.condition('g1', 'Ready')).toMatchObject({
-      status: 'False',
-      reason: 'Creating',
-      observedGeneration: 1,
     });
 
     const second = await h.reconcile('g1');
     expect(second.kind).toBe('done');
     expect(await h.condition('g1', 'Ready')).toMatchObject({ status: 'True', reason: 'Available' });
     expect(await h.condition('g1', 'Synced')).toMatchObject({ status: 'True', reason: 'ReconcileSuccess' });
-    expect((await h.read('g1')).status?.observedGeneration).toBe(1);
+    const ready = await h.read('g1');
+    expect(ready.status?.observedGeneration).toBe(1);
+    expect(ready.status?.id).toBe(gadget?.id);
+    // The marker stays (removing it would be a third write); it no longer holds anything back.
+    expect(ready.metadata.annotations?.[createPendingAnnotation]).toBe(
+      obj.metadata.annotations?.[createPendingAnnotation],
+    );
+    expect(h.gadgetWrites()).toBe(2);
     expect(h.cloud.calls.create).toBe(1);
     expect(await eventReasons(h, 'g1', 'Created')).toEqual([`created gadget ${gadget?.id ?? ''}`]);
+  });
+
+  it('without a first-status hold, records the identity with Ready=False Creating right after the create', async () => {
+    const h = await harness({ firstStatusHoldMs: 0 });
+    await h.apply('g0', { size: 1 });
+    expect(await h.reconcile('g0')).toEqual({ kind: 'done', requeueAfterMs: pollMs });
+    const [gadget] = h.cloud.all();
+    expect((await h.read('g0')).status?.id).toBe(gadget?.id);
+    expect(await h.condition('g0', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Creating',
+      observedGeneration: 1,
+    });
+    await h.reconcile('g0');
+    expect(await h.condition('g0', 'Ready')).toMatchObject({ status: 'True', reason: 'Available' });
+    expect(h.gadgetWrites()).toBe(3);
+  });
+
+  it('writes the progress of a new object still at work once the hold is over', async () => {
+    const h = await harness({ firstStatusHoldMs: 300 });
+    await h.apply('slow', { size: 1 });
+    h.cloud.notReady = { ready: false, reason: 'Provisioning', message: 'the gadget is warming up' };
+    const first = await h.reconcile('slow');
+    // Looked at again when the hold ends, not a full poll later.
+    expect(first.kind === 'done' ? first.requeueAfterMs : -1).toBeLessThanOrEqual(300);
+    expect((await h.read('slow')).status).toBeUndefined();
+    await waitFor(
+      async () => {
+        await h.reconcile('slow');
+        return (await h.condition('slow', 'Ready'))?.reason === 'Provisioning' ? true : undefined;
+      },
+      { timeoutMs: 10_000, description: 'the progress written once the hold is over' },
+    );
+    expect(await h.condition('slow', 'Ready')).toMatchObject({
+      status: 'False',
+      message: 'the gadget is warming up',
+    });
+    h.cloud.notReady = undefined;
+  });
+
+  it('writes a failure of a new object at once, hold or not', async () => {
+    const h = await harness();
+    await h.apply('bad', { size: 1 });
+    h.cloud.failNext('create', new RetryableError('AWSError', 'InternalFailure'));
+    expect(await h.reconcile('bad')).toEqual({ kind: 'backoff' });
+    expect(await h.condition('bad', 'Synced')).toMatchObject({ status: 'False', reason: 'AWSError' });
   });
 
   it('writes no status on a no-op resync and schedules the next one with jitter', async () => {
@@ -287,7 +343,6 @@ describe('engine lifecycle', () => {
     expect(h.cloud.calls.create).toBe(1);
     expect(h.cloud.all()).toHaveLength(1);
     expect(healed.status?.id).toBe(h.cloud.all()[0]?.id);
-    expect(healed.metadata.annotations?.[createPendingAnnotation]).toBeUndefined();
   });
 
   it('waits out a fresh create-pending marker instead of creating again, then creates once it is stale', async () => {
@@ -322,6 +377,34 @@ describe('engine lifecycle', () => {
     );
     await h.reconcile('pending');
     expect(h.cloud.calls.create).toBe(1);
+    expect(h.cloud.all()).toHaveLength(1);
+  });
+
+  it('lets go of a new object whose resource was seen and is gone, without waiting out its marker', async () => {
+    const h = await harness();
+    await h.apply('brief', { size: 1 });
+    await h.reconcile('brief');
+    await h.reconcile('brief');
+    const [gadget] = h.cloud.all();
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'brief' }));
+    h.cloud.remove(gadget?.id ?? '');
+    // The marker is seconds old, but this engine saw the resource after it: nothing is pending.
+    expect(await h.reconcile('brief')).toEqual({ kind: 'done' });
+    expect(await readObject(h.client, gadgetType, h.ns, 'brief')).toBeUndefined();
+  });
+
+  it('creates again at once after a create refused on a later pass, instead of waiting out the marker', async () => {
+    const h = await harness();
+    await h.apply('refused', { size: 1 });
+    await h.reconcile('refused');
+    // What a Route 53 batch refused after the create was submitted looks like: nothing exists and
+    // the next observe reports the refusal.
+    h.cloud.remove(h.cloud.all()[0]?.id ?? '');
+    h.cloud.failNext('observe', new TerminalError('spec.size 1 is refused'));
+    await h.reconcile('refused');
+    expect(await h.condition('refused', 'Synced')).toMatchObject({ status: 'False', reason: 'Terminal' });
+    await h.reconcile('refused');
+    expect(h.cloud.calls.create).toBe(2);
     expect(h.cloud.all()).toHaveLength(1);
   });
 });
@@ -397,7 +480,7 @@ describe('engine conditions after a failed pass', () => {
   });
 
   it('a failure while creating replaces the Creating reason instead of leaving it stale', async () => {
-    const h = await harness();
+    const h = await harness({ firstStatusHoldMs: 0 });
     await h.apply('stuck', { size: 1 });
     await h.reconcile('stuck');
     expect(await h.condition('stuck', 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
@@ -411,7 +494,7 @@ describe('engine conditions after a failed pass', () => {
   });
 
   it('a failing step beside a resource that is fine: Synced=False with the reason, Ready=True, backoff', async () => {
-    const h = await harness();
+    const h = await harness({ firstStatusHoldMs: 0 });
     await h.apply('side', { size: 1 });
     await h.reconcile('side');
     expect(await h.condition('side', 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });

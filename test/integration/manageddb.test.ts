@@ -96,9 +96,12 @@ async function secret(ns: string, name: string): Promise<Record<string, string>>
 describe('ManagedDB', () => {
   it('is Creating while RDS says so, then Ready with a connection Secret; scales; deletes with a final snapshot', async () => {
     const ns = await setup('mdb-life');
-    proxy.inject(rdsSlowCreate(3));
+    // RDS says "creating" until the test has seen Creating (a new object's progress is written once
+    // it lasts longer than the first-status hold, 5 s).
+    const slow = proxy.inject(rdsSlowCreate(10_000));
     const m = await create(ns, 'orders', spec());
     await waitCondition(ns, 'orders', 'Ready', 'False', 'Creating');
+    slow.remove();
     const ready = await waitCondition(ns, 'orders', 'Ready', 'True');
     const id = dbIdentifier(ns, 'orders', m.metadata.uid ?? '');
     expect(ready.status).toMatchObject({

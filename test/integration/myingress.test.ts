@@ -342,10 +342,12 @@ describe('MyIngress', () => {
 
   it('reports Provisioning until AWS says the load balancer is active', async () => {
     const ns = await setup('ming-prov');
-    proxy.inject({
+    // Provisioning until the test has seen it reported (a new object's progress is written once it
+    // lasts longer than the first-status hold, 5 s).
+    const provisioningRule = proxy.inject({
       service: 'elasticloadbalancing',
       operation: 'DescribeLoadBalancers',
-      times: 4,
+      times: 10_000,
       fault: {
         kind: 'rewrite',
         rewrite: (body) => body.replace(/<Code>active<\/Code>/g, '<Code>provisioning</Code>'),
@@ -366,6 +368,7 @@ describe('MyIngress', () => {
       { timeoutMs: 30_000, description: 'Ready=False Provisioning' },
     );
     expect(provisioning.status).toBe('False');
+    provisioningRule.remove();
     const m = await waitReady(ns, 'slow');
     expect(m.status?.state).toBe('active');
   });

@@ -57,6 +57,8 @@ export async function startController(
   );
   const client = kubeClient();
   const metrics = new Metrics();
+  // As the operator counts them (src/operator.ts), so a test can count the controller's writes.
+  client.observe((method, _path, code) => metrics.kubeRequests.inc({ verb: method, code: String(code) }));
   const logger = pino({ level: process.env.SKYLIFT_TEST_LOG_LEVEL ?? 'silent' });
   const events = new EventRecorder({
     client,

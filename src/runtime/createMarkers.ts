@@ -1,0 +1,69 @@
+// Whether an object's create-pending marker still holds. The marker (an
+// annotation with the time a create was started, written with the finalizer
+// before the create) stays on the object after the create: removing it would
+// cost a write per new object. It holds back a second create, and the removal
+// of the finalizer, while it is younger than the create grace and the
+// resource has not been seen since — AWS lookups can lag a create. Once this
+// process has observed the resource (or seen the create refused), the marker
+// no longer holds; after a restart it holds again until it is older than the
+// grace, which is only slower, never unsafe.
+import type { ManagedObject } from '../apis/managed.ts';
+import { pendingCreate } from './objectWrites.ts';
+
+/**
+ * Create-pending markers this process has seen settled, by object uid. Not
+ * persisted; bounded (entries older than the grace are dropped). Methods never
+ * block or throw; `settled` and `refused` mutate only this record.
+ */
+export class CreateMarkers {
+  private readonly graceMs: number;
+  /** uid → the marker time that was settled. */
+  private readonly settledAt = new Map<string, number>();
+
+  constructor(graceMs: number) {
+    this.graceMs = graceMs;
+  }
+
+  /**
+   * When the create `obj`'s marker records was started (ms since the epoch),
+   * if that marker still holds at `now`: younger than the grace and not
+   * settled. Undefined otherwise.
+   */
+  holding(obj: ManagedObject, now: number): number | undefined {
+    const at = pendingCreate(obj);
+    if (at === undefined || now - at >= this.graceMs) return undefined;
+    return this.settledAt.get(uidOf(obj)) === at ? undefined : at;
+  }
+
+  /** The resource was observed: the marker `obj` carries no longer holds. */
+  settled(obj: ManagedObject, now: number): void {
+    const at = pendingCreate(obj);
+    if (at === undefined || now - at >= this.graceMs) return;
+    this.sweep(now);
+    this.settledAt.set(uidOf(obj), at);
+  }
+
+  /** The create was refused (nothing exists): the marker no longer holds either. */
+  refused(obj: ManagedObject, now: number): void {
+    this.settled(obj, now);
+  }
+
+  /** Forgets `obj` (it is gone). */
+  forget(obj: ManagedObject): void {
+    this.settledAt.delete(uidOf(obj));
+  }
+
+  /** How many markers are recorded (for tests). */
+  get size(): number {
+    return this.settledAt.size;
+  }
+
+  private sweep(now: number): void {
+    if (this.settledAt.size < 256) return;
+    for (const [uid, at] of this.settledAt) if (now - at >= this.graceMs) this.settledAt.delete(uid);
+  }
+}
+
+function uidOf(obj: ManagedObject): string {
+  return obj.metadata.uid ?? `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+}
