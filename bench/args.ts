@@ -16,6 +16,10 @@ export interface BenchSettings {
   readonly outDir: string;
   /** Extra `skylift run` flags, passed through unchanged. */
   readonly operatorArgs: readonly string[];
+  /** `--baseline`: the report to compare with; undefined: bench/baseline.json if it exists. */
+  readonly baselinePath: string | undefined;
+  /** `--save-baseline`: copy this run's report to bench/baseline.json when every scenario succeeded. */
+  readonly saveBaseline: boolean;
 }
 
 /** Usage text for `--help`. */
@@ -32,6 +36,10 @@ and prints a table.
   --concurrency N          objects created/deleted at once by the bench (default 16)
   --out DIR                report directory (default bench/results)
   --operator-arg FLAG      extra skylift run flag, repeatable (e.g. --operator-arg=--workers=8)
+  --baseline PATH          report to compare with (default bench/baseline.json if it exists):
+                           prints and records current/baseline per scenario
+  --save-baseline          copy this run's report to bench/baseline.json (only if every
+                           scenario succeeded)
 `;
 
 /** Parses the flags; throws an Error whose message says what is wrong. */
@@ -47,6 +55,8 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
       concurrency: { type: 'string' },
       out: { type: 'string' },
       'operator-arg': { type: 'string', multiple: true },
+      baseline: { type: 'string' },
+      'save-baseline': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -71,6 +81,7 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
     throw new Error(`--concurrency: want 1 to 256, got ${JSON.stringify(values.concurrency)}`);
   const resyncPeriodMs = parseDuration(values['resync-period'] ?? '30s');
   if (resyncPeriodMs < 1000) throw new Error('--resync-period: at least 1s');
+  if (values.baseline?.trim() === '') throw new Error('--baseline: give a file');
   return {
     only: list(values.only),
     sizes,
@@ -78,5 +89,7 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
     concurrency,
     outDir: values.out ?? defaultOutDir,
     operatorArgs: values['operator-arg'] ?? [],
+    baselinePath: values.baseline,
+    saveBaseline: values['save-baseline'] === true,
   };
 }

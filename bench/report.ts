@@ -1,6 +1,8 @@
 // The benchmark report: its JSON shape, the cost curves derived from it, and
 // the table printed on stdout. Pure.
 import type { AwsInventory } from './lib/awsAccount.ts';
+import { comparedMetricNames, type BaselineComparison, type ComparedMetricName } from './lib/baseline.ts';
+import type { GroupMemory, RssSlope } from './lib/costPerObject.ts';
 import { ratio, type Distribution } from './lib/stats.ts';
 import type { BenchSettings } from './args.ts';
 
@@ -35,6 +37,35 @@ export interface PhaseResult {
   readonly reconcilesPerResource: number;
   /** Operator CPU (user + system) spent in the phase, seconds. */
   readonly cpuSeconds: number;
+  /** The same per resource, milliseconds (since schemaVersion 2). */
+  readonly cpuMsPerResource?: number;
+  /**
+   * Create and delete: from the bench's first request sent to its last
+   * request answered, ms — the bench's own time, not the operator's (since
+   * schemaVersion 2).
+   */
+  readonly requestsMs?: number;
+  /**
+   * Create: from the last create answered to the last object seen Ready, ms;
+   * delete: from the last delete answered to the last object gone. 0 if the
+   * watch saw it first. With `requestsMs`, adds up to `durationMs` (±1 for
+   * rounding). Since schemaVersion 2.
+   */
+  readonly afterLastRequestMs?: number;
+}
+
+/** The operator process over one scenario (/proc). */
+export interface OperatorUse {
+  /** Peak resident memory (VmHWM) at the end of the scenario. */
+  readonly peakRssBytes: number;
+  /** User + system CPU over the whole scenario, startup included, seconds. */
+  readonly cpuSeconds: number;
+  /** `cpuSeconds` per resource, ms (since schemaVersion 2). */
+  readonly cpuMsPerResource?: number;
+  /** Current resident memory (VmRSS) when the last object was seen Ready (since schemaVersion 2). */
+  readonly rssAfterCreateBytes?: number;
+  /** Current resident memory at the end of the no-op resync window: settled, idle (since schemaVersion 2). */
+  readonly rssAfterResyncBytes?: number;
 }
 
 /** Everything measured for one scenario. */
@@ -54,7 +85,7 @@ export interface ScenarioResult {
   readonly delete?: PhaseResult;
   /** With everything Ready and nothing changing (the resync window), scaled to one minute. */
   readonly steadyState?: { readonly awsCallsPerMinute: number; readonly cpuSecondsPerMinute: number };
-  readonly operator?: { readonly peakRssBytes: number; readonly cpuSeconds: number };
+  readonly operator?: OperatorUse;
   /** AWS resources still there after every object was deleted (all should be 0). */
   readonly leftovers?: AwsInventory;
 }
@@ -92,9 +123,14 @@ export interface MachineInfo {
   readonly note: string;
 }
 
-/** The JSON file `bench/results/<time>.json`. */
+/**
+ * The JSON file `bench/results/<time>.json`. Version 2 added the create
+ * split (`requestsMs`, `afterLastRequestMs`), CPU per resource, RSS after
+ * create and after the resync window, `memory` and `baseline`; every
+ * version-1 field is still there with the same meaning.
+ */
 export interface BenchReport {
-  readonly schemaVersion: 1;
+  readonly schemaVersion: 2;
   /** False while a run is in progress (the file is rewritten after each scenario) or if it was cut short. */
   readonly complete: boolean;
   readonly startedAt: string;
@@ -103,6 +139,10 @@ export interface BenchReport {
   readonly settings: BenchSettings & { readonly operatorFlags: readonly string[] };
   readonly scenarios: readonly ScenarioResult[];
   readonly curves: readonly CostCurve[];
+  /** Per group: RSS per additional object over the sizes run (a slope needs two or more sizes). */
+  readonly memory: readonly GroupMemory[];
+  /** This run against the saved baseline report; null when there was none. */
+  readonly baseline: BaselineComparison | null;
 }
 
 /**
@@ -167,17 +207,77 @@ function leftoverTotal(l: AwsInventory | undefined): number | undefined {
   return l === undefined ? undefined : l.route53Records + l.loadBalancers + l.targetGroups + l.dbInstances;
 }
 
+/** Column headers of the baseline comparison, per metric. */
+const comparedMetricLabels: Readonly<Record<ComparedMetricName, string>> = {
+  allReadyMs: 'all Ready',
+  createRequestsMs: 'creating',
+  afterLastCreateMs: 'after last create',
+  createCpuMsPerObject: 'CPU ms/res create',
+  cpuMsPerObject: 'total',
+  peakRssBytes: 'peak RSS',
+  createKubeWritesPerObject: 'kube writes/res create',
+  createAwsCallsPerObject: 'AWS/res create',
+  resyncAwsCallsPerObject: 'resync',
+};
+
+/** A slope as `+12.3 KiB/object + 250 MiB (r² 0.98)`, or why there is none. */
+function slopeText(s: RssSlope): string {
+  if (s.bytesPerObject === null || s.interceptBytes === null) return `none (${s.reason ?? 'no slope'})`;
+  const perObject = `${s.bytesPerObject >= 0 ? '+' : ''}${(s.bytesPerObject / 1024).toFixed(1)} KiB/object`;
+  return `${perObject} + ${mib(s.interceptBytes)} MiB${s.r2 === null ? '' : ` (r² ${s.r2})`}`;
+}
+
+/** One line per group: RSS per additional object after create, when idle after the resync window, and peak. */
+function memoryLines(memory: readonly GroupMemory[]): string[] {
+  return memory.map((g) => {
+    const sizes = g.points.map((p) => p.size).join(', ');
+    const slopes = [g.afterCreate, g.afterResync, g.peak];
+    const reasons = new Set(slopes.map((s) => s.reason));
+    if (slopes.every((s) => s.bytesPerObject === null) && reasons.size === 1)
+      return `memory ${g.group} (sizes ${sizes}): no slope: ${g.afterCreate.reason ?? ''}`;
+    return `memory ${g.group} (sizes ${sizes}): RSS after create ${slopeText(g.afterCreate)}; idle ${slopeText(g.afterResync)}; peak ${slopeText(g.peak)}`;
+  });
+}
+
+/** The comparison with the baseline: a header line, one row of ratios per scenario, what was not compared. */
+function baselineLines(b: BaselineComparison | null): string[] {
+  if (b === null) return ['no baseline to compare with (--baseline PATH; --save-baseline keeps this run)'];
+  const of = [b.startedAt, b.gitCommit === null ? null : `commit ${b.gitCommit.slice(0, 7)}`]
+    .filter((x) => x !== null)
+    .join(', ');
+  const lines = [`against baseline ${b.file}${of === '' ? '' : ` (${of})`}: current / baseline`];
+  if (b.scenarios.length > 0) {
+    const rows: string[][] = [['scenario', ...comparedMetricNames.map((m) => comparedMetricLabels[m])]];
+    for (const s of b.scenarios)
+      rows.push([
+        s.id,
+        ...comparedMetricNames.map((m) => {
+          const r = s.metrics[m].ratio;
+          return r === null ? '-' : `×${r.toFixed(2)}`;
+        }),
+      ]);
+    lines.push(...columns(rows));
+  }
+  if (b.notCompared.length > 0)
+    lines.push(`not compared: ${b.notCompared.map((n) => `${n.id} (${n.reason})`).join(', ')}`);
+  return lines;
+}
+
 /**
- * The short stdout table: one row per scenario (convergence, per-resource
- * latency, AWS calls and Kubernetes writes per resource by phase, memory,
- * CPU, steady state, leftovers), failures with their error, then the cost
- * curves. Times in seconds, memory in MiB.
+ * The short stdout table: one row per scenario (convergence and how it
+ * splits at the last create, per-resource latency, AWS calls and Kubernetes
+ * writes per resource by phase, CPU per resource, memory, CPU, steady state,
+ * leftovers), failures with their error, the cost curves, the memory slopes
+ * per group and the comparison with the baseline. Times in seconds, memory
+ * in MiB.
  */
 export function renderTable(report: BenchReport): string {
   const header = [
     'scenario',
     'N',
     'all Ready',
+    'creating',
+    'after last create',
     'p50',
     'p95',
     'max',
@@ -187,7 +287,11 @@ export function renderTable(report: BenchReport): string {
     'kube writes/res create',
     'resync',
     'delete',
-    'peak MiB',
+    'CPU ms/res create',
+    'total',
+    'RSS MiB Ready',
+    'idle',
+    'peak',
     'CPU s',
     'AWS/min idle',
     'CPU s/min idle',
@@ -204,6 +308,8 @@ export function renderTable(report: BenchReport): string {
       r.id,
       String(r.size),
       seconds(r.create?.durationMs),
+      seconds(r.create?.requestsMs),
+      seconds(r.create?.afterLastRequestMs),
       seconds(d?.p50),
       seconds(d?.p95),
       seconds(d?.max),
@@ -213,6 +319,10 @@ export function renderTable(report: BenchReport): string {
       num(r.create?.kube.writesPerResource, 2),
       num(r.resync?.kube.writesPerResource, 2),
       num(r.delete?.kube.writesPerResource, 2),
+      num(r.create?.cpuMsPerResource),
+      num(r.operator?.cpuMsPerResource),
+      mib(r.operator?.rssAfterCreateBytes),
+      mib(r.operator?.rssAfterResyncBytes),
       mib(r.operator?.peakRssBytes),
       num(r.operator?.cpuSeconds),
       num(r.steadyState?.awsCallsPerMinute),
@@ -230,6 +340,7 @@ export function renderTable(report: BenchReport): string {
     );
     lines.push(`cost curve ${c.group}: ${steps.join('; ')}`);
   }
+  lines.push(...memoryLines(report.memory), ...baselineLines(report.baseline));
   return `${lines.join('\n')}\n`;
 }
 

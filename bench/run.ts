@@ -1,6 +1,6 @@
 // make bench: measures what Skylift costs. See docs/benchmarks.md.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { installCrds } from '../src/dev/installCrds.ts';
 import { repoRoot } from '../src/dev/paths.ts';
 import { reapStaleProcesses } from '../src/dev/reaper.ts';
@@ -9,10 +9,42 @@ import { KubeClient, loadKubeConfig } from '../src/runtime/kube/client.ts';
 import { AwsFaultProxy } from '../test/support/awsFaultProxy.ts';
 import { benchUsage, parseBenchArgs, type BenchSettings } from './args.ts';
 import { awsClients } from './lib/awsAccount.ts';
+import { compareWithBaseline, parseBaseline } from './lib/baseline.ts';
+import { memoryByGroup } from './lib/costPerObject.ts';
 import { machineInfo } from './lib/machine.ts';
 import { costCurves, renderTable, reportFileName, type BenchReport, type ScenarioResult } from './report.ts';
 import { operatorFlags, runScenario } from './runner.ts';
 import { selectScenarios } from './scenarios.ts';
+
+/** Where `--save-baseline` writes, and the baseline used when `--baseline` is not given. */
+const defaultBaselineFile = join(repoRoot, 'bench', 'baseline.json');
+
+/** `file` relative to the repository when inside it, else absolute: how reports name files. */
+function displayPath(file: string): string {
+  const rel = relative(repoRoot, file);
+  return rel.startsWith('..') || isAbsolute(rel) ? file : rel;
+}
+
+/**
+ * The baseline to compare with: `--baseline` (which must exist), else
+ * bench/baseline.json if there is one. Read before anything starts, so a bad
+ * file fails the run at once.
+ */
+async function loadBaseline(
+  explicitPath: string | undefined,
+): Promise<{ file: string; report: unknown } | undefined> {
+  const file = explicitPath === undefined ? defaultBaselineFile : resolve(explicitPath);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if (explicitPath === undefined && (err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`--baseline ${file}: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
+  }
+  return { file: displayPath(file), report: parseBaseline(text, displayPath(file)) };
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   let settings: BenchSettings | 'help';
@@ -25,6 +57,13 @@ async function main(argv: readonly string[]): Promise<number> {
   if (settings === 'help') {
     process.stdout.write(benchUsage);
     return 0;
+  }
+  let baseline: { file: string; report: unknown } | undefined;
+  try {
+    baseline = await loadBaseline(settings.baselinePath);
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
   }
   const scenarios = selectScenarios(settings.only, settings.sizes);
   const say = (line: string): void => {
@@ -50,7 +89,7 @@ async function main(argv: readonly string[]): Promise<number> {
   // Rewritten after every scenario, so a run cut short still leaves what it measured.
   const writeReport = async (complete: boolean): Promise<BenchReport> => {
     const report: BenchReport = {
-      schemaVersion: 1,
+      schemaVersion: 2,
       complete,
       startedAt: started.toISOString(),
       finishedAt: new Date().toISOString(),
@@ -58,6 +97,8 @@ async function main(argv: readonly string[]): Promise<number> {
       settings: { ...settings, operatorFlags: operatorFlags(settings) },
       scenarios: results,
       curves: costCurves(results),
+      memory: memoryByGroup(results),
+      baseline: baseline === undefined ? null : compareWithBaseline(results, baseline.report, baseline.file),
     };
     await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
     return report;
@@ -86,7 +127,15 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   process.stdout.write(renderTable(report));
   process.stdout.write(`report: ${file}\noperator logs: ${workDir}\n`);
-  return results.every((r) => r.status === 'ok') ? 0 : 1;
+  const allOk = results.every((r) => r.status === 'ok');
+  if (settings.saveBaseline) {
+    // A baseline with failed scenarios would compare nothing for them: keep the old one.
+    if (allOk) {
+      await copyFile(file, defaultBaselineFile);
+      process.stdout.write(`baseline: ${displayPath(defaultBaselineFile)} is now this report\n`);
+    } else process.stdout.write('baseline: not saved, a scenario failed\n');
+  }
+  return allOk ? 0 : 1;
 }
 
 if (import.meta.main) {

@@ -13,7 +13,7 @@ import { resourcePath, type KubeObject, type ResourceType } from '../src/apis/me
 import { typeOf } from '../src/dev/samples.ts';
 import { route53RateLimit, type AwsFaultProxy } from '../test/support/awsFaultProxy.ts';
 import type { BenchSettings } from './args.ts';
-import type { AwsCalls, KubeRequests, PhaseResult, ScenarioResult } from './report.ts';
+import type { AwsCalls, KubeRequests, OperatorUse, PhaseResult, ScenarioResult } from './report.ts';
 import {
   benchZoneNames,
   countAwsResources,
@@ -22,6 +22,7 @@ import {
   type AwsClients,
 } from './lib/awsAccount.ts';
 import { forEachLimit } from './lib/concurrency.ts';
+import { requestTiming, type RequestTiming } from './lib/costPerObject.ts';
 import { startOperator, type OperatorProcess } from './lib/operatorProcess.ts';
 import type { ProcSample } from './lib/procStats.ts';
 import { kubeRequestsByVerb, kubeWriteVerbs, reconcileCount } from './lib/promText.ts';
@@ -88,6 +89,7 @@ function phase(
   n: number,
   durationMs: number,
   latencies?: number[],
+  timing?: RequestTiming,
 ): PhaseResult {
   const awsDelta = counterDelta(before.aws, after.aws);
   const aws: AwsCalls = {
@@ -103,13 +105,31 @@ function phase(
   const kubeDelta = counterDelta(before.kube, after.kube);
   const writes = kubeWriteVerbs.reduce((sum, v) => sum + (kubeDelta[v] ?? 0), 0);
   const kube: KubeRequests = { writes, writesPerResource: perUnit(writes, n), byVerb: kubeDelta };
+  const cpuSeconds = after.proc.cpuSeconds - before.proc.cpuSeconds;
   return {
     durationMs: Math.round(durationMs),
     ...(latencies !== undefined ? { perResourceMs: distribution(latencies) } : {}),
+    ...timing,
     aws,
     kube,
     reconcilesPerResource: perUnit(after.reconciles - before.reconciles, n),
-    cpuSeconds: Math.round((after.proc.cpuSeconds - before.proc.cpuSeconds) * 100) / 100,
+    cpuSeconds: Math.round(cpuSeconds * 100) / 100,
+    cpuMsPerResource: perUnit(cpuSeconds * 1000, n),
+  };
+}
+
+/** The operator's CPU and memory from its last sample, with the RSS readings taken along the way. */
+function operatorUse(
+  last: ProcSample,
+  n: number,
+  rss: { afterCreate?: ProcSample; afterResync?: ProcSample } = {},
+): OperatorUse {
+  return {
+    peakRssBytes: last.peakRssBytes,
+    cpuSeconds: Math.round(last.cpuSeconds * 100) / 100,
+    cpuMsPerResource: perUnit(last.cpuSeconds * 1000, n),
+    ...(rss.afterCreate !== undefined ? { rssAfterCreateBytes: rss.afterCreate.rssBytes } : {}),
+    ...(rss.afterResync !== undefined ? { rssAfterResyncBytes: rss.afterResync.rssBytes } : {}),
   };
 }
 
@@ -192,9 +212,17 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
       tracker.markCreated(obj.metadata.name);
       await createIgnoringConflict(admin, type, obj);
     });
+    const lastCreateAnswered = performance.now();
     const lastReady = await tracker.waitAllReady(names, phaseTimeoutMs(scenario));
     const s1 = await snapshot(proxy, operator);
-    partial.create = phase(s0, s1, scenario.size, lastReady - t0, tracker.readyLatencies());
+    partial.create = phase(
+      s0,
+      s1,
+      scenario.size,
+      lastReady - t0,
+      tracker.readyLatencies(),
+      requestTiming({ firstRequestAt: t0, lastAnsweredAt: lastCreateAnswered, lastDoneAt: lastReady }),
+    );
     ctx.say(
       `${scenario.id}: all Ready after ${(partial.create.durationMs / 1000).toFixed(1)} s; measuring one resync period`,
     );
@@ -216,14 +244,19 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
       tracker.markDeleteRequested(name);
       await deleteIgnoringMissing(admin, type, namespace, name);
     });
+    const lastDeleteAnswered = performance.now();
     deleted = true;
     const lastGone = await tracker.waitAllGone(names, phaseTimeoutMs(scenario));
     const s3 = await snapshot(proxy, operator);
-    partial.delete = phase(s2, s3, scenario.size, Math.max(lastGone, t3) - t3, tracker.deleteLatencies());
-    partial.operator = {
-      peakRssBytes: s3.proc.peakRssBytes,
-      cpuSeconds: Math.round(s3.proc.cpuSeconds * 100) / 100,
-    };
+    partial.delete = phase(
+      s2,
+      s3,
+      scenario.size,
+      Math.max(lastGone, t3) - t3,
+      tracker.deleteLatencies(),
+      requestTiming({ firstRequestAt: t3, lastAnsweredAt: lastDeleteAnswered, lastDoneAt: lastGone }),
+    );
+    partial.operator = operatorUse(s3.proc, scenario.size, { afterCreate: s1.proc, afterResync: s2.proc });
     partial.leftovers = await countAwsResources(ctx.aws, zoneIds);
     ctx.say(`${scenario.id}: done`);
     return { ...base, status: 'ok', readyCount: tracker.readyCount(names), ...partial };
@@ -233,8 +266,7 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
     ctx.say(`${scenario.id}: FAILED: ${message}`);
     if (operator !== undefined) {
       const s = await operator.sample().catch(() => undefined);
-      if (s !== undefined)
-        partial.operator = { peakRssBytes: s.peakRssBytes, cpuSeconds: Math.round(s.cpuSeconds * 100) / 100 };
+      if (s !== undefined) partial.operator = operatorUse(s, scenario.size);
       if (!deleted) {
         // Best effort, so the next scenario starts from a clean AWS account either way (it also resets moto).
         await forEachLimit(names, settings.concurrency, (name) =>

@@ -66,3 +66,44 @@ export function counterDelta(
 export function total(counts: Readonly<Record<string, number>>): number {
   return Object.values(counts).reduce((a, b) => a + b, 0);
 }
+
+/** A straight line fitted through points: y ≈ intercept + slope · x. */
+export interface LineFit {
+  readonly slope: number;
+  readonly intercept: number;
+  /**
+   * Coefficient of determination (1: every point on the line); null when
+   * every y is the same (nothing to explain). Exactly 1 for two points.
+   */
+  readonly r2: number | null;
+}
+
+/**
+ * Ordinary least-squares line through `points`, or the reason there is
+ * none: fewer than two points, or fewer than two different x (a slope needs
+ * two sizes). Unrounded. Throws on a non-finite coordinate.
+ */
+export function leastSquares(points: readonly { x: number; y: number }[]): LineFit | { reason: string } {
+  for (const p of points)
+    if (!Number.isFinite(p.x) || !Number.isFinite(p.y))
+      throw new Error(`leastSquares: non-finite point (${p.x}, ${p.y})`);
+  if (points.length === 0) return { reason: 'no points' };
+  if (points.length === 1) return { reason: `one point only (x = ${points[0]?.x})` };
+  const n = points.length;
+  const meanX = points.reduce((s, p) => s + p.x, 0) / n;
+  const meanY = points.reduce((s, p) => s + p.y, 0) / n;
+  let sxx = 0;
+  let sxy = 0;
+  let syy = 0;
+  for (const p of points) {
+    sxx += (p.x - meanX) ** 2;
+    sxy += (p.x - meanX) * (p.y - meanY);
+    syy += (p.y - meanY) ** 2;
+  }
+  if (sxx === 0) return { reason: `every point has the same x (${meanX})` };
+  const slope = sxy / sxx;
+  // r² = explained / total variation; for a least-squares line that is sxy² / (sxx · syy).
+  // (At most 1 in exact arithmetic; floating point can overshoot by an ulp.)
+  const r2 = syy === 0 ? null : Math.min(1, (sxy * sxy) / (sxx * syy));
+  return { slope, intercept: meanY - slope * meanX, r2 };
+}

@@ -3,8 +3,8 @@
 // asserted; timings are what the report is for.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BenchReport } from '../../bench/report.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
@@ -29,6 +29,15 @@ describe('make bench (smoke)', () => {
   it('measures 20 DNSRecords end to end and writes a consistent report', async () => {
     const out = await scratchDir('bench');
     const size = 20;
+    // Against a baseline made up to hold this scenario, so the comparison is exercised end to end.
+    const baselineFile = join(out, 'baseline.json');
+    await writeFile(
+      baselineFile,
+      JSON.stringify({
+        schemaVersion: 1,
+        scenarios: [{ id: `dns-${size}`, status: 'ok', size, create: { durationMs: 1000 } }],
+      }),
+    );
     const run = await runBench([
       '--only',
       'dns',
@@ -38,10 +47,12 @@ describe('make bench (smoke)', () => {
       '8s',
       '--out',
       out,
+      '--baseline',
+      baselineFile,
     ]);
     expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
 
-    const files = (await readdir(out)).filter((f) => f.endsWith('.json'));
+    const files = (await readdir(out)).filter((f) => f.endsWith('.json') && f !== 'baseline.json');
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ\.json$/);
     const report = JSON.parse(await readFile(join(out, files[0] ?? ''), 'utf8')) as BenchReport;
@@ -76,6 +87,14 @@ describe('make bench (smoke)', () => {
       expect(d?.p95).toBeLessThanOrEqual(d?.max ?? -1);
     }
     expect(create.durationMs).toBeGreaterThanOrEqual(create.perResourceMs?.max ?? Infinity);
+    // The phase splits at the bench's last answered create: its own requests, then the wait for Ready.
+    for (const p of [create, del]) {
+      expect(p.requestsMs).toBeGreaterThan(0);
+      expect(p.afterLastRequestMs).toBeGreaterThanOrEqual(0);
+      const sum = (p.requestsMs ?? NaN) + (p.afterLastRequestMs ?? NaN);
+      if (p.afterLastRequestMs !== 0) expect(Math.abs(sum - p.durationMs)).toBeLessThanOrEqual(1);
+    }
+    expect(create.cpuMsPerResource).toBeCloseTo((create.cpuSeconds * 1000) / size, 0);
 
     // Creating reached Route 53 and wrote to Kubernetes; AWS calls are counted per operation.
     expect(create.aws.total).toBeGreaterThan(0);
@@ -98,7 +117,31 @@ describe('make bench (smoke)', () => {
 
     expect(s.operator?.peakRssBytes).toBeGreaterThan(10 * 1024 * 1024);
     expect(s.operator?.cpuSeconds).toBeGreaterThan(0);
+    expect(s.operator?.cpuMsPerResource).toBeGreaterThan(0);
+    for (const rss of [s.operator?.rssAfterCreateBytes, s.operator?.rssAfterResyncBytes]) {
+      expect(rss).toBeGreaterThan(10 * 1024 * 1024);
+      expect(rss).toBeLessThanOrEqual(s.operator?.peakRssBytes ?? 0);
+    }
+    // One size: no RSS slope, and the report says why.
+    expect(report.schemaVersion).toBe(2);
+    expect(report.memory).toHaveLength(1);
+    expect(report.memory[0]).toMatchObject({
+      group: 'dns',
+      afterCreate: { bytesPerObject: null, reason: expect.stringContaining('one size only') as unknown },
+    });
     expect(s.leftovers).toEqual({ route53Records: 0, loadBalancers: 0, targetGroups: 0, dbInstances: 0 });
+
+    // The comparison has a ratio where the baseline has the field, and none where it lacks it.
+    // Named relative to the repository, as the scratch directory is inside it.
+    expect(report.baseline?.file).toBe(relative(repoRoot, baselineFile));
+    expect(report.baseline?.scenarios[0]?.metrics.allReadyMs.ratio).toBeGreaterThan(0);
+    expect(report.baseline?.scenarios[0]?.metrics.afterLastCreateMs).toMatchObject({
+      baseline: null,
+      ratio: null,
+    });
+    expect(run.stdout).toContain(
+      `\nagainst baseline ${relative(repoRoot, baselineFile)}: current / baseline\n`,
+    );
 
     // The table names the scenario and where the report went.
     expect(run.stdout).toMatch(new RegExp(`^dns-${size}\\s+${size}\\s+\\d+\\.\\ds`, 'm'));

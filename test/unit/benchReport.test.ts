@@ -13,6 +13,10 @@ import {
   type ScenarioResult,
 } from '../../bench/report.ts';
 import { scenarioGroups, scenarioObjects, selectScenarios } from '../../bench/scenarios.ts';
+import { compareWithBaseline } from '../../bench/lib/baseline.ts';
+import { memoryByGroup } from '../../bench/lib/costPerObject.ts';
+
+const MiB = 1024 * 1024;
 
 function phaseOf(durationMs: number, awsPerResource: number, p95 = durationMs): PhaseResult {
   return {
@@ -22,6 +26,9 @@ function phaseOf(durationMs: number, awsPerResource: number, p95 = durationMs): 
     kube: { writes: 6, writesPerResource: 6, byVerb: { PATCH: 5, POST: 1 } },
     reconcilesPerResource: 1,
     cpuSeconds: 1,
+    cpuMsPerResource: 12.5,
+    requestsMs: 1500,
+    afterLastRequestMs: durationMs - 1500,
   };
 }
 
@@ -39,12 +46,16 @@ function result(group: string, size: number, allReadyMs: number, peakRssBytes: n
     resync: phaseOf(30_000, 0.01),
     delete: phaseOf(2000, 0.05),
     steadyState: { awsCallsPerMinute: 2, cpuSecondsPerMinute: 0.5 },
-    operator: { peakRssBytes, cpuSeconds: 12.345 },
+    operator: {
+      peakRssBytes,
+      cpuSeconds: 12.345,
+      cpuMsPerResource: 40.25,
+      rssAfterCreateBytes: peakRssBytes - 20 * MiB,
+      rssAfterResyncBytes: peakRssBytes - 30 * MiB,
+    },
     leftovers: { route53Records: 0, loadBalancers: 0, targetGroups: 0, dbInstances: 0 },
   };
 }
-
-const MiB = 1024 * 1024;
 
 describe('costCurves', () => {
   it('orders each group by size and gives ratios between neighbouring sizes', () => {
@@ -76,7 +87,7 @@ describe('costCurves', () => {
 
 describe('renderTable', () => {
   const report = (scenarios: ScenarioResult[]): BenchReport => ({
-    schemaVersion: 1,
+    schemaVersion: 2,
     complete: true,
     startedAt: '2026-01-01T00:00:00.000Z',
     finishedAt: '2026-01-01T00:10:00.000Z',
@@ -99,24 +110,70 @@ describe('renderTable', () => {
       outDir: 'bench/results',
       operatorArgs: [],
       operatorFlags: [],
+      baselinePath: undefined,
+      saveBaseline: false,
     },
     scenarios,
     curves: costCurves(scenarios),
+    memory: memoryByGroup(scenarios),
+    baseline: null,
   });
 
-  it('prints a header, one aligned row per scenario with seconds and MiB, and the cost curve', () => {
+  it('prints a header, one aligned row per scenario with seconds and MiB, the cost curve and memory slopes', () => {
     const text = renderTable(
       report([result('dns', 100, 5000, 200 * MiB), result('dns', 1000, 20_000, 300 * MiB)]),
     );
     const lines = text.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^scenario\s+N\s+all Ready\s+p50\s+p95\s+max\s+AWS\/res create/);
-    expect(lines[1]).toMatch(
-      /^dns-100\s+100\s+5\.0s\s+1\.3s\s+2\.5s\s+2\.5s\s+0\.25\s+0\.01\s+0\.05\s+6\.00\s+6\.00\s+6\.00\s+200\s+12\.3\s+2\.0\s+0\.50\s+0$/,
+    expect(lines[0]).toMatch(
+      /^scenario\s+N\s+all Ready\s+creating\s+after last create\s+p50\s+p95\s+max\s+AWS\/res create/,
     );
-    expect(lines[2]).toMatch(/^dns-1000\s+1000\s+20\.0s/);
+    expect(lines[0]).toMatch(/CPU ms\/res create\s+total\s+RSS MiB Ready\s+idle\s+peak\s+CPU s\s/);
+    // all Ready 5.0 s = creating 1.5 s + 3.5 s after the last create; CPU 12.5 ms/res in create,
+    // 40.3 in all; RSS 180 MiB all Ready, 170 after the resync window, 200 peak.
+    expect(lines[1]).toMatch(
+      /^dns-100\s+100\s+5\.0s\s+1\.5s\s+3\.5s\s+1\.3s\s+2\.5s\s+2\.5s\s+0\.25\s+0\.01\s+0\.05\s+6\.00\s+6\.00\s+6\.00\s+12\.5\s+40\.3\s+180\s+170\s+200\s+12\.3\s+2\.0\s+0\.50\s+0$/,
+    );
+    expect(lines[2]).toMatch(/^dns-1000\s+1000\s+20\.0s\s+1\.5s\s+18\.5s/);
     // Columns line up: every row's "N" column ends where the header's does.
     expect(lines[1]?.indexOf(' 100 ')).toBe((lines[0]?.indexOf(' N ') ?? 0) - 2);
     expect(lines[3]).toBe('cost curve dns: 100→1000 (×10): all Ready ×4, p95 ×4, peak RSS ×1.5');
+    // 100 MiB more over 900 more objects: 113.8 KiB per object, line through 188.9 MiB at 0 (peak).
+    expect(lines[4]).toBe(
+      'memory dns (sizes 100, 1000): RSS after create +113.8 KiB/object + 169 MiB (r² 1); idle +113.8 KiB/object + 159 MiB (r² 1); peak +113.8 KiB/object + 189 MiB (r² 1)',
+    );
+    expect(lines[5]).toMatch(/^no baseline to compare with/);
+  });
+
+  it('says why a group run at one size has no memory slope', () => {
+    const text = renderTable(report([result('dns', 100, 5000, 200 * MiB)]));
+    expect(text).toContain(
+      'memory dns (sizes 100): no slope: one size only (100): a slope needs two or more sizes of the group in one run',
+    );
+  });
+
+  it('prints the ratios to the baseline, - where the baseline lacks a field, and what was not compared', () => {
+    const current = [result('dns', 100, 5000, 200 * MiB), result('dns', 1000, 20_000, 300 * MiB)];
+    // A version-1 baseline: no create split. Same costs, half the time and memory.
+    const { requestsMs: _r, afterLastRequestMs: _a, ...oldCreate } = phaseOf(2500, 0.25, 1250);
+    const old = { ...result('dns', 100, 2500, 100 * MiB), create: oldCreate };
+    const comparison = compareWithBaseline(
+      current,
+      { startedAt: '2026-01-01T00:00:00.000Z', machine: { gitCommit: 'abcdef0123' }, scenarios: [old] },
+      'bench/baseline.json',
+    );
+    const text = renderTable({ ...report(current), baseline: comparison });
+    const lines = text.trimEnd().split('\n');
+    const at = lines.findIndex((l) => l.startsWith('against baseline'));
+    expect(lines[at]).toBe(
+      'against baseline bench/baseline.json (2026-01-01T00:00:00.000Z, commit abcdef0): current / baseline',
+    );
+    expect(lines[at + 1]).toMatch(
+      /^scenario\s+all Ready\s+creating\s+after last create\s+CPU ms\/res create\s+total\s+peak RSS\s+kube writes\/res create\s+AWS\/res create\s+resync$/,
+    );
+    expect(lines[at + 2]).toMatch(
+      /^dns-100\s+×2\.00\s+-\s+-\s+×1\.00\s+×1\.00\s+×2\.00\s+×1\.00\s+×1\.00\s+×1\.00$/,
+    );
+    expect(lines[at + 3]).toBe('not compared: dns-1000 (not in the baseline)');
   });
 
   it('marks failed scenarios and prints their error', () => {
@@ -243,6 +300,12 @@ describe('flags, file names, log lines and conditions', () => {
       concurrency: 16,
       outDir: '/out',
       operatorArgs: ['--workers=8'],
+      baselinePath: undefined,
+      saveBaseline: false,
+    });
+    expect(parseBenchArgs(['--baseline', 'old.json', '--save-baseline'], '/out')).toMatchObject({
+      baselinePath: 'old.json',
+      saveBaseline: true,
     });
     expect(parseBenchArgs(['--help'], '/out')).toBe('help');
   });
@@ -254,6 +317,7 @@ describe('flags, file names, log lines and conditions', () => {
     { reason: 'a resync period under a second', argv: ['--resync-period', '500ms'], error: /at least 1s/ },
     { reason: 'zero concurrency', argv: ['--concurrency', '0'], error: /--concurrency/ },
     { reason: 'an unknown flag', argv: ['--fast'], error: /Unknown option/ },
+    { reason: 'an empty baseline path', argv: ['--baseline', ' '], error: /--baseline: give a file/ },
   ])('rejects $reason', ({ argv, error }) => {
     expect(() => parseBenchArgs(argv, '/out')).toThrow(error);
   });
