@@ -11,7 +11,12 @@ import type { MyIngressSpec } from './api.ts';
 export type ChildrenOrigin =
   /** Described in full (every listener, rule, target group, target, attribute and tag). */
   | 'described'
-  /** The load balancer was just created, in this process, from CreateLoadBalancer's own answer: it has no children yet. */
+  /**
+   * The load balancer was just created, in this process, from CreateLoadBalancer's own answer: it
+   * has no children yet. (AWS answers a repeated identical CreateLoadBalancer with the existing load
+   * balancer; were that one to have children, the update's creates would fail on them — a taken
+   * port or priority — and the failed update makes the next look a full one.)
+   */
   | 'created'
   /** Known as one of the above, then changed by an update that succeeded: what the update left. */
   | 'applied';
