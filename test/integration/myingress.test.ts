@@ -2,17 +2,21 @@
 // VPC and subnets created the way a user would have them.
 import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
+  DeregisterTargetsCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
+  ModifyListenerCommand,
+  ModifyRuleCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../src/dev/installCrds.ts';
 import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 import { myIngressController } from '../../src/kinds/myingress/controller.ts';
+import type { MyIngressSettings } from '../../src/kinds/myingress/settings.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
@@ -56,12 +60,21 @@ afterEach(async () => {
   for (const r of running.splice(0)) await r.stop();
 });
 
-async function setup(prefix: string): Promise<string> {
+/**
+ * A namespace with Service web and its endpoints, served by a MyIngress controller (`settings` and
+ * `resyncPeriod` as given, polling every 300 ms).
+ */
+async function setup(
+  prefix: string,
+  settings: Partial<MyIngressSettings> = {},
+  resyncPeriod?: string,
+): Promise<string> {
   const ns = await newNamespace(admin, prefix);
   running.push(
-    await startController((s) => myIngressController(s, { pollMs: 300 }), {
+    await startController((s) => myIngressController(s, { pollMs: 300, ...settings }), {
       namespace: ns,
       endpoint: proxy.endpoint,
+      ...(resyncPeriod !== undefined ? { resyncPeriod } : {}),
     }),
   );
   await admin.create(`/api/v1/namespaces/${ns}/services`, {
@@ -488,10 +501,81 @@ describe('MyIngress AWS call costs', () => {
     process.stdout.write(
       `[myingress-cost] create=${JSON.stringify(create)}\n[myingress-cost] ${resyncs} no-op resyncs=${JSON.stringify(resync)}\n[myingress-cost] delete=${JSON.stringify(del)}\n`,
     );
+    const perCreate = elbv2Calls(create);
+    const perResync = elbv2Calls(resync) / resyncs;
+    process.stdout.write(
+      `[myingress-cost] ELBv2 calls: ${perCreate} per create, ${perResync.toFixed(2)} per no-op resync, ${elbv2Calls(del)} per delete\n`,
+    );
+    // Issue 16: the create (one listener, two rules, one backend) makes 6 writes and at most 4 reads;
+    // a resync with nothing changed describes the load balancer alone (docs/myingress.md#what-a-resync-checks).
+    expect(perCreate).toBeLessThanOrEqual(10);
+    expect(perResync).toBeLessThanOrEqual(1);
     expect(create['elasticloadbalancing:CreateLoadBalancer']).toBe(1);
     expect(create['elasticloadbalancing:CreateTargetGroup']).toBe(1);
     expect(del['elasticloadbalancing:DeleteLoadBalancer']).toBe(1);
     expect(del['elasticloadbalancing:DeleteTargetGroup']).toBe(1);
+  });
+});
+
+/** ELBv2 calls among counts by operation. */
+function elbv2Calls(counts: Readonly<Record<string, number>>): number {
+  return Object.entries(counts)
+    .filter(([op]) => op.startsWith('elasticloadbalancing:'))
+    .reduce((n, [, c]) => n + c, 0);
+}
+
+describe('MyIngress drift made outside Skylift', () => {
+  it('is corrected at the next full look: a listener’s default action, a rule and a deregistered target', async () => {
+    // Resyncs every second recall the children; a full look every 3 s sees what they cannot.
+    const ns = await setup('ming-drift', { fullCheckMs: 3000 }, '1s');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const listenerArn = (m.status?.listeners as { arn: string }[])[0]?.arn ?? '';
+    const rule20 = (m.status?.rules as { priority: number; arn: string }[]).find((r) => r.priority === 20);
+    const tgArn = (m.status?.targetGroups as { arn: string }[])[0]?.arn ?? '';
+    expect(await targetsOf(tgArn)).toEqual(['10.20.1.10:8080', '10.20.2.11:8080']);
+
+    // Someone changes all three in the console.
+    await elb.send(
+      new ModifyListenerCommand({
+        ListenerArn: listenerArn,
+        DefaultActions: [
+          { Type: 'fixed-response', FixedResponseConfig: { StatusCode: '503', ContentType: 'text/plain' } },
+        ],
+      }),
+    );
+    await elb.send(
+      new ModifyRuleCommand({
+        RuleArn: rule20?.arn ?? '',
+        Conditions: [{ Field: 'host-header', HostHeaderConfig: { Values: ['elsewhere.example.com'] } }],
+      }),
+    );
+    await elb.send(
+      new DeregisterTargetsCommand({ TargetGroupArn: tgArn, Targets: [{ Id: '10.20.2.11', Port: 8080 }] }),
+    );
+
+    await waitFor(
+      async () => {
+        const l = (await elb.send(new DescribeListenersCommand({ ListenerArns: [listenerArn] })))
+          .Listeners?.[0];
+        const r = (await elb.send(new DescribeRulesCommand({ RuleArns: [rule20?.arn ?? ''] }))).Rules?.[0];
+        const forwards = JSON.stringify(l?.DefaultActions ?? []).includes(tgArn);
+        const host = JSON.stringify(r?.Conditions ?? []).includes('api.example.com');
+        const targets = (await targetsOf(tgArn)).length === 2;
+        return forwards && host && targets ? true : undefined;
+      },
+      { timeoutMs: 30_000, description: 'listener, rule 20 and targets put back' },
+    );
+    const drift = await waitFor(
+      async () => (await eventsFor(admin, ns, 'shop')).find((e) => e.reason === 'DriftCorrected'),
+      { timeoutMs: 30_000, description: 'a DriftCorrected Event' },
+    );
+    expect(drift.note).toMatch(/listener 80 modified/);
   });
 });
 

@@ -25,6 +25,11 @@ import {
   parseManagedDBSettings,
 } from '../../src/kinds/manageddb/settings.ts';
 import type { KindFlag, KindModule } from '../../src/kinds/module.ts';
+import {
+  defaultMyIngressSettings,
+  myIngressFlags,
+  parseMyIngressSettings,
+} from '../../src/kinds/myingress/settings.ts';
 import { kindNamed, kinds } from '../../src/kinds/registry.ts';
 import { SettingsError } from '../../src/runtime/settings.ts';
 
@@ -115,6 +120,34 @@ describe('ManagedDB settings', () => {
 
   it('prints its default in the usage as a duration the flag accepts', () => {
     expect(managedDbFlags.map((f) => f.usage)).toEqual([expect.stringContaining('(default 15s)')]);
+  });
+});
+
+describe('MyIngress settings', () => {
+  it('defaults the poll interval and the full-check period (an hour)', () => {
+    expect(parseMyIngressSettings(new Map())).toEqual({ pollMs: 5000, fullCheckMs: 3_600_000 });
+    expect(defaultMyIngressSettings).toEqual({ pollMs: 5000, fullCheckMs: 3_600_000 });
+  });
+
+  it('reads the full-check period; 0 makes every look a full one', () => {
+    expect(parseMyIngressSettings(new Map([['elbv2-full-check-period', '15m']]))).toEqual({
+      pollMs: 5000,
+      fullCheckMs: 900_000,
+    });
+    expect(parseMyIngressSettings(new Map([['elbv2-full-check-period', '0s']])).fullCheckMs).toBe(0);
+  });
+
+  it('refuses a bad full-check period with a SettingsError naming the flag', () => {
+    const parse = (): unknown => parseMyIngressSettings(new Map([['elbv2-full-check-period', 'hourly']]));
+    expect(parse).toThrow(SettingsError);
+    expect(parse).toThrow(/^--elbv2-full-check-period: invalid duration "hourly"/);
+  });
+
+  it('has one flag, with its own environment variable, and prints its default as a duration', () => {
+    expect(myIngressFlags.map((f) => [f.name, f.env])).toEqual([
+      ['elbv2-full-check-period', 'SKYLIFT_ELBV2_FULL_CHECK_PERIOD'],
+    ]);
+    expect(myIngressFlags[0]?.usage).toContain('(default 1h)');
   });
 });
 

@@ -91,6 +91,7 @@ function adapter(caches: Caches): MyIngressAdapter {
       ),
     backendCachesSynced: () => caches.synced,
     pollMs,
+    fullCheckMs: 3_600_000,
   });
 }
 

@@ -1,6 +1,6 @@
 import type { LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { MyIngress } from './api.ts';
-import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
+import { ownershipFromTags } from '../../apis/managed.ts';
 import type { Created, ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
 import {
   busyObservation,
@@ -10,11 +10,15 @@ import {
 } from '../../runtime/adapter.ts';
 import { ConditionType, getCondition, Reason } from '../../runtime/conditions.ts';
 import { busyPollInterval } from '../../runtime/polling.ts';
-import { ingressDelta, type MyIngressField } from './delta.ts';
+import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
+import { AppliedChildren } from './applied.ts';
+import type { MyIngressField } from './delta.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
 import { tagsOf } from './elbv2.ts';
 import { Listeners } from './listeners.ts';
 import { LoadBalancers } from './loadBalancer.ts';
+import { Looks } from './looks.ts';
+import { childrenOf, IngressMemory, newLoadBalancerChildren, specKey } from './memory.ts';
 import { loadBalancerName } from './names.ts';
 import { ingressReadiness, ingressReady, ingressStatus, type MyIngressDetails } from './observation.ts';
 import { carriedBackendsReady, missingBackends, missingBackendsReady } from './backends.ts';
@@ -27,24 +31,16 @@ export type { MyIngressDetails } from './observation.ts';
 
 type IngressObservation = ExistingObservation<MyIngressDetails, MyIngressField>;
 
-/** A live load balancer as observe has found it so far. */
-interface FoundLoadBalancer {
-  readonly lb: LoadBalancer;
-  readonly arn: string;
-  readonly tags: Record<string, string>;
-  readonly ownership: OwnershipTags | undefined;
-  /** Its identity and state, the start of the status. */
-  readonly base: Record<string, unknown>;
-}
-
 /**
  * MyIngress's AWS side: an Application Load Balancer with its listeners,
  * rules, one IP target group per backend Service port, and the Services'
  * ready endpoints as targets. Found by recorded ARN, externalName or its
  * deterministic name; children by listing the load balancer and by
- * deterministic target group names; updates are minimal (one changed rule is
- * one ModifyRule). Deletion removes rules, listeners, the load balancer and
- * then the target groups AWS would leave behind.
+ * deterministic target group names — or, between full looks, recalled from
+ * what this adapter last saw or applied (looks.ts); updates are minimal (one
+ * changed rule is one ModifyRule). Deletion removes rules, listeners, the
+ * load balancer and then the target groups AWS would leave behind. Remembers
+ * per object, in memory, for the AWS clients it was built with only.
  */
 export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDetails, MyIngressField> {
   private readonly d: MyIngressAdapterDeps;
@@ -52,6 +48,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   private readonly listeners: Listeners;
   private readonly targetGroups: TargetGroups;
   private readonly teardown: Teardown;
+  private readonly memory: IngressMemory;
+  private readonly looks: Looks;
 
   constructor(deps: MyIngressAdapterDeps) {
     this.d = deps;
@@ -59,6 +57,12 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     this.listeners = new Listeners(deps);
     this.targetGroups = new TargetGroups(deps);
     this.teardown = new Teardown(deps, this.targetGroups);
+    this.memory = new IngressMemory(deps.fullCheckMs);
+    this.looks = new Looks(
+      deps,
+      { loadBalancers: this.loadBalancers, listeners: this.listeners, targetGroups: this.targetGroups },
+      this.memory,
+    );
   }
 
   async observe(
@@ -66,39 +70,36 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     ctx: ReconcileContext,
   ): Promise<Observation<MyIngressDetails, MyIngressField>> {
     const lb = await this.loadBalancers.find(mr);
-    if (lb?.LoadBalancerArn === undefined) return this.observeLeftovers(mr, ctx);
-    const arn = lb.LoadBalancerArn;
-    const tags = (await tagsOf(this.d.tagDescriber, [arn])).get(arn) ?? {};
-    const ownership = ownershipFromTags(tags);
-    const base: Record<string, unknown> = {
-      arn,
-      dnsName: lb.DNSName,
-      canonicalHostedZoneId: lb.CanonicalHostedZoneId,
-      state: lb.State?.Code ?? 'provisioning',
-    };
-    if (mr.metadata.deletionTimestamp !== undefined) {
-      return {
-        exists: true,
-        ownership,
-        delta: [],
-        ready: { ready: false, reason: Reason.Deleting },
-        status: base,
-        details: {
-          found: 'loadBalancer',
-          lb,
-          listeners: [],
-          rules: new Map(),
-          targetGroups: [],
-          attributes: new Map(),
-        },
-      };
+    if (lb?.LoadBalancerArn === undefined) {
+      this.memory.forget(ctx.ownership.uid);
+      return this.observeLeftovers(mr, ctx);
     }
-    return this.observeLive(mr, ctx, { lb, arn, tags, ownership, base });
+    if (mr.metadata.deletionTimestamp !== undefined) {
+      this.memory.forget(ctx.ownership.uid);
+      return this.observeDeleting(lb, lb.LoadBalancerArn);
+    }
+    return this.observeLive(mr, ctx, lb, lb.LoadBalancerArn);
   }
 
   async create(mr: MyIngress, ctx: ReconcileContext): Promise<Created> {
     const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, ctx.ownership.uid);
-    const lb = await this.loadBalancers.create(mr, ctx, name);
+    const tags = ownedTagList(mr.spec.tags, ctx.ownership);
+    const { lb, answered } = await this.loadBalancers.create(mr, ctx, name, tags);
+    // Just created by this process: it has no children yet, which the next look need not ask AWS.
+    if (answered && lb?.LoadBalancerArn !== undefined) {
+      const now = ctx.clock.now();
+      this.memory.remember(
+        ctx.ownership.uid,
+        {
+          arn: lb.LoadBalancerArn,
+          specKey: specKey(mr.spec),
+          knownSince: now,
+          origin: 'created',
+          children: newLoadBalancerChildren(tagMap(tags), ctx.ownership),
+        },
+        now,
+      );
+    }
     return {
       status: {
         arn: lb?.LoadBalancerArn,
@@ -113,7 +114,11 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   async update(mr: MyIngress, observed: IngressObservation, ctx: ReconcileContext): Promise<Updated> {
     const d = observed.details;
     if (d.found !== 'loadBalancer') return { description: 'nothing to change' };
-    const u: IngressUpdate = { mr, ctx, lb: d.lb, arn: d.lb.LoadBalancerArn ?? '', done: [] };
+    const uid = ctx.ownership.uid;
+    // Until every step has succeeded, what AWS has is not known for sure: the next look is a full one.
+    this.memory.forget(uid);
+    const applied = new AppliedChildren(childrenOf({ ...d, ownership: observed.ownership }));
+    const u: IngressUpdate = { mr, ctx, lb: d.lb, arn: d.lb.LoadBalancerArn ?? '', done: [], applied };
     await this.loadBalancers.tagOwnership(u, observed.ownership);
     await this.loadBalancers.syncUserTags(u, observed.ownership, observed.delta);
     await this.loadBalancers.syncIpAddressType(u);
@@ -127,6 +132,20 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     await this.listeners.deleteUnwanted(u, d.listeners);
     // Target groups no longer referenced (recorded in status) go last.
     await this.targetGroups.deleteUnused(u, new Set(tgArns.values()));
+    if (d.known !== undefined) {
+      // Known as before, as the update left it; the next full look stays due when it was.
+      this.memory.remember(
+        uid,
+        {
+          arn: u.arn,
+          specKey: specKey(mr.spec),
+          knownSince: d.known.since,
+          origin: 'applied',
+          children: applied.children(),
+        },
+        ctx.clock.now(),
+      );
+    }
     return { description: u.done.length > 0 ? u.done.join('; ') : 'nothing to change' };
   }
 
@@ -155,25 +174,36 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     });
   }
 
+  /** A load balancer whose object is being deleted: its ownership (for the engine's check) and identity. */
+  private async observeDeleting(lb: LoadBalancer, arn: string): Promise<IngressObservation> {
+    const tags = (await tagsOf(this.d.tagDescriber, [arn])).get(arn) ?? {};
+    return {
+      exists: true,
+      ownership: ownershipFromTags(tags),
+      delta: [],
+      ready: { ready: false, reason: Reason.Deleting },
+      status: baseStatus(lb, arn),
+      details: {
+        found: 'loadBalancer',
+        lb,
+        listeners: [],
+        rules: new Map(),
+        targetGroups: [],
+        attributes: new Map(),
+        tags,
+      },
+    };
+  }
+
   /** A live load balancer that is not being deleted: its children, the delta, readiness and status. */
   private async observeLive(
     mr: MyIngress,
     ctx: ReconcileContext,
-    found: FoundLoadBalancer,
+    lb: LoadBalancer,
+    arn: string,
   ): Promise<IngressObservation> {
-    const { lb, arn, tags, ownership, base } = found;
-    const { listeners, rules } = await this.listeners.observe(arn);
-    const attributes = await this.loadBalancers.attributes(arn);
-    const targetGroups = await this.targetGroups.observe(mr, ctx, arn);
-    const delta = ingressDelta(mr, ctx.ownership, {
-      ownership,
-      lb,
-      listeners,
-      rules,
-      targetGroups,
-      attributes,
-      tags,
-    });
+    const { observed, delta, known } = await this.looks.look(mr, ctx, lb, arn);
+    const { ownership, listeners, rules, targetGroups, attributes, tags } = observed;
     const lbReady = ingressReady(mr, lb, listeners);
     const backends = this.backendsReady(mr);
     // A load balancer still on its way is polled; a missing Service is not (its informer
@@ -189,8 +219,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       ownership,
       delta,
       ready: ingressReadiness(lbReady, backends.ready),
-      status: ingressStatus(base, listeners, rules, targetGroups),
-      details: { found: 'loadBalancer', lb, listeners, rules, targetGroups, attributes },
+      status: ingressStatus(baseStatus(lb, arn), listeners, rules, targetGroups),
+      details: { found: 'loadBalancer', lb, listeners, rules, targetGroups, attributes, tags, known },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
     };
   }
@@ -213,4 +243,14 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     const missing = missingBackends(mr.spec, (name) => this.d.service(ns, name) as ServiceLike | undefined);
     return { judged: true, ready: missingBackendsReady(missing, ns) };
   }
+}
+
+/** A load balancer's identity and state, the start of the status. Pure. */
+function baseStatus(lb: LoadBalancer, arn: string): Record<string, unknown> {
+  return {
+    arn,
+    dnsName: lb.DNSName,
+    canonicalHostedZoneId: lb.CanonicalHostedZoneId,
+    state: lb.State?.Code ?? 'provisioning',
+  };
 }

@@ -31,11 +31,15 @@ function referencing(
     .map((m) => `${m.metadata.namespace ?? ''}/${m.metadata.name}`);
 }
 
-/** The MyIngress controller: load balancers whose targets follow Services' EndpointSlices. */
+/**
+ * The MyIngress controller: load balancers whose targets follow Services' EndpointSlices.
+ * `overrides` replace some of the default settings (tests).
+ */
 export function myIngressController(
   s: KindPlumbing,
-  settings: MyIngressSettings = defaultMyIngressSettings,
+  overrides: Partial<MyIngressSettings> = {},
 ): RunnableController {
+  const settings: MyIngressSettings = { ...defaultMyIngressSettings, ...overrides };
   const holder: { controller?: Controller<MyIngress, MyIngressDetails, MyIngressField> } = {};
   // ACM, only for TeamPolicies that allow certificates by tag: one client per set of clients.
   const acms = new Map<AwsClients, ACMClient>();
@@ -69,6 +73,7 @@ export function myIngressController(
           holder.controller.secondarySynced(serviceType) &&
           holder.controller.secondarySynced(endpointSliceType),
         pollMs: settings.pollMs,
+        fullCheckMs: settings.fullCheckMs,
       }),
       myingressRefusals,
     );

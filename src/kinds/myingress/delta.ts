@@ -29,9 +29,9 @@ export interface ObservedTargetGroup {
   readonly want: DesiredTargetGroup;
   readonly tg: TargetGroup | undefined;
   /** Registered targets, `ip:port`. */
-  readonly registered: string[];
+  readonly registered: readonly string[];
   /** Wanted targets, `ip:port` (undefined when the Service is unknown: leave targets alone). */
-  readonly wanted: string[] | undefined;
+  readonly wanted: readonly string[] | undefined;
 }
 
 /** A live load balancer and its children, as observed. */
@@ -39,7 +39,7 @@ export interface ObservedLoadBalancer {
   readonly ownership: OwnershipTags | undefined;
   readonly lb: LoadBalancer;
   readonly listeners: readonly Listener[];
-  readonly rules: ReadonlyMap<string, Rule[]>;
+  readonly rules: ReadonlyMap<string, readonly Rule[]>;
   readonly targetGroups: readonly ObservedTargetGroup[];
   readonly attributes: ReadonlyMap<string, string>;
   /** The load balancer's tags. */

@@ -7,6 +7,7 @@ import type { KubeObject } from '../../apis/meta.ts';
 import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
 import type { MyIngress } from './api.ts';
+import type { AppliedChildren } from './applied.ts';
 
 /** What the MyIngress adapter needs. */
 export interface MyIngressAdapterDeps {
@@ -27,6 +28,8 @@ export interface MyIngressAdapterDeps {
   readonly backendCachesSynced: () => boolean;
   /** First interval between looks at a load balancer that is not Ready yet (longer waits are polled less often). */
   readonly pollMs: number;
+  /** Longest time between two full looks at a load balancer's children (0: every look is full); see memory.ts. */
+  readonly fullCheckMs: number;
 }
 
 /** One update of a live load balancer, handed to each of its steps. */
@@ -39,4 +42,6 @@ export interface IngressUpdate {
   readonly arn: string;
   /** What was changed so far, in order, for the update's description: each step appends. */
   readonly done: string[];
+  /** The children as the update leaves them: each step reports what AWS accepted. */
+  readonly applied: AppliedChildren;
 }

@@ -5,7 +5,7 @@ import { loadBalancerGuardrailSection, myIngressAdmission } from './guardrails.t
 import { myIngressCrd, myIngressType } from './api.ts';
 import { BackendReason } from './backends.ts';
 import { myIngressController } from './controller.ts';
-import { defaultMyIngressSettings } from './settings.ts';
+import { myIngressFlags, parseMyIngressSettings } from './settings.ts';
 import { traceMyIngress } from './trace.ts';
 
 export const myIngressKind: KindModule = {
@@ -15,11 +15,12 @@ export const myIngressKind: KindModule = {
   crd: myIngressCrd,
   guardrails: loadBalancerGuardrailSection,
   admission: myIngressAdmission,
-  flags: [],
-  configure() {
+  flags: myIngressFlags,
+  configure(values) {
+    const settings = parseMyIngressSettings(values);
     return {
       module: myIngressKind,
-      controller: (plumbing) => myIngressController(plumbing, defaultMyIngressSettings),
+      controller: (plumbing) => myIngressController(plumbing, settings),
       trace: traceMyIngress,
     };
   },

@@ -72,7 +72,11 @@ export class Listeners {
       const actions = sdkActions(want.defaultAction, tgArns);
       const l = observed.find((x) => x.Port === want.port);
       if (l?.ListenerArn === undefined) {
-        listenerArns.set(want.port, await this.create(u, want, actions));
+        const larn = await this.create(u, want, actions);
+        listenerArns.set(want.port, larn);
+        // Without an ARN it is not remembered: the next look, finding it missing, describes it.
+        if (larn !== '')
+          u.applied.listener({ ...applied(want, actions), ListenerArn: larn, LoadBalancerArn: u.arn });
         u.done.push(`listener ${want.port} created`);
       } else {
         listenerArns.set(want.port, l.ListenerArn);
@@ -85,6 +89,8 @@ export class Listeners {
           })
         ) {
           await this.modify(l.ListenerArn, want, actions);
+          // What the modify left: no certificate when the listener no longer asks for one.
+          u.applied.listener({ ...l, Certificates: undefined, ...applied(want, actions) });
           u.done.push(`listener ${want.port} modified`);
         }
       }
@@ -99,7 +105,7 @@ export class Listeners {
    */
   async syncRules(
     u: IngressUpdate,
-    observed: ReadonlyMap<string, Rule[]>,
+    observed: ReadonlyMap<string, readonly Rule[]>,
     listenerArns: ReadonlyMap<number, string>,
     tgArns: ReadonlyMap<string, string>,
   ): Promise<void> {
@@ -107,7 +113,7 @@ export class Listeners {
     for (const [port, larn] of listenerArns) {
       const have = observed.get(larn) ?? [];
       const wantRules = (u.mr.spec.rules ?? []).filter((r) => (r.listenerPort ?? firstPort) === port);
-      await this.deleteUnwantedRules(u, have, wantRules);
+      await this.deleteUnwantedRules(u, larn, have, wantRules);
       for (const w of wantRules) await this.syncRule(u, larn, have, w, tgArns);
     }
   }
@@ -120,6 +126,7 @@ export class Listeners {
         await elbv2Call(`delete listener ${l.Port ?? ''}`, () =>
           this.d.elbv2.send(new DeleteListenerCommand({ ListenerArn: larn })),
         );
+        u.applied.listenerDeleted(larn);
         u.done.push(`listener ${l.Port ?? ''} deleted`);
       }
     }
@@ -164,6 +171,7 @@ export class Listeners {
   /** Deletes the listener's rules whose priority no wanted rule has. */
   private async deleteUnwantedRules(
     u: IngressUpdate,
+    larn: string,
     have: readonly Rule[],
     wantRules: readonly RuleSpec[],
   ): Promise<void> {
@@ -173,6 +181,7 @@ export class Listeners {
         await elbv2Call(`delete rule ${r.Priority ?? ''}`, () =>
           this.d.elbv2.send(new DeleteRuleCommand({ RuleArn: rarn })),
         );
+        u.applied.ruleDeleted(larn, rarn);
         u.done.push(`rule ${r.Priority ?? ''} deleted`);
       }
     }
@@ -190,7 +199,7 @@ export class Listeners {
     const actions = sdkActions(w.action, tgArns);
     const r = have.find((x) => Number(x.Priority) === w.priority);
     if (r?.RuleArn === undefined) {
-      await elbv2Call(`create rule ${w.priority}`, () =>
+      const out = await elbv2Call(`create rule ${w.priority}`, () =>
         this.d.elbv2Create.send(
           new CreateRuleCommand({
             ListenerArn: larn,
@@ -201,15 +210,37 @@ export class Listeners {
           }),
         ),
       );
+      const rarn = out.Rules?.[0]?.RuleArn;
+      if (rarn !== undefined)
+        u.applied.rule(larn, {
+          RuleArn: rarn,
+          Priority: String(w.priority),
+          Conditions: conditions,
+          Actions: actions,
+          IsDefault: false,
+        });
       u.done.push(`rule ${w.priority} created`);
     } else if (!ruleMatches(r, { conditions, actions })) {
       const rarn = r.RuleArn;
       await elbv2Call(`modify rule ${w.priority}`, () =>
         this.d.elbv2.send(new ModifyRuleCommand({ RuleArn: rarn, Conditions: conditions, Actions: actions })),
       );
+      u.applied.rule(larn, { ...r, Conditions: conditions, Actions: actions });
       u.done.push(`rule ${w.priority} modified`);
     }
   }
+}
+
+/** A listener's settings as created or modified for `want` (what is remembered of it). Pure. */
+function applied(want: ListenerSpec, actions: Action[]): Listener {
+  const certs = certificates(want);
+  return {
+    Port: want.port,
+    Protocol: want.protocol,
+    DefaultActions: actions,
+    ...(certs !== undefined ? { Certificates: certs } : {}),
+    ...(want.sslPolicy !== undefined ? { SslPolicy: want.sslPolicy } : {}),
+  };
 }
 
 /** The listener's certificate as the SDK takes it, if it has one. Pure. */

@@ -65,13 +65,20 @@ export class LoadBalancers {
 
   /**
    * Creates the load balancer named `name` (without SDK retries), tagged with
-   * `ctx.ownership`; when the name is taken by this object's own load
-   * balancer (an earlier answer was lost), returns that one. Safe to repeat;
-   * TerminalError when the subnet selector matches fewer than two subnets.
+   * `tags`; when the name is taken by this object's own load balancer (an
+   * earlier answer was lost), returns that one. `answered`: the load balancer
+   * is CreateLoadBalancer's own answer (not one found under the name, which
+   * may have children already). Safe to repeat; TerminalError when the subnet
+   * selector matches fewer than two subnets.
    */
-  async create(mr: MyIngress, ctx: ReconcileContext, name: string): Promise<LoadBalancer | undefined> {
+  async create(
+    mr: MyIngress,
+    ctx: ReconcileContext,
+    name: string,
+    tags: { Key: string; Value: string }[],
+  ): Promise<{ lb: LoadBalancer | undefined; answered: boolean }> {
     const subnets = await this.subnets(mr);
-    return createOrFind({
+    return createOrFind<{ lb: LoadBalancer | undefined; answered: boolean }>({
       what: `create load balancer ${name}`,
       table: elbv2ErrorTable,
       isDuplicate: (err) => hasErrorCode(err, 'DuplicateLoadBalancerName'),
@@ -79,10 +86,13 @@ export class LoadBalancers {
       find: async () => {
         const found = (await this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })))
           .LoadBalancers?.[0];
-        return withTags(this.d.tagDescriber, found, found?.LoadBalancerArn);
+        const taken = await withTags(this.d.tagDescriber, found, found?.LoadBalancerArn);
+        return taken === undefined
+          ? undefined
+          : { value: { lb: taken.value, answered: false }, tags: taken.tags };
       },
-      create: async () =>
-        (
+      create: async () => ({
+        lb: (
           await this.d.elbv2Create.send(
             new CreateLoadBalancerCommand({
               Name: name,
@@ -91,10 +101,12 @@ export class LoadBalancers {
               IpAddressType: mr.spec.ipAddressType ?? 'ipv4',
               Subnets: subnets,
               ...(mr.spec.securityGroups !== undefined ? { SecurityGroups: mr.spec.securityGroups } : {}),
-              Tags: ownedTagList(mr.spec.tags, ctx.ownership),
+              Tags: tags,
             }),
           )
         ).LoadBalancers?.[0],
+        answered: true,
+      }),
     });
   }
 
@@ -109,11 +121,11 @@ export class LoadBalancers {
   /** Adds the ownership tags (with the user's) when the load balancer is not this object's yet. */
   async tagOwnership(u: IngressUpdate, ownership: OwnershipTags | undefined): Promise<void> {
     if (ownership?.uid === u.ctx.ownership.uid) return;
+    const tags = ownedTagList(u.mr.spec.tags, u.ctx.ownership);
     await elbv2Call('tag load balancer', () =>
-      this.d.elbv2.send(
-        new AddTagsCommand({ ResourceArns: [u.arn], Tags: ownedTagList(u.mr.spec.tags, u.ctx.ownership) }),
-      ),
+      this.d.elbv2.send(new AddTagsCommand({ ResourceArns: [u.arn], Tags: tags })),
     );
+    u.applied.addedTags(tags);
     u.done.push('tagged');
   }
 
@@ -128,6 +140,7 @@ export class LoadBalancers {
     await elbv2Call('tag load balancer', () =>
       this.d.elbv2.send(new AddTagsCommand({ ResourceArns: [u.arn], Tags: userTags })),
     );
+    u.applied.addedTags(userTags);
     u.done.push('tags');
   }
 
@@ -182,6 +195,7 @@ export class LoadBalancers {
         }),
       ),
     );
+    u.applied.setAttributes(attrs);
     u.done.push(`attributes ${attrs.map(([k]) => k).join(', ')}`);
   }
 

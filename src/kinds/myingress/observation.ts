@@ -5,6 +5,7 @@ import type { ReadyState } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import type { MyIngress } from './api.ts';
 import type { ObservedTargetGroup } from './delta.ts';
+import type { ChildrenOrigin } from './memory.ts';
 
 /** Ready reasons particular to MyIngress. */
 export const IngressReason = {
@@ -13,16 +14,27 @@ export const IngressReason = {
   Available: Reason.Available,
 } as const;
 
+/** How observe knew a live load balancer's children (see memory.ts). */
+export interface KnownChildren {
+  readonly origin: ChildrenOrigin;
+  /** When a full look or the create established them (the engine's clock, ms). */
+  readonly since: number;
+}
+
 /** What observe found, handed back to update and delete. */
 export type MyIngressDetails =
-  /** A live load balancer; its children are described only when the object is not being deleted. */
+  /** A live load balancer; its children are looked at only when the object is not being deleted. */
   | {
       readonly found: 'loadBalancer';
       readonly lb: LoadBalancer;
-      readonly listeners: Listener[];
-      readonly rules: Map<string, Rule[]>;
-      readonly targetGroups: ObservedTargetGroup[];
-      readonly attributes: Map<string, string>;
+      readonly listeners: readonly Listener[];
+      readonly rules: ReadonlyMap<string, readonly Rule[]>;
+      readonly targetGroups: readonly ObservedTargetGroup[];
+      readonly attributes: ReadonlyMap<string, string>;
+      /** The load balancer's tags. */
+      readonly tags: Readonly<Record<string, string>>;
+      /** How the children were known; absent while deleting (not looked at). */
+      readonly known?: KnownChildren;
     }
   /** Only target groups are left of a deleted object. */
   | { readonly found: 'leftovers'; readonly leftoverTargetGroups: string[] };
@@ -75,7 +87,7 @@ export function ingressReadiness(lb: ReadyState, backends: ReadyState | undefine
 export function ingressStatus(
   base: Record<string, unknown>,
   listeners: readonly Listener[],
-  rules: ReadonlyMap<string, Rule[]>,
+  rules: ReadonlyMap<string, readonly Rule[]>,
   targetGroups: readonly ObservedTargetGroup[],
 ): Record<string, unknown> {
   return {

@@ -1,9 +1,35 @@
-// MyIngress's settings and their defaults (it has no flags of its own yet).
+// MyIngress's settings: its flags of `skylift run`, their defaults, and their parsing.
+import { durationSetting, formatDuration } from '../../runtime/settings.ts';
+import type { KindFlag } from '../module.ts';
 
 /** Tuning of the MyIngress controller. */
 export interface MyIngressSettings {
   /** First interval between looks at a load balancer that is not Ready yet (longer waits are polled less often). */
   readonly pollMs: number;
+  /**
+   * Longest time between two full looks at a load balancer's children (listeners, rules, target
+   * groups and their targets, attributes, tags); between them a resync describes the load
+   * balancer alone and recalls the rest (docs/myingress.md#what-a-resync-checks).
+   */
+  readonly fullCheckMs: number;
 }
 
-export const defaultMyIngressSettings: MyIngressSettings = { pollMs: 5000 };
+export const defaultMyIngressSettings: MyIngressSettings = { pollMs: 5000, fullCheckMs: 3_600_000 };
+
+/** MyIngress's flags. */
+export const myIngressFlags: readonly KindFlag[] = [
+  {
+    name: 'elbv2-full-check-period',
+    env: 'SKYLIFT_ELBV2_FULL_CHECK_PERIOD',
+    placeholder: 'DURATION',
+    usage: `longest time between two full looks at a MyIngress's listeners, rules, target groups, targets, attributes and tags; resyncs in between describe the load balancer alone (default ${formatDuration(defaultMyIngressSettings.fullCheckMs)})`,
+  },
+];
+
+/** MyIngress's settings from flag values by name; absent ones take the defaults. Throws SettingsError. Pure. */
+export function parseMyIngressSettings(values: ReadonlyMap<string, string>): MyIngressSettings {
+  return {
+    pollMs: defaultMyIngressSettings.pollMs,
+    fullCheckMs: durationSetting(values, 'elbv2-full-check-period', defaultMyIngressSettings.fullCheckMs),
+  };
+}

@@ -10,6 +10,7 @@ import {
   ModifyTargetGroupCommand,
   RegisterTargetsCommand,
   type TargetGroup,
+  type TargetHealthDescription,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { ownershipFromTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
@@ -106,17 +107,27 @@ export class TargetGroups {
     const tgArns = new Map<string, string>();
     for (const t of observed) {
       let tg = t.tg;
+      // What the target group is registered with once this step is done.
+      let registered = t.registered;
       if (tg === undefined) {
-        tg = await this.create(u.mr, u.ctx, t.want, u.lb.VpcId ?? '', t.wanted);
+        tg = {
+          ...(await this.create(u.mr, u.ctx, t.want, u.lb.VpcId ?? '', t.wanted)),
+          ...healthCheckOf(t.want),
+        };
+        registered = t.wanted ?? [];
         u.done.push(`target group ${t.want.key} created`);
       } else if (!healthCheckMatches(tg, t.want)) {
         await this.modifyHealthCheck(tg.TargetGroupArn ?? '', t.want);
+        tg = { ...tg, ...healthCheckOf(t.want) };
         u.done.push(`health check ${t.want.key}`);
       }
       const tgArn = tg.TargetGroupArn ?? '';
       tgArns.set(t.want.key, tgArn);
-      if (t.wanted !== undefined && t.tg !== undefined)
+      if (t.wanted !== undefined && t.tg !== undefined) {
         await this.syncTargets(u, tgArn, t.want.key, t.registered, t.wanted);
+        registered = t.wanted;
+      }
+      u.applied.targetGroup(t.want.key, tg, registered);
     }
     return tgArns;
   }
@@ -150,23 +161,28 @@ export class TargetGroups {
     }
   }
 
-  /** Registered targets of a target group, `ip:port`, sorted, draining ones excluded. */
+  /** Registered targets of a target group, `ip:port`, sorted, draining ones excluded. Read-only. */
   private async registered(tgArn: string): Promise<string[]> {
     const health = await elbv2Call('describe target health', () =>
       this.d.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: tgArn })),
     );
-    return (health.TargetHealthDescriptions ?? [])
-      .filter((h) => h.TargetHealth?.State !== 'draining')
-      .map((h) => `${h.Target?.Id ?? ''}:${h.Target?.Port ?? ''}`)
-      .sort();
+    return registeredTargets(health.TargetHealthDescriptions);
+  }
+
+  /** As registered(), or undefined when the target group does not exist (any more). Read-only. */
+  async registeredIfExists(tgArn: string): Promise<string[] | undefined> {
+    const health = await lookup('describe target health', elbv2ErrorTable, isElbv2NotFound, () =>
+      this.d.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: tgArn })),
+    );
+    return health === undefined ? undefined : registeredTargets(health.TargetHealthDescriptions);
   }
 
   /**
    * The wanted targets, `ip:port`, from the cache; undefined when the Service
    * is unknown, or the caches have not listed yet (an empty slice list then
-   * would deregister every target).
+   * would deregister every target). Pure read of the caches.
    */
-  private wantedTargets(mr: MyIngress, want: DesiredTargetGroup): string[] | undefined {
+  wantedTargets(mr: MyIngress, want: DesiredTargetGroup): string[] | undefined {
     if (!this.d.backendCachesSynced()) return undefined;
     const ns = mr.metadata.namespace ?? '';
     const svc = this.d.service(ns, want.service) as ServiceLike | undefined;
@@ -200,7 +216,7 @@ export class TargetGroups {
     ctx: ReconcileContext,
     want: DesiredTargetGroup,
     vpcId: string,
-    wanted: string[] | undefined,
+    wanted: readonly string[] | undefined,
   ): Promise<TargetGroup> {
     const port = Number(wanted?.[0]?.split(':').pop() ?? want.port) || want.port;
     const tg = await createOrFind({
@@ -273,6 +289,14 @@ export class TargetGroups {
   }
 }
 
+/** The registered targets in a DescribeTargetHealth answer, `ip:port`, sorted, draining ones excluded. Pure. */
+function registeredTargets(health: readonly TargetHealthDescription[] | undefined): string[] {
+  return (health ?? [])
+    .filter((h) => h.TargetHealth?.State !== 'draining')
+    .map((h) => `${h.Target?.Id ?? ''}:${h.Target?.Port ?? ''}`)
+    .sort();
+}
+
 /** The target group ARNs recorded in the object's status. Pure. */
 function recordedTargetGroups(mr: MyIngress): string[] {
   const tgs = mr.status?.targetGroups;
@@ -299,4 +323,9 @@ function healthCheckInput(want: DesiredTargetGroup) {
     UnhealthyThresholdCount: h.unhealthyThresholdCount,
     Matcher: { HttpCode: h.matcher },
   };
+}
+
+/** A target group's health check fields as set for `want` (what is remembered of it). Pure. */
+function healthCheckOf(want: DesiredTargetGroup): Partial<TargetGroup> {
+  return healthCheckInput(want);
 }

@@ -1,0 +1,169 @@
+// What observe knows of a live load balancer's children — listeners, rules,
+// target groups and their targets, attributes, tags: recalled from what this
+// adapter last saw or applied (memory.ts), re-read in part before anything is
+// changed, or described in full (docs/myingress.md#what-a-resync-checks).
+import type { LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { ownershipFromTags } from '../../apis/managed.ts';
+import type { DeltaEntry, ReconcileContext } from '../../runtime/adapter.ts';
+import type { MyIngress } from './api.ts';
+import {
+  ingressDelta,
+  sameSet,
+  type MyIngressField,
+  type ObservedLoadBalancer,
+  type ObservedTargetGroup,
+} from './delta.ts';
+import type { MyIngressAdapterDeps } from './deps.ts';
+import { desiredTargetGroups } from './desired.ts';
+import { tagsOf } from './elbv2.ts';
+import type { Listeners } from './listeners.ts';
+import type { LoadBalancers } from './loadBalancer.ts';
+import { childrenOf, specKey, type Children, type IngressMemory, type Remembered } from './memory.ts';
+import type { KnownChildren } from './observation.ts';
+import type { TargetGroups } from './targetGroups.ts';
+
+/** A look at a live load balancer's children: what was seen, what differs from the spec, how it was known. */
+export interface Look {
+  readonly observed: ObservedLoadBalancer;
+  readonly delta: DeltaEntry<MyIngressField>[];
+  readonly known: KnownChildren;
+}
+
+/** The parts whose reads a full look is made of. */
+interface LookParts {
+  readonly loadBalancers: LoadBalancers;
+  readonly listeners: Listeners;
+  readonly targetGroups: TargetGroups;
+}
+
+/**
+ * Looks at a live load balancer's children, as cheaply as what it must verify
+ * allows (docs/myingress.md#what-a-resync-checks). Read-only in AWS (it
+ * records what it learnt in the memory); throws typed errors when AWS cannot
+ * be asked.
+ */
+export class Looks {
+  private readonly d: Pick<MyIngressAdapterDeps, 'tagDescriber'>;
+  private readonly parts: LookParts;
+  private readonly memory: IngressMemory;
+
+  constructor(deps: Pick<MyIngressAdapterDeps, 'tagDescriber'>, parts: LookParts, memory: IngressMemory) {
+    this.d = deps;
+    this.parts = parts;
+    this.memory = memory;
+  }
+
+  /**
+   * The children of `mr`'s load balancer `lb` (ARN `arn`, just described):
+   * recalled, with no call, when the memory holds them for this load balancer
+   * and spec, established less than the full-check period ago, and with the
+   * fresh load balancer and the caches' wanted targets they match the spec;
+   * when what differs is only targets — or the load balancer was just created
+   * by this process and has no children yet — recalled and refreshed before
+   * anything is changed: the tags (ownership) and the registered targets of
+   * the target groups whose targets differ; otherwise described in full.
+   */
+  async look(mr: MyIngress, ctx: ReconcileContext, lb: LoadBalancer, arn: string): Promise<Look> {
+    const uid = ctx.ownership.uid;
+    const key = specKey(mr.spec);
+    const now = ctx.clock.now();
+    const r = this.memory.recall(uid, arn, key, now);
+    if (r !== undefined) {
+      const known: KnownChildren = { origin: r.origin, since: r.knownSince };
+      const recalled = this.recalled(mr, ctx, lb, r.children);
+      const delta = ingressDelta(mr, ctx.ownership, recalled);
+      if (delta.length === 0) {
+        ctx.logger.debug({ look: 'recalled', origin: r.origin }, 'load balancer children recalled');
+        return { observed: recalled, delta, known };
+      }
+      const refreshed = await this.refreshed(arn, r, recalled, delta);
+      if (refreshed !== undefined) {
+        this.memory.remember(uid, { ...r, children: childrenOf(refreshed) }, now);
+        ctx.logger.debug({ look: 'refreshed', origin: r.origin }, 'load balancer children refreshed');
+        return { observed: refreshed, delta: ingressDelta(mr, ctx.ownership, refreshed), known };
+      }
+    }
+    const observed = await this.full(mr, ctx, lb, arn);
+    this.memory.remember(
+      uid,
+      { arn, specKey: key, knownSince: now, origin: 'described', children: childrenOf(observed) },
+      now,
+    );
+    ctx.logger.debug({ look: 'full' }, 'load balancer children described');
+    return {
+      observed,
+      delta: ingressDelta(mr, ctx.ownership, observed),
+      known: { origin: 'described', since: now },
+    };
+  }
+
+  /** The remembered children with the fresh load balancer and the wanted targets from the caches. No call. */
+  private recalled(
+    mr: MyIngress,
+    ctx: ReconcileContext,
+    lb: LoadBalancer,
+    c: Children,
+  ): ObservedLoadBalancer {
+    return {
+      ownership: c.ownership,
+      lb,
+      listeners: c.listeners,
+      rules: c.rules,
+      targetGroups: desiredTargetGroups(mr.spec, ctx.ownership.uid).map((want) => {
+        const known = c.targetGroups.get(want.key);
+        return {
+          want,
+          tg: known?.tg,
+          registered: known?.registered ?? [],
+          wanted: this.parts.targetGroups.wantedTargets(mr, want),
+        };
+      }),
+      attributes: c.attributes,
+      tags: c.tags,
+    };
+  }
+
+  /**
+   * The recalled children refreshed where an update is about to act on them:
+   * the tags, and the registered targets of each target group whose targets
+   * differ. Undefined when a full look is needed instead: something other
+   * than targets differs from remembered children that were not just created,
+   * or the load balancer or a target group is gone.
+   */
+  private async refreshed(
+    arn: string,
+    r: Remembered,
+    recalled: ObservedLoadBalancer,
+    delta: readonly DeltaEntry<MyIngressField>[],
+  ): Promise<ObservedLoadBalancer | undefined> {
+    if (r.origin !== 'created' && !delta.every((e) => e.field === 'targets')) return undefined;
+    const tags = (await tagsOf(this.d.tagDescriber, [arn])).get(arn);
+    if (tags === undefined) return undefined;
+    const targetGroups: ObservedTargetGroup[] = [];
+    for (const t of recalled.targetGroups) {
+      const tgArn = t.tg?.TargetGroupArn;
+      if (tgArn === undefined || t.wanted === undefined || sameSet(t.registered, t.wanted)) {
+        targetGroups.push(t);
+        continue;
+      }
+      const registered = await this.parts.targetGroups.registeredIfExists(tgArn);
+      if (registered === undefined) return undefined;
+      targetGroups.push({ ...t, registered });
+    }
+    return { ...recalled, tags, ownership: ownershipFromTags(tags), targetGroups };
+  }
+
+  /** Every child described: tags, listeners and their rules, attributes, target groups and their targets. */
+  private async full(
+    mr: MyIngress,
+    ctx: ReconcileContext,
+    lb: LoadBalancer,
+    arn: string,
+  ): Promise<ObservedLoadBalancer> {
+    const tags = (await tagsOf(this.d.tagDescriber, [arn])).get(arn) ?? {};
+    const { listeners, rules } = await this.parts.listeners.observe(arn);
+    const attributes = await this.parts.loadBalancers.attributes(arn);
+    const targetGroups = await this.parts.targetGroups.observe(mr, ctx, arn);
+    return { ownership: ownershipFromTags(tags), lb, listeners, rules, targetGroups, attributes, tags };
+  }
+}
