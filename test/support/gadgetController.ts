@@ -20,6 +20,8 @@ export interface GadgetControllerOptions {
   readonly watchdogMs?: number;
   readonly watches?: readonly SecondaryWatch[];
   readonly resyncPeriodMs?: number;
+  /** The adapter (default a GadgetAdapter over `cloud`), e.g. one that records what it saw. */
+  readonly adapter?: GadgetAdapter;
 }
 
 export function gadgetController(o: GadgetControllerOptions): {
@@ -38,7 +40,7 @@ export function gadgetController(o: GadgetControllerOptions): {
   });
   const controller = new Controller<Gadget>({
     type: gadgetType,
-    connector: sharedClient(new GadgetAdapter(o.cloud)),
+    connector: sharedClient(o.adapter ?? new GadgetAdapter(o.cloud)),
     client: o.client,
     clock,
     logger,
