@@ -4,6 +4,7 @@ import { runDev } from '../dev/main.ts';
 import { kinds } from '../kinds/registry.ts';
 import { startOperator } from '../operator.ts';
 import { KubeApiError, KubeUnreachableError } from '../runtime/kube/client.ts';
+import { KubeconfigError, KubeCredentialError } from '../runtime/kube/kubeconfig.ts';
 import { SettingsError } from '../runtime/settings.ts';
 import { parseRunOptions, runUsage } from './options.ts';
 import { runTrace } from './trace.ts';
@@ -68,6 +69,9 @@ try {
     process.exitCode = 2;
   } else if (err instanceof KubeApiError) {
     process.stderr.write(`skylift: the Kubernetes API refused: ${err.message}\n`);
+    process.exitCode = 1;
+  } else if (err instanceof KubeconfigError || err instanceof KubeCredentialError) {
+    process.stderr.write(`skylift: ${err.message}\n`);
     process.exitCode = 1;
   } else if (err instanceof KubeUnreachableError) {
     process.stderr.write(
