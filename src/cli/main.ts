@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // The `skylift` command.
-import { runDev } from '../dev/main.ts';
 import { kinds } from '../kinds/registry.ts';
 import { startOperator } from '../operator.ts';
 import { KubeApiError, KubeUnreachableError } from '../runtime/kube/client.ts';
@@ -42,8 +41,11 @@ async function main(argv: readonly string[]): Promise<number> {
       // Losing the lease means another replica may already be reconciling: exit non-zero and let Kubernetes restart us.
       return exit === 'lost-leadership' ? 1 : 0;
     }
-    case 'dev':
+    case 'dev': {
+      // Loaded only here: `skylift run` never holds the local stack's code (and the yaml parser) in memory.
+      const { runDev } = await import('../dev/main.ts');
       return runDev(rest);
+    }
     case 'trace':
       return runTrace(rest);
     case undefined:
