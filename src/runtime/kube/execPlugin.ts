@@ -18,6 +18,8 @@ export const execRefreshMarginMs = 60_000;
 export const execFailureHoldMs = 5_000;
 /** More output than this is not a credential: the plugin is killed. */
 const maxOutputBytes = 1 << 20;
+/** About this much of the end of a plugin's error output is kept for the message. */
+const maxStderrBytes = 64 << 10;
 
 /** What a plugin gave: a bearer token, a client certificate, or both; and until when. */
 export interface ExecCredential {
@@ -134,8 +136,12 @@ export class ExecCredentialPlugin {
           fail(`printed more than ${maxOutputBytes} bytes`);
         } else out.push(chunk);
       });
+      let errSize = 0;
       child.stderr.on('data', (chunk: Buffer) => {
+        // Only the end is shown; a chatty plugin's progress output is not kept in memory.
+        errSize += chunk.length;
         err.push(chunk);
+        while (errSize > maxStderrBytes && err.length > 1) errSize -= err.shift()?.length ?? 0;
       });
       child.on('error', (e: NodeJS.ErrnoException) => {
         if (e.code === 'ENOENT')
