@@ -5,7 +5,8 @@ import { installCrds } from '../src/dev/installCrds.ts';
 import { repoRoot } from '../src/dev/paths.ts';
 import { reapStaleProcesses } from '../src/dev/reaper.ts';
 import { startLocalStack } from '../src/dev/stack.ts';
-import { KubeClient, loadKubeConfig } from '../src/runtime/kube/client.ts';
+import { KubeClient } from '../src/runtime/kube/client.ts';
+import { loadKubeconfig } from '../src/runtime/kube/kubeconfigLoad.ts';
 import { AwsFaultProxy } from '../test/support/awsFaultProxy.ts';
 import { benchUsage, parseBenchArgs, type BenchSettings } from './args.ts';
 import { awsClients } from './lib/awsAccount.ts';
@@ -105,7 +106,7 @@ async function main(argv: readonly string[]): Promise<number> {
   };
   let report: BenchReport;
   try {
-    const admin = new KubeClient(loadKubeConfig(stack.kubeconfig));
+    const admin = new KubeClient(loadKubeconfig(stack.kubeconfig));
     await installCrds(admin);
     const ctx = {
       stack,

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { RunOptions } from './cli/options.ts';
 import { realClock, type Clock } from './runtime/clock.ts';
 import { EventRecorder } from './runtime/events.ts';
-import { KubeClient, loadKubeConfig } from './runtime/kube/client.ts';
+import { KubeClient } from './runtime/kube/client.ts';
+import { loadKubeconfig } from './runtime/kube/kubeconfigLoad.ts';
 import { createLogger } from './runtime/logger.ts';
 import { Manager, type ManagerExit } from './runtime/manager.ts';
 import { Metrics } from './runtime/metrics.ts';
@@ -36,7 +37,7 @@ export function startOperator(
 ): RunningOperator {
   const logger = createLogger({ level: options.logLevel, format: options.logFormat });
   const clock = extra.clock ?? realClock;
-  const client = new KubeClient(loadKubeConfig(options.kubeconfig), { timeoutMs: options.kubeTimeoutMs });
+  const client = new KubeClient(loadKubeconfig(options.kubeconfig), { timeoutMs: options.kubeTimeoutMs });
   const metrics = new Metrics();
   client.observe((method, _path, code) => metrics.kubeRequests.inc({ verb: method, code: String(code) }));
   const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;

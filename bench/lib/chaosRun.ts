@@ -11,7 +11,8 @@ import { installCrds } from '../../src/dev/installCrds.ts';
 import { typeOf } from '../../src/dev/samples.ts';
 import { startLocalStack, type LocalStack } from '../../src/dev/stack.ts';
 import { waitFor } from '../../src/dev/wait.ts';
-import { KubeClient, loadKubeConfig } from '../../src/runtime/kube/client.ts';
+import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { teamPolicyType, type TeamPolicy } from '../../src/apis/teampolicy.ts';
 import { AwsFaultProxy } from '../../test/support/awsFaultProxy.ts';
@@ -711,7 +712,7 @@ async function startEnvironment(
   const proxyRng = SeededRandom.derive(o.seed, 'proxy');
   const proxy = await AwsFaultProxy.start({ target: stack.emulator.endpoint, random: () => proxyRng.next() });
   cleanups.unshift(() => proxy.stop());
-  const admin = new KubeClient(loadKubeConfig(stack.kubeconfig));
+  const admin = new KubeClient(loadKubeconfig(stack.kubeconfig));
   await installCrds(admin);
   const policyGroup = (o.accounts ?? 2) === 2 ? `chaos-${randomBytes(3).toString('hex')}` : undefined;
   // Cluster-scoped: deleted by the run when it gets to its end, else here.

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // The `skylift` command.
-import { runDev } from '../dev/main.ts';
 import { kinds } from '../kinds/registry.ts';
 import { startOperator } from '../operator.ts';
 import { KubeApiError, KubeUnreachableError } from '../runtime/kube/client.ts';
+import { KubeconfigError, KubeCredentialError } from '../runtime/kube/kubeconfig.ts';
 import { SettingsError } from '../runtime/settings.ts';
 import { parseRunOptions, runUsage } from './options.ts';
 import { runTrace } from './trace.ts';
@@ -41,8 +41,11 @@ async function main(argv: readonly string[]): Promise<number> {
       // Losing the lease means another replica may already be reconciling: exit non-zero and let Kubernetes restart us.
       return exit === 'lost-leadership' ? 1 : 0;
     }
-    case 'dev':
+    case 'dev': {
+      // Loaded only here: `skylift run` never holds the local stack's code (and the yaml parser) in memory.
+      const { runDev } = await import('../dev/main.ts');
       return runDev(rest);
+    }
     case 'trace':
       return runTrace(rest);
     case undefined:
@@ -68,6 +71,9 @@ try {
     process.exitCode = 2;
   } else if (err instanceof KubeApiError) {
     process.stderr.write(`skylift: the Kubernetes API refused: ${err.message}\n`);
+    process.exitCode = 1;
+  } else if (err instanceof KubeconfigError || err instanceof KubeCredentialError) {
+    process.stderr.write(`skylift: ${err.message}\n`);
     process.exitCode = 1;
   } else if (err instanceof KubeUnreachableError) {
     process.stderr.write(

@@ -85,7 +85,8 @@ export const runUsage = `Usage: skylift run [flags]
 Runs the operator against the cluster in the kubeconfig (or in-cluster).
 Every flag can also be set by the environment variable in brackets.
 
-  --kubeconfig PATH              kubeconfig file [KUBECONFIG]; default ~/.kube/config or in-cluster
+  --kubeconfig PATH              kubeconfig file; default the files KUBECONFIG lists (merged as kubectl
+                                 does), ~/.kube/config, or in-cluster
   --region REGION                AWS region [AWS_REGION, AWS_DEFAULT_REGION] (required)
   --namespaces NS1,NS2           only watch these namespaces [SKYLIFT_NAMESPACES]; default all
   --label-selector SEL           only manage CRs matching SEL [SKYLIFT_LABEL_SELECTOR] (to shard)
@@ -198,7 +199,7 @@ export function parseRunOptions(
     .map((s) => s.trim())
     .filter((s) => s !== '');
   return {
-    kubeconfig: get('kubeconfig', 'KUBECONFIG'),
+    kubeconfig: get('kubeconfig'),
     region,
     namespaces,
     labelSelector: get('label-selector', 'SKYLIFT_LABEL_SELECTOR'),

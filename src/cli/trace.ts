@@ -3,7 +3,8 @@
 import { parseArgs } from 'node:util';
 import { createAwsClients } from '../providers/aws/clients.ts';
 import { realClock } from '../runtime/clock.ts';
-import { KubeApiError, KubeClient, loadKubeConfig } from '../runtime/kube/client.ts';
+import { KubeApiError, KubeClient } from '../runtime/kube/client.ts';
+import { loadKubeconfig } from '../runtime/kube/kubeconfigLoad.ts';
 import { resourcePath } from '../apis/meta.ts';
 import type { ManagedObject } from '../apis/managed.ts';
 import { Metrics } from '../runtime/metrics.ts';
@@ -128,8 +129,8 @@ export async function runTrace(argv: readonly string[]): Promise<number> {
     process.stdout.write(traceUsage);
     return 0;
   }
-  const kc = loadKubeConfig(args.kubeconfig);
-  const namespace = args.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const kc = loadKubeconfig(args.kubeconfig);
+  const namespace = args.namespace ?? kc.namespace ?? 'default';
   const kube = new KubeClient(kc);
   let obj: ManagedObject;
   try {

@@ -11,7 +11,8 @@ import { kinds } from '../kinds/registry.ts';
 import { startOperator } from '../operator.ts';
 import { createAwsClients } from '../providers/aws/clients.ts';
 import { realClock } from '../runtime/clock.ts';
-import { KubeClient, loadKubeConfig } from '../runtime/kube/client.ts';
+import { KubeClient } from '../runtime/kube/client.ts';
+import { loadKubeconfig } from '../runtime/kube/kubeconfigLoad.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import { ensureElbSubnets, ensureHostedZone } from './awsAccount.ts';
@@ -72,7 +73,7 @@ export async function runDev(argv: readonly string[]): Promise<number> {
       ],
       process.env,
     );
-    const client = new KubeClient(loadKubeConfig(stack.kubeconfig));
+    const client = new KubeClient(loadKubeconfig(stack.kubeconfig));
     await installCrds(client);
     const account = await prepareAccount(stack.awsEndpoint, options.region);
     say(banner(stack, account, dir, args.operator ? options.probeAddress : undefined, Date.now() - started));

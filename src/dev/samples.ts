@@ -3,11 +3,11 @@
 import { endpointSliceType, serviceType } from '../apis/core.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { kinds } from '../kinds/registry.ts';
 import { KubeApiError, type KubeClient } from '../runtime/kube/client.ts';
 import { apiVersionOf, resourcePath, type KubeObject, type ResourceType } from '../apis/meta.ts';
 import { repoRoot } from './paths.ts';
+import { parseYamlDocuments } from './yamlDocuments.ts';
 
 /** The sample application file. */
 export const sampleFile = join(repoRoot, 'examples', 'app.yaml');
@@ -24,7 +24,7 @@ interface ServiceObject extends KubeObject {
 
 /** Reads a multi-document YAML file of Kubernetes objects; throws on a document without kind or name. */
 export async function loadSamples(file: string = sampleFile): Promise<KubeObject[]> {
-  const docs = loadAllYaml(await readFile(file, 'utf8')) as unknown[];
+  const docs = parseYamlDocuments(await readFile(file, 'utf8'), file);
   return docs
     .filter((d): d is KubeObject => typeof d === 'object' && d !== null)
     .map((d) => {

@@ -2,7 +2,6 @@
 // each with its TeamPolicy, and the samples' namespace served by a policy of its own.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { Route53Client } from '@aws-sdk/client-route-53';
 import { namespaceType } from '../apis/core.ts';
@@ -13,6 +12,7 @@ import type { KubeClient } from '../runtime/kube/client.ts';
 import { ensureHostedZone } from './awsAccount.ts';
 import { emulatorCredentials } from './emulator.ts';
 import { repoRoot } from './paths.ts';
+import { parseYamlDocuments } from './yamlDocuments.ts';
 import { waitFor } from './wait.ts';
 
 /** The teams example. */
@@ -31,7 +31,7 @@ function typeOf(obj: KubeObject): ResourceType {
 
 /** The objects of the teams example. Throws on a document without kind or name. */
 export async function loadTeams(): Promise<KubeObject[]> {
-  const docs = loadAllYaml(await readFile(teamsFile, 'utf8')) as unknown[];
+  const docs = parseYamlDocuments(await readFile(teamsFile, 'utf8'), teamsFile);
   return docs.filter((d): d is KubeObject => typeof d === 'object' && d !== null);
 }
 

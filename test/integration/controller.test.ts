@@ -2,7 +2,6 @@
 // engine; namespace and label scoping; secondary watches; the metrics and
 // probe server; watch recovery after the apiserver restarts; and leader
 // handover between two managers.
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from '../../src/dev/controlplane.ts';
@@ -11,6 +10,7 @@ import { waitFor } from '../../src/dev/wait.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { ConditionType } from '../../src/runtime/conditions.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { resourcePath, type KubeObject } from '../../src/apis/meta.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
@@ -222,9 +222,7 @@ describe('watch recovery', () => {
     const dir = await scratchDir('restart');
     const cp = await startControlPlane({ dir });
     cleanups.push(() => cp.stop());
-    const kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfigPath('admin'));
-    const client = new KubeClient(kc);
+    const client = new KubeClient(loadKubeconfig(cp.kubeconfigPath('admin')));
     await ensureCrd(client, gadgetCrd, gadgetType);
     const ns = await newNamespace(client, 'restart');
     const cloud = new FakeCloud();

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { pinnedVersions } from '../../src/dev/paths.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { kubectl } from '../support/kubectl.ts';
-import { kubeConfig, stackInfo } from '../support/stack.ts';
+import { clientNodeKubeConfig, stackInfo } from '../support/stack.ts';
 
 const group = 'smoke.skylift.dev';
 
@@ -67,12 +67,12 @@ function apiError(err: unknown): { code: number; body: string } {
 
 describe('local control plane', () => {
   it('serves the pinned Kubernetes version', async () => {
-    const version = await kubeConfig().makeApiClient(VersionApi).getCode();
+    const version = await clientNodeKubeConfig().makeApiClient(VersionApi).getCode();
     expect(version.gitVersion).toBe(pinnedVersions().KUBE_VERSION);
   });
 
   it('enforces CEL validation rules of an installed CRD at admission', async () => {
-    const kc = kubeConfig();
+    const kc = clientNodeKubeConfig();
     const ext = kc.makeApiClient(ApiextensionsV1Api);
     await ext.createCustomResourceDefinition({ body: widgetCrd });
     await waitFor(
@@ -132,14 +132,14 @@ describe('local control plane', () => {
 
   it('limits the operator identity to what RBAC grants it', async () => {
     const info = stackInfo();
-    const limited = kubeConfig('operator').makeApiClient(CoreV1Api);
+    const limited = clientNodeKubeConfig('operator').makeApiClient(CoreV1Api);
     const denied = await limited
       .listNamespacedConfigMap({ namespace: 'default' })
       .then(() => undefined, apiError);
     expect(denied?.code).toBe(403);
     expect(denied?.body).toContain(info.operatorUser);
 
-    const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    const rbac = clientNodeKubeConfig().makeApiClient(RbacAuthorizationV1Api);
     await rbac.createNamespacedRole({
       namespace: 'default',
       body: {
@@ -170,7 +170,7 @@ describe('local control plane', () => {
   });
 
   it('runs kube-controller-manager: owner-reference garbage collection and namespace deletion', async () => {
-    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const core = clientNodeKubeConfig().makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: 'smoke-gc' } } });
     const owner = await core.createNamespacedConfigMap({
       namespace: 'smoke-gc',

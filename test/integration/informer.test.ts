@@ -1,10 +1,10 @@
 // The informer on its own, against the real apiserver: a cache without
 // managedFields, DELETED events, and recovery from 410 Gone by relisting.
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { startControlPlane } from '../../src/dev/controlplane.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { waitFor } from '../../src/dev/wait.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { Informer, type WatchEventType } from '../../src/runtime/kube/informer.ts';
@@ -22,9 +22,7 @@ describe('Informer', () => {
       dir: await scratchDir('informer'),
       extraApiServerArgs: ['--etcd-compaction-interval=1s', '--watch-cache=false'],
     });
-    const kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfigPath('admin'));
-    const client = new KubeClient(kc);
+    const client = new KubeClient(loadKubeconfig(cp.kubeconfigPath('admin')));
     const ns = await newNamespace(client, 'informer');
     await client.create(`/api/v1/namespaces/${ns}/configmaps`, {
       metadata: { name: 'early' },

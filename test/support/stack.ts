@@ -3,6 +3,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { emulatorCredentials } from '../../src/dev/emulator.ts';
 import { simpleRequest } from '../../src/dev/http.ts';
+import type { Kubeconfig } from '../../src/runtime/kube/kubeconfig.ts';
+import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { AwsFaultProxy } from './awsFaultProxy.ts';
 import type { StackInfo } from './stackInfo.ts';
 
@@ -20,8 +22,17 @@ export function stackInfo(): StackInfo {
   return info;
 }
 
-/** A client-node KubeConfig for the admin or the limited operator identity. */
-export function kubeConfig(who: 'admin' | 'operator' = 'admin'): KubeConfig {
+/** The kubeconfig of the admin or the limited operator identity, as Skylift's KubeClient takes it. */
+export function kubeConfig(who: 'admin' | 'operator' = 'admin'): Kubeconfig {
+  const info = stackInfo();
+  return loadKubeconfig(who === 'admin' ? info.adminKubeconfig : info.operatorKubeconfig);
+}
+
+/**
+ * A client-node KubeConfig for the admin or the limited operator identity: tests of the harness
+ * itself use the official client, independent of Skylift's own.
+ */
+export function clientNodeKubeConfig(who: 'admin' | 'operator' = 'admin'): KubeConfig {
   const kc = new KubeConfig();
   const info = stackInfo();
   kc.loadFromFile(who === 'admin' ? info.adminKubeconfig : info.operatorKubeconfig);

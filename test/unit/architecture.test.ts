@@ -122,6 +122,13 @@ const rules: readonly ImportRule[] = [
     to: devOnly.map((name) => `npm:${name}`),
   },
   {
+    name: 'src → @kubernetes/client-node',
+    reason:
+      'importing it cost the operator process ~73 MiB RSS (issue 16): src/runtime/kube/ reads kubeconfigs and authenticates on its own (test/unit/operatorImports.test.ts checks what the process loads)',
+    from: ['src/'],
+    to: ['npm:@kubernetes/client-node'],
+  },
+  {
     name: 'src → package not in dependencies',
     reason:
       'a package src/ imports must be declared in package.json `dependencies`, not reached transitively',

@@ -7,7 +7,8 @@ import { parseArgs } from 'node:util';
 import { requestAnnotation } from '../../apis/managed.ts';
 import { resourcePath } from '../../apis/meta.ts';
 import { rdsAvailableStates } from '../../providers/rds/states.ts';
-import { KubeApiError, KubeClient, loadKubeConfig } from '../../runtime/kube/client.ts';
+import { KubeApiError, KubeClient } from '../../runtime/kube/client.ts';
+import { loadKubeconfig } from '../../runtime/kube/kubeconfigLoad.ts';
 import { formatDuration, parseDuration, SettingsError } from '../../runtime/settings.ts';
 import type { KindCommand } from '../module.ts';
 import { managedDbType, type ManagedDB } from './api.ts';
@@ -95,8 +96,8 @@ async function requestDbOperation(argv: readonly string[]): Promise<number> {
       throw new SettingsError(`--wait: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  const kc = loadKubeConfig(values.kubeconfig ?? process.env.KUBECONFIG);
-  const namespace = values.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const kc = loadKubeconfig(values.kubeconfig);
+  const namespace = values.namespace ?? kc.namespace ?? 'default';
   const kube = new KubeClient(kc);
   const path = resourcePath(managedDbType, { namespace, name });
   const what = `${action} of manageddb ${namespace}/${name}`;

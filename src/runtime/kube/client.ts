@@ -1,5 +1,8 @@
-import { KubeConfig, RequestContext, type HttpMethod } from '@kubernetes/client-node';
-import { fetch, type Dispatcher } from 'undici';
+import { fetch } from 'undici';
+import { realClock, type Clock } from '../clock.ts';
+import { ConnectionPool } from './connectionPool.ts';
+import { UserCredentials } from './credentials.ts';
+import type { Kubeconfig } from './kubeconfig.ts';
 
 /** An error answer from the apiserver, with its HTTP status and Status reason. */
 export class KubeApiError extends Error {
@@ -26,18 +29,14 @@ export class KubeUnreachableError extends Error {
 /** Default deadline of one apiserver request (watches excepted). */
 export const kubeRequestTimeoutMs = 30_000;
 
-/**
- * How long one connection pool (undici Agent) serves every request before the kubeconfig's TLS
- * material is taken afresh: client-node builds a new Agent — a new TLS handshake and secure
- * context — for every request, which cost more CPU than anything else in the operator; a rotated
- * client certificate or CA is picked up within this time.
- */
-export const kubeDispatcherReuseMs = 5 * 60_000;
-
 /** Options of a {@link KubeClient}. */
 export interface KubeClientOptions {
   /** Deadline of every request but watch streams (default {@link kubeRequestTimeoutMs}). */
   readonly timeoutMs?: number;
+  /** Token-file age, exec credential expiry and pool renewal are judged on it (default the wall clock). */
+  readonly clock?: Pick<Clock, 'now'>;
+  /** Deadline of one exec credential plugin run (default execPluginTimeoutMs). */
+  readonly execTimeoutMs?: number;
 }
 
 /** Patch content types. */
@@ -63,26 +62,32 @@ export interface RequestOptions {
 export type RequestObserver = (method: string, path: string, statusCode: number) => void;
 
 /**
- * A thin JSON REST client for the Kubernetes API, authenticated from a
- * KubeConfig (token, client cert, in-cluster service account). It knows
- * nothing about resource types beyond paths; error answers become
- * {@link KubeApiError}, no answer {@link KubeUnreachableError}. Every request
- * but a watch stream has a deadline; none is retried here.
+ * A thin JSON REST client for the Kubernetes API, authenticated as a
+ * {@link Kubeconfig}'s user (token or token file, client certificate, exec
+ * plugin, basic; see credentials.ts). It knows nothing about resource types
+ * beyond paths; error answers become {@link KubeApiError}, no answer
+ * {@link KubeUnreachableError}, credentials that cannot be had
+ * KubeCredentialError. Every request but a watch stream has a deadline; none
+ * is retried here. All requests share one connection pool (connectionPool.ts).
  */
 export class KubeClient {
-  readonly config: KubeConfig;
+  readonly config: Kubeconfig;
   private readonly server: string;
   private readonly observers: RequestObserver[] = [];
   private readonly timeoutMs: number;
-  /** The connection pool every request shares, and until when (see kubeDispatcherReuseMs). */
-  private pool: { readonly dispatcher: Dispatcher; readonly until: number } | undefined;
+  private readonly credentials: UserCredentials;
+  private readonly pool: ConnectionPool;
 
-  constructor(config: KubeConfig, opts: KubeClientOptions = {}) {
+  constructor(config: Kubeconfig, opts: KubeClientOptions = {}) {
     this.config = config;
     this.timeoutMs = opts.timeoutMs ?? kubeRequestTimeoutMs;
-    const cluster = config.getCurrentCluster();
-    if (cluster === null) throw new Error('kubeconfig has no current cluster');
-    this.server = cluster.server.replace(/\/$/, '');
+    this.server = config.cluster.server;
+    const clock = opts.clock ?? realClock;
+    this.credentials = new UserCredentials(config, {
+      clock,
+      ...(opts.execTimeoutMs !== undefined ? { execTimeoutMs: opts.execTimeoutMs } : {}),
+    });
+    this.pool = new ConnectionPool(config.cluster, config.user.name, clock);
   }
 
   /** Registers a hook called after every request. */
@@ -121,37 +126,23 @@ export class KubeClient {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
-    const ctx = new RequestContext(url.toString(), method as HttpMethod);
-    await this.config.applySecurityAuthentication(ctx);
-    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
+    const auth = await this.credentials.forRequest();
+    const headers: [string, string][] = [...auth.headers, ['accept', 'application/json']];
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);
-      headers['content-type'] = opts.contentType ?? 'application/json';
+      headers.push(['content-type', opts.contentType ?? 'application/json']);
     }
-    const dispatcher = this.shared(ctx.getDispatcher());
-    return fetch(url, {
+    const res = await fetch(url, {
       method,
       headers,
+      dispatcher: this.pool.dispatcher(auth.clientCertificate),
       ...(body !== undefined ? { body } : {}),
-      ...(dispatcher !== undefined ? { dispatcher } : {}),
       ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
     });
-  }
-
-  /**
-   * The shared connection pool: the one in use while it is fresh, else `fresh` (the Agent
-   * client-node just built from the kubeconfig) from now on. A replaced pool closes gracefully:
-   * requests and watches on it finish first. Undefined when the server needs no TLS options.
-   */
-  private shared(fresh: Dispatcher | undefined): Dispatcher | undefined {
-    if (fresh === undefined) return undefined;
-    const now = Date.now();
-    const pool = this.pool;
-    if (pool !== undefined && now < pool.until) return pool.dispatcher;
-    this.pool = { dispatcher: fresh, until: now + kubeDispatcherReuseMs };
-    if (pool !== undefined) void pool.dispatcher.close().catch(() => undefined);
-    return fresh;
+    // A refused credential (expired, revoked, rotated): the next request fetches it anew.
+    if (res.status === 401) this.credentials.rejected();
+    return res;
   }
 
   /** What a request that got no answer failed with, naming the server and the cause. */
@@ -219,12 +210,4 @@ function toApiError(statusCode: number, text: string): KubeApiError {
   } catch {
     return new KubeApiError(statusCode, String(statusCode), text.slice(0, 500));
   }
-}
-
-/** Loads a KubeConfig from a path, `$KUBECONFIG`, `~/.kube/config`, or the in-cluster service account. */
-export function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path !== undefined && path !== '') kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
 }

@@ -26,7 +26,8 @@ import { installCrds } from '../../../src/dev/installCrds.ts';
 import { dnsRecordType } from '../../../src/kinds/dnsrecord/api.ts';
 import { managedDbType } from '../../../src/kinds/manageddb/api.ts';
 import { myIngressType } from '../../../src/kinds/myingress/api.ts';
-import { KubeApiError, KubeClient, loadKubeConfig } from '../../../src/runtime/kube/client.ts';
+import { KubeApiError, KubeClient } from '../../../src/runtime/kube/client.ts';
+import { loadKubeconfig } from '../../../src/runtime/kube/kubeconfigLoad.ts';
 import { AwsFaultProxy, type InstalledRule } from '../awsFaultProxy.ts';
 import { route53RefuseExistingCreate } from '../route53Fidelity.ts';
 import type { LifecycleKind } from './model.ts';
@@ -160,7 +161,7 @@ export class LifecycleWorld {
   /** Creates a namespace with the Service `web`, a hosted zone, a fault proxy, and starts the operator. */
   static async open(env: LifecycleEnv, label: string): Promise<LifecycleWorld> {
     await mkdir(env.dir, { recursive: true });
-    const admin = new KubeClient(loadKubeConfig(env.kubeconfig));
+    const admin = new KubeClient(loadKubeconfig(env.kubeconfig));
     await installCrds(admin);
     const suffix = randomBytes(3).toString('hex');
     const ns = `lc-${label}-${suffix}`;
