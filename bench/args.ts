@@ -20,6 +20,11 @@ export interface BenchSettings {
   readonly baselinePath: string | undefined;
   /** `--save-baseline`: copy this run's report to bench/baseline.json when every scenario succeeded. */
   readonly saveBaseline: boolean;
+  /**
+   * `--operator-build`: run the operator as the image does, from TypeScript compiled to JavaScript
+   * (`dist`, the default), or from the sources with Node's type stripping (`source`, as `make dev`).
+   */
+  readonly operatorBuild: 'dist' | 'source';
 }
 
 /** Usage text for `--help`. */
@@ -40,6 +45,10 @@ and prints a table.
                            prints and records current/baseline per scenario
   --save-baseline          copy this run's report to bench/baseline.json (only if every
                            scenario succeeded)
+  --operator-build dist|source
+                           run the operator compiled to JavaScript as the image does (dist,
+                           the default; compiled into the run's directory first) or from the
+                           TypeScript sources (source)
 `;
 
 /** Parses the flags; throws an Error whose message says what is wrong. */
@@ -57,6 +66,7 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
       'operator-arg': { type: 'string', multiple: true },
       baseline: { type: 'string' },
       'save-baseline': { type: 'boolean' },
+      'operator-build': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -82,6 +92,9 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
   const resyncPeriodMs = parseDuration(values['resync-period'] ?? '30s');
   if (resyncPeriodMs < 1000) throw new Error('--resync-period: at least 1s');
   if (values.baseline?.trim() === '') throw new Error('--baseline: give a file');
+  const operatorBuild = values['operator-build'] ?? 'dist';
+  if (operatorBuild !== 'dist' && operatorBuild !== 'source')
+    throw new Error(`--operator-build: want dist or source, got ${JSON.stringify(operatorBuild)}`);
   return {
     only: list(values.only),
     sizes,
@@ -91,5 +104,6 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
     operatorArgs: values['operator-arg'] ?? [],
     baselinePath: values.baseline,
     saveBaseline: values['save-baseline'] === true,
+    operatorBuild,
   };
 }

@@ -10,6 +10,7 @@ import { loadKubeconfig } from '../src/runtime/kube/kubeconfigLoad.ts';
 import { AwsFaultProxy } from '../test/support/awsFaultProxy.ts';
 import { benchUsage, parseBenchArgs, type BenchSettings } from './args.ts';
 import { awsClients } from './lib/awsAccount.ts';
+import { compileOperator } from './lib/compileOperator.ts';
 import { compareWithBaseline, parseBaseline } from './lib/baseline.ts';
 import { memoryByGroup } from './lib/costPerObject.ts';
 import { machineInfo } from './lib/machine.ts';
@@ -76,6 +77,11 @@ async function main(argv: readonly string[]): Promise<number> {
   await mkdir(benchDir, { recursive: true });
   await reapStaleProcesses(benchDir);
   const workDir = join(benchDir, reportFileName(started).replace(/\.json$/, ''));
+  let operatorEntry = join(repoRoot, 'src', 'cli', 'main.ts');
+  if (settings.operatorBuild === 'dist') {
+    say('compiling the operator to JavaScript, as the image runs it');
+    operatorEntry = await compileOperator(workDir);
+  }
   say(`starting a local stack in ${workDir}`);
   const stack = await startLocalStack({ dir: workDir });
   const stopAll = (): void => {
@@ -116,6 +122,7 @@ async function main(argv: readonly string[]): Promise<number> {
       settings,
       logDir: workDir,
       say,
+      operatorEntry,
     };
     for (const scenario of scenarios) {
       results.push(await runScenario(ctx, scenario));

@@ -43,6 +43,8 @@ export interface BenchContext {
   readonly logDir: string;
   /** Progress lines (stderr). */
   readonly say: (line: string) => void;
+  /** The CLI entry point the operator runs from (compiled, or src/cli/main.ts). */
+  readonly operatorEntry: string;
 }
 
 /** The `skylift run` flags a scenario uses (besides --namespaces). */
@@ -200,6 +202,7 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
       kubeconfig: ctx.stack.kubeconfig,
       env: emulatorEnv(proxy.endpoint),
       logFile: join(ctx.logDir, `${scenario.id}.operator.log`),
+      entry: ctx.operatorEntry,
     });
     if (scenario.group.route53RatePerSecond !== undefined)
       proxy.inject(route53RateLimit(scenario.group.route53RatePerSecond));

@@ -22,6 +22,8 @@ export interface OperatorSpec {
   readonly logFile: string;
   /** How long to wait for "controllers started" (default 60 s). */
   readonly startTimeoutMs?: number;
+  /** The CLI's entry point (default src/cli/main.ts; a compiled dist/cli/main.js runs as the image does). */
+  readonly entry?: string;
 }
 
 /** A running operator process. */
@@ -69,7 +71,7 @@ export async function startOperator(spec: OperatorSpec): Promise<OperatorProcess
     process.execPath,
     [
       ...operatorNodeFlags,
-      join(repoRoot, 'src/cli/main.ts'),
+      spec.entry ?? join(repoRoot, 'src/cli/main.ts'),
       'run',
       ...probe,
       '--log-format',

@@ -112,6 +112,7 @@ describe('renderTable', () => {
       operatorFlags: [],
       baselinePath: undefined,
       saveBaseline: false,
+      operatorBuild: 'dist',
     },
     scenarios,
     curves: costCurves(scenarios),
@@ -302,11 +303,14 @@ describe('flags, file names, log lines and conditions', () => {
       operatorArgs: ['--workers=8'],
       baselinePath: undefined,
       saveBaseline: false,
+      operatorBuild: 'dist',
     });
     expect(parseBenchArgs(['--baseline', 'old.json', '--save-baseline'], '/out')).toMatchObject({
       baselinePath: 'old.json',
       saveBaseline: true,
     });
+    expect(parseBenchArgs(['--operator-build', 'source'], '/out')).toMatchObject({ operatorBuild: 'source' });
+    expect(() => parseBenchArgs(['--operator-build', 'docker'], '/out')).toThrow(/--operator-build/);
     expect(parseBenchArgs(['--help'], '/out')).toBe('help');
   });
 
