@@ -12,6 +12,7 @@ import { realClock } from '../../src/runtime/clock.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
+import { createPendingAnnotation, finalizerName } from '../../src/apis/managed.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
@@ -187,9 +188,17 @@ describe('graceful stop', () => {
     expect(returned).toBe(false);
     blocked.release();
     expect(await done).toBe('stopped');
+    // The reconcile ran to its end: counted, the create made once, its finalizer and marker on the
+    // object. (A new object's in-progress status is held for its next pass, which this process no
+    // longer runs: the next leader finds the resource by its tags and records it.)
+    expect(
+      await counterValue(metrics.reconcileTotal, { controller: 'gadget', result: 'requeue_after' }),
+    ).toBe(1);
     const obj = await readObject<Gadget>(admin, gadgetType, ns, 'inflight');
-    expect(obj?.status?.id).toBe(cloud.all()[0]?.id);
+    expect(obj?.metadata.finalizers).toContain(finalizerName);
+    expect(obj?.metadata.annotations?.[createPendingAnnotation]).toBeDefined();
     expect(cloud.all()).toHaveLength(1);
+    expect(cloud.calls.create).toBe(1);
   });
 });
 
