@@ -6,9 +6,7 @@ import type { KubeObject } from '../../apis/meta.ts';
 import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
-import type { ACMClient } from '@aws-sdk/client-acm';
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { LazyClient } from '../../providers/aws/lazyClient.ts';
 import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
 import { checkMyIngress, guardLookups, loadBalancerGuardrailsOf } from './guardrails.ts';
 import { explainRefusals } from '../../providers/aws/refusals.ts';
@@ -42,12 +40,6 @@ export function myIngressController(
 ): RunnableController {
   const settings: MyIngressSettings = { ...defaultMyIngressSettings, ...overrides };
   const holder: { controller?: Controller<MyIngress, MyIngressDetails, MyIngressField> } = {};
-  // ACM, only for TeamPolicies that allow certificates by tag: one client per set of clients, its
-  // SDK loaded at the first such check.
-  const acm = new LazyClient<ACMClient>('acm', async (config) => {
-    const { ACMClient } = await import('@aws-sdk/client-acm');
-    return new ACMClient({ ...config });
-  });
   // One adapter (and its describe batchers) per identity and region.
   const adapterFor = (aws: AwsClients) =>
     // Elastic Load Balancing's terminal refusals name the spec field and a fix (awsRefusals.ts).
@@ -80,15 +72,7 @@ export function myIngressController(
       tenants: s.tenants,
       accounts: accountsOf(s),
       adapterFor,
-      guard: (mr, g) =>
-        checkMyIngress(
-          g.policy,
-          mr.spec,
-          guardLookups(
-            () => g.aws.ec2(),
-            () => acm.of(g.aws),
-          ),
-        ),
+      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, guardLookups(g.aws)),
     }),
     ...controllerOptions(s),
     pollMs: settings.pollMs,

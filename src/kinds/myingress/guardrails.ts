@@ -16,6 +16,8 @@ import { forbidden } from '../../tenancy/connector.ts';
 import type { MyIngressSpec } from './api.ts';
 import { elbv2Call } from './elbv2.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
+import type { AwsClients } from '../../providers/aws/clients.ts';
+import { LazyClient } from '../../providers/aws/lazyClient.ts';
 
 /** Resources allowed by ID or by tags (a resource is allowed when it matches either). */
 export interface IdsOrTags {
@@ -221,12 +223,20 @@ function describeIdsOrTags(a: IdsOrTags): string {
   return parts.join('; ') || 'none';
 }
 
+/** ACM, only for certificates allowed by tag: one client per set of AWS clients, made on first use. */
+const acmClient = new LazyClient<ACMClient>('acm', async (config) => {
+  const { ACMClient } = await import('@aws-sdk/client-acm');
+  return new ACMClient({ ...config });
+});
+
 /**
- * EC2 and ACM lookups for the guard, through the kind's clients (reads only). A client is asked
- * for, and its SDK package loaded, only by the first lookup that needs it (issue 16): checks that
- * look nothing up (schemes, IDs checked against IDs) load neither.
+ * EC2 and ACM lookups for the guard, through `aws`'s clients (reads only). A client is asked for,
+ * and its SDK package loaded, only by the first lookup that needs it (issue 16): checks that look
+ * nothing up (schemes, IDs against IDs) load neither.
  */
-export function guardLookups(ec2: () => Promise<EC2Client>, acm: () => Promise<ACMClient>): GuardLookups {
+export function guardLookups(aws: AwsClients): GuardLookups {
+  const ec2 = (): Promise<EC2Client> => aws.ec2();
+  const acm = (): Promise<ACMClient> => acmClient.of(aws);
   const toMap = (
     items: {
       id: string | undefined;
