@@ -131,9 +131,14 @@ describe('AwsClients.ec2', () => {
     expect(aws.limiters.has('ec2')).toBe(true);
   });
 
-  it('rejects once the set is destroyed', async () => {
-    const aws = clients();
-    aws.destroy();
-    await expect(aws.ec2()).rejects.toThrow(/destroyed/);
+  it('rejects once the set is destroyed, whether or not it was made before', async () => {
+    const made = clients();
+    await made.ec2();
+    made.destroy();
+    await expect(made.ec2()).rejects.toThrow(/destroyed: no ec2 client/);
+    expect(made.destroyed).toBe(true);
+    const never = clients();
+    never.destroy();
+    await expect(never.ec2()).rejects.toThrow(/destroyed: no ec2 client/);
   });
 });

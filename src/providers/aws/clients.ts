@@ -46,6 +46,9 @@ export interface AwsClients {
    * still loading when the set was destroyed).
    */
   adopt<C extends AdoptableClient>(service: string, client: C): C;
+  /** True once destroy() was called: no client of this set may be used or made any more. */
+  readonly destroyed: boolean;
+  /** Destroys every client of this set, adopted ones and those made on first use included. */
   destroy(): void;
 }
 
@@ -226,11 +229,14 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     adopt(service, client) {
       if (destroyed) {
         client.destroy();
-        throw new Error(`the AWS clients of ${account}/${opts.region} were destroyed: no ${service} client`);
+        throw destroyedError(account, opts.region, service);
       }
       instrument(service, client.middlewareStack as MiddlewareStackLike);
       adopted.push(client);
       return client;
+    },
+    get destroyed() {
+      return destroyed;
     },
     destroy() {
       destroyed = true;
@@ -242,6 +248,11 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     },
   };
   return clients;
+}
+
+/** The error of asking a destroyed set of clients for a `service` client. */
+export function destroyedError(account: string, region: string, service: string): Error {
+  return new Error(`the AWS clients of ${account}/${region} were destroyed: no ${service} client`);
 }
 
 /** EC2, made on first use per set (see {@link AwsClients.ec2}). */

@@ -1,7 +1,7 @@
 // SDK clients made on first use, so that a large SDK package is loaded only by a process that calls
 // its service (issue 16: @aws-sdk/client-ec2 alone costs ~48 MiB of RSS; EC2, ACM and STS serve
 // only some MyIngresses and TeamPolicies).
-import type { AdoptableClient, AwsClientConfig, AwsClients } from './clients.ts';
+import { destroyedError, type AdoptableClient, type AwsClientConfig, type AwsClients } from './clients.ts';
 
 /**
  * Builds one client of a service from a set's configuration (region, endpoint, credentials,
@@ -32,6 +32,7 @@ export class LazyClient<C extends AdoptableClient> {
 
   /** The client of `aws`'s set, built on the first call (see the class's contract). */
   of(aws: AwsClients): Promise<C> {
+    if (aws.destroyed) return Promise.reject(destroyedError(aws.account, aws.region, this.service));
     const made = this.made.get(aws);
     if (made !== undefined) return made;
     const client = this.build(aws.config).then((c) => aws.adopt(this.service, c));
