@@ -6,7 +6,7 @@ import type { Clock } from '../../runtime/clock.ts';
 import type { Metrics } from '../../runtime/metrics.ts';
 import { startAwsCallSpan, type AwsCallResult } from '../../runtime/tracing.ts';
 import { classifyAwsError, tagOperation } from './errors.ts';
-import { LazyClient } from './lazyClient.ts';
+import { destroyedError, LazyClient } from './lazyClient.ts';
 import { AdaptiveRateLimiter, defaultServiceRates, type AdaptiveRateOptions } from './rateLimiter.ts';
 
 /** The shared SDK clients, one per service, for one region. */
@@ -248,11 +248,6 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     },
   };
   return clients;
-}
-
-/** The error of asking a destroyed set of clients for a `service` client. */
-export function destroyedError(account: string, region: string, service: string): Error {
-  return new Error(`the AWS clients of ${account}/${region} were destroyed: no ${service} client`);
 }
 
 /** EC2, made on first use per set (see {@link AwsClients.ec2}). */

@@ -1,13 +1,18 @@
 // SDK clients made on first use, so that a large SDK package is loaded only by a process that calls
 // its service (issue 16: @aws-sdk/client-ec2 alone costs ~48 MiB of RSS; EC2, ACM and STS serve
 // only some MyIngresses and TeamPolicies).
-import { destroyedError, type AdoptableClient, type AwsClientConfig, type AwsClients } from './clients.ts';
+import type { AdoptableClient, AwsClientConfig, AwsClients } from './clients.ts';
 
 /**
  * Builds one client of a service from a set's configuration (region, endpoint, credentials,
  * attempts, deadlines); typically imports the service's SDK package first, with `import()`.
  */
 export type ClientBuilder<C extends AdoptableClient> = (config: AwsClientConfig) => Promise<C>;
+
+/** The error of asking a destroyed set of AWS clients for a `service` client. Pure. */
+export function destroyedError(account: string, region: string, service: string): Error {
+  return new Error(`the AWS clients of ${account}/${region} were destroyed: no ${service} client`);
+}
 
 /**
  * One service's SDK client per set of AWS clients, made on first use.
