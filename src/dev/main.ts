@@ -219,7 +219,7 @@ async function prepareAccount(
   try {
     return {
       zoneId: await ensureHostedZone(aws.route53, sampleZone),
-      subnets: await ensureElbSubnets(aws.ec2, region),
+      subnets: await ensureElbSubnets(await aws.ec2(), region),
     };
   } finally {
     aws.destroy();

@@ -1,7 +1,7 @@
 // The AWS clients an object is reconciled with, chosen by its namespace's tenancy: the operator's
 // own (no policy, or a policy without an identity), another region's, or an assumed role's.
 import { createHash } from 'node:crypto';
-import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import type { STSClient } from '@aws-sdk/client-sts';
 import type { TeamPolicy } from '../apis/teampolicy.ts';
 import {
   createAwsClients,
@@ -10,6 +10,7 @@ import {
   type AwsClients,
   type AwsCredentialIdentity,
 } from '../providers/aws/clients.ts';
+import { LazyClient } from '../providers/aws/lazyClient.ts';
 import type { AdaptiveRateLimiter } from '../providers/aws/rateLimiter.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { RequeueAfter, RetryableError } from '../runtime/errors.ts';
@@ -29,7 +30,9 @@ export interface AwsAccountSource {
   clientsFor(policy: TeamPolicy | undefined, namespace: string): Promise<AwsClients>;
   /**
    * The 12-digit account `aws` reaches: a role's from its ARN, the operator's own asked once of
-   * STS GetCallerIdentity (cached; a failure is asked again next time). Throws on failure.
+   * STS GetCallerIdentity (cached; a failure is asked again next time). Throws on failure. The
+   * STS SDK is loaded at the first call that asks STS (in the operator: the first object
+   * connected with its own clients, whose `status.location` needs the account).
    */
   accountOf(aws: AwsClients): Promise<string>;
   /** Destroys every client made here (not `own`). */
@@ -218,7 +221,11 @@ export class AwsAccounts implements AwsAccountSource {
   private readonly sessions = new Map<string, RoleCredentials>();
   private readonly limiters = new Map<string, Map<string, AdaptiveRateLimiter>>();
   private sts: AssumeRole | undefined;
-  private stsClient: STSClient | undefined;
+  /** STS from the operator's own identity, its SDK loaded at the first STS call (issue 16). */
+  private readonly stsClient = new LazyClient<STSClient>('sts', async (config) => {
+    const { STSClient } = await import('@aws-sdk/client-sts');
+    return new STSClient({ ...config });
+  });
   private ownAccountId: Promise<string> | undefined;
 
   constructor(o: AwsAccountsOptions) {
@@ -243,17 +250,20 @@ export class AwsAccounts implements AwsAccountSource {
   accountOf(aws: AwsClients): Promise<string> {
     if (aws.account !== ownAccount) return Promise.resolve(aws.account);
     if (this.o.ownAccount !== undefined) return this.o.ownAccount();
-    this.ownAccountId ??= this.client()
-      .send(new GetCallerIdentityCommand({}))
-      .then((out) => {
-        if (out.Account === undefined) throw new Error('GetCallerIdentity answered without an account');
-        return out.Account;
-      })
-      .catch((err: unknown) => {
-        this.ownAccountId = undefined;
-        throw err;
-      });
+    this.ownAccountId ??= this.callerAccount().catch((err: unknown) => {
+      this.ownAccountId = undefined;
+      throw err;
+    });
     return this.ownAccountId;
+  }
+
+  /** The operator's own account, as STS GetCallerIdentity answers it. */
+  private async callerAccount(): Promise<string> {
+    const client = await this.client();
+    const { GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
+    const out = await client.send(new GetCallerIdentityCommand({}));
+    if (out.Account === undefined) throw new Error('GetCallerIdentity answered without an account');
+    return out.Account;
   }
 
   destroy(): void {
@@ -338,17 +348,17 @@ export class AwsAccounts implements AwsAccountSource {
   }
 
   /** One STS client from the operator's own identity and endpoint, counted as the operator's own calls. */
-  private client(): STSClient {
-    this.stsClient ??= this.own.adopt('sts', new STSClient({ ...this.own.config }));
-    return this.stsClient;
+  private client(): Promise<STSClient> {
+    return this.stsClient.of(this.own);
   }
 
   /** The STS call: the injected one, or one STS client from the operator's own identity and endpoint. */
   private assumeRole(): AssumeRole {
     if (this.o.assumeRole !== undefined) return this.o.assumeRole;
     if (this.sts === undefined) {
-      const client = this.client();
       this.sts = async (input) => {
+        const client = await this.client();
+        const { AssumeRoleCommand } = await import('@aws-sdk/client-sts');
         const out = await client.send(
           new AssumeRoleCommand({
             RoleArn: input.roleArn,

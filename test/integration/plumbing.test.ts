@@ -1,7 +1,9 @@
 // Process plumbing on real components: Events are de-duplicated in the real
 // apiserver; the shared AWS clients count calls per attempt and slow down
-// when the (proxied) emulator throttles; a graceful stop lets an in-flight
-// reconcile finish; reconcile log lines carry their context.
+// when the (proxied) emulator throttles; clients made on first use (EC2, STS)
+// are made once, counted alike and keep the deadlines; a graceful stop lets an
+// in-flight reconcile finish; reconcile log lines carry their context.
+import { DescribeSubnetsCommand } from '@aws-sdk/client-ec2';
 import { ListHostedZonesCommand } from '@aws-sdk/client-route-53';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +17,7 @@ import { resourcePath } from '../../src/apis/meta.ts';
 import { createPendingAnnotation, finalizerName } from '../../src/apis/managed.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
+import { AwsAccounts } from '../../src/tenancy/accounts.ts';
 import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
 import { FakeCloud, gadgetCrd, gadgetType, type Gadget } from '../support/gadget.ts';
 import { counterValue, gadgetController } from '../support/gadgetController.ts';
@@ -151,6 +154,86 @@ describe('AWS clients', () => {
       const after = aws.limiters.get('route53')?.ratePerSecond ?? 0;
       expect(after).toBeLessThan(before);
     } finally {
+      aws.destroy();
+    }
+  });
+});
+
+describe('AWS clients made on first use', () => {
+  const options = () => ({
+    clock: realClock,
+    metrics: new Metrics(),
+    endpoint: proxy.endpoint,
+    maxAttempts: 1,
+    // Long enough for the emulator's first EC2 answer, short enough to see the deadline act.
+    requestTimeoutMs: 3000,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
+
+  it('EC2: one client for concurrent first calls, counted and rate-limited as ec2, with the deadline, destroyed with the set', async () => {
+    const o = options();
+    const aws = createAwsClients({ ...o, region: 'us-east-1' });
+    try {
+      expect(aws.limiters.has('ec2')).toBe(false);
+      const [a, b] = await Promise.all([aws.ec2(), aws.ec2()]);
+      expect(a).toBe(b);
+      proxy.resetCalls();
+      await a.send(new DescribeSubnetsCommand({}));
+      expect(proxy.count({ service: 'ec2', operation: 'DescribeSubnets' })).toBe(1);
+      expect(
+        await counterValue(o.metrics.awsCalls, {
+          service: 'ec2',
+          operation: 'DescribeSubnets',
+          outcome: 'success',
+        }),
+      ).toBe(1);
+      expect(aws.limiters.has('ec2')).toBe(true);
+
+      const hang = proxy.inject({
+        service: 'ec2',
+        operation: 'DescribeSubnets',
+        fault: { kind: 'hang' },
+        times: 1,
+      });
+      const started = Date.now();
+      await expect(a.send(new DescribeSubnetsCommand({}))).rejects.toMatchObject({ name: 'TimeoutError' });
+      expect(Date.now() - started).toBeLessThan(8000);
+      expect(hang.hits).toBe(1);
+    } finally {
+      aws.destroy();
+    }
+    await expect(aws.ec2()).rejects.toThrow(/destroyed/);
+  });
+
+  it("STS: the operator's own account asked once with the own clients' deadline, counted as own", async () => {
+    const o = options();
+    const aws = createAwsClients({ ...o, region: 'us-east-1' });
+    const accounts = new AwsAccounts({ own: aws, clientOptions: o });
+    try {
+      proxy.resetCalls();
+      const hang = proxy.inject({
+        service: 'sts',
+        operation: 'GetCallerIdentity',
+        fault: { kind: 'hang' },
+        times: 1,
+      });
+      await expect(accounts.accountOf(aws)).rejects.toMatchObject({ name: 'TimeoutError' });
+      expect(hang.hits).toBe(1);
+      const [one, two] = await Promise.all([accounts.accountOf(aws), accounts.accountOf(aws)]);
+      expect(one).toMatch(/^\d{12}$/);
+      expect(two).toBe(one);
+      expect(await accounts.accountOf(aws)).toBe(one);
+      expect(proxy.count({ service: 'sts', operation: 'GetCallerIdentity' })).toBe(2);
+      expect(
+        await counterValue(o.metrics.awsCalls, {
+          service: 'sts',
+          operation: 'GetCallerIdentity',
+          outcome: 'success',
+          account: 'own',
+        }),
+      ).toBe(1);
+    } finally {
+      accounts.destroy();
       aws.destroy();
     }
   });

@@ -47,7 +47,11 @@ function files(path: string): string[] {
   return readdirSync(abs).flatMap((n) => files(relative(repoRoot, join(abs, n))));
 }
 
-/** `prefix:Operation` for every `new XCommand(` whose import comes from an AWS SDK client. */
+/**
+ * `prefix:Operation` for every `new XCommand(` whose import comes from an AWS SDK client: a static
+ * `import { XCommand } from '…'`, or `const { XCommand } = await import('…')` where the package is
+ * loaded only when first needed.
+ */
 function operationsInCode(): Map<string, string[]> {
   const found = new Map<string, string[]>();
   for (const file of operatorCode
@@ -55,11 +59,11 @@ function operationsInCode(): Map<string, string[]> {
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
     const text = readFileSync(file, 'utf8');
     for (const imp of text.matchAll(
-      /import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'(@aws-sdk\/client-[a-z0-9-]+)'/g,
+      /(?:import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*|const\s*\{([^}]*)\}\s*=\s*await\s+import\(\s*)'(@aws-sdk\/client-[a-z0-9-]+)'/g,
     )) {
-      const pkg = imp[2] ?? '';
+      const pkg = imp[3] ?? '';
       const prefix = iamPrefix[pkg];
-      const names = (imp[1] ?? '').split(',').map(
+      const names = (imp[1] ?? imp[2] ?? '').split(',').map(
         (n) =>
           n
             .trim()
@@ -166,6 +170,9 @@ describe('deploy/iam/policy.json', () => {
     const services = new Set([...operations.keys()].map((a) => a.split(':')[0]));
     expect([...services].sort()).toEqual(['acm', 'ec2', 'elasticloadbalancing', 'rds', 'route53', 'sts']);
     expect(operations.size).toBeGreaterThan(30);
+    // Read from the imports made on first use (`await import(…)`) too.
+    expect(operations.get('ec2:DescribeSubnets')).toContain('src/kinds/myingress/loadBalancer.ts');
+    expect(operations.get('sts:GetCallerIdentity')).toEqual(['src/tenancy/accounts.ts']);
   });
 
   it('documents the grant of what policy.json leaves out (the operator role assuming team roles)', () => {

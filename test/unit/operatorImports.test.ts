@@ -1,7 +1,8 @@
 // The operator process never loads @kubernetes/client-node (issue 16: importing it cost the process
 // ~73 MiB RSS); Skylift reads kubeconfigs itself (src/runtime/kube/kubeconfig*.ts). Checked on what
 // a real Node process resolves, so a package that pulled client-node in would be seen too; the
-// architecture test forbids the import in src/ statically.
+// architecture test forbids the import in src/ statically. Likewise the SDKs of EC2 (~48 MiB),
+// ACM and STS are loaded only by the calls that need them (src/providers/aws/lazyClient.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,8 +19,8 @@ afterAll(() => {
 const hook = pathToFileURL(join(repoRoot, 'test', 'support', 'recordModules.ts')).href;
 let runs = 0;
 
-/** The module URLs a Node process started with `args` resolved before it exited. */
-function modulesLoadedBy(args: readonly string[]): string[] {
+/** The module URLs a Node process started with `args` resolved before it exited, and its output. */
+function recordedRun(args: readonly string[]): { urls: string[]; stdout: string } {
   const out = join(dir, `loaded-${++runs}.json`);
   const r = spawnSync(process.execPath, ['--import', hook, ...args], {
     cwd: repoRoot,
@@ -28,12 +29,22 @@ function modulesLoadedBy(args: readonly string[]): string[] {
     timeout: 30_000,
   });
   expect(r.error, r.stderr).toBeUndefined();
-  return JSON.parse(readFileSync(out, 'utf8')) as string[];
+  expect(r.status, r.stderr).toBe(0);
+  return { urls: JSON.parse(readFileSync(out, 'utf8')) as string[], stdout: r.stdout };
 }
+
+/** The module URLs a Node process started with `args` resolved before it exited. */
+const modulesLoadedBy = (args: readonly string[]): string[] => recordedRun(args).urls;
 
 const fromPackage = (urls: readonly string[], name: string): string[] =>
   urls.filter((u) => u.includes(`/node_modules/${name}/`));
 const own = (path: string): string => pathToFileURL(join(repoRoot, path)).href;
+
+/** The SDK packages loaded only on first use. */
+const lazySdks = ['@aws-sdk/client-ec2', '@aws-sdk/client-acm', '@aws-sdk/client-sts'] as const;
+/** Which of {@link lazySdks} a process loaded. */
+const lazySdksIn = (urls: readonly string[]): string[] =>
+  lazySdks.filter((p) => fromPackage(urls, p).length > 0);
 
 describe('the operator process', () => {
   it('`skylift run --help` loads neither client-node nor the dev stack (nor the yaml parser it uses)', () => {
@@ -43,9 +54,10 @@ describe('the operator process', () => {
     expect(fromPackage(urls, '@kubernetes/client-node')).toEqual([]);
     expect(urls.filter((u) => u.startsWith(own('src/dev/')))).toEqual([]);
     expect(fromPackage(urls, 'yaml')).toEqual([]);
+    expect(lazySdksIn(urls)).toEqual([]);
   });
 
-  it('importing src/operator.ts loads no client-node', () => {
+  it('importing src/operator.ts loads no client-node, and of the AWS SDKs only those it calls at once', () => {
     const urls = modulesLoadedBy([
       '--input-type=module',
       '-e',
@@ -53,6 +65,9 @@ describe('the operator process', () => {
     ]);
     expect(urls).toContain(own('src/runtime/kube/kubeconfigLoad.ts'));
     expect(fromPackage(urls, '@kubernetes/client-node')).toEqual([]);
+    expect(urls).toContain(own('src/providers/aws/lazyClient.ts'));
+    expect(fromPackage(urls, '@aws-sdk/client-route-53').length).toBeGreaterThan(0);
+    expect(lazySdksIn(urls)).toEqual([]);
   });
 
   it('loads the yaml parser only for a kubeconfig that is not JSON', () => {
@@ -81,5 +96,122 @@ describe('the operator process', () => {
   it('the recording sees client-node when something does load it', () => {
     const urls = modulesLoadedBy(['--input-type=module', '-e', "await import('@kubernetes/client-node');"]);
     expect(fromPackage(urls, '@kubernetes/client-node').length).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * A script that runs `body` with `aws`, a set of AWS clients whose every call fails at once
+ * (nothing listens on the endpoint; one attempt), and `settle(p)`, which prints how `p` ended.
+ */
+function withAwsClients(body: string): string[] {
+  const imports = {
+    clients: own('src/providers/aws/clients.ts'),
+    metrics: own('src/runtime/metrics.ts'),
+    clock: own('src/runtime/clock.ts'),
+    accounts: own('src/tenancy/accounts.ts'),
+    loadBalancer: own('src/kinds/myingress/loadBalancer.ts'),
+    describe: own('src/providers/elbv2/describeBatcher.ts'),
+    guardrails: own('src/kinds/myingress/guardrails.ts'),
+  };
+  return [
+    '--input-type=module',
+    '-e',
+    `
+    const { createAwsClients } = await import(${JSON.stringify(imports.clients)});
+    const { Metrics } = await import(${JSON.stringify(imports.metrics)});
+    const { realClock } = await import(${JSON.stringify(imports.clock)});
+    const { AwsAccounts } = await import(${JSON.stringify(imports.accounts)});
+    const { LoadBalancers } = await import(${JSON.stringify(imports.loadBalancer)});
+    const { LoadBalancerDescriber, TagDescriber } = await import(${JSON.stringify(imports.describe)});
+    const { checkMyIngress, guardLookups } = await import(${JSON.stringify(imports.guardrails)});
+    const clientOptions = {
+      clock: realClock,
+      metrics: new Metrics(),
+      endpoint: 'http://127.0.0.1:1',
+      maxAttempts: 1,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    };
+    const aws = createAwsClients({ ...clientOptions, region: 'us-east-1' });
+    const accounts = new AwsAccounts({ own: aws, clientOptions });
+    const settle = (p) => p.then(() => console.log('ok'), (e) => console.log('failed: ' + e.message));
+    const loadBalancers = new LoadBalancers({
+      elbv2: aws.elbv2,
+      elbv2Create: aws.elbv2Create,
+      ec2: () => aws.ec2(),
+      describer: new LoadBalancerDescriber(aws.elbv2, realClock),
+      tagDescriber: new TagDescriber(aws.elbv2, realClock),
+    });
+    const ctx = { ownership: { cluster: 'c', owner: 'shop/web', uid: 'u1' }, clock: realClock };
+    const ingress = (spec) => ({ metadata: { namespace: 'shop', name: 'web', uid: 'u1' }, spec: { listeners: [], ...spec } });
+    const policy = (loadBalancers, aws) => ({
+      metadata: { name: 'team' },
+      spec: { namespaces: { names: ['shop'] }, guardrails: { loadBalancers }, ...(aws ? { aws } : {}) },
+    });
+    try {
+      ${body}
+    } finally {
+      accounts.destroy();
+      aws.destroy();
+    }
+    `,
+  ];
+}
+
+describe('the AWS SDKs loaded on first use (EC2, ACM, STS)', () => {
+  const subnets = "['subnet-0a', 'subnet-0b']";
+  it.each([
+    {
+      reason: 'building the clients and serving a namespace without a TeamPolicy calls none of them',
+      body: "await settle(accounts.clientsFor(undefined, 'shop'));",
+      says: /^ok$/,
+      loads: [],
+    },
+    {
+      reason: 'a MyIngress created in listed subnets needs no EC2',
+      body: `await settle(loadBalancers.create(ingress({ subnets: ${subnets} }), ctx, 'web', []));`,
+      says: /^failed: create load balancer web/,
+      loads: [],
+    },
+    {
+      reason: 'a MyIngress created by subnetSelector finds its subnets in EC2',
+      body: "await settle(loadBalancers.create(ingress({ subnetSelector: { tags: { tier: 'web' } } }), ctx, 'web', []));",
+      says: /^failed: find subnets by tag/,
+      loads: ['@aws-sdk/client-ec2'],
+    },
+    {
+      reason: 'a TeamPolicy check that looks nothing up (scheme, subnets by ID against IDs)',
+      body: `await settle(checkMyIngress(policy({ schemes: ['internal'], subnets: { ids: ${subnets} } }), ingress({ scheme: 'internal', subnets: ${subnets} }).spec, guardLookups(aws)));`,
+      says: /^ok$/,
+      loads: [],
+    },
+    {
+      reason: 'a TeamPolicy allowing subnets by tag, checked against a selector, asks EC2',
+      body: "await settle(checkMyIngress(policy({ subnets: { tags: { team: 'a' } } }), ingress({ subnetSelector: { tags: { tier: 'web' } } }).spec, guardLookups(aws)));",
+      says: /^failed: find subnets by tag for the TeamPolicy check/,
+      loads: ['@aws-sdk/client-ec2'],
+    },
+    {
+      reason: 'a TeamPolicy allowing certificates by tag asks ACM for an unlisted certificate',
+      body: `await settle(checkMyIngress(policy({ certificates: { tags: { team: 'a' } } }), ingress({ subnets: ${subnets}, listeners: [{ port: 443, protocol: 'HTTPS', certificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/x' }] }).spec, guardLookups(aws)));`,
+      says: /^failed: read certificate tags for the TeamPolicy check/,
+      loads: ['@aws-sdk/client-acm'],
+    },
+    {
+      reason: "the operator's own account (status.location) is asked of STS GetCallerIdentity",
+      body: 'await settle(accounts.accountOf(aws));',
+      says: /^failed: /,
+      loads: ['@aws-sdk/client-sts'],
+    },
+    {
+      reason: "a TeamPolicy's role is assumed with STS",
+      body: "await settle(accounts.clientsFor(policy({}, { roleArn: 'arn:aws:iam::111122223333:role/team' }), 'shop'));",
+      says: /^failed: TeamPolicy team: cannot assume role/,
+      loads: ['@aws-sdk/client-sts'],
+    },
+  ])('$reason', ({ body, says, loads }) => {
+    const { urls, stdout } = recordedRun(withAwsClients(body));
+    expect(stdout.trim()).toMatch(says);
+    expect(urls).toContain(own('src/providers/aws/lazyClient.ts'));
+    expect(lazySdksIn(urls)).toEqual(loads);
   });
 });

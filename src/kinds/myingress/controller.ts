@@ -6,7 +6,6 @@ import type { KubeObject } from '../../apis/meta.ts';
 import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
-import { ACMClient } from '@aws-sdk/client-acm';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
 import { checkMyIngress, guardLookups, loadBalancerGuardrailsOf } from './guardrails.ts';
@@ -41,16 +40,6 @@ export function myIngressController(
 ): RunnableController {
   const settings: MyIngressSettings = { ...defaultMyIngressSettings, ...overrides };
   const holder: { controller?: Controller<MyIngress, MyIngressDetails, MyIngressField> } = {};
-  // ACM, only for TeamPolicies that allow certificates by tag: one client per set of clients.
-  const acms = new Map<AwsClients, ACMClient>();
-  const acmOf = (aws: AwsClients): ACMClient => {
-    let c = acms.get(aws);
-    if (c === undefined) {
-      c = aws.adopt('acm', new ACMClient({ ...aws.config }));
-      acms.set(aws, c);
-    }
-    return c;
-  };
   // One adapter (and its describe batchers) per identity and region.
   const adapterFor = (aws: AwsClients) =>
     // Elastic Load Balancing's terminal refusals name the spec field and a fix (awsRefusals.ts).
@@ -58,7 +47,7 @@ export function myIngressController(
       new MyIngressAdapter({
         elbv2: aws.elbv2,
         elbv2Create: aws.elbv2Create,
-        ec2: aws.ec2,
+        ec2: () => aws.ec2(),
         describer: new LoadBalancerDescriber(aws.elbv2, s.clock),
         tagDescriber: new TagDescriber(aws.elbv2, s.clock),
         service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),
@@ -83,7 +72,7 @@ export function myIngressController(
       tenants: s.tenants,
       accounts: accountsOf(s),
       adapterFor,
-      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, guardLookups(g.aws.ec2, acmOf(g.aws))),
+      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, guardLookups(g.aws)),
     }),
     ...controllerOptions(s),
     pollMs: settings.pollMs,

@@ -14,7 +14,8 @@ export interface MyIngressAdapterDeps {
   readonly elbv2: ElasticLoadBalancingV2Client;
   /** The same service without SDK retries, for creates (see AwsClients.elbv2Create). */
   readonly elbv2Create: ElasticLoadBalancingV2Client;
-  readonly ec2: EC2Client;
+  /** EC2 for subnet lookups by tag (spec.subnetSelector), made on first call: see AwsClients.ec2. */
+  readonly ec2: () => Promise<EC2Client>;
   readonly describer: LoadBalancerDescriber;
   readonly tagDescriber: TagDescriber;
   /** Cached Service by namespace and name. */

@@ -1,7 +1,7 @@
 // MyIngress's part of a TeamPolicy: which schemes, subnets, security groups and certificates a
 // namespace's load balancers may use.
-import { ListTagsForCertificateCommand, type ACMClient } from '@aws-sdk/client-acm';
-import { DescribeSecurityGroupsCommand, DescribeSubnetsCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import type { ACMClient } from '@aws-sdk/client-acm';
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { GuardrailSection, TeamPolicy } from '../../apis/teampolicy.ts';
 import { arr, obj, str, stringMap } from '../../apis/schema.ts';
 import {
@@ -16,6 +16,8 @@ import { forbidden } from '../../tenancy/connector.ts';
 import type { MyIngressSpec } from './api.ts';
 import { elbv2Call } from './elbv2.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
+import type { AwsClients } from '../../providers/aws/clients.ts';
+import { LazyClient } from '../../providers/aws/lazyClient.ts';
 
 /** Resources allowed by ID or by tags (a resource is allowed when it matches either). */
 export interface IdsOrTags {
@@ -221,8 +223,20 @@ function describeIdsOrTags(a: IdsOrTags): string {
   return parts.join('; ') || 'none';
 }
 
-/** EC2 and ACM lookups for the guard, through the kind's clients (reads only). */
-export function guardLookups(ec2: EC2Client, acm: ACMClient): GuardLookups {
+/** ACM, only for certificates allowed by tag: one client per set of AWS clients, made on first use. */
+const acmClient = new LazyClient<ACMClient>('acm', async (config) => {
+  const { ACMClient } = await import('@aws-sdk/client-acm');
+  return new ACMClient({ ...config });
+});
+
+/**
+ * EC2 and ACM lookups for the guard, through `aws`'s clients (reads only). A client is asked for,
+ * and its SDK package loaded, only by the first lookup that needs it (issue 16): checks that look
+ * nothing up (schemes, IDs against IDs) load neither.
+ */
+export function guardLookups(aws: AwsClients): GuardLookups {
+  const ec2 = (): Promise<EC2Client> => aws.ec2();
+  const acm = (): Promise<ACMClient> => acmClient.of(aws);
   const toMap = (
     items: {
       id: string | undefined;
@@ -243,35 +257,45 @@ export function guardLookups(ec2: EC2Client, acm: ACMClient): GuardLookups {
     );
   return {
     subnetTags: async (ids) => {
-      const out = await elbv2Call('read subnet tags for the TeamPolicy check', () =>
-        ec2.send(new DescribeSubnetsCommand({ SubnetIds: [...ids] })),
-      );
+      const out = await elbv2Call('read subnet tags for the TeamPolicy check', async () => {
+        const client = await ec2();
+        const { DescribeSubnetsCommand } = await import('@aws-sdk/client-ec2');
+        return client.send(new DescribeSubnetsCommand({ SubnetIds: [...ids] }));
+      });
       return toMap((out.Subnets ?? []).map((s) => ({ id: s.SubnetId, tags: s.Tags })));
     },
     securityGroupTags: async (ids) => {
-      const out = await elbv2Call('read security group tags for the TeamPolicy check', () =>
-        ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: [...ids] })),
-      );
+      const out = await elbv2Call('read security group tags for the TeamPolicy check', async () => {
+        const client = await ec2();
+        const { DescribeSecurityGroupsCommand } = await import('@aws-sdk/client-ec2');
+        return client.send(new DescribeSecurityGroupsCommand({ GroupIds: [...ids] }));
+      });
       return toMap((out.SecurityGroups ?? []).map((g) => ({ id: g.GroupId, tags: g.Tags })));
     },
     certificateTags: async (arn) => {
-      const out = await elbv2Call('read certificate tags for the TeamPolicy check', () =>
-        acm.send(new ListTagsForCertificateCommand({ CertificateArn: arn })).catch((err: unknown) => {
-          // A certificate this identity cannot see (another account's, or none) carries no tag it may use.
-          if (hasErrorCode(err, 'ResourceNotFound') || hasErrorCode(err, 'InvalidArn')) return { Tags: [] };
-          throw err;
-        }),
-      );
+      const out = await elbv2Call('read certificate tags for the TeamPolicy check', async () => {
+        const client = await acm();
+        const { ListTagsForCertificateCommand } = await import('@aws-sdk/client-acm');
+        return client
+          .send(new ListTagsForCertificateCommand({ CertificateArn: arn }))
+          .catch((err: unknown) => {
+            // A certificate this identity cannot see (another account's, or none) carries no tag it may use.
+            if (hasErrorCode(err, 'ResourceNotFound') || hasErrorCode(err, 'InvalidArn')) return { Tags: [] };
+            throw err;
+          });
+      });
       return Object.fromEntries((out.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
     },
     subnetsMatching: async (tags) => {
-      const out = await elbv2Call('find subnets by tag for the TeamPolicy check', () =>
-        ec2.send(
+      const out = await elbv2Call('find subnets by tag for the TeamPolicy check', async () => {
+        const client = await ec2();
+        const { DescribeSubnetsCommand } = await import('@aws-sdk/client-ec2');
+        return client.send(
           new DescribeSubnetsCommand({
             Filters: Object.entries(tags).map(([k, v]) => ({ Name: `tag:${k}`, Values: [v] })),
           }),
-        ),
-      );
+        );
+      });
       return (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
     },
   };

@@ -1,7 +1,6 @@
 // The load balancer itself: finding it, creating it in the spec's subnets,
 // reading its attributes, and the update steps that change it in place
 // (tags, IP address type, security groups, subnets, attributes).
-import { DescribeSubnetsCommand } from '@aws-sdk/client-ec2';
 import {
   AddTagsCommand,
   CreateLoadBalancerCommand,
@@ -203,13 +202,16 @@ export class LoadBalancers {
   private async subnets(mr: MyIngress): Promise<string[]> {
     if (mr.spec.subnets !== undefined) return mr.spec.subnets;
     const tags = mr.spec.subnetSelector?.tags ?? {};
-    const out = await elbv2Call('find subnets by tag', () =>
-      this.d.ec2.send(
+    const out = await elbv2Call('find subnets by tag', async () => {
+      // Only a selector needs EC2: its SDK is loaded here, at the first such create (issue 16).
+      const ec2 = await this.d.ec2();
+      const { DescribeSubnetsCommand } = await import('@aws-sdk/client-ec2');
+      return ec2.send(
         new DescribeSubnetsCommand({
           Filters: Object.entries(tags).map(([k, v]) => ({ Name: `tag:${k}`, Values: [v] })),
         }),
-      ),
-    );
+      );
+    });
     const ids = (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
     if (ids.length < 2) {
       throw new TerminalError(

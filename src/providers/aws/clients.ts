@@ -1,4 +1,4 @@
-import { EC2Client } from '@aws-sdk/client-ec2';
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { RDSClient } from '@aws-sdk/client-rds';
 import { Route53Client } from '@aws-sdk/client-route-53';
@@ -6,6 +6,7 @@ import type { Clock } from '../../runtime/clock.ts';
 import type { Metrics } from '../../runtime/metrics.ts';
 import { startAwsCallSpan, type AwsCallResult } from '../../runtime/tracing.ts';
 import { classifyAwsError, tagOperation } from './errors.ts';
+import { destroyedError, LazyClient } from './lazyClient.ts';
 import { AdaptiveRateLimiter, defaultServiceRates, type AdaptiveRateOptions } from './rateLimiter.ts';
 
 /** The shared SDK clients, one per service, for one region. */
@@ -21,9 +22,18 @@ export interface AwsClients {
    */
   readonly elbv2Create: ElasticLoadBalancingV2Client;
   readonly rds: RDSClient;
-  /** For subnet lookups by tag (MyIngress subnetSelector). */
-  readonly ec2: EC2Client;
-  /** The client-side limiters, by signing name (route53, elasticloadbalancing, rds). */
+  /**
+   * EC2, for subnet and security group lookups by tag (a MyIngress's subnetSelector, TeamPolicy
+   * guardrails by tag). Made on first use: the first call loads @aws-sdk/client-ec2 (large) and
+   * builds the client with `config`, adopted like a kind's own client (the `ec2` rate limiter,
+   * metrics, tracing; destroyed with this set); every call answers that one client, concurrent
+   * first calls included. A failed load is tried again at the next call; after destroy() it rejects.
+   */
+  ec2(): Promise<EC2Client>;
+  /**
+   * The client-side limiters, by signing name: route53, elasticloadbalancing, rds, and the
+   * service of each client adopted or made on first use since.
+   */
   readonly limiters: ReadonlyMap<string, AdaptiveRateLimiter>;
   /** What every client here is built with (region, endpoint, credentials, attempts): for a kind's own client. */
   readonly config: AwsClientConfig;
@@ -31,9 +41,14 @@ export interface AwsClients {
    * Takes in a kind's own SDK client for another service (by its signing
    * name): its calls then wait for that service's adaptive rate limiter and
    * are counted and traced like the shared clients', and it is destroyed
-   * with them. Returns the client. Call once per client.
+   * with them. Returns the client. Call once per client. On a destroyed set
+   * it destroys `client` and throws (a client made on first use that was
+   * still loading when the set was destroyed).
    */
   adopt<C extends AdoptableClient>(service: string, client: C): C;
+  /** True once destroy() was called: no client of this set may be used or made any more. */
+  readonly destroyed: boolean;
+  /** Destroys every client of this set, adopted ones and those made on first use included. */
   destroy(): void;
 }
 
@@ -147,6 +162,7 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
   const account = opts.account ?? ownAccount;
   const limiters = opts.limiters ?? new Map<string, AdaptiveRateLimiter>();
   const adopted: AdoptableClient[] = [];
+  let destroyed = false;
   const instrument = (service: string, stack: MiddlewareStackLike): void => {
     if (limiters.has(service)) {
       instrumentWith(service, stack);
@@ -196,37 +212,49 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
   const elbv2 = new ElasticLoadBalancingV2Client(base);
   const elbv2Create = new ElasticLoadBalancingV2Client({ ...base, maxAttempts: 1 });
   const rds = new RDSClient(base);
-  const ec2 = new EC2Client(base);
   instrument('route53', route53.middlewareStack as unknown as MiddlewareStackLike);
   instrument('elasticloadbalancing', elbv2.middlewareStack as unknown as MiddlewareStackLike);
   instrumentWith('elasticloadbalancing', elbv2Create.middlewareStack as unknown as MiddlewareStackLike);
   instrument('rds', rds.middlewareStack as unknown as MiddlewareStackLike);
-  instrument('ec2', ec2.middlewareStack as unknown as MiddlewareStackLike);
-  return {
+  const clients: AwsClients = {
     region: opts.region,
     account,
     route53,
     elbv2,
     elbv2Create,
     rds,
-    ec2,
+    ec2: () => ec2Client.of(clients),
     limiters,
     config: base,
     adopt(service, client) {
+      if (destroyed) {
+        client.destroy();
+        throw destroyedError(account, opts.region, service);
+      }
       instrument(service, client.middlewareStack as MiddlewareStackLike);
       adopted.push(client);
       return client;
     },
+    get destroyed() {
+      return destroyed;
+    },
     destroy() {
-      for (const c of adopted) c.destroy();
+      destroyed = true;
+      for (const c of adopted.splice(0)) c.destroy();
       route53.destroy();
       elbv2.destroy();
       elbv2Create.destroy();
       rds.destroy();
-      ec2.destroy();
     },
   };
+  return clients;
 }
+
+/** EC2, made on first use per set (see {@link AwsClients.ec2}). */
+const ec2Client = new LazyClient<EC2Client>('ec2', async (config) => {
+  const { EC2Client } = await import('@aws-sdk/client-ec2');
+  return new EC2Client(config);
+});
 
 type CallDetails = Omit<AwsCallResult, 'outcome'>;
 
