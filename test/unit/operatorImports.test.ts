@@ -1,7 +1,8 @@
 // The operator process never loads @kubernetes/client-node (issue 16: importing it cost the process
-// ~73 MiB RSS); Skylift reads kubeconfigs itself (src/runtime/kube/kubeconfig*.ts). Checked on what
-// a real Node process resolves, so a package that pulled client-node in would be seen too; the
-// architecture test forbids the import in src/ statically.
+// ~73 MiB RSS); Skylift reads kubeconfigs itself (src/runtime/kube/kubeconfig*.ts). Nor undici
+// (~28 MiB): the Kubernetes client speaks node:https (src/runtime/kube/transport.ts). Checked on what
+// a real Node process resolves, so a package that pulled either in would be seen too; the
+// architecture test forbids the client-node import in src/ statically.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,23 +37,26 @@ const fromPackage = (urls: readonly string[], name: string): string[] =>
 const own = (path: string): string => pathToFileURL(join(repoRoot, path)).href;
 
 describe('the operator process', () => {
-  it('`skylift run --help` loads neither client-node nor the dev stack (nor the yaml parser it uses)', () => {
+  it('`skylift run --help` loads neither client-node, undici nor the dev stack (nor the yaml parser it uses)', () => {
     const urls = modulesLoadedBy([join(repoRoot, 'src', 'cli', 'main.ts'), 'run', '--help']);
     expect(urls).toContain(own('src/operator.ts'));
     expect(urls).toContain(own('src/runtime/kube/client.ts'));
     expect(fromPackage(urls, '@kubernetes/client-node')).toEqual([]);
+    expect(fromPackage(urls, 'undici')).toEqual([]);
     expect(urls.filter((u) => u.startsWith(own('src/dev/')))).toEqual([]);
     expect(fromPackage(urls, 'yaml')).toEqual([]);
   });
 
-  it('importing src/operator.ts loads no client-node', () => {
+  it('importing src/operator.ts loads neither client-node nor undici', () => {
     const urls = modulesLoadedBy([
       '--input-type=module',
       '-e',
       `await import(${JSON.stringify(own('src/operator.ts'))});`,
     ]);
     expect(urls).toContain(own('src/runtime/kube/kubeconfigLoad.ts'));
+    expect(urls).toContain(own('src/runtime/kube/transport.ts'));
     expect(fromPackage(urls, '@kubernetes/client-node')).toEqual([]);
+    expect(fromPackage(urls, 'undici')).toEqual([]);
   });
 
   it('loads the yaml parser only for a kubeconfig that is not JSON', () => {
@@ -78,8 +82,11 @@ describe('the operator process', () => {
     expect(fromPackage(load(yamlFile), 'yaml').length).toBeGreaterThan(0);
   });
 
-  it('the recording sees client-node when something does load it', () => {
-    const urls = modulesLoadedBy(['--input-type=module', '-e', "await import('@kubernetes/client-node');"]);
-    expect(fromPackage(urls, '@kubernetes/client-node').length).toBeGreaterThan(0);
-  });
+  it.each(['@kubernetes/client-node', 'undici'])(
+    'the recording sees %s when something does load it',
+    (name) => {
+      const urls = modulesLoadedBy(['--input-type=module', '-e', `await import(${JSON.stringify(name)});`]);
+      expect(fromPackage(urls, name).length).toBeGreaterThan(0);
+    },
+  );
 });
