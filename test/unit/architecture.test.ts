@@ -129,6 +129,13 @@ const rules: readonly ImportRule[] = [
     to: ['npm:@kubernetes/client-node'],
   },
   {
+    name: 'src → undici',
+    reason:
+      'importing it cost the operator process ~28 MiB RSS (issue 16): src/runtime/kube/transport.ts speaks node:https (test/unit/operatorImports.test.ts checks what the process loads)',
+    from: ['src/'],
+    to: ['npm:undici'],
+  },
+  {
     name: 'src → package not in dependencies',
     reason:
       'a package src/ imports must be declared in package.json `dependencies`, not reached transitively',

@@ -364,21 +364,21 @@ describe('the shared connection pool', () => {
     const clock = new FakeClock();
     const pool = new ConnectionPool(cluster, 'robot', clock);
     const certA = { cert: data('a'), key: data('k') };
-    const first = pool.dispatcher(certA);
-    expect(pool.dispatcher({ cert: data('a'), key: data('k') })).toBe(first);
+    const first = pool.agent(certA);
+    expect(pool.agent({ cert: data('a'), key: data('k') })).toBe(first);
     clock.advance(kubeDispatcherReuseMs - 1);
-    expect(pool.dispatcher(certA)).toBe(first);
-    const rotated = pool.dispatcher({ cert: data('b'), key: data('k') });
+    expect(pool.agent(certA)).toBe(first);
+    const rotated = pool.agent({ cert: data('b'), key: data('k') });
     expect(rotated).not.toBe(first);
     clock.advance(kubeDispatcherReuseMs);
-    expect(pool.dispatcher({ cert: data('b'), key: data('k') })).not.toBe(rotated);
+    expect(pool.agent({ cert: data('b'), key: data('k') })).not.toBe(rotated);
   });
 
   it('a CA file it cannot read fails the request, naming the file and cluster', () => {
     const withCa = kubeconfig({ token: 't' }, '/kube', {
       'certificate-authority': '/nonexistent/ca.crt',
     }).cluster;
-    expect(() => new ConnectionPool(withCa, 'robot', new FakeClock()).dispatcher(undefined)).toThrow(
+    expect(() => new ConnectionPool(withCa, 'robot', new FakeClock()).agent(undefined)).toThrow(
       /read certificate-authority \/nonexistent\/ca.crt of cluster "c": ENOENT/,
     );
   });

@@ -1,8 +1,9 @@
 // The operator process never loads @kubernetes/client-node (issue 16: importing it cost the process
-// ~73 MiB RSS); Skylift reads kubeconfigs itself (src/runtime/kube/kubeconfig*.ts). Checked on what
-// a real Node process resolves, so a package that pulled client-node in would be seen too; the
-// architecture test forbids the import in src/ statically. Likewise the SDKs of EC2 (~48 MiB),
-// ACM and STS are loaded only by the calls that need them (src/providers/aws/lazyClient.ts).
+// ~73 MiB RSS); Skylift reads kubeconfigs itself (src/runtime/kube/kubeconfig*.ts). Nor undici
+// (~28 MiB): the Kubernetes client speaks node:https (src/runtime/kube/transport.ts). Checked on what
+// a real Node process resolves, so a package that pulled either in would be seen too; the
+// architecture test forbids the client-node import in src/ statically. Likewise the SDKs of EC2
+// (~48 MiB), ACM and STS are loaded only by the calls that need them (src/providers/aws/lazyClient.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,27 +48,30 @@ const lazySdksIn = (urls: readonly string[]): string[] =>
   lazySdks.filter((p) => fromPackage(urls, p).length > 0);
 
 describe('the operator process', () => {
-  it('`skylift run --help` loads neither client-node nor the dev stack (nor the yaml parser it uses)', () => {
+  it('`skylift run --help` loads neither client-node, undici nor the dev stack (nor the yaml parser it uses)', () => {
     const urls = modulesLoadedBy([join(repoRoot, 'src', 'cli', 'main.ts'), 'run', '--help']);
     expect(urls).toContain(own('src/operator.ts'));
     expect(urls).toContain(own('src/runtime/kube/client.ts'));
     expect(fromPackage(urls, '@kubernetes/client-node')).toEqual([]);
+    expect(fromPackage(urls, 'undici')).toEqual([]);
     expect(urls.filter((u) => u.startsWith(own('src/dev/')))).toEqual([]);
     expect(fromPackage(urls, 'yaml')).toEqual([]);
     expect(lazySdksIn(urls)).toEqual([]);
   });
 
-  it('importing src/operator.ts loads no client-node, and of the AWS SDKs only those it calls at once', () => {
+  it('importing src/operator.ts loads no client-node nor undici, and of the AWS SDKs only those it calls at once', () => {
     const urls = modulesLoadedBy([
       '--input-type=module',
       '-e',
       `await import(${JSON.stringify(own('src/operator.ts'))});`,
     ]);
     expect(urls).toContain(own('src/runtime/kube/kubeconfigLoad.ts'));
+    expect(urls).toContain(own('src/runtime/kube/transport.ts'));
     expect(fromPackage(urls, '@kubernetes/client-node')).toEqual([]);
     expect(urls).toContain(own('src/providers/aws/lazyClient.ts'));
     expect(fromPackage(urls, '@aws-sdk/client-route-53').length).toBeGreaterThan(0);
     expect(lazySdksIn(urls)).toEqual([]);
+    expect(fromPackage(urls, 'undici')).toEqual([]);
   });
 
   it('loads the yaml parser only for a kubeconfig that is not JSON', () => {
@@ -93,10 +97,13 @@ describe('the operator process', () => {
     expect(fromPackage(load(yamlFile), 'yaml').length).toBeGreaterThan(0);
   });
 
-  it('the recording sees client-node when something does load it', () => {
-    const urls = modulesLoadedBy(['--input-type=module', '-e', "await import('@kubernetes/client-node');"]);
-    expect(fromPackage(urls, '@kubernetes/client-node').length).toBeGreaterThan(0);
-  });
+  it.each(['@kubernetes/client-node', 'undici'])(
+    'the recording sees %s when something does load it',
+    (name) => {
+      const urls = modulesLoadedBy(['--input-type=module', '-e', `await import(${JSON.stringify(name)});`]);
+      expect(fromPackage(urls, name).length).toBeGreaterThan(0);
+    },
+  );
 });
 
 /**

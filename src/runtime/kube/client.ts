@@ -1,8 +1,11 @@
-import { fetch } from 'undici';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { realClock, type Clock } from '../clock.ts';
 import { ConnectionPool } from './connectionPool.ts';
 import { UserCredentials } from './credentials.ts';
 import type { Kubeconfig } from './kubeconfig.ts';
+import { send, type HttpCall, type KubeResponse } from './transport.ts';
+
+export type { KubeResponse } from './transport.ts';
 
 /** An error answer from the apiserver, with its HTTP status and Status reason. */
 export class KubeApiError extends Error {
@@ -68,7 +71,8 @@ export type RequestObserver = (method: string, path: string, statusCode: number)
  * beyond paths; error answers become {@link KubeApiError}, no answer
  * {@link KubeUnreachableError}, credentials that cannot be had
  * KubeCredentialError. Every request but a watch stream has a deadline; none
- * is retried here. All requests share one connection pool (connectionPool.ts).
+ * is retried here. All requests share one connection pool (connectionPool.ts)
+ * and speak HTTP/1.1 over node:https (transport.ts).
  */
 export class KubeClient {
   readonly config: Kubeconfig;
@@ -96,71 +100,107 @@ export class KubeClient {
   }
 
   /**
-   * Sends a request and parses the JSON answer, within the deadline; throws
-   * KubeApiError on non-2xx and KubeUnreachableError when no answer came.
+   * Sends a request and parses the JSON answer, within the deadline (the answer's body included);
+   * throws KubeApiError on non-2xx, KubeUnreachableError when no answer came, and the abort reason
+   * when `signal` aborted it.
    */
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const ms = opts.timeoutMs ?? this.timeoutMs;
     const deadline = AbortSignal.timeout(ms);
     const signal = opts.signal !== undefined ? AbortSignal.any([opts.signal, deadline]) : deadline;
+    const answer = this.exchange(await this.prepare(method, path, opts, signal));
+    let status: number;
     let text: string;
-    let res: Awaited<ReturnType<typeof fetch>>;
     try {
-      res = await this.raw(method, path, { ...opts, signal });
+      const res = await answer;
+      status = res.status;
       text = await res.text();
     } catch (err) {
-      if (opts.signal?.aborted === true || !noAnswer(err)) throw err;
-      throw this.unreachable(method, path, ms, err);
+      throw this.noAnswer(method, path, err, opts.signal, ms);
     }
-    for (const o of this.observers) o(method, path, res.status);
-    if (res.status < 200 || res.status >= 300) throw toApiError(res.status, text);
+    for (const o of this.observers) o(method, path, status);
+    if (status < 200 || status >= 300) throw toApiError(status, text);
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
-  /** Sends a request and returns the raw response (for watch streams). The caller reads or cancels the body. */
-  async raw(
+  /**
+   * Sends a request and returns the answer with its body unread (for watch streams): the caller
+   * reads or cancels it, and aborting `signal` closes it. No deadline unless `timeoutMs` is given
+   * (it then covers the body too). Throws KubeUnreachableError when no answer came, the abort
+   * reason when `signal` aborted it; a non-2xx answer is returned like any other.
+   */
+  async raw(method: string, path: string, opts: RequestOptions = {}): Promise<KubeResponse> {
+    const ms = opts.timeoutMs;
+    const deadline = ms !== undefined ? AbortSignal.timeout(ms) : undefined;
+    const signal =
+      opts.signal !== undefined && deadline !== undefined
+        ? AbortSignal.any([opts.signal, deadline])
+        : (opts.signal ?? deadline);
+    const answer = this.exchange(await this.prepare(method, path, opts, signal));
+    try {
+      return await answer;
+    } catch (err) {
+      throw this.noAnswer(method, path, err, opts.signal, ms);
+    }
+  }
+
+  /** The request with its credentials (these may throw KubeCredentialError) and connection pool. */
+  private async prepare(
     method: string,
     path: string,
-    opts: RequestOptions = {},
-  ): Promise<Awaited<ReturnType<typeof fetch>>> {
+    opts: RequestOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<HttpCall> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
     const auth = await this.credentials.forRequest();
-    const headers: [string, string][] = [...auth.headers, ['accept', 'application/json']];
+    const headers: OutgoingHttpHeaders = { accept: 'application/json' };
+    for (const [name, value] of auth.headers) {
+      const prev = headers[name];
+      headers[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [String(prev)]), value];
+    }
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);
-      headers.push(['content-type', opts.contentType ?? 'application/json']);
+      headers['content-type'] = opts.contentType ?? 'application/json';
     }
-    const res = await fetch(url, {
-      method,
-      headers,
-      dispatcher: this.pool.dispatcher(auth.clientCertificate),
-      ...(body !== undefined ? { body } : {}),
-      ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
-    });
-    // A refused credential (expired, revoked, rotated): the next request fetches it anew.
-    if (res.status === 401) this.credentials.rejected();
-    return res;
+    return { method, url, headers, body, agent: this.pool.agent(auth.clientCertificate), signal };
   }
 
-  /** What a request that got no answer failed with, naming the server and the cause. */
-  private unreachable(method: string, path: string, ms: number, err: unknown): Error {
-    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
+  /** The answer to `call`; throws at once for a request Node will not send (see send). */
+  private exchange(call: HttpCall): Promise<KubeResponse> {
+    return send(call).then((res) => {
+      // A refused credential (expired, revoked, rotated): the next request fetches it anew.
+      if (res.status === 401) this.credentials.rejected();
+      return res;
+    });
+  }
+
+  /**
+   * What a request that got no answer throws: the caller's abort reason as it is; otherwise
+   * KubeUnreachableError naming the server and the cause, or — its deadline of `ms` passed — the
+   * method and path.
+   */
+  private noAnswer(
+    method: string,
+    path: string,
+    err: unknown,
+    callerSignal: AbortSignal | undefined,
+    ms: number | undefined,
+  ): unknown {
+    if (callerSignal?.aborted === true) return err;
+    if (ms !== undefined && err instanceof Error && err.name === 'TimeoutError') {
       return new KubeUnreachableError(
         `the Kubernetes API server ${this.server} did not answer ${method} ${path} within ${ms / 1000} s`,
         { cause: err },
       );
     }
-    const cause: unknown = err instanceof Error ? err.cause : undefined;
-    const code = cause instanceof Error ? (cause as Error & { code?: unknown }).code : undefined;
+    const code = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
     const detail =
-      cause instanceof Error
-        ? `${typeof code === 'string' && !cause.message.includes(code) ? `${code}: ` : ''}${cause.message}`
-        : err instanceof Error
-          ? err.message
-          : String(err);
+      err instanceof Error
+        ? `${typeof code === 'string' && !err.message.includes(code) ? `${code}: ` : ''}${err.message}`
+        : String(err);
     return new KubeUnreachableError(`cannot reach the Kubernetes API server ${this.server}: ${detail}`, {
       cause: err,
     });
@@ -190,17 +230,6 @@ export class KubeClient {
   delete<T>(path: string, body?: unknown): Promise<T> {
     return this.request<T>('DELETE', path, body !== undefined ? { body } : {});
   }
-}
-
-/** True for fetch's "no answer" failures: the connection failed, or the deadline passed. Pure. */
-function noAnswer(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  return (
-    err.name === 'TimeoutError' ||
-    err.name === 'AbortError' ||
-    (err instanceof TypeError && err.message === 'fetch failed') ||
-    (err as Error & { code?: unknown }).code === 'UND_ERR_SOCKET'
-  );
 }
 
 function toApiError(statusCode: number, text: string): KubeApiError {

@@ -1,7 +1,10 @@
-// The one connection pool (undici Agent) every request to the apiserver shares, with the
-// cluster's TLS settings and the user's client certificate.
+// The one connection pool (a node:https Agent; node:http for a plain http:// server) every request
+// to the apiserver shares, with the cluster's TLS settings and the user's client certificate.
 import { readFileSync } from 'node:fs';
-import { Agent, type buildConnector, type Dispatcher } from 'undici';
+import { Agent as HttpAgent, type AgentOptions, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Clock } from '../clock.ts';
 import {
   KubeCredentialError,
@@ -19,16 +22,27 @@ import {
 export const kubeDispatcherReuseMs = 5 * 60_000;
 
 /**
- * The shared pool: `dispatcher(cert)` answers the pool in use while it is younger than
+ * An idle connection is closed after this long. Below the apiserver's own idle timeout (90 s) and
+ * the 60 s of many cloud load balancers, so the client closes first and never sends a request on a
+ * connection the other end is closing; also what ends a replaced pool's connections.
+ */
+export const kubeIdleConnectionMs = 30_000;
+
+/**
+ * The shared pool: `agent(cert)` answers the pool in use while it is younger than
  * {@link kubeDispatcherReuseMs} and was built for the same client certificate (an exec plugin may
  * hand out a new one); otherwise it builds a new pool, reading the CA and certificate files
- * (synchronously: small, every few minutes), and closes the old one gracefully — requests and
- * watches on it finish first. Never blocks on the network; throws KubeCredentialError when a file
+ * (synchronously: small, every few minutes). A replaced pool is only no longer handed out:
+ * requests and watches on it finish on their connections, which then close once idle for
+ * {@link kubeIdleConnectionMs}. Connections are HTTP/1.1 keep-alive, unbounded in number — each
+ * watch holds one for its whole life, and the number of watches grows with the namespaces and
+ * types watched, so a bound could leave requests waiting behind watches; the controllers' worker
+ * counts bound the requests. Never blocks on the network; throws KubeCredentialError when a file
  * cannot be read.
  */
 export class ConnectionPool {
   private current:
-    | { readonly dispatcher: Agent; readonly until: number; readonly cert: ClientCertificate | undefined }
+    | { readonly agent: HttpAgent; readonly until: number; readonly cert: ClientCertificate | undefined }
     | undefined;
 
   private readonly cluster: KubeCluster;
@@ -42,26 +56,36 @@ export class ConnectionPool {
     this.clock = clock;
   }
 
-  /** The pool for a request presenting `cert` (undefined: none). */
-  dispatcher(cert: ClientCertificate | undefined): Dispatcher {
+  /** The pool for a request presenting `cert` (undefined: none); an https Agent for an https server. */
+  agent(cert: ClientCertificate | undefined): HttpAgent {
     const now = this.clock.now();
     const pool = this.current;
-    if (pool !== undefined && now < pool.until && sameCertificate(pool.cert, cert)) return pool.dispatcher;
-    const fresh = new Agent({ connect: this.connectOptions(cert) });
-    this.current = { dispatcher: fresh, until: now + kubeDispatcherReuseMs, cert };
-    if (pool !== undefined) void pool.dispatcher.close().catch(() => undefined);
+    if (pool !== undefined && now < pool.until && sameCertificate(pool.cert, cert)) return pool.agent;
+    const options: AgentOptions = {
+      keepAlive: true,
+      // TCP keep-alive probes after 30 s, below the 60 s idle timeout of many cloud load balancers.
+      keepAliveMsecs: 30_000,
+      // The most recently used connection first, so those a burst opened go idle and close.
+      scheduling: 'lifo',
+    };
+    const fresh = this.cluster.server.startsWith('https:')
+      ? new IdleClosingHttpsAgent({ ...options, ...this.tlsOptions(cert) })
+      : new IdleClosingHttpAgent(options);
+    this.current = { agent: fresh, until: now + kubeDispatcherReuseMs, cert };
     return fresh;
   }
 
-  private connectOptions(cert: ClientCertificate | undefined): Partial<buildConnector.BuildOptions> {
+  private tlsOptions(cert: ClientCertificate | undefined): {
+    ca?: Buffer;
+    cert?: Buffer;
+    key?: Buffer;
+    servername?: string;
+    rejectUnauthorized?: boolean;
+  } {
     const { cluster } = this;
-    // TCP keep-alive probes after 30 s, below the 60 s idle timeout of many cloud load balancers.
-    const keepAlive = { keepAlive: true, keepAliveInitialDelay: 30_000 };
-    if (!cluster.server.startsWith('https:')) return keepAlive;
     const clusterWhat = `of cluster "${cluster.name}"`;
     const userWhat = `of user "${this.user}"`;
     return {
-      ...keepAlive,
       ...(cluster.ca !== undefined ? { ca: pem(cluster.ca, 'certificate-authority', clusterWhat) } : {}),
       ...(cert !== undefined
         ? { cert: pem(cert.cert, 'client-certificate', userWhat), key: pem(cert.key, 'client-key', userWhat) }
@@ -70,6 +94,46 @@ export class ConnectionPool {
       ...(cluster.insecureSkipTlsVerify ? { rejectUnauthorized: false } : {}),
     };
   }
+}
+
+// An Agent whose idle connections close after kubeIdleConnectionMs, while one in use has no timeout
+// at all: a quiet watch is never cut. (Agent's own `timeout` option would set it on connections in
+// use too.) keepSocketAlive and reuseSocket are Agent's documented hooks for subclasses: the first is
+// called as a connection goes idle (and returns whether to keep it), the second as one is taken again.
+
+class IdleClosingHttpAgent extends HttpAgent {
+  override keepSocketAlive(socket: Duplex): boolean {
+    super.keepSocketAlive(socket);
+    return idle(socket);
+  }
+
+  override reuseSocket(socket: Duplex, request: ClientRequest): void {
+    super.reuseSocket(socket, request);
+    busy(socket);
+  }
+}
+
+class IdleClosingHttpsAgent extends HttpsAgent {
+  override keepSocketAlive(socket: Duplex): boolean {
+    super.keepSocketAlive(socket);
+    return idle(socket);
+  }
+
+  override reuseSocket(socket: Duplex, request: ClientRequest): void {
+    super.reuseSocket(socket, request);
+    busy(socket);
+  }
+}
+
+/** Arms the idle timeout of a connection going idle (Agent destroys an idle one on 'timeout'); keep it. */
+function idle(socket: Duplex): boolean {
+  if (socket instanceof Socket) socket.setTimeout(kubeIdleConnectionMs);
+  return true;
+}
+
+/** Disarms it for a connection taken again. */
+function busy(socket: Duplex): void {
+  if (socket instanceof Socket) socket.setTimeout(0);
 }
 
 function pem(source: PemSource, field: string, what: string): Buffer {

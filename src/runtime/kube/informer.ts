@@ -1,5 +1,3 @@
-import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
 import { isAborted, sleep, type Clock, type TimerHandle } from '../clock.ts';
@@ -234,20 +232,24 @@ export class Informer<T extends KubeObject> {
         },
         signal: stream.signal,
       });
-      if (res.status === 410) throw new GoneError('resourceVersion too old');
-      if (res.status !== 200 || res.body === null) {
-        const text = await res.text();
-        throw new KubeApiError(
-          res.status,
-          String(res.status),
-          `watch ${this.opts.type.plural}: ${text.slice(0, 300)}`,
-        );
-      }
-      const lines = createInterface({ input: Readable.fromWeb(res.body), crlfDelay: Infinity });
-      for await (const line of lines) {
-        armWatchdog();
-        if (line.trim() === '') continue;
-        this.apply(JSON.parse(line) as WatchLine);
+      try {
+        if (res.status === 410) throw new GoneError('resourceVersion too old');
+        if (res.status !== 200) {
+          const text = await res.text();
+          throw new KubeApiError(
+            res.status,
+            String(res.status),
+            `watch ${this.opts.type.plural}: ${text.slice(0, 300)}`,
+          );
+        }
+        for await (const line of lines(res.body)) {
+          armWatchdog();
+          if (line.trim() === '') continue;
+          this.apply(JSON.parse(line) as WatchLine);
+        }
+      } finally {
+        // Whatever ended the loop, the connection is not left open; nothing once read to its end.
+        res.cancel();
       }
     } catch (err) {
       if (watch.stalled) throw new StalledError('no watch event within the watchdog period', { cause: err });
@@ -307,4 +309,24 @@ export class Informer<T extends KubeObject> {
       }
     }
   }
+}
+
+/**
+ * The lines of a watch stream (newline-delimited JSON), decoded as UTF-8; a last line without a
+ * newline too. Leaving the loop early stops reading `chunks`. Pure but for reading.
+ */
+export async function* lines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of chunks) {
+    pending += decoder.decode(chunk, { stream: true });
+    let from = 0;
+    for (let nl = pending.indexOf('\n'); nl !== -1; nl = pending.indexOf('\n', from)) {
+      yield pending.slice(from, nl);
+      from = nl + 1;
+    }
+    pending = pending.slice(from);
+  }
+  pending += decoder.decode();
+  if (pending !== '') yield pending;
 }
