@@ -1,6 +1,7 @@
 // `node bench/run.ts` flags. Pure.
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../src/cli/options.ts';
+import { chartHeapLimitMiB } from '../tools/nodeFlags.ts';
 
 /** What a bench run was asked to do; recorded as the report's `settings`. */
 export interface BenchSettings {
@@ -25,6 +26,8 @@ export interface BenchSettings {
    * (`dist`, the default), or from the sources with Node's type stripping (`source`, as `make dev`).
    */
   readonly operatorBuild: 'dist' | 'source';
+  /** `--operator-node-flag`: extra Node/V8 flags of the operator process, e.g. --max-old-space-size=192. */
+  readonly operatorNodeFlags: readonly string[];
 }
 
 /** Usage text for `--help`. */
@@ -49,6 +52,10 @@ and prints a table.
                            run the operator compiled to JavaScript as the image does (dist,
                            the default; compiled into the run's directory first) or from the
                            TypeScript sources (source)
+  --operator-node-flag FLAG
+                           extra Node flag of the operator process, repeatable (e.g.
+                           --operator-node-flag=--max-old-space-size=128); default the chart's
+                           heap limit (--max-old-space-size=192)
 `;
 
 /** Parses the flags; throws an Error whose message says what is wrong. */
@@ -67,6 +74,7 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
       baseline: { type: 'string' },
       'save-baseline': { type: 'boolean' },
       'operator-build': { type: 'string' },
+      'operator-node-flag': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -105,5 +113,6 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
     baselinePath: values.baseline,
     saveBaseline: values['save-baseline'] === true,
     operatorBuild,
+    operatorNodeFlags: values['operator-node-flag'] ?? [`--max-old-space-size=${chartHeapLimitMiB}`],
   };
 }

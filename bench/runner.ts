@@ -203,6 +203,7 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
       env: emulatorEnv(proxy.endpoint),
       logFile: join(ctx.logDir, `${scenario.id}.operator.log`),
       entry: ctx.operatorEntry,
+      nodeFlags: settings.operatorNodeFlags,
     });
     if (scenario.group.route53RatePerSecond !== undefined)
       proxy.inject(route53RateLimit(scenario.group.route53RatePerSecond));

@@ -24,6 +24,8 @@ export interface OperatorSpec {
   readonly startTimeoutMs?: number;
   /** The CLI's entry point (default src/cli/main.ts; a compiled dist/cli/main.js runs as the image does). */
   readonly entry?: string;
+  /** Node flags besides the image's (operatorNodeFlags). */
+  readonly nodeFlags?: readonly string[];
 }
 
 /** A running operator process. */
@@ -71,6 +73,7 @@ export async function startOperator(spec: OperatorSpec): Promise<OperatorProcess
     process.execPath,
     [
       ...operatorNodeFlags,
+      ...(spec.nodeFlags ?? []),
       spec.entry ?? join(repoRoot, 'src/cli/main.ts'),
       'run',
       ...probe,

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { chartDir, helm, helmTemplate } from '../../tools/chart.ts';
+import { chartHeapLimitMiB } from '../../tools/nodeFlags.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { kubectl } from '../support/kubectl.ts';
@@ -39,6 +40,7 @@ interface PodSpec {
     args: string[];
     securityContext: Record<string, unknown>;
     resources: { requests?: Record<string, string>; limits?: Record<string, string> };
+    env?: { name: string; value?: string }[];
     livenessProbe?: unknown;
     readinessProbe?: unknown;
   }[];
@@ -103,6 +105,12 @@ describe('Helm chart', () => {
     );
     expect(container?.resources.requests).toBeDefined();
     expect(container?.resources.limits?.memory).toBeDefined();
+    // The heap limit make bench measures with (tools/nodeFlags.ts), under the memory limit.
+    expect(container?.env).toContainEqual({
+      name: 'NODE_OPTIONS',
+      value: `--max-old-space-size=${chartHeapLimitMiB}`,
+    });
+    expect(parseInt(container?.resources.limits?.memory ?? '0', 10)).toBeGreaterThan(chartHeapLimitMiB + 100);
     expect(container?.livenessProbe).toBeDefined();
     expect(container?.readinessProbe).toBeDefined();
     expect(pod.topologySpreadConstraints?.map((t) => t.topologyKey)).toEqual([

@@ -113,6 +113,7 @@ describe('renderTable', () => {
       baselinePath: undefined,
       saveBaseline: false,
       operatorBuild: 'dist',
+      operatorNodeFlags: [],
     },
     scenarios,
     curves: costCurves(scenarios),
@@ -304,6 +305,7 @@ describe('flags, file names, log lines and conditions', () => {
       baselinePath: undefined,
       saveBaseline: false,
       operatorBuild: 'dist',
+      operatorNodeFlags: ['--max-old-space-size=192'],
     });
     expect(parseBenchArgs(['--baseline', 'old.json', '--save-baseline'], '/out')).toMatchObject({
       baselinePath: 'old.json',
