@@ -32,5 +32,5 @@ COPY --from=build --chown=root:root /src/dist ./dist
 # 65532: the conventional "nonroot" uid; the chart's securityContext uses the same.
 USER 65532:65532
 EXPOSE 8080
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=4", "/app/dist/cli/main.js"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=2", "/app/dist/cli/main.js"]
 CMD ["run"]

@@ -82,7 +82,7 @@ generate: node deps helm ## Regenerate crds/, the chart's CRD and rules copies, 
 crds: generate ## Same as make generate.
 
 # Node/V8 flags of the operator process (tools/nodeFlags.ts; the Dockerfile's ENTRYPOINT has the same).
-OPERATOR_NODE_FLAGS := --max-semi-space-size=4
+OPERATOR_NODE_FLAGS := --max-semi-space-size=2
 
 # More `skylift dev` flags, e.g. make dev DEV_FLAGS='--no-samples' (see node src/cli/main.ts dev --help).
 DEV_FLAGS ?=
