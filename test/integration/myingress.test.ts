@@ -388,10 +388,20 @@ describe('MyIngress', () => {
 
   it('converges through ELBv2 throttling', async () => {
     const ns = await setup('ming-throttle');
+    // The first look is throttled for certain; then 30 % of calls, five times at most. Creates are
+    // sent once (no SDK retry), so unbounded random throttling could fail pass after pass and the
+    // per-object backoff (0.5 s doubling) outgrow any deadline: seen once in a clean run.
+    proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: 'DescribeLoadBalancers',
+      fault: { kind: 'throttle', code: 'Throttling' },
+      times: 1,
+    });
     proxy.inject({
       service: 'elasticloadbalancing',
       fault: { kind: 'throttle', code: 'Throttling' },
       probability: 0.3,
+      times: 5,
     });
     await admin.create(resourcePath(myIngressType, { namespace: ns }), {
       apiVersion: 'aws.skylift.dev/v1alpha1',
