@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../src/dev/wait.ts';
 import { KubeApiError, KubeClient, KubeUnreachableError } from '../../src/runtime/kube/client.ts';
 import { kubeDispatcherReuseMs } from '../../src/runtime/kube/connectionPool.ts';
 import { lines } from '../../src/runtime/kube/informer.ts';
@@ -69,13 +70,9 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
   res.end(JSON.stringify(body));
 };
 
-/** Resolves once `check` holds, polling; fails after 5 s. */
+/** Resolves once `check` holds (the project's waitFor); fails after 5 s. */
 async function until(check: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 5_000;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitFor(() => (check() ? true : undefined), { timeoutMs: 5_000, intervalMs: 10, description: what });
 }
 
 describe('KubeClient requests', () => {
