@@ -218,7 +218,7 @@ async function prepareAccount(
   const aws = createAwsClients({ region, clock: realClock, metrics: new Metrics(), endpoint });
   try {
     return {
-      zoneId: await ensureHostedZone(aws.route53, sampleZone),
+      zoneId: await ensureHostedZone(await aws.route53(), sampleZone),
       subnets: await ensureElbSubnets(await aws.ec2(), region),
     };
   } finally {

@@ -32,8 +32,12 @@ export interface TenantConnectorOptions<T extends ManagedObject, D, F extends st
   /** Absent: every object is served with the operator's own clients and no guardrails. */
   readonly tenants?: TenantSource | undefined;
   readonly accounts: AwsAccountSource;
-  /** Builds the kind's adapter for one set of clients; called once per set (memoized here). */
-  adapterFor(aws: AwsClients): ExternalClient<T, D, F>;
+  /**
+   * Builds the kind's adapter for one set of clients; called once per set (memoized here), when the
+   * first object served by that set connects. May load the kind's AWS code and SDK (`import()`);
+   * a rejected build is tried again at the next connect.
+   */
+  adapterFor(aws: AwsClients): ExternalClient<T, D, F> | Promise<ExternalClient<T, D, F>>;
   readonly guard?: Guard<T, D, F>;
 }
 
@@ -51,11 +55,10 @@ export function tenantConnector<T extends ManagedObject, D, F extends string>(
   const adapterFor = (aws: AwsClients): Promise<ExternalClient<T, D, F>> => {
     let a = adapters.get(aws);
     if (a === undefined) {
-      const adapter = o.adapterFor(aws);
-      a = o.accounts
-        .accountOf(aws)
-        .then((account) => bind(adapter, { location: { account, region: aws.region } }));
-      // A failed lookup of the account is asked again at the next connect.
+      a = Promise.all([o.adapterFor(aws), o.accounts.accountOf(aws)]).then(([adapter, account]) =>
+        bind(adapter, { location: { account, region: aws.region } }),
+      );
+      // A failed build, or lookup of the account, is tried again at the next connect.
       a.catch(() => adapters.delete(aws));
       adapters.set(aws, a);
     }

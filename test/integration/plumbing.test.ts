@@ -124,7 +124,7 @@ describe('AWS clients', () => {
     process.env.AWS_SECRET_ACCESS_KEY ??= 'testing';
     try {
       proxy.resetCalls();
-      await aws.route53.send(new ListHostedZonesCommand({}));
+      await (await aws.route53()).send(new ListHostedZonesCommand({}));
       expect(
         await counterValue(metrics.awsCalls, {
           service: 'route53',
@@ -141,7 +141,7 @@ describe('AWS clients', () => {
         fault: { kind: 'throttle' },
         times: 2,
       });
-      await aws.route53.send(new ListHostedZonesCommand({}));
+      await (await aws.route53()).send(new ListHostedZonesCommand({}));
       expect(
         await counterValue(metrics.awsCalls, {
           service: 'route53',

@@ -199,7 +199,7 @@ describe('AwsAccounts with roles', () => {
         durationSeconds: 3600,
       },
     ]);
-    const provider = a.route53.config.credentials;
+    const provider = (await a.route53()).config.credentials;
     const creds = await provider();
     expect(creds.accessKeyId).toBe('ASIA0001');
     expect(creds.sessionToken).toBe('token-1');
@@ -213,6 +213,9 @@ describe('AwsAccounts with roles', () => {
     const a2 = await accounts.clientsFor(policy('a', 'arn:aws:iam::111122223333:role/a'), 'ns-2');
     const b = await accounts.clientsFor(policy('b', 'arn:aws:iam::444455556666:role/b'), 'ns-3');
     expect(a1).not.toBe(a2);
+    // A limiter comes with its service's client, made on first use.
+    await Promise.all([a1, a2, b, accounts.own].map((c) => c.route53()));
+    expect(a1.limiters.get('route53')).toBeDefined();
     expect(a1.limiters.get('route53')).toBe(a2.limiters.get('route53'));
     expect(a1.limiters.get('route53')).not.toBe(b.limiters.get('route53'));
     expect(a1.limiters.get('route53')).not.toBe(accounts.own.limiters.get('route53'));

@@ -1,20 +1,15 @@
 import { dnsRecordType, type DNSRecord } from './api.ts';
 import { myIngressType } from '../myingress/api.ts';
-import { ChangeBatcher } from '../../providers/route53/changeBatcher.ts';
-import { ChangeTracker } from '../../providers/route53/changeTracker.ts';
-import { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
-import { ZoneDirectory } from '../../providers/route53/zones.ts';
+import type { ZoneDirectory } from '../../providers/route53/zones.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { defaultDNSRecordSettings, type DNSRecordSettings } from './settings.ts';
-import { DNSRecordAdapter, type DNSRecordField } from './adapter.ts';
+import type { DNSRecordField } from './adapter.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { recordFqdn } from '../../providers/route53/names.ts';
 import { tenantConnector } from '../../tenancy/connector.ts';
 import { checkDnsRecord, dnsGuardrailsOf } from './guardrails.ts';
-import { explainRefusals } from '../../providers/aws/refusals.ts';
-import { dnsrecordRefusals } from './awsRefusals.ts';
 
 /** The DNSRecord controller with its Route 53 plumbing, sharing the process's clients and caches. */
 export function dnsRecordController(
@@ -26,35 +21,15 @@ export function dnsRecordController(
   // Route 53 plumbing per identity and region: zone caches, record snapshots and the change
   // batcher are never shared between accounts.
   const zonesOf = new Map<AwsClients, ZoneDirectory>();
-  const adapterFor = (aws: AwsClients) => {
-    const route53 = aws.route53;
-    const records = new ZoneRecordCache(route53, s.clock, settings.zoneCacheTtlMs);
-    const batcher = new ChangeBatcher({
-      route53,
-      clock: s.clock,
-      logger: s.logger.child({ component: 'route53-batcher' }),
-      records,
-      windowMs: settings.batchWindowMs,
-      onBatch: (_zone, _tickets, changes, outcome) => {
-        s.metrics.route53Batches.inc({ outcome });
-        if (outcome === 'applied') s.metrics.route53BatchSize.observe(changes);
-      },
-    });
-    // A zone name that was not found is looked up again after the same age as a zone's listing.
-    const zones = new ZoneDirectory(route53, s.clock, settings.zoneCacheTtlMs);
+  // The adapter and its Route 53 plumbing (adapterFor.ts, which loads the Route 53 SDK) are
+  // imported when the first object needs them.
+  const adapterFor = async (aws: AwsClients) => {
+    const { dnsRecordConnection } = await import('./adapterFor.ts');
+    const { adapter, zones } = await dnsRecordConnection(aws, s, settings, (ns, name) =>
+      holder.controller?.getSecondary(myIngressType, `${ns}/${name}`),
+    );
     zonesOf.set(aws, zones);
-    const adapter = new DNSRecordAdapter({
-      zones,
-      records,
-      batcher,
-      tracker: new ChangeTracker(route53, s.clock),
-      ownerPrefix: settings.ownerPrefix,
-      pollMs: settings.pollMs,
-      referenceRetryMs: settings.referenceRetryMs,
-      lookupMyIngress: (ns, name) => holder.controller?.getSecondary(myIngressType, `${ns}/${name}`),
-    });
-    // Route 53's terminal refusals name the spec field and a fix (awsRefusals.ts).
-    return explainRefusals(adapter, dnsrecordRefusals);
+    return adapter;
   };
   const controller = new Controller<DNSRecord, undefined, DNSRecordField>({
     type: dnsRecordType,

@@ -4,7 +4,6 @@ import type { KindModule } from '../module.ts';
 import { dnsRecordCrd, dnsRecordType } from './api.ts';
 import { dnsRecordController } from './controller.ts';
 import { dnsRecordFlags, parseDNSRecordSettings } from './settings.ts';
-import { traceDnsRecord } from './trace.ts';
 import { dnsRecordGuardrailSection, dnsRecordAdmission } from './guardrails.ts';
 
 export const dnsRecordKind: KindModule = {
@@ -20,7 +19,8 @@ export const dnsRecordKind: KindModule = {
     return {
       module: dnsRecordKind,
       controller: (plumbing) => dnsRecordController(plumbing, settings),
-      trace: traceDnsRecord(settings.ownerPrefix),
+      // Imported when a trace asks for it: trace.ts loads the kind's AWS SDK.
+      trace: async (obj, ctx) => (await import('./trace.ts')).traceDnsRecord(settings.ownerPrefix)(obj, ctx),
     };
   },
   devFlags: [],

@@ -43,7 +43,7 @@ export const traceDnsRecord =
           'HostedZone',
           zoneId,
           async () => {
-            const zone = await ctx.aws.route53.send(new GetHostedZoneCommand({ Id: zoneId }));
+            const zone = await (await ctx.aws.route53()).send(new GetHostedZoneCommand({ Id: zoneId }));
             const zoneName = zone.HostedZone?.Name ?? '?';
             const ownerName = ownerRecordName(fqdn, mr.spec.type, mr.spec.setIdentifier, ownerPrefix);
             return node(
@@ -72,7 +72,9 @@ async function findRecordSet(
   type: string,
   setIdentifier: string | undefined,
 ): Promise<ResourceRecordSet | undefined> {
-  const out = await ctx.aws.route53.send(
+  const out = await (
+    await ctx.aws.route53()
+  ).send(
     new ListResourceRecordSetsCommand({
       HostedZoneId: zoneId,
       StartRecordName: name,

@@ -1,13 +1,11 @@
-import { explainRefusals } from '../../providers/aws/refusals.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
 import { checkManagedDb, databaseGuardrailsOf } from './guardrails.ts';
 import type { TeamPolicy } from '../../apis/teampolicy.ts';
-import { manageddbRefusals } from './awsRefusals.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
-import { ManagedDBAdapter, type ManagedDBDetails, type ManagedDBField } from './adapter.ts';
+import type { ManagedDBDetails, ManagedDBField } from './adapter.ts';
 import { managedDbType, type ManagedDB } from './api.ts';
 import { defaultManagedDBSettings, type ManagedDBSettings } from './settings.ts';
 
@@ -21,18 +19,14 @@ export function managedDbController(
     connector: tenantConnector({
       tenants: s.tenants,
       accounts: accountsOf(s),
-      // RDS's terminal refusals name the spec field and a fix (awsRefusals.ts).
-      adapterFor: (aws: AwsClients) =>
-        explainRefusals(
-          new ManagedDBAdapter({
-            rds: aws.rds,
-            kube: s.client,
-            pollMs: settings.pollMs,
-            restoreNamespaces: (ns) =>
-              databaseGuardrailsOfPolicy(currentPolicy(s.tenants, ns))?.restoreFrom?.namespaces ?? [],
-          }),
-          manageddbRefusals,
-        ),
+      // The adapter is imported when the first object needs it (adapterFor.ts loads the RDS SDK).
+      adapterFor: async (aws: AwsClients) =>
+        (await import('./adapterFor.ts')).managedDbAdapterFor(aws, {
+          kube: s.client,
+          pollMs: settings.pollMs,
+          restoreNamespaces: (ns) =>
+            databaseGuardrailsOfPolicy(currentPolicy(s.tenants, ns))?.restoreFrom?.namespaces ?? [],
+        }),
       guard: (mr, g) => {
         checkManagedDb(g.policy, mr.spec);
         return Promise.resolve();

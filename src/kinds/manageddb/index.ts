@@ -8,7 +8,6 @@ import { dbCommand } from './command.ts';
 import { managedDbCrd, managedDbType, type ManagedDB } from './api.ts';
 import { managedDbController } from './controller.ts';
 import { managedDbFlags, parseManagedDBSettings } from './settings.ts';
-import { traceManagedDb } from './trace.ts';
 
 export const managedDbKind: KindModule = {
   type: managedDbType,
@@ -24,7 +23,8 @@ export const managedDbKind: KindModule = {
     return {
       module: managedDbKind,
       controller: (plumbing) => managedDbController(plumbing, settings),
-      trace: traceManagedDb,
+      // Imported when a trace asks for it: trace.ts loads the kind's AWS SDK.
+      trace: async (obj, ctx) => (await import('./trace.ts')).traceManagedDb(obj, ctx),
     };
   },
   // moto's instances are available at once: no need to wait the real-AWS 15 s between looks.

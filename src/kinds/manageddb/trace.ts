@@ -27,8 +27,9 @@ export const traceManagedDb: Collector = async (obj: ManagedObject, ctx: TraceCo
           'DBInstance',
           id,
           async () => {
-            const db = (await ctx.aws.rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id })))
-              .DBInstances?.[0];
+            const db = (
+              await (await ctx.aws.rds()).send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))
+            ).DBInstances?.[0];
             if (db === undefined) throw new NotFoundInAws(id);
             const state = db.DBInstanceStatus ?? 'unknown';
             const pending = Object.entries(db.PendingModifiedValues ?? {})

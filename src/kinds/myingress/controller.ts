@@ -1,16 +1,13 @@
 import { endpointSliceType, serviceType } from '../../apis/core.ts';
 import { myIngressType, type MyIngress } from './api.ts';
-import { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import type { KubeObject } from '../../apis/meta.ts';
 import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
-import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
+import type { MyIngressDetails, MyIngressField } from './adapter.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
 import { checkMyIngress, guardLookups, loadBalancerGuardrailsOf } from './guardrails.ts';
-import { explainRefusals } from '../../providers/aws/refusals.ts';
-import { myingressRefusals } from './awsRefusals.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
 import { backendRefs, isServiceEndpointSlice } from './backends.ts';
 
@@ -40,32 +37,24 @@ export function myIngressController(
 ): RunnableController {
   const settings: MyIngressSettings = { ...defaultMyIngressSettings, ...overrides };
   const holder: { controller?: Controller<MyIngress, MyIngressDetails, MyIngressField> } = {};
-  // One adapter (and its describe batchers) per identity and region.
-  const adapterFor = (aws: AwsClients) =>
-    // Elastic Load Balancing's terminal refusals name the spec field and a fix (awsRefusals.ts).
-    explainRefusals(
-      new MyIngressAdapter({
-        elbv2: aws.elbv2,
-        elbv2Create: aws.elbv2Create,
-        ec2: () => aws.ec2(),
-        describer: new LoadBalancerDescriber(aws.elbv2, s.clock),
-        tagDescriber: new TagDescriber(aws.elbv2, s.clock),
-        service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),
-        endpointSlices: (ns, svc) =>
-          // Only the EndpointSlice controller's slices: a hand-made one could point the load balancer
-          // at any address (backends.ts).
-          (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter((e: KubeObject) =>
-            isServiceEndpointSlice(e, ns, svc, endpointSliceManagersOf(s, ns)),
-          ),
-        backendCachesSynced: () =>
-          holder.controller !== undefined &&
-          holder.controller.secondarySynced(serviceType) &&
-          holder.controller.secondarySynced(endpointSliceType),
-        pollMs: settings.pollMs,
-        fullCheckMs: settings.fullCheckMs,
-      }),
-      myingressRefusals,
-    );
+  // One adapter (and its describe batchers) per identity and region, imported when the first
+  // object needs it (adapterFor.ts loads the ELBv2 SDK).
+  const adapterFor = async (aws: AwsClients) =>
+    (await import('./adapterFor.ts')).myIngressAdapterFor(aws, s.clock, {
+      service: (ns, name) => holder.controller?.getSecondary(serviceType, `${ns}/${name}`),
+      endpointSlices: (ns, svc) =>
+        // Only the EndpointSlice controller's slices: a hand-made one could point the load balancer
+        // at any address (backends.ts).
+        (holder.controller?.secondaryObjects(endpointSliceType) ?? []).filter((e: KubeObject) =>
+          isServiceEndpointSlice(e, ns, svc, endpointSliceManagersOf(s, ns)),
+        ),
+      backendCachesSynced: () =>
+        holder.controller !== undefined &&
+        holder.controller.secondarySynced(serviceType) &&
+        holder.controller.secondarySynced(endpointSliceType),
+      pollMs: settings.pollMs,
+      fullCheckMs: settings.fullCheckMs,
+    });
   const controller = new Controller<MyIngress, MyIngressDetails, MyIngressField>({
     type: myIngressType,
     connector: tenantConnector({

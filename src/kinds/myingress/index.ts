@@ -6,7 +6,6 @@ import { myIngressCrd, myIngressType } from './api.ts';
 import { BackendReason } from './backends.ts';
 import { myIngressController } from './controller.ts';
 import { myIngressFlags, parseMyIngressSettings } from './settings.ts';
-import { traceMyIngress } from './trace.ts';
 
 export const myIngressKind: KindModule = {
   type: myIngressType,
@@ -21,7 +20,8 @@ export const myIngressKind: KindModule = {
     return {
       module: myIngressKind,
       controller: (plumbing) => myIngressController(plumbing, settings),
-      trace: traceMyIngress,
+      // Imported when a trace asks for it: trace.ts loads the kind's AWS SDK.
+      trace: async (obj, ctx) => (await import('./trace.ts')).traceMyIngress(obj, ctx),
     };
   },
   devFlags: [],

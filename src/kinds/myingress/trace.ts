@@ -57,8 +57,9 @@ export const traceMyIngress: Collector = async (obj: ManagedObject, ctx: TraceCo
       'LoadBalancer',
       elbv2ArnName(arn),
       async () => {
-        const lb = (await ctx.aws.elbv2.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [arn] })))
-          .LoadBalancers?.[0];
+        const lb = (
+          await (await ctx.aws.elbv2()).send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [arn] }))
+        ).LoadBalancers?.[0];
         if (lb === undefined) throw new NotFoundInAws(arn);
         const state = lb.State?.Code ?? 'unknown';
         const children = [...(await listenerNodes(ctx, arn, st)), ...(await targetGroupNodes(ctx, st))];
@@ -80,7 +81,8 @@ async function listenerNodes(ctx: TraceContext, lbArn: string, st: MyIngressStat
   let live: Listener[];
   try {
     live =
-      (await ctx.aws.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lbArn }))).Listeners ?? [];
+      (await (await ctx.aws.elbv2()).send(new DescribeListenersCommand({ LoadBalancerArn: lbArn })))
+        .Listeners ?? [];
   } catch (err) {
     return [errorNode('Listener', '*', err)];
   }
@@ -92,8 +94,9 @@ async function listenerNodes(ctx: TraceContext, lbArn: string, st: MyIngressStat
         'Listener',
         name,
         async () => {
-          const rules = (await ctx.aws.elbv2.send(new DescribeRulesCommand({ ListenerArn: l.ListenerArn })))
-            .Rules;
+          const rules = (
+            await (await ctx.aws.elbv2()).send(new DescribeRulesCommand({ ListenerArn: l.ListenerArn }))
+          ).Rules;
           return node(
             'Listener',
             name,
@@ -141,10 +144,13 @@ async function targetGroupNodes(ctx: TraceContext, st: MyIngressStatus): Promise
         'TargetGroup',
         elbv2ArnName(arn),
         async () => {
-          const live = (await ctx.aws.elbv2.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [arn] })))
-            .TargetGroups?.[0];
+          const live = (
+            await (await ctx.aws.elbv2()).send(new DescribeTargetGroupsCommand({ TargetGroupArns: [arn] }))
+          ).TargetGroups?.[0];
           if (live === undefined) throw new NotFoundInAws(arn);
-          const health = await ctx.aws.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: arn }));
+          const health = await (
+            await ctx.aws.elbv2()
+          ).send(new DescribeTargetHealthCommand({ TargetGroupArn: arn }));
           const targets = (health.TargetHealthDescriptions ?? []).map((d) => {
             const state = d.TargetHealth?.State ?? 'unknown';
             const why = [d.TargetHealth?.Reason, d.TargetHealth?.Description].filter((x) => x !== undefined);

@@ -1,7 +1,7 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
-import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { RDSClient } from '@aws-sdk/client-rds';
-import { Route53Client } from '@aws-sdk/client-route-53';
+import type { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { RDSClient } from '@aws-sdk/client-rds';
+import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { Clock } from '../../runtime/clock.ts';
 import type { Metrics } from '../../runtime/metrics.ts';
 import { startAwsCallSpan, type AwsCallResult } from '../../runtime/tracing.ts';
@@ -9,30 +9,36 @@ import { classifyAwsError, tagOperation } from './errors.ts';
 import { destroyedError, LazyClient } from './lazyClient.ts';
 import { AdaptiveRateLimiter, defaultServiceRates, type AdaptiveRateOptions } from './rateLimiter.ts';
 
-/** The shared SDK clients, one per service, for one region. */
+/**
+ * The shared SDK clients, one per service, for one region.
+ *
+ * Every service's client is made on first use (issue 16: a process serving only DNSRecords never
+ * loads the ELBv2 or RDS SDK): the first call of `route53()`, `elbv2()`, … loads the service's SDK
+ * package and builds the client with `config`, adopted into this set (the service's rate limiter,
+ * call metrics and tracing; destroyed with the set). Every later call answers that one client,
+ * concurrent first calls included. A failed load is tried again at the next call; after destroy()
+ * every call rejects.
+ */
 export interface AwsClients {
   readonly region: string;
   /** The account these clients reach: a role's 12-digit account, or `own` (the operator's, unknown here). */
   readonly account: string;
-  readonly route53: Route53Client;
-  readonly elbv2: ElasticLoadBalancingV2Client;
+  /** Route 53 (DNSRecord). */
+  route53(): Promise<Route53Client>;
+  /** Elastic Load Balancing v2 (MyIngress). */
+  elbv2(): Promise<ElasticLoadBalancingV2Client>;
   /**
-   * ELBv2 without SDK retries, for creates: a create whose answer was lost
-   * is not re-sent blindly; the engine looks the resource up first.
+   * ELBv2 without SDK retries, for creates: a create whose answer was lost is not re-sent blindly;
+   * the engine looks the resource up first. Shares the `elasticloadbalancing` rate limiter.
    */
-  readonly elbv2Create: ElasticLoadBalancingV2Client;
-  readonly rds: RDSClient;
-  /**
-   * EC2, for subnet and security group lookups by tag (a MyIngress's subnetSelector, TeamPolicy
-   * guardrails by tag). Made on first use: the first call loads @aws-sdk/client-ec2 (large) and
-   * builds the client with `config`, adopted like a kind's own client (the `ec2` rate limiter,
-   * metrics, tracing; destroyed with this set); every call answers that one client, concurrent
-   * first calls included. A failed load is tried again at the next call; after destroy() it rejects.
-   */
+  elbv2Create(): Promise<ElasticLoadBalancingV2Client>;
+  /** RDS (ManagedDB). */
+  rds(): Promise<RDSClient>;
+  /** EC2, for subnet and security group lookups by tag (a MyIngress's subnetSelector, TeamPolicy guardrails by tag). */
   ec2(): Promise<EC2Client>;
   /**
-   * The client-side limiters, by signing name: route53, elasticloadbalancing, rds, and the
-   * service of each client adopted or made on first use since.
+   * The client-side limiters, by signing name (route53, elasticloadbalancing, rds, ec2, …): one
+   * for each service whose client was made or adopted so far.
    */
   readonly limiters: ReadonlyMap<string, AdaptiveRateLimiter>;
   /** What every client here is built with (region, endpoint, credentials, attempts): for a kind's own client. */
@@ -208,21 +214,13 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
       { step: 'finalizeRequest', priority: 'low', name: 'skyliftRateLimitAndMetrics' },
     );
   };
-  const route53 = new Route53Client(base);
-  const elbv2 = new ElasticLoadBalancingV2Client(base);
-  const elbv2Create = new ElasticLoadBalancingV2Client({ ...base, maxAttempts: 1 });
-  const rds = new RDSClient(base);
-  instrument('route53', route53.middlewareStack as unknown as MiddlewareStackLike);
-  instrument('elasticloadbalancing', elbv2.middlewareStack as unknown as MiddlewareStackLike);
-  instrumentWith('elasticloadbalancing', elbv2Create.middlewareStack as unknown as MiddlewareStackLike);
-  instrument('rds', rds.middlewareStack as unknown as MiddlewareStackLike);
   const clients: AwsClients = {
     region: opts.region,
     account,
-    route53,
-    elbv2,
-    elbv2Create,
-    rds,
+    route53: () => route53Client.of(clients),
+    elbv2: () => elbv2Client.of(clients),
+    elbv2Create: () => elbv2CreateClient.of(clients),
+    rds: () => rdsClient.of(clients),
     ec2: () => ec2Client.of(clients),
     limiters,
     config: base,
@@ -241,16 +239,29 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     destroy() {
       destroyed = true;
       for (const c of adopted.splice(0)) c.destroy();
-      route53.destroy();
-      elbv2.destroy();
-      elbv2Create.destroy();
-      rds.destroy();
     },
   };
   return clients;
 }
 
-/** EC2, made on first use per set (see {@link AwsClients.ec2}). */
+// Each service's client, made on first use per set (see {@link AwsClients}).
+const route53Client = new LazyClient<Route53Client>('route53', async (config) => {
+  const { Route53Client } = await import('@aws-sdk/client-route-53');
+  return new Route53Client(config);
+});
+const elbv2Sdk = () => import('@aws-sdk/client-elastic-load-balancing-v2');
+const elbv2Client = new LazyClient<ElasticLoadBalancingV2Client>(
+  'elasticloadbalancing',
+  async (config) => new (await elbv2Sdk()).ElasticLoadBalancingV2Client(config),
+);
+const elbv2CreateClient = new LazyClient<ElasticLoadBalancingV2Client>(
+  'elasticloadbalancing',
+  async (config) => new (await elbv2Sdk()).ElasticLoadBalancingV2Client({ ...config, maxAttempts: 1 }),
+);
+const rdsClient = new LazyClient<RDSClient>('rds', async (config) => {
+  const { RDSClient } = await import('@aws-sdk/client-rds');
+  return new RDSClient(config);
+});
 const ec2Client = new LazyClient<EC2Client>('ec2', async (config) => {
   const { EC2Client } = await import('@aws-sdk/client-ec2');
   return new EC2Client(config);
