@@ -38,7 +38,8 @@ as a separate process behind a counting AWS proxy; writes <out>/<UTC time>.json
 and prints a table.
 
   --only GROUP[,GROUP]     scenario groups (default all): dns, dns-10zones, myingress,
-                           manageddb, dns-throttled, dns-10zones-throttled
+                           manageddb, dns-propagating, dns-throttled,
+                           dns-10zones-throttled
   --sizes N[,N]            sizes for every selected group (default: each group's own)
   --resync-period DURATION operator resync period and measuring window (default 30s)
   --concurrency N          objects created/deleted at once by the bench (default 16)

@@ -3,6 +3,7 @@
 import type { AwsInventory } from './lib/awsAccount.ts';
 import { comparedMetricNames, type BaselineComparison, type ComparedMetricName } from './lib/baseline.ts';
 import type { GroupMemory, RssSlope } from './lib/costPerObject.ts';
+import type { PropagationResult } from './lib/propagation.ts';
 import { ratio, type Distribution } from './lib/stats.ts';
 import type { BenchSettings } from './args.ts';
 
@@ -88,6 +89,8 @@ export interface ScenarioResult {
   readonly operator?: OperatorUse;
   /** AWS resources still there after every object was deleted (all should be 0). */
   readonly leftovers?: AwsInventory;
+  /** Scenarios whose Route 53 changes stay PENDING a while (`dns-propagating`): Ready after INSYNC. */
+  readonly propagation?: PropagationResult;
 }
 
 /** How one group's cost grows from one size to the next. */
@@ -239,6 +242,16 @@ function memoryLines(memory: readonly GroupMemory[]): string[] {
   });
 }
 
+/** How soon after INSYNC a propagating scenario's records were Ready. */
+function propagationLine(id: string, p: PropagationResult): string {
+  const d = (x: PropagationResult['readyAfterInsyncMs']): string =>
+    `p50 ${seconds(x.p50)} p95 ${seconds(x.p95)} max ${seconds(x.max)}`;
+  return (
+    `${id}: changes PENDING ${seconds(p.pendingMs)}; Ready after the first INSYNC answer ${d(p.readyAfterInsyncAnswerMs)}; ` +
+    `after the change was INSYNC ${d(p.readyAfterInsyncMs)} (${p.changes} changes, ${p.getChangeCalls} GetChange, ${p.unmatched} unmatched)`
+  );
+}
+
 /** The comparison with the baseline: a header line, one row of ratios per scenario, what was not compared. */
 function baselineLines(b: BaselineComparison | null): string[] {
   if (b === null) return ['no baseline to compare with (--baseline PATH; --save-baseline keeps this run)'];
@@ -331,8 +344,10 @@ export function renderTable(report: BenchReport): string {
     ]);
   }
   const lines = columns(rows);
-  for (const r of report.scenarios)
+  for (const r of report.scenarios) {
     if (r.status === 'failed') lines.push(`${r.id} failed: ${r.error ?? 'unknown error'}`);
+    if (r.propagation !== undefined) lines.push(propagationLine(r.id, r.propagation));
+  }
   for (const c of report.curves) {
     const steps = c.steps.map(
       (s) =>

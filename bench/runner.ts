@@ -26,6 +26,7 @@ import { requestTiming, type RequestTiming } from './lib/costPerObject.ts';
 import { startOperator, type OperatorProcess } from './lib/operatorProcess.ts';
 import type { ProcSample } from './lib/procStats.ts';
 import { kubeRequestsByVerb, kubeWriteVerbs, reconcileCount } from './lib/promText.ts';
+import { Propagation } from './lib/propagation.ts';
 import { ReadinessTracker } from './lib/readiness.ts';
 import { counterDelta, distribution, perUnit, total } from './lib/stats.ts';
 import { scenarioObjects, type Scenario } from './scenarios.ts';
@@ -160,6 +161,18 @@ async function deleteIgnoringMissing(
   }
 }
 
+/** Each DNSRecord's FQDN (lower case, no trailing dot) with when it was seen Ready. */
+function readyByFqdn(measured: readonly KubeObject[], tracker: ReadinessTracker): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const obj of measured) {
+    const spec = (obj as KubeObject & { spec?: { name?: string; zoneName?: string } }).spec;
+    const ready = tracker.readyAt(obj.metadata.name);
+    if (spec?.name === undefined || spec.zoneName === undefined || ready === undefined) continue;
+    out.set(`${spec.name}.${spec.zoneName}`.toLowerCase().replace(/\.$/, ''), ready);
+  }
+  return out;
+}
+
 /**
  * Runs `scenario` start to finish and returns its measurements; a failure in
  * any phase is reported in the result (status `failed`) after best-effort
@@ -176,7 +189,7 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
     zones: scenario.group.zones,
     route53RatePerSecond: scenario.group.route53RatePerSecond ?? null,
   };
-  type Measured = 'create' | 'resync' | 'delete' | 'steadyState' | 'operator' | 'leftovers';
+  type Measured = 'create' | 'resync' | 'delete' | 'steadyState' | 'operator' | 'leftovers' | 'propagation';
   const partial: { -readonly [K in Measured]?: ScenarioResult[K] } = {};
 
   await ctx.stack.emulator.reset();
@@ -207,6 +220,11 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
     });
     if (scenario.group.route53RatePerSecond !== undefined)
       proxy.inject(route53RateLimit(scenario.group.route53RatePerSecond));
+    const propagation =
+      scenario.group.route53PendingMs !== undefined
+        ? new Propagation(scenario.group.route53PendingMs)
+        : undefined;
+    if (propagation !== undefined) proxy.inject(propagation.rule());
 
     // Create until every object was seen Ready.
     ctx.say(`${scenario.id}: creating ${scenario.size} ${type.kind} objects`);
@@ -227,6 +245,8 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
       tracker.readyLatencies(),
       requestTiming({ firstRequestAt: t0, lastAnsweredAt: lastCreateAnswered, lastDoneAt: lastReady }),
     );
+    if (propagation !== undefined)
+      partial.propagation = propagation.result(readyByFqdn(objects.measured, tracker));
     ctx.say(
       `${scenario.id}: all Ready after ${(partial.create.durationMs / 1000).toFixed(1)} s; measuring one resync period`,
     );

@@ -17,6 +17,12 @@ export interface ScenarioGroup {
   readonly zones: number;
   /** Route 53 requests per second per account the proxy enforces; undefined: no limit. */
   readonly route53RatePerSecond?: number;
+  /**
+   * How long the proxy has Route 53 report each change PENDING after it was submitted (moto answers
+   * INSYNC at once), ms; undefined: as moto answers. The report then says how soon after INSYNC each
+   * record was Ready (bench/lib/propagation.ts).
+   */
+  readonly route53PendingMs?: number;
   readonly defaultSizes: readonly number[];
 }
 
@@ -57,6 +63,14 @@ export const scenarioGroups: readonly ScenarioGroup[] = [
     type: managedDbType,
     zones: 0,
     defaultSizes: [100],
+  },
+  {
+    name: 'dns-propagating',
+    description: 'DNSRecords in one zone, each Route 53 change PENDING for 10 s after it was submitted',
+    type: dnsRecordType,
+    zones: 1,
+    route53PendingMs: 10_000,
+    defaultSizes: [1000],
   },
   {
     name: 'dns-throttled',

@@ -113,6 +113,11 @@ export class ReadinessTracker {
     return names.filter((n) => this.times.get(n)?.ready !== undefined).length;
   }
 
+  /** When `name` was first seen Ready (performance.now() ms), if it was. */
+  readyAt(name: string): number | undefined {
+    return this.times.get(name)?.ready;
+  }
+
   /** The latest Ready time among `names`, if all are Ready. */
   lastReadyAt(names: readonly string[]): number | undefined {
     let last = 0;

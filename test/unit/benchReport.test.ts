@@ -208,6 +208,7 @@ describe('scenarios', () => {
       'dns-10zones-5000',
       'myingress-100',
       'manageddb-100',
+      'dns-propagating-1000',
       'dns-throttled-1000',
       'dns-10zones-throttled-1000',
     ]);
@@ -276,6 +277,12 @@ describe('scenarios', () => {
     expect(scenarioGroups.filter((g) => g.route53RatePerSecond !== undefined).map((g) => g.name)).toEqual([
       'dns-throttled',
       'dns-10zones-throttled',
+    ]);
+  });
+
+  it('delays Route 53 propagation only in dns-propagating', () => {
+    expect(scenarioGroups.filter((g) => g.route53PendingMs !== undefined).map((g) => g.name)).toEqual([
+      'dns-propagating',
     ]);
   });
 });
