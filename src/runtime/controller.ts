@@ -31,7 +31,11 @@ export interface RunnableController {
   readonly type: ResourceType;
   readonly synced: boolean;
   start(): Promise<void>;
-  stop(deadlineMs: number): Promise<void>;
+  /**
+   * Stops within `deadlineMs`; `writeHeld: false` (after the lease was lost) leaves statuses held
+   * in memory unwritten. Idempotent.
+   */
+  stop(deadlineMs: number, opts?: { readonly writeHeld?: boolean }): Promise<void>;
 }
 
 /** Options for {@link Controller}. */
@@ -194,9 +198,12 @@ export class Controller<
 
   /**
    * Stops taking work, lets in-flight reconciles finish for up to `deadlineMs`,
-   * then stops watching. Idempotent.
+   * writes the statuses held back for new objects (while the deadline lasts;
+   * not with `writeHeld: false`, after the lease was lost), then stops
+   * watching. Idempotent.
    */
-  async stop(deadlineMs: number): Promise<void> {
+  async stop(deadlineMs: number, opts: { readonly writeHeld?: boolean } = {}): Promise<void> {
+    const until = this.o.clock.now() + deadlineMs;
     this.queue.shutDown();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -206,6 +213,14 @@ export class Controller<
       }),
     ]);
     clearTimeout(timer);
+    // New objects whose first status was held back (engine.firstStatusHold) get it written now,
+    // within what is left of the deadline, so what their passes learnt outlives the process.
+    // Not after the lease was lost (writeHeld false): another replica may lead and write by now.
+    if (opts.writeHeld !== false)
+      await this.engine.writeHeld(
+        this.primary.flatMap((i) => i.list()),
+        until,
+      );
     await Promise.all([...this.primary, ...this.secondary].map((i) => i.stop()));
   }
 

@@ -19,6 +19,8 @@ export class CreateMarkers {
   private readonly graceMs: number;
   /** uid → the marker time that was settled. */
   private readonly settledAt = new Map<string, number>();
+  /** When the record was last swept of markers older than the grace. */
+  private sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(graceMs: number) {
     this.graceMs = graceMs;
@@ -58,8 +60,10 @@ export class CreateMarkers {
     return this.settledAt.size;
   }
 
+  /** Drops markers older than the grace: at most once per grace period, and only once there are many. */
   private sweep(now: number): void {
-    if (this.settledAt.size < 256) return;
+    if (this.settledAt.size < 256 || now - this.sweptAt < this.graceMs) return;
+    this.sweptAt = now;
     for (const [uid, at] of this.settledAt) if (now - at >= this.graceMs) this.settledAt.delete(uid);
   }
 }

@@ -134,6 +134,8 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   private readonly markers: CreateMarkers;
   /** Statuses held back for new objects (firstStatusHold), by uid, for their next pass to start from. */
   private readonly held = new Map<string, { readonly status: ManagedStatus; readonly at: number }>();
+  /** When {@link hold} last swept {@link held} of entries never seen again. */
+  private heldSweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: EngineOptions<T, D, F>) {
     this.o = opts;
@@ -188,7 +190,9 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       failure = errText(err);
       // A create refused after the fact (a Route 53 batch rejected, reported on a later pass) made
       // nothing: its marker must not hold back the create of a corrected spec, nor the deletion.
-      if (decideRetry(err).kind === 'terminal' && pass.observed.kind !== 'present')
+      // Only a live pass that reached its adapter can say so (observe reports such a refusal, or
+      // the create itself); a deletion's, or a failed connect's, terminal error says nothing about it.
+      if (decideRetry(err).kind === 'terminal' && refusesCreate(pass))
         this.markers.refused(pass.obj, this.o.clock.now());
       if (err instanceof RetryableError && err.writes !== undefined) {
         await this.write(pass, err.writes).catch((writeErr: unknown) => {
@@ -200,7 +204,8 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       const holdMs = this.firstStatusHold(pass, result);
       if (holdMs === undefined) {
         await this.writeStatus(pass);
-        this.held.delete(uidOf(obj));
+        // A stale pass wrote nothing: what was held stays for the next pass.
+        if (pass.skipStatus !== true) this.held.delete(uidOf(obj));
       } else {
         this.hold(obj, pass.status);
         if (outcome.kind === 'done')
@@ -228,7 +233,8 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     // What the namespace may do comes first: a refused object gets no AWS change at all (not even
     // a release), only its condition. Deletion skips this: cleaning up is always allowed.
     if (adapter.authorize !== undefined) await adapter.authorize(p.obj, p.ctx);
-    checkLocation(p.statusBefore, adapter, false);
+    // Against the held status too: a new object's location may not be written yet.
+    checkLocation(p.obj.status ?? {}, adapter, false);
     if (observeOnly && hasFinalizer(p.obj)) {
       // From Manage to ObserveOnly: let go as an Orphan deletion does (work not yet sent to AWS is
       // dropped; work in flight is waited for), since ObserveOnly never writes AWS.
@@ -430,7 +436,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         );
       throw err;
     });
-    checkLocation(p.statusBefore, adapter, true);
+    checkLocation(p.obj.status ?? {}, adapter, true);
     if (spec.managementPolicy === 'ObserveOnly' || spec.deletionPolicy === 'Orphan') {
       const waiting = await this.release(p, adapter, 'deleted');
       if (waiting !== undefined) return waiting;
@@ -662,6 +668,39 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     p.written = p.obj.status ?? {};
   }
 
+  /**
+   * Writes the statuses still held back for new objects (see firstStatusHold), for a graceful stop:
+   * what a held pass learnt (a Route 53 change ID, the resource's location) would otherwise be lost
+   * with the process. `current` is the objects as the cache holds them now; an object with a
+   * status written since, or gone, is skipped. Writes one at a time, each with the client's
+   * deadline, and stops starting new ones once `until` (ms, this engine's clock) has passed. A
+   * failed write is logged and skipped; never throws. Returns how many were written.
+   */
+  async writeHeld(current: readonly T[], until: number): Promise<number> {
+    let written = 0;
+    for (const obj of current) {
+      if (this.held.size === 0 || this.o.clock.now() >= until) break;
+      const status = this.heldStatusOf(obj);
+      if (status === undefined) continue;
+      this.held.delete(uidOf(obj));
+      if (obj.metadata.deletionTimestamp !== undefined && !hasFinalizer(obj)) continue;
+      const next: ManagedStatus = {
+        ...structuredClone(status),
+        ...(obj.metadata.generation !== undefined ? { observedGeneration: obj.metadata.generation } : {}),
+      };
+      try {
+        await this.writes.status(obj, next, obj.status ?? {});
+        written++;
+      } catch (err) {
+        this.o.logger.warn(
+          { namespace: obj.metadata.namespace, name: obj.metadata.name, err: errText(err) },
+          'writing a held status at stop failed',
+        );
+      }
+    }
+    return written;
+  }
+
   /** The status held back for `obj` at its last pass, while `obj` has none written and the hold lasts. */
   private heldStatusOf(obj: T): ManagedStatus | undefined {
     const h = this.held.get(uidOf(obj));
@@ -673,11 +712,16 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     return h.status;
   }
 
-  /** Keeps `status` for `obj`'s next pass; entries of objects never seen again go after ten minutes. */
+  /**
+   * Keeps `status` for `obj`'s next pass. Entries of objects never seen again go after ten minutes,
+   * swept at most once a minute (a burst of new objects does not rescan the map at every hold).
+   */
   private hold(obj: T, status: ManagedStatus): void {
     const now = this.o.clock.now();
-    if (this.held.size >= 256)
+    if (this.held.size >= 256 && now - this.heldSweptAt >= 60_000) {
+      this.heldSweptAt = now;
       for (const [uid, h] of this.held) if (now - h.at >= 600_000) this.held.delete(uid);
+    }
     this.held.set(uidOf(obj), { status: structuredClone(status), at: now });
   }
 
@@ -767,6 +811,12 @@ function checkLocation(
       ? `cannot delete the AWS resource: ${moved}. The finalizer ${finalizerName} stays: restore the policy's spec.aws to delete it, or remove the finalizer to leave it in AWS`
       : `${moved}; Skylift will not create a second one there nor act on the first: restore the policy's spec.aws, or delete this object with spec.deletionPolicy: Orphan and create it again`,
   );
+}
+
+/** Whether a terminal error of pass `p` may be the refusal of its create: a live pass, connected, that did not see the resource. Pure. */
+function refusesCreate<T extends ManagedObject, D, F extends string>(p: Pass<T, D, F>): boolean {
+  if (p.obj.metadata.deletionTimestamp !== undefined || p.adapter === undefined) return false;
+  return p.observed.kind === 'absent' || p.observed.kind === 'none';
 }
 
 function notFoundMessage(obj: ManagedObject): string {

@@ -127,7 +127,8 @@ export class Manager {
         await aborted(signal);
       }
     } finally {
-      await this.shutdown();
+      // Held statuses are written on a stop, not after losing the lease: another replica may lead.
+      await this.shutdown(exit === 'stopped');
     }
     return exit;
   }
@@ -141,11 +142,11 @@ export class Manager {
     return this.o.shutdownDeadlineMs ?? 20_000;
   }
 
-  private async shutdown(): Promise<void> {
+  private async shutdown(writeHeld: boolean): Promise<void> {
     const deadline = this.deadlineMs();
     // In-flight reconciles get the deadline but a reserve for the informers and the Lease.
     const reserve = Math.min(5000, deadline / 4);
-    await Promise.all(this.controllers.map((c) => c.stop(deadline - reserve)));
+    await Promise.all(this.controllers.map((c) => c.stop(deadline - reserve, { writeHeld })));
     this.running = false;
     await this.elector?.release();
     await this.probes?.close();

@@ -2,7 +2,7 @@
 // a time so every step is observable: finalizer, create with a pending
 // marker, status written once and only on change, update and drift, typed
 // errors, deletion policies, ObserveOnly, adoption and ownership conflicts.
-import { sharedClient } from '../../src/runtime/adapter.ts';
+import { sharedClient, type ResourceLocation } from '../../src/runtime/adapter.ts';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../src/dev/wait.ts';
@@ -57,7 +57,13 @@ beforeAll(async () => {
   await ensureCrd(admin, gadgetCrd, gadgetType);
 });
 
-async function harness(opts: { firstStatusHoldMs?: number } = {}): Promise<Harness> {
+/** The AWS account and region the harness's adapter reaches (`location`), changeable between passes. */
+interface Reach {
+  location: ResourceLocation;
+}
+
+async function harness(opts: { firstStatusHoldMs?: number; reach?: Reach } = {}): Promise<Harness> {
+  const { reach, ...engineOpts } = opts;
   const client = kubeClient();
   let statusWrites = 0;
   let gadgetWrites = 0;
@@ -76,9 +82,22 @@ async function harness(opts: { firstStatusHoldMs?: number } = {}): Promise<Harne
     instance: 'test',
     onRecorded: (spec, outcome) => metrics.events.inc({ reason: spec.reason, outcome }),
   });
+  const adapter = new GadgetAdapter(cloud);
   const engine = new Engine<Gadget>({
     type: gadgetType,
-    connector: sharedClient(new GadgetAdapter(cloud)),
+    connector:
+      reach === undefined
+        ? sharedClient(adapter)
+        : {
+            connect: () =>
+              Promise.resolve({
+                observe: (mr, ctx) => adapter.observe(mr, ctx),
+                create: (mr, ctx) => adapter.create(mr, ctx),
+                update: (mr, obs, ctx) => adapter.update(mr, obs, ctx),
+                delete: (mr, obs) => adapter.delete(mr, obs),
+                location: { ...reach.location },
+              }),
+          },
     client,
     clock: realClock,
     logger,
@@ -88,7 +107,7 @@ async function harness(opts: { firstStatusHoldMs?: number } = {}): Promise<Harne
     resyncPeriodMs,
     pollMs,
     createGraceMs,
-    ...opts,
+    ...engineOpts,
   });
   const ns = await newNamespace(admin, 'engine');
   const path = (name?: string): string => resourcePath(gadgetType, { namespace: ns, name });
@@ -116,6 +135,10 @@ async function harness(opts: { firstStatusHoldMs?: number } = {}): Promise<Harne
     reconcile: async (name) => h_engine(engine, await read(name)),
     condition: async (name, type) => (await read(name)).status?.conditions?.find((c) => c.type === type),
   };
+}
+
+function getConditionOf(obj: Gadget, type: string): Condition | undefined {
+  return obj.status?.conditions?.find((c) => c.type === type);
 }
 
 function h_engine(engine: Engine<Gadget>, obj: Gadget): Promise<ReconcileOutcome> {
@@ -406,6 +429,75 @@ describe('engine lifecycle', () => {
     await h.reconcile('refused');
     expect(h.cloud.calls.create).toBe(2);
     expect(h.cloud.all()).toHaveLength(1);
+  });
+  it("keeps the marker through a deletion's terminal error: a create not yet visible is not let go", async () => {
+    const h = await harness();
+    await h.apply('leaving', { size: 1 });
+    await h.reconcile('leaving');
+    // The create is not visible yet (AWS lookups lag), and the object is deleted at once.
+    const made = h.cloud.all()[0];
+    h.cloud.remove(made?.id ?? '');
+    await h.client.delete(resourcePath(gadgetType, { namespace: h.ns, name: 'leaving' }));
+    h.cloud.failNext('observe', new TerminalError('describe refused'));
+    await h.reconcile('leaving');
+    const outcome = await h.reconcile('leaving');
+    expect(outcome.kind === 'done' ? outcome.requeueAfterMs : undefined).toBe(pollMs);
+    expect((await h.read('leaving')).metadata.finalizers).toContain(finalizerName);
+    expect(await h.condition('leaving', 'Ready')).toMatchObject({
+      reason: 'Deleting',
+      message: 'waiting for a pending create to become visible before deleting',
+    });
+  });
+});
+
+// A new object's first status is held in memory (firstStatusHoldMs) while AWS is still at work: what
+// that pass learnt must act as if it were written — the resource's location first of all — and must
+// not be lost on a stale pass or a graceful stop.
+describe('engine: the held first status', () => {
+  const accountA = { account: '111111111111', region: 'us-east-1' };
+  const accountB = { account: '222222222222', region: 'us-east-1' };
+
+  async function createdInA(name: string): Promise<{ h: Harness; reach: Reach; before: Gadget }> {
+    const reach: Reach = { location: accountA };
+    const h = await harness({ reach, firstStatusHoldMs: 60_000 });
+    await h.apply(name, { size: 1 });
+    const before = await h.read(name);
+    h.cloud.notReady = { ready: false, reason: 'Provisioning', message: 'the gadget is warming up' };
+    await h.reconcile(name);
+    await h.reconcile(name);
+    expect((await h.read(name)).status).toBeUndefined();
+    expect(h.cloud.calls.create).toBe(1);
+    return { h, reach, before };
+  }
+
+  it('refuses to act in another account than the one the held status records', async () => {
+    const { h, reach } = await createdInA('moved');
+    reach.location = accountB;
+    await h.reconcile('moved');
+    expect(await h.condition('moved', 'Synced')).toMatchObject({ status: 'False', reason: 'Forbidden' });
+    expect((await h.condition('moved', 'Synced'))?.message).toContain('account 111111111111');
+    expect(h.cloud.calls.create).toBe(1);
+  });
+
+  it('keeps the held status through a stale pass', async () => {
+    const { h, reach, before } = await createdInA('stale');
+    // A pass with an outdated copy (no finalizer, old resourceVersion): its first write conflicts.
+    const stale = await h.engine.reconcile(before);
+    expect(stale).toEqual({ kind: 'backoff' });
+    reach.location = accountB;
+    await h.reconcile('stale');
+    expect(await h.condition('stale', 'Synced')).toMatchObject({ status: 'False', reason: 'Forbidden' });
+  });
+
+  it('writes the held status at a graceful stop (writeHeld), once', async () => {
+    const { h } = await createdInA('stopping');
+    const written = await h.engine.writeHeld([await h.read('stopping')], Number.POSITIVE_INFINITY);
+    expect(written).toBe(1);
+    const obj = await h.read('stopping');
+    expect(obj.status?.location).toEqual(accountA);
+    expect(obj.status?.id).toBe(h.cloud.all()[0]?.id);
+    expect(getConditionOf(obj, 'Ready')).toMatchObject({ status: 'False', reason: 'Provisioning' });
+    expect(await h.engine.writeHeld([obj], Number.POSITIVE_INFINITY)).toBe(0);
   });
 });
 

@@ -272,8 +272,8 @@ describe('graceful stop', () => {
     blocked.release();
     expect(await done).toBe('stopped');
     // The reconcile ran to its end: counted, the create made once, its finalizer and marker on the
-    // object. (A new object's in-progress status is held for its next pass, which this process no
-    // longer runs: the next leader finds the resource by its tags and records it.)
+    // object. Its in-progress status, held for a next pass this process no longer runs, was written
+    // at the stop: what the pass learnt (the resource's id) outlives the process.
     expect(
       await counterValue(metrics.reconcileTotal, { controller: 'gadget', result: 'requeue_after' }),
     ).toBe(1);
@@ -282,6 +282,36 @@ describe('graceful stop', () => {
     expect(obj?.metadata.annotations?.[createPendingAnnotation]).toBeDefined();
     expect(cloud.all()).toHaveLength(1);
     expect(cloud.calls.create).toBe(1);
+    expect(obj?.status?.id).toBe(cloud.all()[0]?.id);
+  });
+
+  it('leaves a held status unwritten when stopping after the lease was lost (writeHeld: false)', async () => {
+    const ns = await newNamespace(admin, 'lost-lease');
+    const cloud = new FakeCloud();
+    const client = kubeClient();
+    const { controller } = gadgetController({ client, cloud, namespaces: [ns] });
+    await controller.start();
+    await admin.create(resourcePath(gadgetType, { namespace: ns }), {
+      apiVersion: 'test.skylift.dev/v1',
+      kind: 'Gadget',
+      metadata: { name: 'held' },
+      spec: { size: 1 },
+    });
+    await waitFor(() => (cloud.calls.create === 1 ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'the gadget created',
+    });
+    const reconciled = await waitFor(
+      async () => {
+        const o = await readObject<Gadget>(admin, gadgetType, ns, 'held');
+        return o?.metadata.annotations?.[createPendingAnnotation] !== undefined ? o : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the create marker on the object' },
+    );
+    await controller.stop(5000, { writeHeld: false });
+    const obj = await readObject<Gadget>(admin, gadgetType, ns, 'held');
+    expect(obj?.metadata.resourceVersion).toBe(reconciled.metadata.resourceVersion);
+    expect(obj?.status).toBeUndefined();
   });
 });
 
