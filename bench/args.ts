@@ -9,8 +9,10 @@ export interface BenchSettings {
   readonly only: readonly string[];
   /** Sizes for every selected group; undefined: each group's defaults. */
   readonly sizes: readonly number[] | undefined;
-  /** The operator's `--resync-period`; also the length of the no-op resync / steady-state window. */
+  /** The operator's `--resync-period`. */
   readonly resyncPeriodMs: number;
+  /** `--idle-window`: length of the no-op resync / steady-state window (default: the resync period). */
+  readonly idleWindowMs: number;
   /** Objects the bench creates or deletes at once. */
   readonly concurrency: number;
   /** Directory for the JSON report. */
@@ -42,6 +44,8 @@ and prints a table.
                            dns-10zones-throttled
   --sizes N[,N]            sizes for every selected group (default: each group's own)
   --resync-period DURATION operator resync period and measuring window (default 30s)
+  --idle-window DURATION   length of the no-op resync window instead (e.g. 20m with
+                           --resync-period 10m: every object resynced about twice)
   --concurrency N          objects created/deleted at once by the bench (default 16)
   --out DIR                report directory (default bench/results)
   --operator-arg FLAG      extra skylift run flag, repeatable (e.g. --operator-arg=--workers=8)
@@ -69,6 +73,7 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
       only: { type: 'string' },
       sizes: { type: 'string' },
       'resync-period': { type: 'string' },
+      'idle-window': { type: 'string' },
       concurrency: { type: 'string' },
       out: { type: 'string' },
       'operator-arg': { type: 'string', multiple: true },
@@ -100,6 +105,9 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
     throw new Error(`--concurrency: want 1 to 256, got ${JSON.stringify(values.concurrency)}`);
   const resyncPeriodMs = parseDuration(values['resync-period'] ?? '30s');
   if (resyncPeriodMs < 1000) throw new Error('--resync-period: at least 1s');
+  const idleWindowMs =
+    values['idle-window'] !== undefined ? parseDuration(values['idle-window']) : resyncPeriodMs;
+  if (idleWindowMs < 1000) throw new Error('--idle-window: at least 1s');
   if (values.baseline?.trim() === '') throw new Error('--baseline: give a file');
   const operatorBuild = values['operator-build'] ?? 'dist';
   if (operatorBuild !== 'dist' && operatorBuild !== 'source')
@@ -108,6 +116,7 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
     only: list(values.only),
     sizes,
     resyncPeriodMs,
+    idleWindowMs,
     concurrency,
     outDir: values.out ?? defaultOutDir,
     operatorArgs: values['operator-arg'] ?? [],

@@ -252,7 +252,7 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
     );
 
     // One resync period with nothing changing: a measuring window, not a synchronisation wait.
-    await delay(settings.resyncPeriodMs);
+    await delay(settings.idleWindowMs);
     const s2 = await snapshot(proxy, operator);
     partial.resync = phase(s1, s2, scenario.size, s2.at - s1.at);
     partial.steadyState = {

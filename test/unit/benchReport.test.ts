@@ -106,6 +106,7 @@ describe('renderTable', () => {
       only: [],
       sizes: undefined,
       resyncPeriodMs: 30_000,
+      idleWindowMs: 30_000,
       concurrency: 16,
       outDir: 'bench/results',
       operatorArgs: [],
@@ -306,6 +307,7 @@ describe('flags, file names, log lines and conditions', () => {
       only: ['dns', 'myingress'],
       sizes: [100, 1000],
       resyncPeriodMs: 60_000,
+      idleWindowMs: 60_000,
       concurrency: 16,
       outDir: '/out',
       operatorArgs: ['--workers=8'],
@@ -319,6 +321,10 @@ describe('flags, file names, log lines and conditions', () => {
       saveBaseline: true,
     });
     expect(parseBenchArgs(['--operator-build', 'source'], '/out')).toMatchObject({ operatorBuild: 'source' });
+    expect(parseBenchArgs(['--resync-period', '10m', '--idle-window', '20m'], '/out')).toMatchObject({
+      resyncPeriodMs: 600_000,
+      idleWindowMs: 1_200_000,
+    });
     expect(() => parseBenchArgs(['--operator-build', 'docker'], '/out')).toThrow(/--operator-build/);
     expect(parseBenchArgs(['--help'], '/out')).toBe('help');
   });
@@ -328,6 +334,7 @@ describe('flags, file names, log lines and conditions', () => {
     { reason: 'an empty size list', argv: ['--sizes', ','], error: /at least one size/ },
     { reason: 'a bad duration', argv: ['--resync-period', 'soon'], error: /invalid duration/ },
     { reason: 'a resync period under a second', argv: ['--resync-period', '500ms'], error: /at least 1s/ },
+    { reason: 'an idle window under a second', argv: ['--idle-window', '10ms'], error: /--idle-window/ },
     { reason: 'zero concurrency', argv: ['--concurrency', '0'], error: /--concurrency/ },
     { reason: 'an unknown flag', argv: ['--fast'], error: /Unknown option/ },
     { reason: 'an empty baseline path', argv: ['--baseline', ' '], error: /--baseline: give a file/ },
