@@ -360,8 +360,11 @@ export class AwsFaultProxy {
     const upstream = await this.forward(req, bodyBuf, fault?.kind === 'rewrite');
     let out = upstream.body;
     if (fault?.kind === 'rewrite') out = Buffer.from(fault.rewrite(out.toString('utf8'), call), 'utf8');
-    const headers = { ...upstream.headers };
-    delete headers['transfer-encoding'];
+    // Hop-by-hop headers describe the emulator's connection to this proxy, not the SDK's: moto's
+    // `Connection: close` would make the SDK open a connection per call, which AWS does not.
+    const headers = Object.fromEntries(
+      Object.entries(upstream.headers).filter(([name]) => !hopByHopHeaders.has(name)),
+    );
     headers['content-length'] = String(out.length);
     record(fault === undefined || fault.kind === 'respond' ? 'forwarded' : fault.kind, upstream.status);
     res.writeHead(upstream.status, headers).end(out);
@@ -402,6 +405,17 @@ export class AwsFaultProxy {
     });
   }
 }
+
+/** Headers of one connection (RFC 9110 7.6.1) that a proxy does not pass on. */
+const hopByHopHeaders: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** A rule that makes RDS report `creating` for the next `describes` DescribeDBInstances calls. */
 export function rdsSlowCreate(describes: number, status = 'creating'): FaultRule {
