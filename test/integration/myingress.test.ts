@@ -2,6 +2,7 @@
 // VPC and subnets created the way a user would have them.
 import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
+  DeleteLoadBalancerCommand,
   DeregisterTargetsCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
@@ -11,6 +12,7 @@ import {
   ElasticLoadBalancingV2Client,
   ModifyListenerCommand,
   ModifyRuleCommand,
+  RegisterTargetsCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../src/dev/installCrds.ts';
@@ -586,6 +588,41 @@ describe('MyIngress drift made outside Skylift', () => {
       { timeoutMs: 30_000, description: 'a DriftCorrected Event' },
     );
     expect(drift.note).toMatch(/listener 80 modified/);
+  });
+});
+
+describe('MyIngress whose load balancer was deleted outside Skylift', () => {
+  it('recreates it and brings the target groups it finds under their names to the spec (a stray target deregistered)', async () => {
+    // Resyncs every second recall the children; no full look within the test (the default hour).
+    const ns = await setup('ming-recreated', {}, '1s');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const oldArn = String(m.status?.arn);
+    const tgArn = (m.status?.targetGroups as { arn: string }[])[0]?.arn ?? '';
+    // In the console: a stray target, then the load balancer deleted (its target groups stay).
+    await elb.send(
+      new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets: [{ Id: '10.20.9.9', Port: 8080 }] }),
+    );
+    await elb.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: oldArn }));
+    const recreated = await waitFor(
+      async () => {
+        const r = await readObject<MyIngress>(admin, myIngressType, ns, 'shop');
+        const ready = r?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+        return ready && r?.status?.arn !== undefined && r.status.arn !== oldArn ? r : undefined;
+      },
+      { timeoutMs: 30_000, description: 'a new load balancer, Ready' },
+    );
+    expect((recreated.status?.targetGroups as { arn: string }[]).map((t) => t.arn)).toEqual([tgArn]);
+    await waitFor(async () => ((await targetsOf(tgArn)).length === 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'the stray target deregistered',
+    });
+    expect(await targetsOf(tgArn)).toEqual(['10.20.1.10:8080', '10.20.2.11:8080']);
   });
 });
 

@@ -262,3 +262,15 @@ describe('isServiceEndpointSlice', () => {
     ).toBe(false);
   });
 });
+
+describe('MyIngress release', () => {
+  it("forgets a deleted (Orphan) object's remembered children, keeps them on a switch to ObserveOnly", async () => {
+    const a = adapter({ synced: true, services: { web }, slices: [] });
+    await a.observe(ingress(), ctx);
+    expect(a.remembered).toBe(1);
+    expect(await a.release(ingress(), ctx, 'observeOnly')).toEqual({});
+    expect(a.remembered).toBe(1);
+    expect(await a.release(ingress(), ctx, 'deleted')).toEqual({});
+    expect(a.remembered).toBe(0);
+  });
+});

@@ -1,7 +1,14 @@
 import type { LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { MyIngress } from './api.ts';
 import { ownershipFromTags } from '../../apis/managed.ts';
-import type { Created, ExistingObservation, ExternalClient, Observation } from '../../runtime/adapter.ts';
+import type {
+  Created,
+  ExistingObservation,
+  ExternalClient,
+  Observation,
+  ReleaseCause,
+  Released,
+} from '../../runtime/adapter.ts';
 import {
   busyObservation,
   type ReadyState,
@@ -79,6 +86,21 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       return this.observeDeleting(lb, lb.LoadBalancerArn);
     }
     return this.observeLive(mr, ctx, lb, lb.LoadBalancerArn);
+  }
+
+  /**
+   * Lets go of the load balancer (deletionPolicy Orphan, ObserveOnly): nothing in AWS is touched
+   * and nothing is under way (every change is made within a pass). A deleted object's remembered
+   * children are forgotten; an object switched to ObserveOnly keeps them for its looks.
+   */
+  release(_mr: MyIngress, ctx: ReconcileContext, cause: ReleaseCause): Promise<Released> {
+    if (cause === 'deleted') this.memory.forget(ctx.ownership.uid);
+    return Promise.resolve({});
+  }
+
+  /** How many objects' load balancer children this adapter remembers (see memory.ts). */
+  get remembered(): number {
+    return this.memory.size;
   }
 
   async create(mr: MyIngress, ctx: ReconcileContext): Promise<Created> {

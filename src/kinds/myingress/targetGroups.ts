@@ -109,22 +109,33 @@ export class TargetGroups {
       let tg = t.tg;
       // What the target group is registered with once this step is done.
       let registered = t.registered;
+      // A group this step did not create (observed, or found under its name by the create: the
+      // look recalled no such child) is brought to the spec from what AWS says it has.
+      let existing = tg !== undefined;
       if (tg === undefined) {
-        tg = {
-          ...(await this.create(u.mr, u.ctx, t.want, u.lb.VpcId ?? '', t.wanted)),
-          ...healthCheckOf(t.want),
-        };
-        registered = t.wanted ?? [];
-        u.done.push(`target group ${t.want.key} created`);
-      } else if (!healthCheckMatches(tg, t.want)) {
+        const made = await this.create(u.mr, u.ctx, t.want, u.lb.VpcId ?? '', t.wanted);
+        // AWS answers a create with the same name and settings with the existing group (it is
+        // idempotent): one recorded in status was there before.
+        const recorded = recordedTargetGroups(u.mr).includes(made.tg.TargetGroupArn ?? '');
+        if (made.created && !recorded) {
+          tg = { ...made.tg, ...healthCheckOf(t.want) };
+          registered = t.wanted ?? [];
+          u.done.push(`target group ${t.want.key} created`);
+        } else {
+          tg = made.tg;
+          existing = true;
+          registered = (await this.registeredIfExists(tg.TargetGroupArn ?? '')) ?? [];
+        }
+      }
+      if (existing && !healthCheckMatches(tg, t.want)) {
         await this.modifyHealthCheck(tg.TargetGroupArn ?? '', t.want);
         tg = { ...tg, ...healthCheckOf(t.want) };
         u.done.push(`health check ${t.want.key}`);
       }
       const tgArn = tg.TargetGroupArn ?? '';
       tgArns.set(t.want.key, tgArn);
-      if (t.wanted !== undefined && t.tg !== undefined) {
-        await this.syncTargets(u, tgArn, t.want.key, t.registered, t.wanted);
+      if (t.wanted !== undefined && existing) {
+        await this.syncTargets(u, tgArn, t.want.key, registered, t.wanted);
         registered = t.wanted;
       }
       u.applied.targetGroup(t.want.key, tg, registered);
@@ -209,7 +220,9 @@ export class TargetGroups {
   /**
    * Creates a target group (without SDK retries) and registers its wanted
    * targets; when the name is taken by this object's own group, takes that
-   * one. Its port is the wanted targets' port (or the Service port).
+   * one as it is (`created` false: its targets and health check are unknown;
+   * likewise a group recorded in status that AWS answered the create with).
+   * Its port is the wanted targets' port (or the Service port).
    */
   private async create(
     mr: MyIngress,
@@ -217,8 +230,9 @@ export class TargetGroups {
     want: DesiredTargetGroup,
     vpcId: string,
     wanted: readonly string[] | undefined,
-  ): Promise<TargetGroup> {
+  ): Promise<{ readonly tg: TargetGroup; readonly created: boolean }> {
     const port = Number(wanted?.[0]?.split(':').pop() ?? want.port) || want.port;
+    let created = false;
     const tg = await createOrFind({
       what: `create target group ${want.name}`,
       table: elbv2ErrorTable,
@@ -228,30 +242,31 @@ export class TargetGroups {
         const found = await this.byName(want.name);
         return withTags(this.d.tagDescriber, found, found?.TargetGroupArn);
       },
-      create: async () =>
-        (
-          await this.d.elbv2Create.send(
-            new CreateTargetGroupCommand({
-              Name: want.name,
-              Protocol: 'HTTP',
-              Port: port,
-              VpcId: vpcId,
-              TargetType: 'ip',
-              ...healthCheckInput(want),
-              Tags: ownedTagList(mr.spec.tags, ctx.ownership),
-            }),
-          )
-        ).TargetGroups?.[0],
+      create: async () => {
+        const out = await this.d.elbv2Create.send(
+          new CreateTargetGroupCommand({
+            Name: want.name,
+            Protocol: 'HTTP',
+            Port: port,
+            VpcId: vpcId,
+            TargetType: 'ip',
+            ...healthCheckInput(want),
+            Tags: ownedTagList(mr.spec.tags, ctx.ownership),
+          }),
+        );
+        created = true;
+        return out.TargetGroups?.[0];
+      },
     });
     if (tg?.TargetGroupArn === undefined)
       throw new RetryableError(Reason.AwsError, `create target group ${want.name}: no ARN returned`);
     const tgArn = tg.TargetGroupArn;
-    if (wanted !== undefined && wanted.length > 0) {
+    if (created && !recordedTargetGroups(mr).includes(tgArn) && wanted !== undefined && wanted.length > 0) {
       await elbv2Call('register targets', () =>
         this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets: wanted.map(target) })),
       );
     }
-    return tg;
+    return { tg, created };
   }
 
   private async modifyHealthCheck(tgArn: string, want: DesiredTargetGroup): Promise<void> {
