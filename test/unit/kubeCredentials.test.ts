@@ -315,11 +315,56 @@ describe('an exec credential plugin', () => {
   });
 });
 
+describe('an exec credential plugin error says what went wrong without quoting a credential', () => {
+  it('stdout that is not JSON is not quoted', async () => {
+    // A bare token, as `aws eks get-token --output text` might print one.
+    const p = plugin(`printf 'k8s-aws-v1.aHR0cHM6Ly9zdHMuYW1hem9uYXdzLmNvbS8'`);
+    const creds = new UserCredentials(kubeconfig(execUser(p.command)), { clock: new FakeClock() });
+    const err = await creds.forRequest().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeCredentialError);
+    const message = (err as Error).message;
+    expect(message).not.toContain('k8s-aws');
+    expect(String((err as Error).cause)).not.toContain('k8s-aws');
+    expect(message).toMatch(/plugin.sh"\): did not print an ExecCredential: its output is not JSON$/);
+  });
+
+  it('of a failed run, the end of stderr is shown, at most 500 characters, tokens masked', async () => {
+    const p = plugin(
+      [
+        `i=0; while [ $i -lt 200 ]; do echo "progress line $i" >&2; i=$((i+1)); done`,
+        `echo 'request failed: Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.payload.sig' >&2`,
+        `echo 'cached: {"kind":"ExecCredential","status":{"token":"k8s-aws-v1.secretvalue","expirationTimestamp":"x"}}' >&2`,
+        `echo 'last: access_token="k8s-aws-v1.other"' >&2`,
+        'exit 2',
+      ].join('\n'),
+    );
+    const creds = new UserCredentials(kubeconfig(execUser(p.command)), { clock: new FakeClock() });
+    const message = await creds.forRequest().then(
+      () => '',
+      (e: unknown) => (e as Error).message,
+    );
+    const prefix = `exec credential plugin of user "robot" (command ${JSON.stringify(p.command)}) exited with code 2: `;
+    expect(message.startsWith(prefix)).toBe(true);
+    const tail = message.slice(prefix.length);
+    expect(tail.length).toBeLessThanOrEqual(501); // an ellipsis and 500 characters
+    expect(tail).toMatch(/^….*progress line 199 \| request failed: Authorization: Bearer \*\*\* \| cached: /);
+    expect(tail).toContain('"token":"***"');
+    expect(tail).toContain('"expirationTimestamp":"x"');
+    expect(tail).toContain('access_token="***"');
+    for (const secret of ['eyJhbGci', 'payload.sig', 'secretvalue', 'k8s-aws-v1.other'])
+      expect(tail).not.toContain(secret);
+  });
+});
+
 describe('reading an ExecCredential', () => {
   const cred = (status: unknown): string =>
     JSON.stringify({ apiVersion: v1, kind: 'ExecCredential', status });
   it.each([
-    { reason: 'not JSON', out: 'Token: abc', error: /did not print an ExecCredential as JSON/ },
+    {
+      reason: 'not JSON',
+      out: 'Token: abc',
+      error: /^did not print an ExecCredential: its output is not JSON$/,
+    },
     {
       reason: 'another kind',
       out: JSON.stringify({ apiVersion: v1, kind: 'Status' }),

@@ -153,7 +153,7 @@ export class ExecCredentialPlugin {
       });
       child.on('close', (code, signal) => {
         clearTimeout(timer);
-        const stderr = tail(Buffer.concat(err).toString('utf8'));
+        const stderr = stderrTail(Buffer.concat(err).toString('utf8'));
         if (code === 0) resolveRun(Buffer.concat(out).toString('utf8'));
         else
           fail(
@@ -174,10 +174,24 @@ function unexpired(c: ExecCredential, now: number): boolean {
   return c.expiresAt === undefined || now < c.expiresAt;
 }
 
-/** The end of a plugin's error output, on one line. Pure. */
-function tail(text: string): string {
-  const oneLine = text.trim().replace(/\s*\n\s*/g, ' | ');
-  return oneLine.length > 1000 ? `…${oneLine.slice(-1000)}` : oneLine;
+/** At most this many characters of the end of a plugin's error output go into the message. */
+const maxStderrChars = 500;
+
+/**
+ * The end of a plugin's error output, on one line, with what looks like a credential masked: the
+ * value after `Bearer`, and of a `token` / `…_token` field (JSON `"token":"…"` or `token=…`). kubectl
+ * shows a failed plugin's stderr too; it is what says why (`run aws sso login`). Pure.
+ */
+function stderrTail(text: string): string {
+  const masked = text
+    .replace(/\b(bearer\s+)[^\s"',;]+/gi, '$1***')
+    .replace(/("[\w-]*token"\s*:\s*")(?:[^"\\]|\\.)*"?/gi, '$1***"')
+    .replace(
+      /(\b[\w-]*token\s*[=:]\s*)("?)[^\s"',;]+"?/gi,
+      (_m, key: string, quote: string) => `${key}${quote}***${quote}`,
+    );
+  const oneLine = masked.trim().replace(/\s*\n\s*/g, ' | ');
+  return oneLine.length > maxStderrChars ? `…${oneLine.slice(-maxStderrChars)}` : oneLine;
 }
 
 /** KUBERNETES_EXEC_INFO: the ExecCredential request, never interactive, with the cluster if asked. */
@@ -210,11 +224,9 @@ export function parseExecCredential(stdout: string, apiVersion: string): ExecCre
   let doc: unknown;
   try {
     doc = JSON.parse(stdout);
-  } catch (err) {
-    throw new Error(
-      `did not print an ExecCredential as JSON: ${err instanceof Error ? err.message : String(err)}`,
-      { cause: err },
-    );
+  } catch {
+    // Not JSON.parse's message, nor the error as cause: both quote the output, perhaps a token.
+    throw new Error('did not print an ExecCredential: its output is not JSON');
   }
   if (typeof doc !== 'object' || doc === null) throw new Error('did not print an ExecCredential object');
   const { apiVersion: version, kind, status } = doc as Record<string, unknown>;
