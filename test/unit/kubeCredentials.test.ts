@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../src/dev/wait.ts';
 import {
   ConnectionPool,
   kubeDispatcherReuseMs,
@@ -53,6 +54,15 @@ function kubeconfig(
     ),
     file,
   );
+}
+
+/** Resolves once `probe` answers true (the project's waitFor); fails after 5 s. */
+async function until(probe: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  await waitFor(async () => ((await probe()) ? true : undefined), {
+    timeoutMs: 5_000,
+    intervalMs: 10,
+    description: what,
+  });
 }
 
 const authorization = (headers: readonly [string, string][]): string | undefined =>
@@ -206,9 +216,68 @@ describe('an exec credential plugin', () => {
     clock.advance(13 * 60_000);
     expect(await bearer()).toBe('Bearer tok-1');
     expect(p.runs()).toBe(1);
-    clock.advance(60_000); // 1 min before expiry
-    expect(await bearer()).toBe('Bearer tok-2');
+    clock.advance(60_000); // 1 min before expiry: still valid, renewed in the background
+    expect(await bearer()).toBe('Bearer tok-1');
+    await until(async () => (await bearer()) === 'Bearer tok-2', 'the renewed credential');
     expect(p.runs()).toBe(2);
+  });
+
+  /**
+   * A plugin whose first run prints tok-1 expiring at $EXP; each later run waits until the test
+   * creates `go` in its folder (the test holds it), then prints tok-<run> without expiry.
+   */
+  const heldPlugin = (): ReturnType<typeof plugin> =>
+    plugin(
+      [
+        'if [ "$N" -gt 1 ]; then',
+        // (It gives up once the test's folder is gone: a failed test leaves no plugin behind.)
+        '  while [ ! -e "$D/go" ] && [ -d "$D" ]; do sleep 0.02; done',
+        `  printf '{"apiVersion":"${v1}","kind":"ExecCredential","status":{"token":"tok-%s"}}' "$N"`,
+        'else',
+        `  printf '{"apiVersion":"${v1}","kind":"ExecCredential","status":{"token":"tok-%s","expirationTimestamp":"%s"}}' "$N" "$EXP"`,
+        'fi',
+      ].join('\n'),
+    );
+
+  it('past its refresh time, answers the unexpired credential at once while one run refreshes it in the background', async () => {
+    const clock = new FakeClock();
+    const expires = clock.now() + 15 * 60_000;
+    const p = heldPlugin();
+    const creds = new UserCredentials(
+      kubeconfig(execUser(p.command, { EXP: new Date(expires).toISOString() })),
+      { clock },
+    );
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    expect(await bearer()).toBe('Bearer tok-1');
+    clock.advance(14 * 60_000); // the refresh time: a minute before expiry
+    // The refresh is held: these answer only if they do not wait for it.
+    expect(await Promise.all([1, 2, 3, 4, 5].map(() => bearer()))).toEqual(Array(5).fill('Bearer tok-1'));
+    await until(() => p.runs() === 2, 'the background refresh to start');
+    expect(await bearer()).toBe('Bearer tok-1');
+    writeFileSync(p.file('go'), '');
+    await until(async () => (await bearer()) === 'Bearer tok-2', 'the refreshed credential');
+    expect(p.runs()).toBe(2);
+  });
+
+  it('with an expired credential, waits for the refresh', async () => {
+    const clock = new FakeClock();
+    const expires = clock.now() + 15 * 60_000;
+    const p = heldPlugin();
+    const creds = new UserCredentials(
+      kubeconfig(execUser(p.command, { EXP: new Date(expires).toISOString() })),
+      { clock },
+    );
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    expect(await bearer()).toBe('Bearer tok-1');
+    clock.advance(15 * 60_000);
+    let settled = false;
+    const pending = bearer().finally(() => {
+      settled = true;
+    });
+    await until(() => p.runs() === 2, 'the refresh to start');
+    expect(settled).toBe(false);
+    writeFileSync(p.file('go'), '');
+    expect(await pending).toBe('Bearer tok-2');
   });
 
   it('hands the cluster to a plugin that asks for it, and takes a client certificate from it', async () => {
@@ -278,7 +347,8 @@ describe('an exec credential plugin', () => {
     expect(await bearer()).toBe('Bearer tok-1');
     clock.advance(9.5 * 60_000);
     expect(await bearer()).toBe('Bearer tok-1');
-    expect(p.runs()).toBe(2);
+    await until(() => p.runs() === 2, 'the background refresh');
+    expect(await bearer()).toBe('Bearer tok-1');
     clock.advance(30_000); // expired now
     await expect(bearer()).rejects.toThrow(/exited with code 1: down/);
   });

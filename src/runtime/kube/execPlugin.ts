@@ -46,10 +46,12 @@ export interface ExecPluginOptions {
 
 /**
  * One user's exec credential plugin. `credential()` answers from its cache while the credential is
- * fresh; otherwise it runs the command (one run at a time: concurrent callers share it), within
- * the deadline. A failed refresh answers with the old credential while that has not expired;
- * otherwise it throws a KubeCredentialError naming the user and the command, and the same error
- * answers for {@link execFailureHoldMs}. `invalidate()` (the apiserver refused the credential)
+ * fresh; past its refresh time it still answers the cached credential at once while that has not
+ * expired, and runs the command in the background; with no unexpired credential it runs the
+ * command and waits for it. One run at a time (concurrent callers share it), within the deadline.
+ * A failed refresh leaves the old credential answering while that has not expired (tried again
+ * after {@link execFailureHoldMs}); with none, it throws a KubeCredentialError naming the user and
+ * the command, and the same error answers for {@link execFailureHoldMs}. `invalidate()` (the apiserver refused the credential)
  * makes the next call run the command. Safe to call concurrently; never retries by itself.
  */
 export class ExecCredentialPlugin {
@@ -64,19 +66,28 @@ export class ExecCredentialPlugin {
     this.what = `exec credential plugin of user "${opts.user}" (command ${JSON.stringify(opts.exec.command)})`;
   }
 
-  /** A current credential, from the cache or a run of the plugin. Throws KubeCredentialError. */
+  /**
+   * A current credential: the cached one while it has not expired (past its refresh time, a run
+   * renewing it starts in the background), otherwise the one a run of the plugin gives. Waits only
+   * when there is no unexpired credential. Throws KubeCredentialError.
+   */
   async credential(): Promise<ExecCredential> {
     const now = this.opts.clock.now();
     const cached = this.cached;
     if (cached !== undefined && now < cached.refreshAt) return cached.credential;
+    const usable = cached !== undefined && unexpired(cached.credential, now) ? cached.credential : undefined;
     if (this.failed !== undefined && now < this.failed.until) {
-      if (cached !== undefined && unexpired(cached.credential, now)) return cached.credential;
+      if (usable !== undefined) return usable;
       throw this.failed.error;
     }
-    this.running ??= this.refresh().finally(() => {
+    const running = (this.running ??= this.refresh().finally(() => {
       this.running = undefined;
-    });
-    return this.running;
+    }));
+    if (usable === undefined) return running;
+    // A slow plugin (aws eks get-token) must not hold up requests — lease renewals among them —
+    // while the credential they can use is still valid. A failure is kept in `failed`.
+    running.catch(ignore);
+    return usable;
   }
 
   /** Forgets the cached credential: the next `credential()` runs the plugin. Idempotent. */
@@ -168,6 +179,10 @@ export class ExecCredentialPlugin {
 export function refreshTime(obtained: number, expiresAt: number | undefined): number {
   if (expiresAt === undefined) return Infinity;
   return expiresAt - Math.min(execRefreshMarginMs, Math.max(0, (expiresAt - obtained) / 2));
+}
+
+function ignore(): void {
+  // see the caller
 }
 
 function unexpired(c: ExecCredential, now: number): boolean {
