@@ -124,9 +124,26 @@ describe('a token file', () => {
     writeFileSync(path, 'back');
     expect(await bearer()).toBe('Bearer back');
     writeFileSync(path, 'after-401');
-    expect(await bearer()).toBe('Bearer back');
-    creds.rejected();
+    const refused = await creds.forRequest();
+    expect(authorization(refused.headers)).toBe('Bearer back');
+    creds.rejected(refused);
     expect(await bearer()).toBe('Bearer after-401');
+  });
+
+  it('a late 401 of a request sent with the token read before does not read the file again', async () => {
+    const dir = freshDir();
+    const path = join(dir, 'token');
+    writeFileSync(path, 'first');
+    const clock = new FakeClock();
+    const creds = new UserCredentials(kubeconfig({ tokenFile: 'token' }, dir), { clock });
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    const old = await creds.forRequest();
+    writeFileSync(path, 'second');
+    creds.rejected(old);
+    expect(await bearer()).toBe('Bearer second');
+    writeFileSync(path, 'third');
+    creds.rejected(old); // answers a request sent with "first"
+    expect(await bearer()).toBe('Bearer second');
   });
 
   it('that was never readable fails the request, naming the user and the file', async () => {
@@ -313,10 +330,49 @@ describe('an exec credential plugin', () => {
     });
     // No expiry: kept until the apiserver refuses it.
     clock.advance(24 * 3600_000);
+    creds.rejected(await creds.forRequest());
     await creds.forRequest();
-    expect(p.runs()).toBe(1);
-    creds.rejected();
-    await creds.forRequest();
+    expect(p.runs()).toBe(2);
+  });
+
+  it('a late 401 of a request sent with a credential since replaced does not run the plugin again', async () => {
+    const clock = new FakeClock();
+    const p = plugin(
+      `printf '{"apiVersion":"${v1}","kind":"ExecCredential","status":{"token":"tok-%s"}}' "$N"`,
+    );
+    const creds = new UserCredentials(kubeconfig(execUser(p.command)), { clock });
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    // Three requests sent with tok-1, all refused: the first 401 renews it, the late ones do not.
+    const [first, second, third] = await Promise.all([1, 2, 3].map(() => creds.forRequest()));
+    if (first === undefined || second === undefined || third === undefined) throw new Error('three auths');
+    expect([first, second, third].map((a) => authorization(a.headers))).toEqual(
+      Array(3).fill('Bearer tok-1'),
+    );
+    creds.rejected(first);
+    expect(await bearer()).toBe('Bearer tok-2');
+    creds.rejected(second);
+    creds.rejected(third);
+    expect(await bearer()).toBe('Bearer tok-2');
+    expect(p.runs()).toBe(2);
+    // A 401 of the current one still renews it.
+    creds.rejected(await creds.forRequest());
+    expect(await bearer()).toBe('Bearer tok-3');
+  });
+
+  it('a late 401 of the credential a background refresh replaced does not run the plugin again', async () => {
+    const clock = new FakeClock();
+    const expires = clock.now() + 15 * 60_000;
+    const p = tokenPlugin();
+    const creds = new UserCredentials(
+      kubeconfig(execUser(p.command, { EXP: new Date(expires + 15 * 60_000).toISOString() })),
+      { clock },
+    );
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    const old = await creds.forRequest();
+    clock.advance(29 * 60_000);
+    await until(async () => (await bearer()) === 'Bearer tok-2', 'the renewed credential');
+    creds.rejected(old);
+    expect(await bearer()).toBe('Bearer tok-2');
     expect(p.runs()).toBe(2);
   });
 

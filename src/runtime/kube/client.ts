@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { realClock, type Clock } from '../clock.ts';
 import { ConnectionPool } from './connectionPool.ts';
-import { UserCredentials } from './credentials.ts';
+import { UserCredentials, type RequestAuth } from './credentials.ts';
 import type { Kubeconfig } from './kubeconfig.ts';
 import { send, type HttpCall, type KubeResponse } from './transport.ts';
 
@@ -108,7 +108,7 @@ export class KubeClient {
     const ms = opts.timeoutMs ?? this.timeoutMs;
     const deadline = AbortSignal.timeout(ms);
     const signal = opts.signal !== undefined ? AbortSignal.any([opts.signal, deadline]) : deadline;
-    const answer = this.exchange(await this.prepare(method, path, opts, signal));
+    const answer = this.exchange(...(await this.prepare(method, path, opts, signal)));
     let status: number;
     let text: string;
     try {
@@ -136,7 +136,7 @@ export class KubeClient {
       opts.signal !== undefined && deadline !== undefined
         ? AbortSignal.any([opts.signal, deadline])
         : (opts.signal ?? deadline);
-    const answer = this.exchange(await this.prepare(method, path, opts, signal));
+    const answer = this.exchange(...(await this.prepare(method, path, opts, signal)));
     try {
       return await answer;
     } catch (err) {
@@ -144,13 +144,16 @@ export class KubeClient {
     }
   }
 
-  /** The request with its credentials (these may throw KubeCredentialError) and connection pool. */
+  /**
+   * The request with its credentials (these may throw KubeCredentialError) and connection pool,
+   * and what it authenticates with.
+   */
   private async prepare(
     method: string,
     path: string,
     opts: RequestOptions,
     signal: AbortSignal | undefined,
-  ): Promise<HttpCall> {
+  ): Promise<[HttpCall, RequestAuth]> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
@@ -165,14 +168,18 @@ export class KubeClient {
       body = JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
-    return { method, url, headers, body, agent: this.pool.agent(auth.clientCertificate), signal };
+    return [{ method, url, headers, body, agent: this.pool.agent(auth.clientCertificate), signal }, auth];
   }
 
-  /** The answer to `call`; throws at once for a request Node will not send (see send). */
-  private exchange(call: HttpCall): Promise<KubeResponse> {
+  /**
+   * The answer to `call`, sent with `auth`; throws at once for a request Node will not send (see
+   * send).
+   */
+  private exchange(call: HttpCall, auth: RequestAuth): Promise<KubeResponse> {
     return send(call).then((res) => {
-      // A refused credential (expired, revoked, rotated): the next request fetches it anew.
-      if (res.status === 401) this.credentials.rejected();
+      // A refused credential (expired, revoked, rotated): the next request fetches it anew — unless
+      // it was replaced meanwhile (this answers a request sent before).
+      if (res.status === 401) this.credentials.rejected(auth);
       return res;
     });
   }

@@ -51,8 +51,9 @@ export interface ExecPluginOptions {
  * command and waits for it. One run at a time (concurrent callers share it), within the deadline.
  * A failed refresh leaves the old credential answering while that has not expired (tried again
  * after {@link execFailureHoldMs}); with none, it throws a KubeCredentialError naming the user and
- * the command, and the same error answers for {@link execFailureHoldMs}. `invalidate()` (the apiserver refused the credential)
- * makes the next call run the command. Safe to call concurrently; never retries by itself.
+ * the command, and the same error answers for {@link execFailureHoldMs}. `invalidate(credential)`
+ * (the apiserver refused it) makes the next call run the command, if that credential is still the
+ * cached one. Safe to call concurrently; never retries by itself.
  */
 export class ExecCredentialPlugin {
   private cached: { readonly credential: ExecCredential; readonly refreshAt: number } | undefined;
@@ -90,8 +91,14 @@ export class ExecCredentialPlugin {
     return usable;
   }
 
-  /** Forgets the cached credential: the next `credential()` runs the plugin. Idempotent. */
-  invalidate(): void {
+  /**
+   * The apiserver refused `credential`: if it is the cached one, it is forgotten and the next
+   * `credential()` runs the plugin. A credential already replaced changes nothing (late refusals
+   * of requests sent before a refresh must not discard the new one, nor skip the failure hold).
+   * Idempotent.
+   */
+  invalidate(credential: ExecCredential): void {
+    if (this.cached?.credential !== credential) return;
     this.cached = undefined;
     this.failed = undefined;
   }
