@@ -197,6 +197,45 @@ describe('KubeClient requests', () => {
   });
 });
 
+describe('idle connections', () => {
+  /**
+   * A server standing in for a proxy that announces a shorter keep-alive than it was configured
+   * with: it answers `Keep-Alive: timeout=<seconds>` but would itself keep connections open a minute.
+   */
+  async function announcing(seconds: number): Promise<Apiserver> {
+    const api = await apiserver((_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        connection: 'keep-alive',
+        'keep-alive': `timeout=${seconds}`,
+      });
+      res.end('{}');
+    });
+    api.server.keepAliveTimeout = 60_000;
+    return api;
+  }
+
+  it('are not kept when the server announces a keep-alive of 1 s (Node: too short to reuse safely)', async () => {
+    const api = await announcing(1);
+    const client = new KubeClient(kubeconfig(api.url));
+    await client.get('/api');
+    await until(() => api.open.size === 0, 'the client to close the connection');
+    await client.get('/api');
+    expect(api.connections).toBe(2);
+  });
+
+  it("close a second before the server's announced keep-alive, not after the client's 30 s", async () => {
+    const api = await announcing(2);
+    const client = new KubeClient(kubeconfig(api.url));
+    await client.get('/api');
+    await client.get('/api');
+    expect(api.connections).toBe(1); // reused meanwhile
+    const idleSince = Date.now();
+    await until(() => api.open.size === 0, 'the client to close the idle connection');
+    expect(Date.now() - idleSince).toBeLessThan(2_000);
+  });
+});
+
 describe('KubeClient watch streams (raw)', () => {
   /** A server whose watches stay open; `send` writes a line to every open one. */
   const watches = new Set<ServerResponse>();

@@ -9,7 +9,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../src/dev/wait.ts';
 import {
   ConnectionPool,
+  idleTimeoutMs,
   kubeDispatcherReuseMs,
+  kubeIdleConnectionMs,
   sameCertificate,
 } from '../../src/runtime/kube/connectionPool.ts';
 import { tokenFileRereadMs, UserCredentials } from '../../src/runtime/kube/credentials.ts';
@@ -543,6 +545,16 @@ describe('the shared connection pool', () => {
     expect(rotated).not.toBe(first);
     clock.advance(kubeDispatcherReuseMs);
     expect(pool.agent({ cert: data('b'), key: data('k') })).not.toBe(rotated);
+  });
+
+  it.each([
+    { reason: 'nothing said: 30 s', node: undefined, announced: undefined, want: kubeIdleConnectionMs },
+    { reason: 'a server announcing 5 s: 4 s', node: 0, announced: 5_000, want: 4_000 },
+    { reason: 'one announcing 2 min: still 30 s', node: 0, announced: 120_000, want: kubeIdleConnectionMs },
+    { reason: "a shorter timeout Node's Agent set", node: 10_000, announced: undefined, want: 10_000 },
+    { reason: 'one announcing 1 s: not kept', node: 0, announced: 1_000, want: 0 },
+  ])('an idle connection is kept for: $reason', ({ node, announced, want }) => {
+    expect(idleTimeoutMs(node, announced)).toBe(want);
   });
 
   it('a CA file it cannot read fails the request, naming the file and cluster', () => {

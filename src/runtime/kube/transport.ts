@@ -69,6 +69,7 @@ export function send(call: HttpCall): Promise<KubeResponse> {
     req.on('error', reject);
     req.on('response', (answer) => {
       res = answer;
+      noteKeepAlive(answer);
       // The reader of the body hears the error; without one it must not crash the process.
       answer.on('error', ignore);
       resolve(new NodeResponse(answer));
@@ -101,6 +102,25 @@ class NodeResponse implements KubeResponse {
   cancel(): void {
     this.res.destroy();
   }
+}
+
+/** Per connection, the idle time the server last announced (`Keep-Alive: timeout=N`), in ms. */
+const announcedKeepAlive = new WeakMap<object, number>();
+
+function noteKeepAlive(res: IncomingMessage): void {
+  const header = res.headers['keep-alive'];
+  const seconds = /(?:^|[\s,])timeout=(\d+)/i.exec(typeof header === 'string' ? header : '')?.[1];
+  if (seconds !== undefined) announcedKeepAlive.set(res.socket, Number(seconds) * 1000);
+  else announcedKeepAlive.delete(res.socket);
+}
+
+/**
+ * How long the server said it keeps `socket` open while idle (`Keep-Alive: timeout=N` on the last
+ * answer received on it), in milliseconds; undefined when it did not say. A proxy in front of the
+ * apiserver may announce far less than the client's own idle timeout.
+ */
+export function announcedIdleTimeoutMs(socket: object): number | undefined {
+  return announcedKeepAlive.get(socket);
 }
 
 /** The signal's reason as an Error (an abort() without one gives a DOMException AbortError). */
