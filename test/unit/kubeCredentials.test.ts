@@ -432,6 +432,38 @@ describe('an exec credential plugin', () => {
     await expect(creds.forRequest()).rejects.toThrow(/command .*plugin.sh"\) did not finish within 0.2 s/);
   });
 
+  it('that does not finish within its deadline is killed with the processes it started', async () => {
+    // A wrapper script whose child would keep the output pipes open (and itself alive) for 5 min.
+    const p = plugin('sleep 300 &\necho "$$ $!" > "$D/pids.tmp" && mv "$D/pids.tmp" "$D/pids"\nwait');
+    const creds = new UserCredentials(kubeconfig(execUser(p.command)), {
+      clock: new FakeClock(),
+      execTimeoutMs: 1_000,
+    });
+    const failed = creds.forRequest().catch((e: unknown) => e);
+    await until(() => existsSync(p.file('pids')), 'the plugin to start its child');
+    const [script, child] = readFileSync(p.file('pids'), 'utf8').trim().split(' ').map(Number);
+    if (script === undefined || child === undefined) throw new Error('two process ids');
+    // Field 5 of /proc/<pid>/stat: the child's process group.
+    const group = Number(readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1]?.split(' ')[2]);
+    const gone = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'ESRCH';
+      }
+    };
+    try {
+      const err = await failed;
+      expect(err).toBeInstanceOf(KubeCredentialError);
+      expect((err as Error).message).toMatch(/did not finish within 1 s$/);
+      await until(() => gone(-group) && gone(child), 'no process of the plugin group to remain');
+      expect(group).toBe(script); // the plugin led a group of its own
+    } finally {
+      if (!gone(child)) process.kill(child, 'SIGKILL');
+    }
+  });
+
   it('that prints something else is refused, saying what was wrong', async () => {
     const p = plugin(
       `printf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}'`,

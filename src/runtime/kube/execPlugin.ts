@@ -10,7 +10,7 @@ import {
   type KubeCluster,
 } from './kubeconfig.ts';
 
-/** Deadline of one run of a plugin; it is killed after it. */
+/** Deadline of one run of a plugin; it is killed after it, with every process of its group. */
 export const execPluginTimeoutMs = 30_000;
 /** A credential is renewed this long before it expires (at most half its lifetime before). */
 export const execRefreshMarginMs = 60_000;
@@ -139,9 +139,24 @@ export class ExecCredentialPlugin {
         clearTimeout(timer);
         rejectRun(new KubeCredentialError(`${this.what} ${message}`, cause === undefined ? {} : { cause }));
       };
-      const child = spawn(exec.command, [...exec.args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // A process group of its own (detached): a wrapper script's children are killed with it, and
+      // do not keep the pipes (and themselves) alive once it was given up.
+      const child = spawn(exec.command, [...exec.args], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      const kill = (): void => {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // The group is gone already.
+        }
+        child.stdout.destroy();
+        child.stderr.destroy();
+      };
       const timer = setTimeout(() => {
-        child.kill('SIGKILL');
+        kill();
         fail(`did not finish within ${timeoutMs / 1000} s`);
       }, timeoutMs);
       const out: Buffer[] = [];
@@ -150,7 +165,7 @@ export class ExecCredentialPlugin {
       child.stdout.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > maxOutputBytes) {
-          child.kill('SIGKILL');
+          kill();
           fail(`printed more than ${maxOutputBytes} bytes`);
         } else out.push(chunk);
       });
