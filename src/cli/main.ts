@@ -2,7 +2,7 @@
 // The `skylift` command.
 import { kinds } from '../kinds/registry.ts';
 import { startOperator } from '../operator.ts';
-import { KubeApiError, KubeUnreachableError } from '../runtime/kube/client.ts';
+import { KubeApiError, KubeResponseError, KubeUnreachableError } from '../runtime/kube/client.ts';
 import { KubeconfigError, KubeCredentialError } from '../runtime/kube/kubeconfig.ts';
 import { SettingsError } from '../runtime/settings.ts';
 import { parseRunOptions, runUsage } from './options.ts';
@@ -72,7 +72,11 @@ try {
   } else if (err instanceof KubeApiError) {
     process.stderr.write(`skylift: the Kubernetes API refused: ${err.message}\n`);
     process.exitCode = 1;
-  } else if (err instanceof KubeconfigError || err instanceof KubeCredentialError) {
+  } else if (
+    err instanceof KubeconfigError ||
+    err instanceof KubeCredentialError ||
+    err instanceof KubeResponseError
+  ) {
     process.stderr.write(`skylift: ${err.message}\n`);
     process.exitCode = 1;
   } else if (err instanceof KubeUnreachableError) {

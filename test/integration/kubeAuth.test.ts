@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../src/dev/wait.ts';
 import { KubeApiError, KubeClient, type KubeClientOptions } from '../../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { FakeClock } from '../support/fakeClock.ts';
@@ -180,8 +181,12 @@ describe('authenticating to kube-apiserver', () => {
     expect(await whoami(c)).toBe('skylift-exec-first');
     expect(await whoami(c)).toBe('skylift-exec-first');
     expect(plugin.runs()).toBe(1);
-    clock.advance(9.5 * 60_000); // within a minute of expiry
-    expect(await whoami(c)).toBe('skylift-exec-second');
+    clock.advance(9.5 * 60_000); // within a minute of expiry: renewed in the background
+    await waitFor(async () => ((await whoami(c)) === 'skylift-exec-second' ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      description: 'requests with the renewed client certificate',
+    });
     expect(plugin.runs()).toBe(2);
   });
 

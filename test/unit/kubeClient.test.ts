@@ -8,7 +8,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../src/dev/wait.ts';
-import { KubeApiError, KubeClient, KubeUnreachableError } from '../../src/runtime/kube/client.ts';
+import {
+  KubeApiError,
+  KubeClient,
+  KubeResponseError,
+  KubeUnreachableError,
+} from '../../src/runtime/kube/client.ts';
 import { kubeDispatcherReuseMs } from '../../src/runtime/kube/connectionPool.ts';
 import { lines } from '../../src/runtime/kube/informer.ts';
 import { currentKubeconfig, kubeconfigEntries, type Kubeconfig } from '../../src/runtime/kube/kubeconfig.ts';
@@ -137,6 +142,53 @@ describe('KubeClient requests', () => {
     expect(statuses).toEqual([status]);
   });
 
+  it.each([
+    { reason: 'JSON without message', body: JSON.stringify({ error: 'x'.repeat(2_000) }) },
+    { reason: 'not JSON', body: `<html>${'y'.repeat(2_000)}</html>` },
+    {
+      reason: 'a Status whose message is longer still',
+      body: JSON.stringify({ message: 'z'.repeat(9_000) }),
+    },
+  ])('the message of an error answer is cut: $reason', async ({ body }) => {
+    const api = await apiserver((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const err = await new KubeClient(kubeconfig(api.url)).get('/api').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeApiError);
+    expect((err as Error).message.length).toBeLessThanOrEqual(2_001);
+    if (!body.startsWith('{"message"')) expect((err as Error).message.length).toBeLessThanOrEqual(501);
+  });
+
+  it('a 2xx answer that is not JSON: KubeResponseError with status, content type and length, not the body', async () => {
+    const body = '<html>session=abcdef0123456789</html>';
+    const api = await apiserver((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(body);
+    });
+    const err = await new KubeClient(kubeconfig(api.url)).get('/api/v1/namespaces').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeResponseError);
+    expect(err).toMatchObject({ statusCode: 200, contentType: 'text/html' });
+    expect((err as Error).message).toBe(
+      `the Kubernetes API server ${api.url} answered GET /api/v1/namespaces with status 200 and ${body.length} bytes of text/html, not JSON`,
+    );
+  });
+
+  it('an answer larger than maxResponseBytes: KubeResponseError, read no further, the connection closed', async () => {
+    const api = await apiserver((_req, res) => {
+      // 1 MiB of an unfinished list: only the client's limit ends the answer before the deadline.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(`{"items":[${`{"a":"${'x'.repeat(1_000)}"},`.repeat(1_024)}`);
+    });
+    const client = new KubeClient(kubeconfig(api.url), { maxResponseBytes: 64 * 1024, timeoutMs: 5_000 });
+    const err = await client.get('/api/v1/namespaces').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeResponseError);
+    expect((err as Error).message).toBe(
+      `the Kubernetes API server ${api.url} answered GET /api/v1/namespaces with status 200 and more than 65536 bytes of application/json`,
+    );
+    await until(() => api.open.size === 0, 'the connection to close');
+  });
+
   it('a server that does not answer within the deadline: KubeUnreachableError naming server, method and path; the connection is closed', async () => {
     const api = await apiserver(() => undefined);
     const client = new KubeClient(kubeconfig(api.url), { timeoutMs: 200 });
@@ -194,6 +246,45 @@ describe('KubeClient requests', () => {
     expect(api.connections).toBe(1);
     await Promise.all(Array.from({ length: 5 }, () => client.get('/api')));
     expect(api.connections).toBe(5);
+  });
+});
+
+describe('idle connections', () => {
+  /**
+   * A server standing in for a proxy that announces a shorter keep-alive than it was configured
+   * with: it answers `Keep-Alive: timeout=<seconds>` but would itself keep connections open a minute.
+   */
+  async function announcing(seconds: number): Promise<Apiserver> {
+    const api = await apiserver((_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        connection: 'keep-alive',
+        'keep-alive': `timeout=${seconds}`,
+      });
+      res.end('{}');
+    });
+    api.server.keepAliveTimeout = 60_000;
+    return api;
+  }
+
+  it('are not kept when the server announces a keep-alive of 1 s (Node: too short to reuse safely)', async () => {
+    const api = await announcing(1);
+    const client = new KubeClient(kubeconfig(api.url));
+    await client.get('/api');
+    await until(() => api.open.size === 0, 'the client to close the connection');
+    await client.get('/api');
+    expect(api.connections).toBe(2);
+  });
+
+  it("close a second before the server's announced keep-alive, not after the client's 30 s", async () => {
+    const api = await announcing(2);
+    const client = new KubeClient(kubeconfig(api.url));
+    await client.get('/api');
+    await client.get('/api');
+    expect(api.connections).toBe(1); // reused meanwhile
+    const idleSince = Date.now();
+    await until(() => api.open.size === 0, 'the client to close the idle connection');
+    expect(Date.now() - idleSince).toBeLessThan(2_000);
   });
 });
 

@@ -6,9 +6,12 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../src/dev/wait.ts';
 import {
   ConnectionPool,
+  idleTimeoutMs,
   kubeDispatcherReuseMs,
+  kubeIdleConnectionMs,
   sameCertificate,
 } from '../../src/runtime/kube/connectionPool.ts';
 import { tokenFileRereadMs, UserCredentials } from '../../src/runtime/kube/credentials.ts';
@@ -53,6 +56,15 @@ function kubeconfig(
     ),
     file,
   );
+}
+
+/** Resolves once `probe` answers true (the project's waitFor); fails after 5 s. */
+async function until(probe: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  await waitFor(async () => ((await probe()) ? true : undefined), {
+    timeoutMs: 5_000,
+    intervalMs: 10,
+    description: what,
+  });
 }
 
 const authorization = (headers: readonly [string, string][]): string | undefined =>
@@ -114,9 +126,26 @@ describe('a token file', () => {
     writeFileSync(path, 'back');
     expect(await bearer()).toBe('Bearer back');
     writeFileSync(path, 'after-401');
-    expect(await bearer()).toBe('Bearer back');
-    creds.rejected();
+    const refused = await creds.forRequest();
+    expect(authorization(refused.headers)).toBe('Bearer back');
+    creds.rejected(refused);
     expect(await bearer()).toBe('Bearer after-401');
+  });
+
+  it('a late 401 of a request sent with the token read before does not read the file again', async () => {
+    const dir = freshDir();
+    const path = join(dir, 'token');
+    writeFileSync(path, 'first');
+    const clock = new FakeClock();
+    const creds = new UserCredentials(kubeconfig({ tokenFile: 'token' }, dir), { clock });
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    const old = await creds.forRequest();
+    writeFileSync(path, 'second');
+    creds.rejected(old);
+    expect(await bearer()).toBe('Bearer second');
+    writeFileSync(path, 'third');
+    creds.rejected(old); // answers a request sent with "first"
+    expect(await bearer()).toBe('Bearer second');
   });
 
   it('that was never readable fails the request, naming the user and the file', async () => {
@@ -206,9 +235,68 @@ describe('an exec credential plugin', () => {
     clock.advance(13 * 60_000);
     expect(await bearer()).toBe('Bearer tok-1');
     expect(p.runs()).toBe(1);
-    clock.advance(60_000); // 1 min before expiry
-    expect(await bearer()).toBe('Bearer tok-2');
+    clock.advance(60_000); // 1 min before expiry: still valid, renewed in the background
+    expect(await bearer()).toBe('Bearer tok-1');
+    await until(async () => (await bearer()) === 'Bearer tok-2', 'the renewed credential');
     expect(p.runs()).toBe(2);
+  });
+
+  /**
+   * A plugin whose first run prints tok-1 expiring at $EXP; each later run waits until the test
+   * creates `go` in its folder (the test holds it), then prints tok-<run> without expiry.
+   */
+  const heldPlugin = (): ReturnType<typeof plugin> =>
+    plugin(
+      [
+        'if [ "$N" -gt 1 ]; then',
+        // (It gives up once the test's folder is gone: a failed test leaves no plugin behind.)
+        '  while [ ! -e "$D/go" ] && [ -d "$D" ]; do sleep 0.02; done',
+        `  printf '{"apiVersion":"${v1}","kind":"ExecCredential","status":{"token":"tok-%s"}}' "$N"`,
+        'else',
+        `  printf '{"apiVersion":"${v1}","kind":"ExecCredential","status":{"token":"tok-%s","expirationTimestamp":"%s"}}' "$N" "$EXP"`,
+        'fi',
+      ].join('\n'),
+    );
+
+  it('past its refresh time, answers the unexpired credential at once while one run refreshes it in the background', async () => {
+    const clock = new FakeClock();
+    const expires = clock.now() + 15 * 60_000;
+    const p = heldPlugin();
+    const creds = new UserCredentials(
+      kubeconfig(execUser(p.command, { EXP: new Date(expires).toISOString() })),
+      { clock },
+    );
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    expect(await bearer()).toBe('Bearer tok-1');
+    clock.advance(14 * 60_000); // the refresh time: a minute before expiry
+    // The refresh is held: these answer only if they do not wait for it.
+    expect(await Promise.all([1, 2, 3, 4, 5].map(() => bearer()))).toEqual(Array(5).fill('Bearer tok-1'));
+    await until(() => p.runs() === 2, 'the background refresh to start');
+    expect(await bearer()).toBe('Bearer tok-1');
+    writeFileSync(p.file('go'), '');
+    await until(async () => (await bearer()) === 'Bearer tok-2', 'the refreshed credential');
+    expect(p.runs()).toBe(2);
+  });
+
+  it('with an expired credential, waits for the refresh', async () => {
+    const clock = new FakeClock();
+    const expires = clock.now() + 15 * 60_000;
+    const p = heldPlugin();
+    const creds = new UserCredentials(
+      kubeconfig(execUser(p.command, { EXP: new Date(expires).toISOString() })),
+      { clock },
+    );
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    expect(await bearer()).toBe('Bearer tok-1');
+    clock.advance(15 * 60_000);
+    let settled = false;
+    const pending = bearer().finally(() => {
+      settled = true;
+    });
+    await until(() => p.runs() === 2, 'the refresh to start');
+    expect(settled).toBe(false);
+    writeFileSync(p.file('go'), '');
+    expect(await pending).toBe('Bearer tok-2');
   });
 
   it('hands the cluster to a plugin that asks for it, and takes a client certificate from it', async () => {
@@ -244,10 +332,49 @@ describe('an exec credential plugin', () => {
     });
     // No expiry: kept until the apiserver refuses it.
     clock.advance(24 * 3600_000);
+    creds.rejected(await creds.forRequest());
     await creds.forRequest();
-    expect(p.runs()).toBe(1);
-    creds.rejected();
-    await creds.forRequest();
+    expect(p.runs()).toBe(2);
+  });
+
+  it('a late 401 of a request sent with a credential since replaced does not run the plugin again', async () => {
+    const clock = new FakeClock();
+    const p = plugin(
+      `printf '{"apiVersion":"${v1}","kind":"ExecCredential","status":{"token":"tok-%s"}}' "$N"`,
+    );
+    const creds = new UserCredentials(kubeconfig(execUser(p.command)), { clock });
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    // Three requests sent with tok-1, all refused: the first 401 renews it, the late ones do not.
+    const [first, second, third] = await Promise.all([1, 2, 3].map(() => creds.forRequest()));
+    if (first === undefined || second === undefined || third === undefined) throw new Error('three auths');
+    expect([first, second, third].map((a) => authorization(a.headers))).toEqual(
+      Array(3).fill('Bearer tok-1'),
+    );
+    creds.rejected(first);
+    expect(await bearer()).toBe('Bearer tok-2');
+    creds.rejected(second);
+    creds.rejected(third);
+    expect(await bearer()).toBe('Bearer tok-2');
+    expect(p.runs()).toBe(2);
+    // A 401 of the current one still renews it.
+    creds.rejected(await creds.forRequest());
+    expect(await bearer()).toBe('Bearer tok-3');
+  });
+
+  it('a late 401 of the credential a background refresh replaced does not run the plugin again', async () => {
+    const clock = new FakeClock();
+    const expires = clock.now() + 15 * 60_000;
+    const p = tokenPlugin();
+    const creds = new UserCredentials(
+      kubeconfig(execUser(p.command, { EXP: new Date(expires + 15 * 60_000).toISOString() })),
+      { clock },
+    );
+    const bearer = async (): Promise<string | undefined> => authorization((await creds.forRequest()).headers);
+    const old = await creds.forRequest();
+    clock.advance(29 * 60_000);
+    await until(async () => (await bearer()) === 'Bearer tok-2', 'the renewed credential');
+    creds.rejected(old);
+    expect(await bearer()).toBe('Bearer tok-2');
     expect(p.runs()).toBe(2);
   });
 
@@ -278,7 +405,8 @@ describe('an exec credential plugin', () => {
     expect(await bearer()).toBe('Bearer tok-1');
     clock.advance(9.5 * 60_000);
     expect(await bearer()).toBe('Bearer tok-1');
-    expect(p.runs()).toBe(2);
+    await until(() => p.runs() === 2, 'the background refresh');
+    expect(await bearer()).toBe('Bearer tok-1');
     clock.advance(30_000); // expired now
     await expect(bearer()).rejects.toThrow(/exited with code 1: down/);
   });
@@ -304,6 +432,38 @@ describe('an exec credential plugin', () => {
     await expect(creds.forRequest()).rejects.toThrow(/command .*plugin.sh"\) did not finish within 0.2 s/);
   });
 
+  it('that does not finish within its deadline is killed with the processes it started', async () => {
+    // A wrapper script whose child would keep the output pipes open (and itself alive) for 5 min.
+    const p = plugin('sleep 300 &\necho "$$ $!" > "$D/pids.tmp" && mv "$D/pids.tmp" "$D/pids"\nwait');
+    const creds = new UserCredentials(kubeconfig(execUser(p.command)), {
+      clock: new FakeClock(),
+      execTimeoutMs: 1_000,
+    });
+    const failed = creds.forRequest().catch((e: unknown) => e);
+    await until(() => existsSync(p.file('pids')), 'the plugin to start its child');
+    const [script, child] = readFileSync(p.file('pids'), 'utf8').trim().split(' ').map(Number);
+    if (script === undefined || child === undefined) throw new Error('two process ids');
+    // Field 5 of /proc/<pid>/stat: the child's process group.
+    const group = Number(readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1]?.split(' ')[2]);
+    const gone = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch (err) {
+        return (err as NodeJS.ErrnoException).code === 'ESRCH';
+      }
+    };
+    try {
+      const err = await failed;
+      expect(err).toBeInstanceOf(KubeCredentialError);
+      expect((err as Error).message).toMatch(/did not finish within 1 s$/);
+      await until(() => gone(-group) && gone(child), 'no process of the plugin group to remain');
+      expect(group).toBe(script); // the plugin led a group of its own
+    } finally {
+      if (!gone(child)) process.kill(child, 'SIGKILL');
+    }
+  });
+
   it('that prints something else is refused, saying what was wrong', async () => {
     const p = plugin(
       `printf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}'`,
@@ -315,11 +475,56 @@ describe('an exec credential plugin', () => {
   });
 });
 
+describe('an exec credential plugin error says what went wrong without quoting a credential', () => {
+  it('stdout that is not JSON is not quoted', async () => {
+    // A bare token, as `aws eks get-token --output text` might print one.
+    const p = plugin(`printf 'k8s-aws-v1.aHR0cHM6Ly9zdHMuYW1hem9uYXdzLmNvbS8'`);
+    const creds = new UserCredentials(kubeconfig(execUser(p.command)), { clock: new FakeClock() });
+    const err = await creds.forRequest().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeCredentialError);
+    const message = (err as Error).message;
+    expect(message).not.toContain('k8s-aws');
+    expect(String((err as Error).cause)).not.toContain('k8s-aws');
+    expect(message).toMatch(/plugin.sh"\): did not print an ExecCredential: its output is not JSON$/);
+  });
+
+  it('of a failed run, the end of stderr is shown, at most 500 characters, tokens masked', async () => {
+    const p = plugin(
+      [
+        `i=0; while [ $i -lt 200 ]; do echo "progress line $i" >&2; i=$((i+1)); done`,
+        `echo 'request failed: Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.payload.sig' >&2`,
+        `echo 'cached: {"kind":"ExecCredential","status":{"token":"k8s-aws-v1.secretvalue","expirationTimestamp":"x"}}' >&2`,
+        `echo 'last: access_token="k8s-aws-v1.other"' >&2`,
+        'exit 2',
+      ].join('\n'),
+    );
+    const creds = new UserCredentials(kubeconfig(execUser(p.command)), { clock: new FakeClock() });
+    const message = await creds.forRequest().then(
+      () => '',
+      (e: unknown) => (e as Error).message,
+    );
+    const prefix = `exec credential plugin of user "robot" (command ${JSON.stringify(p.command)}) exited with code 2: `;
+    expect(message.startsWith(prefix)).toBe(true);
+    const tail = message.slice(prefix.length);
+    expect(tail.length).toBeLessThanOrEqual(501); // an ellipsis and 500 characters
+    expect(tail).toMatch(/^….*progress line 199 \| request failed: Authorization: Bearer \*\*\* \| cached: /);
+    expect(tail).toContain('"token":"***"');
+    expect(tail).toContain('"expirationTimestamp":"x"');
+    expect(tail).toContain('access_token="***"');
+    for (const secret of ['eyJhbGci', 'payload.sig', 'secretvalue', 'k8s-aws-v1.other'])
+      expect(tail).not.toContain(secret);
+  });
+});
+
 describe('reading an ExecCredential', () => {
   const cred = (status: unknown): string =>
     JSON.stringify({ apiVersion: v1, kind: 'ExecCredential', status });
   it.each([
-    { reason: 'not JSON', out: 'Token: abc', error: /did not print an ExecCredential as JSON/ },
+    {
+      reason: 'not JSON',
+      out: 'Token: abc',
+      error: /^did not print an ExecCredential: its output is not JSON$/,
+    },
     {
       reason: 'another kind',
       out: JSON.stringify({ apiVersion: v1, kind: 'Status' }),
@@ -372,6 +577,16 @@ describe('the shared connection pool', () => {
     expect(rotated).not.toBe(first);
     clock.advance(kubeDispatcherReuseMs);
     expect(pool.agent({ cert: data('b'), key: data('k') })).not.toBe(rotated);
+  });
+
+  it.each([
+    { reason: 'nothing said: 30 s', node: undefined, announced: undefined, want: kubeIdleConnectionMs },
+    { reason: 'a server announcing 5 s: 4 s', node: 0, announced: 5_000, want: 4_000 },
+    { reason: 'one announcing 2 min: still 30 s', node: 0, announced: 120_000, want: kubeIdleConnectionMs },
+    { reason: "a shorter timeout Node's Agent set", node: 10_000, announced: undefined, want: 10_000 },
+    { reason: 'one announcing 1 s: not kept', node: 0, announced: 1_000, want: 0 },
+  ])('an idle connection is kept for: $reason', ({ node, announced, want }) => {
+    expect(idleTimeoutMs(node, announced)).toBe(want);
   });
 
   it('a CA file it cannot read fails the request, naming the file and cluster', () => {

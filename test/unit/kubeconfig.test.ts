@@ -330,8 +330,55 @@ describe('parsing the text', () => {
     expect(parseKubeconfigText('{ current-context: x }', 'f')).toEqual({ 'current-context': 'x' });
     expect(parseKubeconfigText('\n  \n', 'f')).toBeNull();
     expect(() => parseKubeconfigText('a: [b', '/x/config')).toThrow(
-      /kubeconfig \/x\/config is neither JSON nor YAML/,
+      /kubeconfig \/x\/config is not valid YAML at line 1, column 6: /,
     );
+  });
+});
+
+describe('a kubeconfig that is not YAML', () => {
+  // The kubeconfig's own lines hold tokens, passwords and keys: an error names where, never what.
+  const secretLines = [
+    'users:',
+    '- name: u',
+    '  user:',
+    '    token: sk-live-0123456789abcdef',
+    '    password: hunter2-password',
+    '    client-key-data: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t',
+  ];
+  it.each([
+    {
+      reason: 'bad indentation',
+      text: [...secretLines, '   bad: [x', ''].join('\n'),
+      where: 'line 7, column 1',
+    },
+    {
+      reason: 'a flow sequence left open',
+      text: [...secretLines, 'clusters: [{name: c', ''].join('\n'),
+      where: 'line 8, column 1',
+    },
+    {
+      reason: 'an invalid escape in a quoted secret',
+      text: ['users:', '- name: u', '  user:', '    token: "sk-live-0123\\q456789abcdef"', ''].join('\n'),
+      where: 'line 4, column',
+    },
+  ])('loading it names the file and the position, without its text: $reason', ({ text, where }) => {
+    const path = join(freshDir(), 'config');
+    writeFileSync(path, text);
+    const err = ((): unknown => {
+      try {
+        loadKubeconfig(path, { env: {} });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(KubeconfigError);
+    const message = (err as Error).message;
+    expect(message).toContain(`kubeconfig ${path} is not valid YAML at ${where}`);
+    for (const secret of ['sk-live', '0123', 'hunter2', 'LS0tLS1', 'token:', 'password'])
+      expect(message).not.toContain(secret);
+    // Nor in what a logger printing the whole error would show.
+    expect((err as Error).cause).toBeUndefined();
   });
 });
 

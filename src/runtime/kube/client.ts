@@ -1,9 +1,15 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { realClock, type Clock } from '../clock.ts';
 import { ConnectionPool } from './connectionPool.ts';
-import { UserCredentials } from './credentials.ts';
+import { UserCredentials, type RequestAuth } from './credentials.ts';
 import type { Kubeconfig } from './kubeconfig.ts';
-import { send, type HttpCall, type KubeResponse } from './transport.ts';
+import {
+  maxResponseBytes,
+  ResponseTooLargeError,
+  send,
+  type HttpCall,
+  type KubeResponse,
+} from './transport.ts';
 
 export type { KubeResponse } from './transport.ts';
 
@@ -29,6 +35,28 @@ export class KubeUnreachableError extends Error {
   override readonly name = 'KubeUnreachableError';
 }
 
+/**
+ * The apiserver (or something in front of it) answered, but not as the Kubernetes API does: a 2xx
+ * body that is not JSON, or a body longer than the client's limit. The status says whether the
+ * request was carried out; the message gives status, content type and length, never the body.
+ */
+export class KubeResponseError extends Error {
+  override readonly name = 'KubeResponseError';
+  readonly statusCode: number;
+  /** The answer's Content-Type; undefined: none. */
+  readonly contentType: string | undefined;
+  constructor(statusCode: number, contentType: string | undefined, message: string) {
+    super(message);
+    this.statusCode = statusCode;
+    this.contentType = contentType;
+  }
+}
+
+/** At most this much of an error answer's body becomes the message of its KubeApiError. */
+const maxErrorTextChars = 500;
+/** At most this much of a Status's own message (validation lists several fields, webhooks explain). */
+const maxStatusMessageChars = 2_000;
+
 /** Default deadline of one apiserver request (watches excepted). */
 export const kubeRequestTimeoutMs = 30_000;
 
@@ -40,6 +68,8 @@ export interface KubeClientOptions {
   readonly clock?: Pick<Clock, 'now'>;
   /** Deadline of one exec credential plugin run (default execPluginTimeoutMs). */
   readonly execTimeoutMs?: number;
+  /** The longest answer body `request()` reads (default transport.ts's maxResponseBytes, 64 MiB). */
+  readonly maxResponseBytes?: number;
 }
 
 /** Patch content types. */
@@ -79,12 +109,14 @@ export class KubeClient {
   private readonly server: string;
   private readonly observers: RequestObserver[] = [];
   private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
   private readonly credentials: UserCredentials;
   private readonly pool: ConnectionPool;
 
   constructor(config: Kubeconfig, opts: KubeClientOptions = {}) {
     this.config = config;
     this.timeoutMs = opts.timeoutMs ?? kubeRequestTimeoutMs;
+    this.maxResponseBytes = opts.maxResponseBytes ?? maxResponseBytes;
     this.server = config.cluster.server;
     const clock = opts.clock ?? realClock;
     this.credentials = new UserCredentials(config, {
@@ -101,26 +133,45 @@ export class KubeClient {
 
   /**
    * Sends a request and parses the JSON answer, within the deadline (the answer's body included);
-   * throws KubeApiError on non-2xx, KubeUnreachableError when no answer came, and the abort reason
-   * when `signal` aborted it.
+   * throws KubeApiError on non-2xx, KubeResponseError for a 2xx answer that is not JSON or any body
+   * over the client's limit, KubeUnreachableError when no answer came, and the abort reason when
+   * `signal` aborted it.
    */
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const ms = opts.timeoutMs ?? this.timeoutMs;
     const deadline = AbortSignal.timeout(ms);
     const signal = opts.signal !== undefined ? AbortSignal.any([opts.signal, deadline]) : deadline;
-    const answer = this.exchange(await this.prepare(method, path, opts, signal));
-    let status: number;
+    const answer = this.exchange(...(await this.prepare(method, path, opts, signal)));
+    let res: KubeResponse;
     let text: string;
     try {
-      const res = await answer;
-      status = res.status;
-      text = await res.text();
+      res = await answer;
     } catch (err) {
       throw this.noAnswer(method, path, err, opts.signal, ms);
     }
+    const { status, contentType } = res;
+    const answered = `the Kubernetes API server ${this.server} answered ${method} ${path} with status ${status} and`;
+    const type = contentType ?? 'no content type';
+    try {
+      text = await res.text(this.maxResponseBytes);
+    } catch (err) {
+      if (!(err instanceof ResponseTooLargeError)) throw this.noAnswer(method, path, err, opts.signal, ms);
+      for (const o of this.observers) o(method, path, status);
+      throw new KubeResponseError(status, contentType, `${answered} more than ${err.limit} bytes of ${type}`);
+    }
     for (const o of this.observers) o(method, path, status);
     if (status < 200 || status >= 300) throw toApiError(status, text);
-    return (text === '' ? undefined : JSON.parse(text)) as T;
+    if (text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      // Not the body, nor the SyntaxError (it quotes the body): what came, not what it said.
+      throw new KubeResponseError(
+        status,
+        contentType,
+        `${answered} ${Buffer.byteLength(text)} bytes of ${type}, not JSON`,
+      );
+    }
   }
 
   /**
@@ -136,7 +187,7 @@ export class KubeClient {
       opts.signal !== undefined && deadline !== undefined
         ? AbortSignal.any([opts.signal, deadline])
         : (opts.signal ?? deadline);
-    const answer = this.exchange(await this.prepare(method, path, opts, signal));
+    const answer = this.exchange(...(await this.prepare(method, path, opts, signal)));
     try {
       return await answer;
     } catch (err) {
@@ -144,13 +195,16 @@ export class KubeClient {
     }
   }
 
-  /** The request with its credentials (these may throw KubeCredentialError) and connection pool. */
+  /**
+   * The request with its credentials (these may throw KubeCredentialError) and connection pool,
+   * and what it authenticates with.
+   */
   private async prepare(
     method: string,
     path: string,
     opts: RequestOptions,
     signal: AbortSignal | undefined,
-  ): Promise<HttpCall> {
+  ): Promise<[HttpCall, RequestAuth]> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
@@ -165,14 +219,18 @@ export class KubeClient {
       body = JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
-    return { method, url, headers, body, agent: this.pool.agent(auth.clientCertificate), signal };
+    return [{ method, url, headers, body, agent: this.pool.agent(auth.clientCertificate), signal }, auth];
   }
 
-  /** The answer to `call`; throws at once for a request Node will not send (see send). */
-  private exchange(call: HttpCall): Promise<KubeResponse> {
+  /**
+   * The answer to `call`, sent with `auth`; throws at once for a request Node will not send (see
+   * send).
+   */
+  private exchange(call: HttpCall, auth: RequestAuth): Promise<KubeResponse> {
     return send(call).then((res) => {
-      // A refused credential (expired, revoked, rotated): the next request fetches it anew.
-      if (res.status === 401) this.credentials.rejected();
+      // A refused credential (expired, revoked, rotated): the next request fetches it anew — unless
+      // it was replaced meanwhile (this answers a request sent before).
+      if (res.status === 401) this.credentials.rejected(auth);
       return res;
     });
   }
@@ -232,11 +290,28 @@ export class KubeClient {
   }
 }
 
+/**
+ * The error an error answer stands for: a Status gives its reason and message (cut to
+ * {@link maxStatusMessageChars}); anything else the status code as reason and the start of the body
+ * (cut to {@link maxErrorTextChars}) as message. Pure.
+ */
 function toApiError(statusCode: number, text: string): KubeApiError {
+  let doc: unknown;
   try {
-    const status = JSON.parse(text) as { reason?: string; message?: string };
-    return new KubeApiError(statusCode, status.reason ?? String(statusCode), status.message ?? text);
+    doc = JSON.parse(text);
   } catch {
-    return new KubeApiError(statusCode, String(statusCode), text.slice(0, 500));
+    doc = undefined;
   }
+  const status = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>) : {};
+  const reason =
+    typeof status.reason === 'string' && status.reason !== '' ? status.reason : String(statusCode);
+  const message =
+    typeof status.message === 'string'
+      ? cut(status.message, maxStatusMessageChars)
+      : cut(text, maxErrorTextChars);
+  return new KubeApiError(statusCode, reason, message);
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -12,6 +12,7 @@ import {
   type KubeCluster,
   type PemSource,
 } from './kubeconfig.ts';
+import { announcedIdleTimeoutMs } from './transport.ts';
 
 /**
  * How long one connection pool serves every request before the kubeconfig's TLS material is read
@@ -24,9 +25,13 @@ export const kubeDispatcherReuseMs = 5 * 60_000;
 /**
  * An idle connection is closed after this long. Below the apiserver's own idle timeout (90 s) and
  * the 60 s of many cloud load balancers, so the client closes first and never sends a request on a
- * connection the other end is closing; also what ends a replaced pool's connections.
+ * connection the other end is closing; also what ends a replaced pool's connections. A server (or a
+ * proxy) announcing a shorter `Keep-Alive: timeout=N` is believed: see {@link idleTimeoutMs}.
  */
 export const kubeIdleConnectionMs = 30_000;
+
+/** A connection is closed this long before the server's announced keep-alive ends (Node's margin too). */
+const keepAliveMarginMs = 1_000;
 
 /**
  * The shared pool: `agent(cert)` answers the pool in use while it is younger than
@@ -96,15 +101,20 @@ export class ConnectionPool {
   }
 }
 
-// An Agent whose idle connections close after kubeIdleConnectionMs, while one in use has no timeout
-// at all: a quiet watch is never cut. (Agent's own `timeout` option would set it on connections in
-// use too.) keepSocketAlive and reuseSocket are Agent's documented hooks for subclasses: the first is
-// called as a connection goes idle (and returns whether to keep it), the second as one is taken again.
+// An Agent whose idle connections close after idleTimeoutMs, while one in use has no timeout at
+// all: a quiet watch is never cut. (Agent's own `timeout` option would set it on connections in use
+// too.) keepSocketAlive and reuseSocket are Agent's documented hooks for subclasses: the first is
+// called as a connection goes idle (and returns whether to keep it), the second as one is taken
+// again. Node's keepSocketAlive answers false when the server's announced keep-alive is too short
+// to reuse the connection safely (1 s); without an Agent `timeout` it sets none, and only shortens
+// that one by the server's announcement, so the announcement is applied here.
+
+/** Node's Agent#keepSocketAlive as it is: it answers whether to keep the connection (@types/node says void). */
+type NodeKeepSocketAlive = (this: HttpAgent, socket: Duplex) => boolean;
 
 class IdleClosingHttpAgent extends HttpAgent {
   override keepSocketAlive(socket: Duplex): boolean {
-    super.keepSocketAlive(socket);
-    return idle(socket);
+    return (super.keepSocketAlive as NodeKeepSocketAlive).call(this, socket) && idle(socket);
   }
 
   override reuseSocket(socket: Duplex, request: ClientRequest): void {
@@ -115,8 +125,7 @@ class IdleClosingHttpAgent extends HttpAgent {
 
 class IdleClosingHttpsAgent extends HttpsAgent {
   override keepSocketAlive(socket: Duplex): boolean {
-    super.keepSocketAlive(socket);
-    return idle(socket);
+    return (super.keepSocketAlive as NodeKeepSocketAlive).call(this, socket) && idle(socket);
   }
 
   override reuseSocket(socket: Duplex, request: ClientRequest): void {
@@ -125,10 +134,28 @@ class IdleClosingHttpsAgent extends HttpsAgent {
   }
 }
 
-/** Arms the idle timeout of a connection going idle (Agent destroys an idle one on 'timeout'); keep it. */
+/**
+ * Arms the idle timeout of a connection going idle (Agent destroys an idle one on 'timeout'), and
+ * says whether to keep it: not when the server's announced keep-alive leaves no time to reuse it.
+ */
 function idle(socket: Duplex): boolean {
-  if (socket instanceof Socket) socket.setTimeout(kubeIdleConnectionMs);
+  if (!(socket instanceof Socket)) return true;
+  const ms = idleTimeoutMs(socket.timeout, announcedIdleTimeoutMs(socket));
+  if (ms <= 0) return false;
+  socket.setTimeout(ms);
   return true;
+}
+
+/**
+ * How long an idle connection is kept: {@link kubeIdleConnectionMs}, less if Node's Agent set a
+ * shorter timeout (`nodeMs`; 0 or undefined: none) or the server announced a keep-alive of
+ * `announcedMs` (then a second less, as Node does). Not above 0: do not keep it. Pure.
+ */
+export function idleTimeoutMs(nodeMs: number | undefined, announcedMs: number | undefined): number {
+  let ms = kubeIdleConnectionMs;
+  if (nodeMs !== undefined && nodeMs > 0) ms = Math.min(ms, nodeMs);
+  if (announcedMs !== undefined) ms = Math.min(ms, announcedMs - keepAliveMarginMs);
+  return ms;
 }
 
 /** Disarms it for a connection taken again. */

@@ -2,13 +2,16 @@
 // certificate its connection presents.
 import { readFile } from 'node:fs/promises';
 import type { Clock } from '../clock.ts';
-import { ExecCredentialPlugin } from './execPlugin.ts';
+import { ExecCredentialPlugin, type ExecCredential } from './execPlugin.ts';
 import { KubeCredentialError, type ClientCertificate, type Kubeconfig, type KubeUser } from './kubeconfig.ts';
 
 /** A token file is read again when its last read is this old (client-go's period too): bound tokens rotate. */
 export const tokenFileRereadMs = 60_000;
 
-/** What one request authenticates with. */
+/**
+ * What one request authenticates with. Hand the same object to {@link UserCredentials.rejected}
+ * when the apiserver refuses the request: it tells which credential was refused.
+ */
 export interface RequestAuth {
   /** Header name and value pairs (Authorization, Impersonate-*); a name may repeat. */
   readonly headers: readonly [string, string][];
@@ -38,8 +41,10 @@ export class UserCredentials {
   private readonly user: KubeUser;
   private readonly plugin: ExecCredentialPlugin | undefined;
   private readonly fixedHeaders: readonly [string, string][];
-  private fileToken: { readonly token: string; readonly readAt: number } | undefined;
-  private reading: Promise<string> | undefined;
+  private fileToken: FileToken | undefined;
+  private reading: Promise<FileToken> | undefined;
+  /** The credential each RequestAuth handed out came from, for rejected(). */
+  private readonly issued = new WeakMap<RequestAuth, ExecCredential | FileToken>();
 
   private readonly opts: UserCredentialOptions;
 
@@ -66,33 +71,52 @@ export class UserCredentials {
     const { user } = this;
     if (this.plugin !== undefined) {
       const c = await this.plugin.credential();
-      return {
+      const auth: RequestAuth = {
         headers: [...bearer(c.token), ...this.fixedHeaders],
         clientCertificate: c.clientCertificate ?? user.clientCertificate,
       };
+      this.issued.set(auth, c);
+      return auth;
     }
-    const token = user.tokenFile !== undefined ? await this.tokenFromFile(user.tokenFile) : user.token;
-    return { headers: [...bearer(token), ...this.fixedHeaders], clientCertificate: user.clientCertificate };
+    if (user.tokenFile !== undefined) {
+      const read = await this.tokenFromFile(user.tokenFile);
+      const auth: RequestAuth = {
+        headers: [...bearer(read.token), ...this.fixedHeaders],
+        clientCertificate: user.clientCertificate,
+      };
+      this.issued.set(auth, read);
+      return auth;
+    }
+    return {
+      headers: [...bearer(user.token), ...this.fixedHeaders],
+      clientCertificate: user.clientCertificate,
+    };
   }
 
   /**
-   * The apiserver refused a request as unauthenticated (401): the next request runs the exec
-   * plugin again and reads the token file again. Idempotent.
+   * The apiserver refused the request sent with `auth` (from {@link forRequest}) as
+   * unauthenticated (401): if the exec credential or token-file read it carried is still the one
+   * in use, it is dropped, and the next request runs the exec plugin again or reads the token file
+   * again. A refusal of a credential already replaced (a late answer to a request sent before a
+   * rotation) changes nothing, as in client-go. Idempotent.
    */
-  rejected(): void {
-    this.plugin?.invalidate();
-    this.fileToken = undefined;
+  rejected(auth: RequestAuth): void {
+    const source = this.issued.get(auth);
+    if (source === undefined) return;
+    if (this.fileToken === source) this.fileToken = undefined;
+    else if ('expiresAt' in source) this.plugin?.invalidate(source);
   }
 
-  private async tokenFromFile(path: string): Promise<string> {
+  private async tokenFromFile(path: string): Promise<FileToken> {
     const last = this.fileToken;
-    if (last !== undefined && this.opts.clock.now() - last.readAt < tokenFileRereadMs) return last.token;
+    if (last !== undefined && this.opts.clock.now() - last.readAt < tokenFileRereadMs) return last;
     this.reading ??= readFile(path, 'utf8')
       .then((text) => {
         const token = text.trim();
         if (token === '') throw new Error('the file is empty');
-        this.fileToken = { token, readAt: this.opts.clock.now() };
-        return token;
+        const read = { token, readAt: this.opts.clock.now() };
+        this.fileToken = read;
+        return read;
       })
       .finally(() => {
         this.reading = undefined;
@@ -100,13 +124,19 @@ export class UserCredentials {
     try {
       return await this.reading;
     } catch (err) {
-      if (last !== undefined) return last.token;
+      if (last !== undefined) return last;
       throw new KubeCredentialError(
         `read the token file ${path} of user "${this.user.name}": ${err instanceof Error ? err.message : String(err)}`,
         { cause: err },
       );
     }
   }
+}
+
+/** One read of a token file. */
+interface FileToken {
+  readonly token: string;
+  readonly readAt: number;
 }
 
 function bearer(token: string | undefined): [string, string][] {

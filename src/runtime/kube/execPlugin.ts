@@ -10,7 +10,7 @@ import {
   type KubeCluster,
 } from './kubeconfig.ts';
 
-/** Deadline of one run of a plugin; it is killed after it. */
+/** Deadline of one run of a plugin; it is killed after it, with every process of its group. */
 export const execPluginTimeoutMs = 30_000;
 /** A credential is renewed this long before it expires (at most half its lifetime before). */
 export const execRefreshMarginMs = 60_000;
@@ -46,11 +46,14 @@ export interface ExecPluginOptions {
 
 /**
  * One user's exec credential plugin. `credential()` answers from its cache while the credential is
- * fresh; otherwise it runs the command (one run at a time: concurrent callers share it), within
- * the deadline. A failed refresh answers with the old credential while that has not expired;
- * otherwise it throws a KubeCredentialError naming the user and the command, and the same error
- * answers for {@link execFailureHoldMs}. `invalidate()` (the apiserver refused the credential)
- * makes the next call run the command. Safe to call concurrently; never retries by itself.
+ * fresh; past its refresh time it still answers the cached credential at once while that has not
+ * expired, and runs the command in the background; with no unexpired credential it runs the
+ * command and waits for it. One run at a time (concurrent callers share it), within the deadline.
+ * A failed refresh leaves the old credential answering while that has not expired (tried again
+ * after {@link execFailureHoldMs}); with none, it throws a KubeCredentialError naming the user and
+ * the command, and the same error answers for {@link execFailureHoldMs}. `invalidate(credential)`
+ * (the apiserver refused it) makes the next call run the command, if that credential is still the
+ * cached one. Safe to call concurrently; never retries by itself.
  */
 export class ExecCredentialPlugin {
   private cached: { readonly credential: ExecCredential; readonly refreshAt: number } | undefined;
@@ -64,23 +67,38 @@ export class ExecCredentialPlugin {
     this.what = `exec credential plugin of user "${opts.user}" (command ${JSON.stringify(opts.exec.command)})`;
   }
 
-  /** A current credential, from the cache or a run of the plugin. Throws KubeCredentialError. */
+  /**
+   * A current credential: the cached one while it has not expired (past its refresh time, a run
+   * renewing it starts in the background), otherwise the one a run of the plugin gives. Waits only
+   * when there is no unexpired credential. Throws KubeCredentialError.
+   */
   async credential(): Promise<ExecCredential> {
     const now = this.opts.clock.now();
     const cached = this.cached;
     if (cached !== undefined && now < cached.refreshAt) return cached.credential;
+    const usable = cached !== undefined && unexpired(cached.credential, now) ? cached.credential : undefined;
     if (this.failed !== undefined && now < this.failed.until) {
-      if (cached !== undefined && unexpired(cached.credential, now)) return cached.credential;
+      if (usable !== undefined) return usable;
       throw this.failed.error;
     }
-    this.running ??= this.refresh().finally(() => {
+    const running = (this.running ??= this.refresh().finally(() => {
       this.running = undefined;
-    });
-    return this.running;
+    }));
+    if (usable === undefined) return running;
+    // A slow plugin (aws eks get-token) must not hold up requests — lease renewals among them —
+    // while the credential they can use is still valid. A failure is kept in `failed`.
+    running.catch(ignore);
+    return usable;
   }
 
-  /** Forgets the cached credential: the next `credential()` runs the plugin. Idempotent. */
-  invalidate(): void {
+  /**
+   * The apiserver refused `credential`: if it is the cached one, it is forgotten and the next
+   * `credential()` runs the plugin. A credential already replaced changes nothing (late refusals
+   * of requests sent before a refresh must not discard the new one, nor skip the failure hold).
+   * Idempotent.
+   */
+  invalidate(credential: ExecCredential): void {
+    if (this.cached?.credential !== credential) return;
     this.cached = undefined;
     this.failed = undefined;
   }
@@ -121,9 +139,24 @@ export class ExecCredentialPlugin {
         clearTimeout(timer);
         rejectRun(new KubeCredentialError(`${this.what} ${message}`, cause === undefined ? {} : { cause }));
       };
-      const child = spawn(exec.command, [...exec.args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // A process group of its own (detached): a wrapper script's children are killed with it, and
+      // do not keep the pipes (and themselves) alive once it was given up.
+      const child = spawn(exec.command, [...exec.args], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      const kill = (): void => {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // The group is gone already.
+        }
+        child.stdout.destroy();
+        child.stderr.destroy();
+      };
       const timer = setTimeout(() => {
-        child.kill('SIGKILL');
+        kill();
         fail(`did not finish within ${timeoutMs / 1000} s`);
       }, timeoutMs);
       const out: Buffer[] = [];
@@ -132,7 +165,7 @@ export class ExecCredentialPlugin {
       child.stdout.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > maxOutputBytes) {
-          child.kill('SIGKILL');
+          kill();
           fail(`printed more than ${maxOutputBytes} bytes`);
         } else out.push(chunk);
       });
@@ -153,7 +186,7 @@ export class ExecCredentialPlugin {
       });
       child.on('close', (code, signal) => {
         clearTimeout(timer);
-        const stderr = tail(Buffer.concat(err).toString('utf8'));
+        const stderr = stderrTail(Buffer.concat(err).toString('utf8'));
         if (code === 0) resolveRun(Buffer.concat(out).toString('utf8'));
         else
           fail(
@@ -170,14 +203,32 @@ export function refreshTime(obtained: number, expiresAt: number | undefined): nu
   return expiresAt - Math.min(execRefreshMarginMs, Math.max(0, (expiresAt - obtained) / 2));
 }
 
+function ignore(): void {
+  // see the caller
+}
+
 function unexpired(c: ExecCredential, now: number): boolean {
   return c.expiresAt === undefined || now < c.expiresAt;
 }
 
-/** The end of a plugin's error output, on one line. Pure. */
-function tail(text: string): string {
-  const oneLine = text.trim().replace(/\s*\n\s*/g, ' | ');
-  return oneLine.length > 1000 ? `…${oneLine.slice(-1000)}` : oneLine;
+/** At most this many characters of the end of a plugin's error output go into the message. */
+const maxStderrChars = 500;
+
+/**
+ * The end of a plugin's error output, on one line, with what looks like a credential masked: the
+ * value after `Bearer`, and of a `token` / `…_token` field (JSON `"token":"…"` or `token=…`). kubectl
+ * shows a failed plugin's stderr too; it is what says why (`run aws sso login`). Pure.
+ */
+function stderrTail(text: string): string {
+  const masked = text
+    .replace(/\b(bearer\s+)[^\s"',;]+/gi, '$1***')
+    .replace(/("[\w-]*token"\s*:\s*")(?:[^"\\]|\\.)*"?/gi, '$1***"')
+    .replace(
+      /(\b[\w-]*token\s*[=:]\s*)("?)[^\s"',;]+"?/gi,
+      (_m, key: string, quote: string) => `${key}${quote}***${quote}`,
+    );
+  const oneLine = masked.trim().replace(/\s*\n\s*/g, ' | ');
+  return oneLine.length > maxStderrChars ? `…${oneLine.slice(-maxStderrChars)}` : oneLine;
 }
 
 /** KUBERNETES_EXEC_INFO: the ExecCredential request, never interactive, with the cluster if asked. */
@@ -210,11 +261,9 @@ export function parseExecCredential(stdout: string, apiVersion: string): ExecCre
   let doc: unknown;
   try {
     doc = JSON.parse(stdout);
-  } catch (err) {
-    throw new Error(
-      `did not print an ExecCredential as JSON: ${err instanceof Error ? err.message : String(err)}`,
-      { cause: err },
-    );
+  } catch {
+    // Not JSON.parse's message, nor the error as cause: both quote the output, perhaps a token.
+    throw new Error('did not print an ExecCredential: its output is not JSON');
   }
   if (typeof doc !== 'object' || doc === null) throw new Error('did not print an ExecCredential object');
   const { apiVersion: version, kind, status } = doc as Record<string, unknown>;

@@ -75,7 +75,8 @@ const requireFromHere = createRequire(import.meta.url);
 /**
  * A kubeconfig's text parsed: JSON as JSON; anything else as YAML, with the `yaml` package loaded
  * only then (it costs the process ~12 MiB: the in-cluster config and JSON kubeconfigs never load
- * it). Empty text is null (an empty kubeconfig). Throws KubeconfigError naming `file`.
+ * it). Empty text is null (an empty kubeconfig). Throws KubeconfigError naming `file` and, for bad
+ * YAML, the line and column and the kind of error, never any of the file's text (it holds secrets).
  */
 export function parseKubeconfigText(text: string, file: string): unknown {
   const body = text.replace(/^\uFEFF/, '');
@@ -89,14 +90,53 @@ export function parseKubeconfigText(text: string, file: string): unknown {
   }
   const yaml = requireFromHere('yaml') as typeof Yaml;
   try {
-    return yaml.parse(body);
+    // logLevel 'error': yaml's warnings (an unknown tag …) would go to process.emitWarning, quoting
+    // the line they are about.
+    return yaml.parse(body, { logLevel: 'error' });
   } catch (err) {
-    throw new KubeconfigError(
-      `kubeconfig ${file} is neither JSON nor YAML: ${err instanceof Error ? err.message : String(err)}`,
-      { cause: err },
-    );
+    // Neither yaml's message (it quotes the offending and neighbouring lines: tokens, passwords,
+    // keys) nor the error itself (a logger may print the cause) goes into the error.
+    throw new KubeconfigError(`kubeconfig ${file} is not valid YAML${yamlErrorWhere(err, yaml)}`);
   }
 }
+
+/**
+ * Where a YAML parse error is and what kind it is, from its position and code alone: yaml's own
+ * messages quote source text, some even in their first sentence (`Invalid escape sequence \q`,
+ * `Unresolved tag: !x`). Pure.
+ */
+function yamlErrorWhere(err: unknown, yaml: typeof Yaml): string {
+  if (!(err instanceof yaml.YAMLError)) return '';
+  const at = err.linePos?.[0];
+  const where = at !== undefined ? ` at line ${at.line}, column ${at.col}` : '';
+  return `${where}: ${yamlErrorKinds[err.code] ?? err.code}`;
+}
+
+/** What each of yaml's error codes means, in words that quote nothing from the file. */
+const yamlErrorKinds: Readonly<Record<string, string>> = {
+  ALIAS_PROPS: 'an alias with an anchor or tag',
+  BAD_ALIAS: 'an unresolved or ambiguous alias',
+  BAD_COLLECTION_TYPE: 'a tag for another kind of collection',
+  BAD_DIRECTIVE: 'a bad directive',
+  BAD_DQ_ESCAPE: 'an invalid escape sequence in a double-quoted string',
+  BAD_INDENT: 'bad indentation or an unclosed flow collection',
+  BAD_PROP_ORDER: 'an anchor or tag in the wrong place',
+  BAD_SCALAR_START: 'a plain value starting with a reserved character',
+  BLOCK_AS_IMPLICIT_KEY: 'a nested mapping where a key was expected (missing line break or indentation?)',
+  BLOCK_IN_FLOW: 'a block collection inside a flow collection',
+  DUPLICATE_KEY: 'a mapping with the same key twice',
+  IMPOSSIBLE: 'an internal error of the YAML parser',
+  KEY_OVER_1024_CHARS: 'an implicit key longer than 1024 characters',
+  MISSING_CHAR: 'a missing character (a closing quote or bracket, a comma, a space after a colon)',
+  MULTILINE_IMPLICIT_KEY: 'a key spanning several lines',
+  MULTIPLE_ANCHORS: 'a node with several anchors',
+  MULTIPLE_DOCS: 'more than one YAML document',
+  MULTIPLE_TAGS: 'a node with several tags',
+  NON_STRING_KEY: 'a key that is not a string',
+  TAB_AS_INDENT: 'a tab used as indentation',
+  TAG_RESOLVE_FAILED: 'an unknown tag',
+  UNEXPECTED_TOKEN: 'unexpected content',
+};
 
 /**
  * The in-cluster configuration: the apiserver at KUBERNETES_SERVICE_HOST:_PORT over https, the

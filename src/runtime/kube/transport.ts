@@ -9,6 +9,26 @@ import {
 import { request as httpsRequest } from 'node:https';
 
 /**
+ * The most of one answer's body `text()` reads (64 MiB). The largest answers are the informers'
+ * list pages: at most 500 objects (informer.ts), Skylift's kinds, namespaces and TeamPolicies of a
+ * few KiB each with managedFields, so a page is a few MiB; this admits 128 KiB per object on
+ * average, and one object is at most ~1.5 MiB (etcd's request limit). Far more than that could not
+ * be parsed within the chart's 192 MiB heap anyway: it is refused instead of exhausting memory.
+ */
+export const maxResponseBytes = 64 << 20;
+
+/** An answer's body was longer than the limit it was read with; the connection was closed. */
+export class ResponseTooLargeError extends Error {
+  override readonly name = 'ResponseTooLargeError';
+  /** The limit, in bytes. */
+  readonly limit: number;
+  constructor(limit: number) {
+    super(`the answer is longer than ${limit} bytes`);
+    this.limit = limit;
+  }
+}
+
+/**
  * An answer whose body is still to be read. The caller reads the body — `text()`, or iterating
  * `body`, once — or calls `cancel()`: until then the connection stays taken. Reading fails with the
  * request's abort reason when its signal aborts, or with the connection's error (ECONNRESET …) when
@@ -17,10 +37,15 @@ import { request as httpsRequest } from 'node:https';
 export interface KubeResponse {
   /** The HTTP status code. */
   readonly status: number;
+  /** The Content-Type header; undefined: none. */
+  readonly contentType: string | undefined;
   /** The body in chunks as they arrive. Iterate at most once; leaving the loop early closes the connection. */
   readonly body: AsyncIterable<Uint8Array>;
-  /** Reads the whole body as UTF-8. */
-  text(): Promise<string>;
+  /**
+   * Reads the whole body as UTF-8; one longer than `maxBytes` (default {@link maxResponseBytes})
+   * is read no further: the connection is closed and it rejects with ResponseTooLargeError.
+   */
+  text(maxBytes?: number): Promise<string>;
   /** Stops reading and closes the connection (it is not reused). Idempotent; nothing once the body was read. */
   cancel(): void;
 }
@@ -69,6 +94,7 @@ export function send(call: HttpCall): Promise<KubeResponse> {
     req.on('error', reject);
     req.on('response', (answer) => {
       res = answer;
+      noteKeepAlive(answer);
       // The reader of the body hears the error; without one it must not crash the process.
       answer.on('error', ignore);
       resolve(new NodeResponse(answer));
@@ -88,19 +114,48 @@ class NodeResponse implements KubeResponse {
     return this.res.statusCode ?? 0;
   }
 
+  get contentType(): string | undefined {
+    return this.res.headers['content-type'];
+  }
+
   get body(): AsyncIterable<Uint8Array> {
     return this.res;
   }
 
-  async text(): Promise<string> {
+  async text(maxBytes = maxResponseBytes): Promise<string> {
     const chunks: Buffer[] = [];
-    for await (const chunk of this.res) chunks.push(chunk as Buffer);
+    let size = 0;
+    for await (const chunk of this.res) {
+      size += (chunk as Buffer).length;
+      // Leaving the loop destroys the response: the connection closes, nothing more is read.
+      if (size > maxBytes) throw new ResponseTooLargeError(maxBytes);
+      chunks.push(chunk as Buffer);
+    }
     return Buffer.concat(chunks).toString('utf8');
   }
 
   cancel(): void {
     this.res.destroy();
   }
+}
+
+/** Per connection, the idle time the server last announced (`Keep-Alive: timeout=N`), in ms. */
+const announcedKeepAlive = new WeakMap<object, number>();
+
+function noteKeepAlive(res: IncomingMessage): void {
+  const header = res.headers['keep-alive'];
+  const seconds = /(?:^|[\s,])timeout=(\d+)/i.exec(typeof header === 'string' ? header : '')?.[1];
+  if (seconds !== undefined) announcedKeepAlive.set(res.socket, Number(seconds) * 1000);
+  else announcedKeepAlive.delete(res.socket);
+}
+
+/**
+ * How long the server said it keeps `socket` open while idle (`Keep-Alive: timeout=N` on the last
+ * answer received on it), in milliseconds; undefined when it did not say. A proxy in front of the
+ * apiserver may announce far less than the client's own idle timeout.
+ */
+export function announcedIdleTimeoutMs(socket: object): number | undefined {
+  return announcedKeepAlive.get(socket);
 }
 
 /** The signal's reason as an Error (an abort() without one gives a DOMException AbortError). */
