@@ -613,7 +613,8 @@ describe('MyIngress whose load balancer was deleted outside Skylift', () => {
       async () => {
         const r = await readObject<MyIngress>(admin, myIngressType, ns, 'shop');
         const ready = r?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-        return ready && r?.status?.arn !== undefined && r.status.arn !== oldArn ? r : undefined;
+        const arn = r?.status?.arn;
+        return ready && arn !== undefined && arn !== oldArn ? r : undefined;
       },
       { timeoutMs: 30_000, description: 'a new load balancer, Ready' },
     );

@@ -232,7 +232,8 @@ export class TargetGroups {
     wanted: readonly string[] | undefined,
   ): Promise<{ readonly tg: TargetGroup; readonly created: boolean }> {
     const port = Number(wanted?.[0]?.split(':').pop() ?? want.port) || want.port;
-    let created = false;
+    // Set by the create callback: createOrFind answers a found group the same way.
+    const outcome = { created: false };
     const tg = await createOrFind({
       what: `create target group ${want.name}`,
       table: elbv2ErrorTable,
@@ -254,13 +255,14 @@ export class TargetGroups {
             Tags: ownedTagList(mr.spec.tags, ctx.ownership),
           }),
         );
-        created = true;
+        outcome.created = true;
         return out.TargetGroups?.[0];
       },
     });
     if (tg?.TargetGroupArn === undefined)
       throw new RetryableError(Reason.AwsError, `create target group ${want.name}: no ARN returned`);
     const tgArn = tg.TargetGroupArn;
+    const created = outcome.created;
     if (created && !recordedTargetGroups(mr).includes(tgArn) && wanted !== undefined && wanted.length > 0) {
       await elbv2Call('register targets', () =>
         this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets: wanted.map(target) })),
