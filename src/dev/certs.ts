@@ -24,7 +24,7 @@ export interface LocalPki {
  * Uses the system `openssl` (part of Debian's ca-certificates dependencies).
  * Not idempotent: overwrites what is there.
  */
-export async function generateLocalPki(dir: string): Promise<LocalPki> {
+export async function generateLocalPki(dir: string, extraIps: readonly string[] = []): Promise<LocalPki> {
   const p = (name: string): string => join(dir, name);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   await run('openssl', [
@@ -60,7 +60,7 @@ export async function generateLocalPki(dir: string): Promise<LocalPki> {
       'basicConstraints=CA:FALSE',
       'keyUsage=critical,digitalSignature,keyEncipherment',
       'extendedKeyUsage=serverAuth',
-      'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc',
+      `subjectAltName=IP:127.0.0.1,IP:10.0.0.1,${extraIps.map((ip) => `IP:${ip},`).join('')}DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc`,
       '',
     ].join('\n'),
   );
@@ -93,6 +93,60 @@ export async function generateLocalPki(dir: string): Promise<LocalPki> {
     saKey: p('sa.key'),
     saPub: p('sa.pub'),
   };
+}
+
+/**
+ * Issues a client certificate signed by the PKI's CA (`<name>.crt`, `<name>.key`
+ * in `dir`) for subject CN=`cn`, O=`org`: kube-apiserver's identity towards
+ * kubelets (node mode). Overwrites what is there.
+ */
+export async function issueClientCert(
+  pki: LocalPki,
+  dir: string,
+  name: string,
+  cn: string,
+  org: string,
+): Promise<{ cert: string; key: string }> {
+  const key = join(dir, `${name}.key`);
+  const csr = join(dir, `${name}.csr`);
+  const cert = join(dir, `${name}.crt`);
+  const ext = join(dir, `${name}.ext`);
+  await run('openssl', [
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    csr,
+    '-subj',
+    `/O=${org}/CN=${cn}`,
+  ]);
+  await writeFile(
+    ext,
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n',
+  );
+  await run('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    pki.caCert,
+    '-CAkey',
+    pki.caKey,
+    '-CAcreateserial',
+    '-out',
+    cert,
+    '-days',
+    '30',
+    '-extfile',
+    ext,
+  ]);
+  return { cert, key };
 }
 
 /** A bearer-token identity known to the local apiserver through --token-auth-file. */

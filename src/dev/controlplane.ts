@@ -1,6 +1,13 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateLocalPki, newIdentity, tokenAuthFile, type LocalPki, type TokenIdentity } from './certs.ts';
+import {
+  generateLocalPki,
+  issueClientCert,
+  newIdentity,
+  tokenAuthFile,
+  type LocalPki,
+  type TokenIdentity,
+} from './certs.ts';
 import { simpleRequest } from './http.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
 import { toolPaths } from './paths.ts';
@@ -32,6 +39,31 @@ export interface ControlPlaneOptions {
   readonly startTimeoutMs?: number;
   /** Extra kube-apiserver flags (tests use e.g. --etcd-compaction-interval). */
   readonly extraApiServerArgs?: readonly string[];
+  /**
+   * Node mode (PROTOTYPE, issue 17): prepare the control plane for one real
+   * node. kube-apiserver listens on all addresses and advertises `hostIp` (the
+   * CNI bridge's address, so Pods reach it through the `kubernetes` Service),
+   * authorizes with Node,RBAC plus NodeRestriction, and has a client
+   * certificate for the kubelet; kube-controller-manager runs the workload
+   * controllers too; kubeconfigs for the kubelet and kube-proxy are written.
+   */
+  readonly node?: NodeModeOptions;
+}
+
+/** See {@link ControlPlaneOptions.node}. */
+export interface NodeModeOptions {
+  /** The Node's name; the kubelet authenticates as `system:node:<name>`. */
+  readonly nodeName: string;
+  /** The address Pods reach the host at (the CNI bridge's gateway). */
+  readonly hostIp: string;
+  /** kube-scheduler binary (built with the kubelet by hack/install-node-runtime.sh). */
+  readonly schedulerBin: string;
+}
+
+/** Identities of the node components, in node mode. */
+export interface NodeIdentities {
+  readonly kubelet: TokenIdentity;
+  readonly kubeProxy: TokenIdentity;
 }
 
 /** A running etcd + kube-apiserver (+ kube-controller-manager) on loopback. */
@@ -44,6 +76,8 @@ export interface ControlPlane {
   readonly logDir: string;
   /** Path of a kubeconfig file for the identity (written at start). */
   kubeconfigPath(who: keyof ControlPlaneIdentities): string;
+  /** Node mode only: path of the kubelet's or kube-proxy's kubeconfig. */
+  nodeKubeconfigPath(who: keyof NodeIdentities): string;
   /** Stops kube-apiserver and starts it again on the same port and etcd data; resolves when ready. */
   restartApiServer(): Promise<void>;
   /**
@@ -68,6 +102,27 @@ const controllers = [
 ].join(',');
 
 /**
+ * What node mode adds: Deployments make ReplicaSets make Pods, Services get
+ * EndpointSlices, Pods get `kube-root-ca.crt` for their projected
+ * service-account volume, finished Pods are collected, and a Node whose
+ * kubelet stops is marked NotReady and tainted.
+ */
+const nodeControllers = [
+  'deployment-controller',
+  'replicaset-controller',
+  'endpointslice-controller',
+  'endpointslice-mirroring-controller',
+  'root-ca-certificate-publisher-controller',
+  'pod-garbage-collector-controller',
+  'disruption-controller',
+  'taint-eviction-controller',
+  'node-lifecycle-controller',
+  'statefulset-controller',
+  'daemonset-controller',
+  'job-controller',
+].join(',');
+
+/**
  * Starts etcd and kube-apiserver (RBAC on, secure serving with a generated CA,
  * static-token identities, service-account signing keys) on free loopback
  * ports, and waits until `/readyz` answers 200. Throws with the component's log
@@ -84,16 +139,40 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   await mkdir(pkiDir, { recursive: true });
   await rm(etcdDir, { recursive: true, force: true });
 
-  const pki = await generateLocalPki(pkiDir);
+  const node = opts.node;
+  const pki = await generateLocalPki(pkiDir, node !== undefined ? [node.hostIp] : []);
   const identities: ControlPlaneIdentities = {
     admin: newIdentity('skylift-admin', ['system:masters']),
     operator: newIdentity('skylift-operator', ['skylift:operators']),
   };
   const controllerManagerIdentity = newIdentity('system:kube-controller-manager', ['system:masters']);
+  const nodeIdentities: NodeIdentities | undefined =
+    node === undefined
+      ? undefined
+      : {
+          kubelet: newIdentity(`system:node:${node.nodeName}`, ['system:nodes']),
+          // Bound to ClusterRole system:node-proxier by the default bootstrap policy.
+          kubeProxy: newIdentity('system:kube-proxy', []),
+        };
+  const kubeletClient =
+    node === undefined
+      ? undefined
+      : await issueClientCert(
+          pki,
+          pkiDir,
+          'apiserver-kubelet-client',
+          'kube-apiserver-kubelet-client',
+          'system:masters',
+        );
   const tokenFile = join(pkiDir, 'tokens.csv');
   await writeFile(
     tokenFile,
-    tokenAuthFile([identities.admin, identities.operator, controllerManagerIdentity]),
+    tokenAuthFile([
+      identities.admin,
+      identities.operator,
+      controllerManagerIdentity,
+      ...(nodeIdentities !== undefined ? [nodeIdentities.kubelet, nodeIdentities.kubeProxy] : []),
+    ]),
     {
       mode: 0o600,
     },
@@ -107,7 +186,22 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const port = await freePort();
     const server = `https://127.0.0.1:${port}`;
     const apiArgs = [
-      ...apiServerArgs({ port, etcdUrl: etcd.url, pki, tokenFile, certDir: pkiDir }),
+      ...apiServerArgs({
+        port,
+        etcdUrl: etcd.url,
+        pki,
+        tokenFile,
+        certDir: pkiDir,
+        ...(node !== undefined && kubeletClient !== undefined
+          ? {
+              node: {
+                hostIp: node.hostIp,
+                kubeletClientCert: kubeletClient.cert,
+                kubeletClientKey: kubeletClient.key,
+              },
+            }
+          : {}),
+      }),
       ...(opts.extraApiServerArgs ?? []),
     ];
     let apiserver = await startApiServer(binDir, apiArgs, logDir, server, pki, identities.admin, timeoutMs);
@@ -134,6 +228,28 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       );
     }
 
+    const nodeKubeconfigs = {
+      kubelet: join(opts.dir, 'kubelet.kubeconfig'),
+      kubeProxy: join(opts.dir, 'kube-proxy.kubeconfig'),
+    };
+    if (nodeIdentities !== undefined) {
+      for (const who of ['kubelet', 'kubeProxy'] as const) {
+        await writeFile(
+          nodeKubeconfigs[who],
+          renderKubeconfig([
+            {
+              clusterName: 'skylift-local',
+              server,
+              caPem: pki.caPem,
+              user: nodeIdentities[who].user,
+              token: nodeIdentities[who].token,
+            },
+          ]),
+          { mode: 0o600 },
+        );
+      }
+    }
+
     let kcm: ManagedProcess | undefined;
     if (opts.controllerManager === true) {
       const kcmConfig = join(opts.dir, 'controller-manager.kubeconfig');
@@ -157,7 +273,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
           `--kubeconfig=${kcmConfig}`,
           '--secure-port=0',
           '--leader-elect=false',
-          `--controllers=${controllers}`,
+          `--controllers=${node !== undefined ? `${controllers},${nodeControllers}` : controllers}`,
           `--root-ca-file=${pki.caCert}`,
           `--service-account-private-key-file=${pki.saKey}`,
           '--use-service-account-credentials=false',
@@ -169,6 +285,33 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       started.push(kcm);
     }
 
+    let scheduler: ManagedProcess | undefined;
+    if (node !== undefined) {
+      // Same all-powerful identity as the controller-manager: a dev cluster's scheduler.
+      const schedulerConfig = join(opts.dir, 'scheduler.kubeconfig');
+      await writeFile(
+        schedulerConfig,
+        renderKubeconfig([
+          {
+            clusterName: 'skylift-local',
+            server,
+            caPem: pki.caPem,
+            user: controllerManagerIdentity.user,
+            token: controllerManagerIdentity.token,
+          },
+        ]),
+        { mode: 0o600 },
+      );
+      scheduler = await ManagedProcess.start({
+        name: 'kube-scheduler',
+        command: node.schedulerBin,
+        args: [`--kubeconfig=${schedulerConfig}`, '--secure-port=0', '--leader-elect=false'],
+        logFile: join(logDir, 'kube-scheduler.log'),
+        pidFile: join(logDir, 'kube-scheduler.pid'),
+      });
+      started.push(scheduler);
+    }
+
     let stopped = false;
     return {
       server,
@@ -177,6 +320,10 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       dir: opts.dir,
       logDir,
       kubeconfigPath: (who) => kubeconfigs[who],
+      nodeKubeconfigPath: (who) => {
+        if (nodeIdentities === undefined) throw new Error('not a node-mode control plane');
+        return nodeKubeconfigs[who];
+      },
       async restartApiServer() {
         await apiserver.stop();
         apiserver = await startApiServer(binDir, apiArgs, logDir, server, pki, identities.admin, timeoutMs);
@@ -189,6 +336,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       async stop() {
         if (stopped) return;
         stopped = true;
+        if (scheduler !== undefined) await scheduler.stop();
         if (kcm !== undefined) await kcm.stop();
         await apiserver.stop();
         await etcd.process.stop();
@@ -207,6 +355,12 @@ interface ApiServerArgInputs {
   readonly pki: LocalPki;
   readonly tokenFile: string;
   readonly certDir: string;
+  /** Node mode: listen on all addresses, advertise `hostIp`, Node authorizer, kubelet client certificate. */
+  readonly node?: {
+    readonly hostIp: string;
+    readonly kubeletClientCert: string;
+    readonly kubeletClientKey: string;
+  };
 }
 
 /** kube-apiserver flags for a single-node local control plane. Pure. */
@@ -214,13 +368,22 @@ export function apiServerArgs(i: ApiServerArgInputs): string[] {
   return [
     `--etcd-servers=${i.etcdUrl}`,
     `--secure-port=${i.port}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
+    ...(i.node === undefined
+      ? ['--bind-address=127.0.0.1', '--advertise-address=127.0.0.1']
+      : [
+          '--bind-address=0.0.0.0',
+          `--advertise-address=${i.node.hostIp}`,
+          `--kubelet-client-certificate=${i.node.kubeletClientCert}`,
+          `--kubelet-client-key=${i.node.kubeletClientKey}`,
+          '--enable-admission-plugins=NodeRestriction',
+          // The Node's name does not resolve; its InternalIP (the bridge's address) does.
+          '--kubelet-preferred-address-types=InternalIP',
+        ]),
     `--cert-dir=${i.certDir}`,
     `--tls-cert-file=${i.pki.serverCert}`,
     `--tls-private-key-file=${i.pki.serverKey}`,
     `--client-ca-file=${i.pki.caCert}`,
-    '--authorization-mode=RBAC',
+    i.node === undefined ? '--authorization-mode=RBAC' : '--authorization-mode=Node,RBAC',
     `--token-auth-file=${i.tokenFile}`,
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${i.pki.saPub}`,

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Installs what Skylift's node mode (`skylift dev --node`, issue 17) needs to
+# run one real Kubernetes node beside the local control plane:
+#   packages  Debian's containerd, runc, containernetworking-plugins, buildah
+#             (apt; skipped when `dpkg -s` says they are installed)
+#   kubelet   kubelet, kube-proxy and kube-scheduler built from the Go module proxy at
+#             $KUBE_VERSION, as install-kube.sh builds kube-apiserver, into
+#             $KUBELET_DIR (kube-proxy: Pods reach the apiserver through the
+#             `kubernetes` Service; kube-scheduler: the plain stack
+#             places no Pods)
+#   images    the pod sandbox ("pause") image and the sample app ("hello"),
+#             static Go binaries packed by buildah into OCI archives in
+#             $NODE_IMAGE_DIR (no registry is reachable here)
+# With no argument, all three. Idempotent: each part is stamped and does
+# nothing when its stamp matches. Prints the node runtime directory.
+# PROTOTYPE (branch node-prototype): not yet called by the Makefile.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KUBELET_DIR="$SKYLIFT_CACHE/kubelet/$KUBE_VERSION"
+NODE_IMAGE_DIR="$SKYLIFT_CACHE/node-images"
+# The names the images are imported under into containerd's k8s.io namespace.
+# The pause name is what containerd's sandbox_image is set to (src/dev/node.ts;
+# kubelet 1.36 no longer has --pod-infra-container-image).
+PAUSE_IMAGE="localhost/skylift/pause:1"
+HELLO_IMAGE="localhost/skylift/hello:1"
+NODE_PACKAGES=(containerd runc containernetworking-plugins buildah iptables)
+
+# progress LABEL PID: prints every 15 s how long LABEL (running as PID) has taken.
+progress() {
+  local label="$1" pid="$2" t0=$SECONDS
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 15
+    kill -0 "$pid" 2>/dev/null && log "  … $label: $((SECONDS - t0)) s so far"
+  done
+}
+
+# run_with_progress LABEL CMD...: runs CMD, printing progress while it runs.
+run_with_progress() {
+  local label="$1"; shift
+  "$@" &
+  local pid=$!
+  progress "$label" "$pid" &
+  local ticker=$!
+  local rc=0
+  wait "$pid" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  return "$rc"
+}
+
+install_packages() {
+  local missing=() p
+  for p in "${NODE_PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
+    log "node packages already installed: ${NODE_PACKAGES[*]}"
+    return 0
+  fi
+  if [[ $EUID -ne 0 ]]; then
+    log "node mode needs these Debian packages: ${missing[*]} (run as root: apt-get install ${missing[*]})"
+    return 1
+  fi
+  log "installing ${missing[*]} with apt"
+  local t0=$SECONDS
+  # The package lists may never have been fetched on a fresh machine.
+  if ! apt-cache show "${missing[0]}" >/dev/null 2>&1; then
+    run_with_progress "apt-get update" apt-get update -qq
+  fi
+  # --no-install-recommends: containerd recommends nothing we need; buildah would pull in podman's stack.
+  run_with_progress "apt-get install" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian starts containerd as a system service on install; node mode runs its own.
+  # (On machines without systemd the postinst does nothing.)
+  log "packages installed in $((SECONDS - t0)) s"
+}
+
+build_kubelet() {
+  local stamp="$KUBELET_DIR/.stamp" want="kubelet,kube-proxy,kube-scheduler=$KUBE_VERSION"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    log "kubelet, kube-proxy and kube-scheduler $KUBE_VERSION already in $KUBELET_DIR"
+    return 0
+  fi
+  mkdir -p "$SKYLIFT_CACHE"
+  rm -rf "$SKYLIFT_CACHE"/kubelet-build.*   # left by an interrupted build; we hold the lock
+  local tmp; tmp="$(mktemp -d "$SKYLIFT_CACHE/kubelet-build.XXXXXX")"
+  export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOSUMDB="${GOSUMDB_OVERRIDE:-off}"
+  local major minor date pkg ldflags=""
+  major="${KUBE_VERSION#v}"; major="${major%%.*}"
+  minor="${KUBE_VERSION#v*.}"; minor="${minor%%.*}"
+  date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  local t0=$SECONDS t1 cmd
+  for cmd in kubelet kube-proxy kube-scheduler; do
+    log "building $cmd $KUBE_VERSION from the Go module proxy (minutes on a cold cache)"
+    t1=$SECONDS
+    (cd "$SKYLIFT_ROOT/hack/kubebins" &&
+      run_with_progress "go build k8s.io/kubernetes/cmd/$cmd" \
+        nice -n "${SKYLIFT_BUILD_NICE:-10}" go build -trimpath -ldflags "-s -w $ldflags" \
+          -o "$tmp/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+    log "$cmd built in $((SECONDS - t1)) s"
+  done
+  log "node binaries built in $((SECONDS - t0)) s"
+  mkdir -p "$KUBELET_DIR"
+  mv "$tmp/kubelet" "$tmp/kube-proxy" "$tmp/kube-scheduler" "$KUBELET_DIR/"
+  rm -rf "$tmp"
+  echo "$want" > "$stamp"
+}
+
+# build_image NAME REF CMD...: a static Go binary hack/nodeimages/NAME as the
+# only file of an image, entrypoint CMD..., saved as $NODE_IMAGE_DIR/NAME.oci.tar.
+build_image() {
+  local name="$1" ref="$2"; shift 2
+  local src="$SKYLIFT_ROOT/hack/nodeimages"
+  local hash; hash="$(cd "$src" && cat go.mod "$name"/*.go | sha256sum | cut -c1-16)"
+  local out="$NODE_IMAGE_DIR/$name.oci.tar" stamp="$NODE_IMAGE_DIR/$name.stamp"
+  local want="$ref $hash $(go env GOVERSION)"
+  if [[ -f "$stamp" && -f "$out" && "$(cat "$stamp")" == "$want" ]]; then
+    log "image $ref already in $out"
+    return 0
+  fi
+  local t0=$SECONDS tmp; tmp="$(mktemp -d "$SKYLIFT_CACHE/image-build.XXXXXX")"
+  (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "-s -w" -o "$tmp/$name" "./$name")
+  # buildah keeps its own storage under the cache (vfs: no mounts needed, no
+  # daemon); the image leaves it as an OCI archive that `ctr images import` reads.
+  local bs=(--root "$SKYLIFT_CACHE/buildah/root" --runroot "$SKYLIFT_CACHE/buildah/run" --storage-driver vfs)
+  local ctr; ctr="$(buildah "${bs[@]}" from scratch)"
+  buildah "${bs[@]}" copy --quiet "$ctr" "$tmp/$name" "/$name" >/dev/null
+  buildah "${bs[@]}" config --entrypoint "$(printf '["%s"' "$@"; printf ']')" --user 65532:65532 \
+    --label org.opencontainers.image.source=skylift/hack/nodeimages/"$name" "$ctr"
+  buildah "${bs[@]}" commit --quiet --rm "$ctr" "$ref" >/dev/null
+  mkdir -p "$NODE_IMAGE_DIR"
+  rm -f "$out.tmp"
+  buildah "${bs[@]}" push --quiet "$ref" "oci-archive:$out.tmp:$ref"
+  buildah "${bs[@]}" rmi "$ref" >/dev/null
+  mv "$out.tmp" "$out"
+  rm -rf "$tmp"
+  echo "$want" > "$stamp"
+  log "image $ref built in $((SECONDS - t0)) s ($(du -k "$out" | cut -f1) KiB)"
+}
+
+build_images() {
+  mkdir -p "$SKYLIFT_CACHE"
+  rm -rf "$SKYLIFT_CACHE"/image-build.*
+  build_image pause "$PAUSE_IMAGE" /pause
+  build_image hello "$HELLO_IMAGE" /hello
+}
+
+parts=("$@")
+((${#parts[@]})) || parts=(packages kubelet images)
+for part in "${parts[@]}"; do
+  case "$part" in
+    packages) with_lock node-packages install_packages ;;
+    kubelet) with_lock kubelet build_kubelet ;;
+    images) with_lock node-images build_images ;;
+    *) log "unknown part: $part (packages, kubelet, images)"; exit 2 ;;
+  esac
+done
+echo "$SKYLIFT_CACHE"

@@ -1,0 +1,3 @@
+module skylift.dev/hack/nodeimages
+
+go 1.26.0
