@@ -57,6 +57,7 @@ export class Propagation {
   private readonly now: () => number;
   private readonly changes = new Map<string, ChangeSeen>();
   private getChangeCalls = 0;
+  private submitted = 0;
 
   constructor(pendingMs: number, now: () => number = () => performance.now()) {
     this.pendingMs = pendingMs;
@@ -76,10 +77,12 @@ export class Propagation {
   answer(body: string, call: AwsCall): string {
     const at = this.now();
     if (call.operation === 'ChangeResourceRecordSets') {
-      const id = changeIdIn(body);
-      if (id === undefined) return body; // a refused batch: an error answer, no change
+      if (changeIdIn(body) === undefined) return body; // a refused batch: an error answer, no change
+      // moto answers every change with the same ID (and GetChange with the ID it is asked for):
+      // each change gets its own, as on Route 53.
+      const id = `SKYBENCH${++this.submitted}`;
       this.changes.set(id, { submittedAt: at, names: changedNames(call.body) });
-      return pending(body);
+      return pending(body.replace(/\/change\/[A-Za-z0-9]+/, `/change/${id}`));
     }
     this.getChangeCalls++;
     const change = this.changes.get(changeIdIn(call.path) ?? '');

@@ -12,6 +12,9 @@ const getChangeAnswer = (id: string): string =>
 const changeBody = (...names: string[]): string =>
   `<ChangeBatch><Changes>${names.map((n) => `<Change><Action>UPSERT</Action><ResourceRecordSet><Name>${n}</Name><Type>A</Type></ResourceRecordSet></Change>`).join('')}</Changes></ChangeBatch>`;
 
+/** The change ID an answer carries. */
+const idOf = (answer: string): string => changeIdIn(answer) ?? '';
+
 const call = (operation: string, path: string, body = ''): AwsCall => ({
   service: 'route53',
   operation,
@@ -43,13 +46,17 @@ describe('bench propagation', () => {
       ),
     );
     expect(submitted).toContain('<Status>PENDING</Status>');
+    const id = idOf(submitted);
+    // GetChange as moto answers it: the ID asked for, INSYNC.
+    const getChange = (): string =>
+      p.answer(getChangeAnswer(id), call('GetChange', `/2013-04-01/change/${id}`));
     now = 6000;
-    expect(p.answer(getChangeAnswer('C1'), call('GetChange', '/2013-04-01/change/C1'))).toContain('PENDING');
+    expect(getChange()).toContain('PENDING');
     now = 11_500;
-    expect(p.answer(getChangeAnswer('C1'), call('GetChange', '/2013-04-01/change/C1'))).toContain('INSYNC');
+    expect(getChange()).toContain('INSYNC');
     now = 13_000;
     // A later INSYNC answer does not move the first.
-    p.answer(getChangeAnswer('C1'), call('GetChange', '/2013-04-01/change/C1'));
+    getChange();
     const r = p.result(
       new Map([
         ['a.z.example', 12_000],
@@ -67,13 +74,22 @@ describe('bench propagation', () => {
   it('takes the last change naming a record that was INSYNC before it was Ready', () => {
     let now = 0;
     const p = new Propagation(1000, () => now);
-    p.answer(changeAnswer('C1'), call('ChangeResourceRecordSets', '/x/rrset', changeBody('a.z.example.')));
+    // moto gives every change the same ID; the bench gives each its own.
+    const submit = (): string =>
+      idOf(
+        p.answer(
+          changeAnswer('C1'),
+          call('ChangeResourceRecordSets', '/x/rrset', changeBody('a.z.example.')),
+        ),
+      );
+    const first = submit();
     now = 500;
-    p.answer(changeAnswer('C2'), call('ChangeResourceRecordSets', '/x/rrset', changeBody('a.z.example.')));
+    const second = submit();
+    expect(second).not.toBe(first);
     now = 2000;
-    p.answer(getChangeAnswer('C1'), call('GetChange', '/2013-04-01/change/C1'));
+    p.answer(getChangeAnswer(first), call('GetChange', `/2013-04-01/change/${first}`));
     now = 3000;
-    p.answer(getChangeAnswer('C2'), call('GetChange', '/2013-04-01/change/C2'));
+    p.answer(getChangeAnswer(second), call('GetChange', `/2013-04-01/change/${second}`));
     const r = p.result(new Map([['a.z.example', 3200]]));
     expect(r.readyAfterInsyncAnswerMs.max).toBe(200);
     expect(r.readyAfterInsyncMs.max).toBe(1700);
