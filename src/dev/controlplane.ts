@@ -39,6 +39,8 @@ export interface ControlPlaneOptions {
   readonly startTimeoutMs?: number;
   /** Extra kube-apiserver flags (tests use e.g. --etcd-compaction-interval). */
   readonly extraApiServerArgs?: readonly string[];
+  /** Extra kube-controller-manager flags, after Skylift's (a repeated flag's last value wins). */
+  readonly extraControllerManagerArgs?: readonly string[];
   /**
    * Node mode (PROTOTYPE, issue 17): prepare the control plane for one real
    * node. kube-apiserver listens on all addresses and advertises `hostIp` (the
@@ -278,11 +280,15 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
           `--service-account-private-key-file=${pki.saKey}`,
           '--use-service-account-credentials=false',
           '--concurrent-gc-syncs=5',
+          ...(opts.extraControllerManagerArgs ?? []),
         ],
         logFile: join(logDir, 'kube-controller-manager.log'),
         pidFile: join(logDir, 'kube-controller-manager.pid'),
       });
       started.push(kcm);
+      // It has no serving port here (--secure-port=0): its first piece of work is the sign of life.
+      // One that exits at once (an unknown controller name) is reported now, not by its absence.
+      await waitForControllerManager(kcm, server, pki, identities.admin, timeoutMs);
     }
 
     let scheduler: ManagedProcess | undefined;
@@ -526,6 +532,43 @@ async function waitForApiServer(
   } catch (err) {
     throw new Error(
       `kube-apiserver did not become ready: ${describe(err)}\n--- ${proc.logFile} ---\n${proc.tail()}`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * Waits until kube-controller-manager has made the `default` ServiceAccount of namespace `default`
+ * (its serviceaccount-controller's first work); throws with its log tail when it exits or the
+ * deadline passes.
+ */
+async function waitForControllerManager(
+  proc: ManagedProcess,
+  server: string,
+  pki: LocalPki,
+  admin: TokenIdentity,
+  timeoutMs: number,
+): Promise<void> {
+  try {
+    await waitFor(
+      async () => {
+        if (proc.exitStatus !== undefined) throw new ExitedError(proc);
+        const res = await simpleRequest(`${server}/api/v1/namespaces/default/serviceaccounts/default`, {
+          ca: pki.caPem,
+          headers: { authorization: `Bearer ${admin.token}` },
+          timeoutMs: 5000,
+        });
+        return res.status === 200 ? true : undefined;
+      },
+      {
+        timeoutMs,
+        description: 'kube-controller-manager to make the default ServiceAccount',
+        intervalMs: 100,
+      },
+    );
+  } catch (err) {
+    throw new Error(
+      `kube-controller-manager did not start working: ${describe(err)}\n--- ${proc.logFile} ---\n${proc.tail()}`,
       { cause: err },
     );
   }

@@ -1,5 +1,7 @@
 // The informer on its own, against the real apiserver: a cache without
 // managedFields, DELETED events, and recovery from 410 Gone by relisting.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { startControlPlane } from '../../src/dev/controlplane.ts';
@@ -70,5 +72,20 @@ describe('Informer', () => {
       await inf.stop();
       await cp.stop();
     }
+  });
+});
+
+describe('startControlPlane', () => {
+  it('reports a kube-controller-manager that exits at start, with its log, and leaves nothing running', async () => {
+    const dir = await scratchDir('bad-kcm');
+    const started = startControlPlane({
+      dir,
+      controllerManager: true,
+      extraControllerManagerArgs: ['--controllers=no-such-controller'],
+    });
+    await expect(started).rejects.toThrow(/kube-controller-manager did not start working[\s\S]*exited/);
+    await expect(started).rejects.toThrow(/no-such-controller/);
+    // Each process's pid file goes when it exits: etcd, kube-apiserver and the controller-manager stopped.
+    expect((await readdir(join(dir, 'logs'))).filter((f) => f.endsWith('.pid'))).toEqual([]);
   });
 });
