@@ -3,7 +3,13 @@
 // behind a Service and an in-cluster apiserver client, prints timings, and
 // stops everything. Needs root and hack/install-node-runtime.sh.
 //
-//   node tools/nodePrototype.ts [--hold] [--dir DIR]
+//   node tools/nodePrototype.ts [--hold] [--dir DIR] [--index N] [--host-net]
+//
+// The node gets its own network namespace skylift-N (N = --index, 0..63, so
+// that nodes can run side by side): Pod CIDR 10.244.N.0/24, transfer net
+// 10.244.255.4N/30 (host end .4N+1, advertised by kube-apiserver; node .4N+2).
+// --host-net puts the node's networking on the host instead (bridge
+// skylift0 at 10.244.0.1, as before).
 //
 // --hold keeps the cluster up after the demo until SIGINT/SIGTERM (the admin
 // kubeconfig is printed).
@@ -14,15 +20,34 @@ import { startControlPlane, type ControlPlane } from '../src/dev/controlplane.ts
 import { simpleRequest } from '../src/dev/http.ts';
 import { startNode, type RunningNode } from '../src/dev/node.ts';
 import { pinnedVersions, repoRoot, toolPaths } from '../src/dev/paths.ts';
+import { reapStaleProcesses } from '../src/dev/reaper.ts';
 import { waitFor } from '../src/dev/wait.ts';
 
 const { values } = parseArgs({
-  options: { hold: { type: 'boolean', default: false }, dir: { type: 'string' } },
+  options: {
+    hold: { type: 'boolean', default: false },
+    dir: { type: 'string' },
+    index: { type: 'string', default: '0' },
+    'host-net': { type: 'boolean', default: false },
+  },
 });
-const dir = resolve(values.dir ?? join(repoRoot, '.skylift', 'node-proto'));
+const index = Number(values.index);
+if (!Number.isInteger(index) || index < 0 || index > 63) throw new Error('--index must be 0..63');
+const hostNet = values['host-net'];
+const dir = resolve(values.dir ?? join(repoRoot, '.skylift', `node-proto-${index}`));
 const nodeName = 'skylift-node';
-const hostIp = '10.244.0.1';
-const podCidr = '10.244.0.0/24';
+const podCidr = `10.244.${index}.0/24`;
+const hostIp = hostNet ? '10.244.0.1' : `10.244.255.${4 * index + 1}`;
+const netns = hostNet
+  ? undefined
+  : {
+      name: `skylift-${index}`,
+      hostVeth: `skylift-h${index}`,
+      nodeIp: `10.244.255.${4 * index + 2}`,
+      // The demo curls a ClusterIP from the host. The Service CIDR is the same
+      // for every control plane, so only one node at a time can have this route.
+      hostRoutes: index === 0 ? ['10.0.0.0/24'] : [],
+    };
 const paths = toolPaths();
 const imageDir = join(paths.cacheDir, 'node-images');
 const kubeletBinDir = join(paths.cacheDir, 'kubelet', pinnedVersions().KUBE_VERSION);
@@ -156,6 +181,10 @@ async function demo(): Promise<void> {
     { timeoutMs: 90_000, description: 'EndpointSlice with 2 ready endpoints', intervalMs: 200 },
   );
   log(`Deployment web: EndpointSlice lists ready ${addrs.join(', ')} after ${t(t0)}`);
+  if (netns !== undefined && netns.hostRoutes.length === 0) {
+    log('no host route to the Service CIDR (--index > 0): not calling the Service from the host');
+    return;
+  }
   // kube-proxy programs the Service's rules within its sync period of the EndpointSlice.
   t0 = Date.now();
   await waitFor(
@@ -186,6 +215,9 @@ async function demo(): Promise<void> {
 
 async function main(): Promise<void> {
   await mkdir(dir, { recursive: true });
+  // A run killed with SIGKILL leaves its children (and the node's netns) behind.
+  const reaped = await reapStaleProcesses(dir);
+  if (reaped > 0) log(`reaped ${reaped} processes of a killed run`);
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
       void stopAll().then(() => process.exit(130));
@@ -206,6 +238,7 @@ async function main(): Promise<void> {
     hostIp,
     podCidr,
     bridge: 'skylift0',
+    ...(netns !== undefined ? { netns, cgroupRoot: `/skylift-${index}` } : {}),
     kubeletBinDir,
     images: [join(imageDir, 'pause.oci.tar'), join(imageDir, 'hello.oci.tar')],
     pauseImage: 'localhost/skylift/pause:1',

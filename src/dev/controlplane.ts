@@ -56,7 +56,11 @@ export interface ControlPlaneOptions {
 export interface NodeModeOptions {
   /** The Node's name; the kubelet authenticates as `system:node:<name>`. */
   readonly nodeName: string;
-  /** The address Pods reach the host at (the CNI bridge's gateway). */
+  /**
+   * The host's address as the node sees it: the host end of the node's veth
+   * pair when the node has its own network namespace (else the CNI bridge's
+   * gateway). Advertised by kube-apiserver and used in the node's kubeconfigs.
+   */
   readonly hostIp: string;
   /** kube-scheduler binary (built with the kubelet by hack/install-node-runtime.sh). */
   readonly schedulerBin: string;
@@ -241,7 +245,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
           renderKubeconfig([
             {
               clusterName: 'skylift-local',
-              server,
+              // Not 127.0.0.1: the node's components may run in their own
+              // network namespace, whose loopback is not the host's.
+              server: `https://${node?.hostIp ?? '127.0.0.1'}:${port}`,
               caPem: pki.caPem,
               user: nodeIdentities[who].user,
               token: nodeIdentities[who].token,

@@ -21,8 +21,16 @@ export interface NodeOptions {
   /** A control plane started with `node: { nodeName, hostIp }`. */
   readonly controlPlane: ControlPlane;
   readonly nodeName: string;
-  /** The bridge's own address (gateway of the Pod CIDR), e.g. 10.244.0.1. */
+  /**
+   * The host as the node sees it (kube-apiserver advertises it): the host end
+   * of the veth pair with `netns`, e.g. 10.244.255.1; without, the bridge's
+   * own address (gateway of the Pod CIDR), e.g. 10.244.0.1.
+   */
   readonly hostIp: string;
+  /** Give the node its own network namespace (see {@link NodeNetns}); default: the host's. */
+  readonly netns?: NodeNetns;
+  /** The kubelet's --cgroup-root (default /skylift); one per node that runs at the same time. */
+  readonly cgroupRoot?: string;
   /** The node's Pod CIDR, a /24, e.g. 10.244.0.0/24. */
   readonly podCidr: string;
   /** Linux bridge name (≤ 15 characters). */
@@ -37,6 +45,26 @@ export interface NodeOptions {
   readonly log?: (line: string) => void;
 }
 
+/**
+ * The node's own network namespace: containerd, the kubelet, kube-proxy, the
+ * CNI bridge, the Pod veths, their iptables chains and `ip_forward` live in
+ * it; a veth pair with a small transfer net joins it to the host. The host
+ * routes the Pod CIDR (and `hostRoutes`) into it; the namespace's default
+ * route is the host end, so Pods reach kube-apiserver at `hostIp`.
+ */
+export interface NodeNetns {
+  /** Name under /run/netns, e.g. skylift-0. */
+  readonly name: string;
+  /** Host end of the veth pair (≤ 15 characters); it gets `hostIp`. */
+  readonly hostVeth: string;
+  /** The namespace end's address, in the transfer net with `hostIp`: the Node's InternalIP. */
+  readonly nodeIp: string;
+  /** Prefix length of the transfer net (default 30). */
+  readonly prefix?: number;
+  /** More CIDRs the host routes into the namespace besides the Pod CIDR (e.g. the Service CIDR). */
+  readonly hostRoutes?: readonly string[];
+}
+
 /** A running node. */
 export interface RunningNode {
   readonly containerdSocket: string;
@@ -45,10 +73,39 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
-const cgroupRoot = '/skylift';
+const defaultCgroupRoot = '/skylift';
+
+/** Runs `command` in the node's network namespace (nsenter execs it: same pid). */
+function inNetns(
+  netns: NodeNetns | undefined,
+  command: string,
+  args: readonly string[],
+): { command: string; args: string[]; pidFileCommand: string } {
+  if (netns === undefined) return { command, args: [...args], pidFileCommand: command };
+  // nsenter, not `ip netns exec`: that remounts /sys and hides the cgroup v1 hierarchies.
+  return {
+    command: 'nsenter',
+    args: [`--net=/run/netns/${netns.name}`, '--', command, ...args],
+    pidFileCommand: command,
+  };
+}
+
+/** The first address of a CIDR (the bridge's gateway), e.g. 10.244.0.0/24 → 10.244.0.1. */
+function firstAddress(cidr: string): string {
+  const [base = ''] = cidr.split('/');
+  const octets = base.split('.').map(Number);
+  octets[3] = (octets[3] ?? 0) + 1;
+  return octets.join('.');
+}
 
 export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const log = opts.log ?? (() => undefined);
+  const cgroupRoot = opts.cgroupRoot ?? defaultCgroupRoot;
+  const netns = opts.netns;
+  // The bridge's address: the host's own in host mode, else the Pod CIDR's first.
+  const gateway = netns === undefined ? opts.hostIp : firstAddress(opts.podCidr);
+  // The kubelet's and kube-proxy's address (the Node's InternalIP).
+  const nodeIp = netns?.nodeIp ?? opts.hostIp;
   const timings: Record<string, number> = {};
   const d = (...p: string[]): string => join(opts.dir, ...p);
   // A new cluster each run: no IP leases, pod state or images from the last one.
@@ -71,9 +128,17 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   // The bridge exists before the apiserver's clients in Pods need it, with the
   // gateway address the apiserver advertises; the CNI bridge plugin adopts it.
   // The bridge plugin (isGateway) turns on IPv4 forwarding for the whole host; put it back at stop.
-  const ipForward = await readFile('/proc/sys/net/ipv4/ip_forward', 'utf8').catch(() => '');
-  await ensureBridge(opts.bridge, opts.hostIp, opts.podCidr);
-  await ensureCgroupRoot();
+  // In a namespace of its own, that is the namespace's setting, gone with it.
+  const ipForward =
+    netns === undefined ? await readFile('/proc/sys/net/ipv4/ip_forward', 'utf8').catch(() => '') : '';
+  let t0 = Date.now();
+  if (netns !== undefined) {
+    await ensureNetns(netns, opts.hostIp, opts.podCidr);
+    timings.netnsMs = Date.now() - t0;
+    log(`network namespace ${netns.name} ready in ${timings.netnsMs} ms`);
+  }
+  await ensureBridge(opts.bridge, gateway, opts.podCidr, netns);
+  await ensureCgroupRoot(cgroupRoot);
 
   const cniConf = {
     cniVersion: '1.0.0',
@@ -87,7 +152,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
         hairpinMode: true,
         ipam: {
           type: 'host-local',
-          ranges: [[{ subnet: opts.podCidr, gateway: opts.hostIp }]],
+          ranges: [[{ subnet: opts.podCidr, gateway }]],
           routes: [{ dst: '0.0.0.0/0' }],
           dataDir: d('cni', 'ipam'),
         },
@@ -135,11 +200,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     for (const p of started.reverse()) await p.stop(10_000);
   };
   try {
-    let t0 = Date.now();
+    t0 = Date.now();
     const containerd = await ManagedProcess.start({
       name: 'containerd',
-      command: 'containerd',
-      args: ['--config', d('containerd', 'config.toml'), '--log-level', 'info'],
+      ...inNetns(netns, 'containerd', ['--config', d('containerd', 'config.toml'), '--log-level', 'info']),
       logFile: d('logs', 'containerd.log'),
       pidFile: d('logs', 'containerd.pid'),
     });
@@ -168,7 +232,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     const kubeletConfig = {
       apiVersion: 'kubelet.config.k8s.io/v1beta1',
       kind: 'KubeletConfiguration',
-      address: opts.hostIp,
+      address: nodeIp,
       port: kubeletPort,
       readOnlyPort: 0,
       healthzBindAddress: '127.0.0.1',
@@ -212,16 +276,15 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     t0 = Date.now();
     const kubelet = await ManagedProcess.start({
       name: 'kubelet',
-      command: join(opts.kubeletBinDir, 'kubelet'),
-      args: [
+      ...inNetns(netns, join(opts.kubeletBinDir, 'kubelet'), [
         `--config=${d('kubelet', 'config.json')}`,
         `--kubeconfig=${cp.nodeKubeconfigPath('kubelet')}`,
         `--root-dir=${d('kubelet', 'root')}`,
         `--cert-dir=${d('kubelet', 'pki')}`,
         `--hostname-override=${opts.nodeName}`,
-        `--node-ip=${opts.hostIp}`,
+        `--node-ip=${nodeIp}`,
         '--v=2',
-      ],
+      ]),
       logFile: d('logs', 'kubelet.log'),
       pidFile: d('logs', 'kubelet.pid'),
     });
@@ -234,7 +297,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       mode: 'iptables',
       clusterCIDR: opts.podCidr,
       hostnameOverride: opts.nodeName,
-      bindAddress: opts.hostIp,
+      bindAddress: nodeIp,
       healthzBindAddress: `127.0.0.1:${await freePort()}`,
       metricsBindAddress: `127.0.0.1:${await freePort()}`,
       // Leave the host's conntrack sysctls alone.
@@ -243,8 +306,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     await writeFile(d('kube-proxy.json'), JSON.stringify(kubeProxyConfig, null, 2));
     const kubeProxy = await ManagedProcess.start({
       name: 'kube-proxy',
-      command: join(opts.kubeletBinDir, 'kube-proxy'),
-      args: [`--config=${d('kube-proxy.json')}`, '--v=1'],
+      ...inNetns(netns, join(opts.kubeletBinDir, 'kube-proxy'), [
+        `--config=${d('kube-proxy.json')}`,
+        '--v=1',
+      ]),
       logFile: d('logs', 'kube-proxy.log'),
       pidFile: d('logs', 'kube-proxy.pid'),
     });
@@ -349,16 +414,56 @@ async function drainPods(cp: ControlPlane, nodeName: string, log: (line: string)
 }
 
 /** Creates the bridge with the gateway address unless it is there. */
-async function ensureBridge(bridge: string, hostIp: string, podCidr: string): Promise<void> {
+async function ensureBridge(
+  bridge: string,
+  gateway: string,
+  podCidr: string,
+  netns: NodeNetns | undefined,
+): Promise<void> {
+  const ip = (...args: string[]): Promise<{ stdout: string }> =>
+    run('ip', [...(netns !== undefined ? ['-n', netns.name] : []), ...args]);
   const prefix = podCidr.split('/')[1] ?? '24';
-  const exists = await run('ip', ['link', 'show', bridge]).then(
+  const exists = await ip('link', 'show', bridge).then(
     () => true,
     () => false,
   );
-  if (!exists) await run('ip', ['link', 'add', bridge, 'type', 'bridge']);
-  const { stdout } = await run('ip', ['-4', 'addr', 'show', 'dev', bridge]);
-  if (!stdout.includes(`${hostIp}/`)) await run('ip', ['addr', 'add', `${hostIp}/${prefix}`, 'dev', bridge]);
-  await run('ip', ['link', 'set', bridge, 'up']);
+  if (!exists) await ip('link', 'add', bridge, 'type', 'bridge');
+  const { stdout } = await ip('-4', 'addr', 'show', 'dev', bridge);
+  if (!stdout.includes(`${gateway}/`)) await ip('addr', 'add', `${gateway}/${prefix}`, 'dev', bridge);
+  await ip('link', 'set', bridge, 'up');
+}
+
+/**
+ * Creates the namespace and the veth pair (host end `hostVeth` with `hostIp`,
+ * namespace end `eth0` with `nodeIp`), the namespace's default route via the
+ * host, IPv4 forwarding inside it, and the host's routes into it.
+ */
+async function ensureNetns(netns: NodeNetns, hostIp: string, podCidr: string): Promise<void> {
+  const prefix = netns.prefix ?? 30;
+  const inNs = (...args: string[]): Promise<{ stdout: string }> => run('ip', ['-n', netns.name, ...args]);
+  await run('ip', ['netns', 'add', netns.name]);
+  await run('ip', [
+    'link',
+    'add',
+    netns.hostVeth,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    'eth0',
+    'netns',
+    netns.name,
+  ]);
+  await run('ip', ['addr', 'add', `${hostIp}/${prefix}`, 'dev', netns.hostVeth]);
+  await run('ip', ['link', 'set', netns.hostVeth, 'up']);
+  await inNs('link', 'set', 'lo', 'up');
+  await inNs('addr', 'add', `${netns.nodeIp}/${prefix}`, 'dev', 'eth0');
+  await inNs('link', 'set', 'eth0', 'up');
+  await inNs('route', 'add', 'default', 'via', hostIp);
+  // /proc/sys/net belongs to the reader's network namespace.
+  await run('nsenter', [`--net=/run/netns/${netns.name}`, '--', 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+  for (const cidr of [podCidr, ...(netns.hostRoutes ?? [])])
+    await run('ip', ['route', 'replace', cidr, 'via', netns.nodeIp, 'dev', netns.hostVeth]);
 }
 
 /**
@@ -368,7 +473,7 @@ async function ensureBridge(bridge: string, hostIp: string, podCidr: string): Pr
  * iptables rules and the pod cgroups. Best effort; logs what fails.
  */
 export async function cleanupNode(
-  opts: Pick<NodeOptions, 'dir' | 'bridge' | 'kubeletBinDir'>,
+  opts: Pick<NodeOptions, 'dir' | 'bridge' | 'kubeletBinDir' | 'netns' | 'cgroupRoot'>,
   log: (line: string) => void,
 ): Promise<void> {
   const socket = join(opts.dir, 'containerd', 'containerd.sock');
@@ -400,6 +505,17 @@ export async function cleanupNode(
     });
   }
   if (mounts.length > 0) log(`unmounted ${mounts.length} mounts under ${opts.dir}`);
+  if (opts.netns !== undefined) {
+    // Everything else network is inside the namespace and goes with it: the
+    // bridge, Pod veths, CNI and kube-proxy chains, ip_forward. Deleting the
+    // host end of the pair deletes both ends (and the host's routes via it)
+    // at once; the namespace itself is freed once its last process is gone.
+    await run('ip', ['link', 'del', opts.netns.hostVeth]).catch(() => undefined);
+    await run('ip', ['netns', 'del', opts.netns.name]).catch(() => undefined);
+    await removeCgroups(opts.cgroupRoot ?? defaultCgroupRoot, log);
+    await rm(join(opts.dir, 'containerd', 'state'), { recursive: true, force: true }).catch(() => undefined);
+    return;
+  }
   // Veths of sandboxes that were never torn down, then the bridge.
   const { stdout: veths } = await run('ip', ['-o', 'link', 'show', 'master', opts.bridge]).catch(() => ({
     stdout: '',
@@ -414,7 +530,7 @@ export async function cleanupNode(
   await run(join(opts.kubeletBinDir, 'kube-proxy'), ['--cleanup']).catch((err: unknown) => {
     log(`kube-proxy --cleanup: ${String(err)}`);
   });
-  await removeCgroups(log);
+  await removeCgroups(opts.cgroupRoot ?? defaultCgroupRoot, log);
   await rm(join(opts.dir, 'containerd', 'state'), { recursive: true, force: true }).catch(() => undefined);
 }
 
@@ -423,7 +539,7 @@ export async function cleanupNode(
  * (it creates kubepods/… below it). cpuset needs cpus and mems copied from the
  * parent before anything can join.
  */
-async function ensureCgroupRoot(): Promise<void> {
+async function ensureCgroupRoot(cgroupRoot: string): Promise<void> {
   for (const c of await readdir('/sys/fs/cgroup').catch(() => [] as string[])) {
     const parent = join('/sys/fs/cgroup', c);
     // Only mounted hierarchies (cgroup.procs present), not stray files in the tmpfs.
@@ -492,7 +608,7 @@ async function sweepIptables(log: (line: string) => void): Promise<void> {
   if (removed > 0) log(`removed ${removed} leftover iptables chains`);
 }
 
-async function removeCgroups(log: (line: string) => void): Promise<void> {
+async function removeCgroups(cgroupRoot: string, log: (line: string) => void): Promise<void> {
   const controllers = await readdir('/sys/fs/cgroup').catch(() => [] as string[]);
   // Container processes outlive a killed shim: whatever is still in our pids
   // hierarchy is ours and goes first.

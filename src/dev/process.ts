@@ -24,6 +24,12 @@ export interface StartOptions {
    * reaper.ts).
    */
   readonly pidFile?: string;
+  /**
+   * The command recorded in `pidFile` when `command` is a wrapper that execs
+   * another program (e.g. `nsenter … -- kubelet`): the reaper matches the
+   * running process's argv against it. Default `command`.
+   */
+  readonly pidFileCommand?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -85,7 +91,7 @@ export class ManagedProcess {
       ]);
       live.add(child);
       if (opts.pidFile !== undefined && child.pid !== undefined) {
-        writeFileSync(opts.pidFile, `${child.pid} ${process.pid} ${opts.command}\n`);
+        writeFileSync(opts.pidFile, `${child.pid} ${process.pid} ${opts.pidFileCommand ?? opts.command}\n`);
       }
       return proc;
     } finally {
