@@ -218,20 +218,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       operator: join(opts.dir, 'operator.kubeconfig'),
     };
     for (const who of ['admin', 'operator'] as const) {
-      await writeFile(
-        kubeconfigs[who],
-        renderKubeconfig([
-          {
-            clusterName: 'skylift-local',
-            server,
-            caPem: pki.caPem,
-            user: identities[who].user,
-            token: identities[who].token,
-            context: `skylift-local-${who}`,
-          },
-        ]),
-        { mode: 0o600 },
-      );
+      await writeTokenKubeconfig(kubeconfigs[who], server, pki, identities[who], `skylift-local-${who}`);
     }
 
     const nodeKubeconfigs = {
@@ -240,40 +227,17 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     };
     if (nodeIdentities !== undefined) {
       for (const who of ['kubelet', 'kubeProxy'] as const) {
-        await writeFile(
-          nodeKubeconfigs[who],
-          renderKubeconfig([
-            {
-              clusterName: 'skylift-local',
-              // Not 127.0.0.1: the node's components may run in their own
-              // network namespace, whose loopback is not the host's.
-              server: `https://${node?.hostIp ?? '127.0.0.1'}:${port}`,
-              caPem: pki.caPem,
-              user: nodeIdentities[who].user,
-              token: nodeIdentities[who].token,
-            },
-          ]),
-          { mode: 0o600 },
-        );
+        // Not 127.0.0.1: the node's components may run in their own network namespace, whose
+        // loopback is not the host's.
+        const nodeServer = `https://${node?.hostIp ?? '127.0.0.1'}:${port}`;
+        await writeTokenKubeconfig(nodeKubeconfigs[who], nodeServer, pki, nodeIdentities[who]);
       }
     }
 
     let kcm: ManagedProcess | undefined;
     if (opts.controllerManager === true) {
       const kcmConfig = join(opts.dir, 'controller-manager.kubeconfig');
-      await writeFile(
-        kcmConfig,
-        renderKubeconfig([
-          {
-            clusterName: 'skylift-local',
-            server,
-            caPem: pki.caPem,
-            user: controllerManagerIdentity.user,
-            token: controllerManagerIdentity.token,
-          },
-        ]),
-        { mode: 0o600 },
-      );
+      await writeTokenKubeconfig(kcmConfig, server, pki, controllerManagerIdentity);
       kcm = await ManagedProcess.start({
         name: 'kube-controller-manager',
         command: join(binDir, 'kube-controller-manager'),
@@ -301,19 +265,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     if (node !== undefined) {
       // Same all-powerful identity as the controller-manager: a dev cluster's scheduler.
       const schedulerConfig = join(opts.dir, 'scheduler.kubeconfig');
-      await writeFile(
-        schedulerConfig,
-        renderKubeconfig([
-          {
-            clusterName: 'skylift-local',
-            server,
-            caPem: pki.caPem,
-            user: controllerManagerIdentity.user,
-            token: controllerManagerIdentity.token,
-          },
-        ]),
-        { mode: 0o600 },
-      );
+      await writeTokenKubeconfig(schedulerConfig, server, pki, controllerManagerIdentity);
       scheduler = await ManagedProcess.start({
         name: 'kube-scheduler',
         command: node.schedulerBin,
@@ -541,6 +493,30 @@ async function waitForApiServer(
       { cause: err },
     );
   }
+}
+
+/** Writes a kubeconfig (mode 0600) for `who`'s static token against `server`, trusting the local CA. */
+async function writeTokenKubeconfig(
+  path: string,
+  server: string,
+  pki: LocalPki,
+  who: TokenIdentity,
+  context?: string,
+): Promise<void> {
+  await writeFile(
+    path,
+    renderKubeconfig([
+      {
+        clusterName: 'skylift-local',
+        server,
+        caPem: pki.caPem,
+        user: who.user,
+        token: who.token,
+        ...(context !== undefined ? { context } : {}),
+      },
+    ]),
+    { mode: 0o600 },
+  );
 }
 
 /**
