@@ -17,7 +17,7 @@ help: ## Show the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 .PHONY: setup
-setup: node deps kube-bins moto helm promtool luahealth ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth.
+setup: node deps kube-bins moto helm promtool luahealth node-runtime ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth, the node runtime.
 
 .PHONY: node
 node: ## Install Node 24 if the system Node is older.
@@ -33,6 +33,10 @@ deps: $(DEPS_STAMP) ## npm ci (only when package-lock.json changed).
 .PHONY: kube-bins
 kube-bins: ## Build kube-apiserver, kube-controller-manager and etcd from the Go module proxy (cached).
 	@hack/install-kube.sh >/dev/null
+
+.PHONY: node-runtime
+node-runtime: ## containerd, runc, CNI plugins, buildah (apt); kubelet, kube-proxy, kube-scheduler (Go proxy); pause and sample app images. For the node mode and the node tests.
+	@hack/install-node-runtime.sh >/dev/null
 
 .PHONY: helm
 helm: ## Build the Helm CLI from the Go module proxy (cached), to render and test the chart.

@@ -44,6 +44,19 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
+      {
+        test: {
+          // A real node (containerd, kubelet, Pods): needs root; see docs/development.md.
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          globalSetup: ['test/support/nodeGlobalSetup.ts'],
+          env: testEnv,
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+          sequence: { groupOrder: 3 },
+        },
+      },
     ],
   },
 });

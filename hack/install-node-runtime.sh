@@ -13,7 +13,7 @@
 #             $NODE_IMAGE_DIR (no registry is reachable here)
 # With no argument, all three. Idempotent: each part is stamped and does
 # nothing when its stamp matches. Prints the node runtime directory.
-# PROTOTYPE (branch node-prototype): not yet called by the Makefile.
+# Called by `make node-runtime` (part of `make setup`, so of `make test`).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KUBELET_DIR="$SKYLIFT_CACHE/kubelet/$KUBE_VERSION"

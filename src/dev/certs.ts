@@ -60,7 +60,7 @@ export async function generateLocalPki(dir: string, extraIps: readonly string[] 
       'basicConstraints=CA:FALSE',
       'keyUsage=critical,digitalSignature,keyEncipherment',
       'extendedKeyUsage=serverAuth',
-      `subjectAltName=IP:127.0.0.1,IP:10.0.0.1,${extraIps.map((ip) => `IP:${ip},`).join('')}DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc`,
+      `subjectAltName=IP:127.0.0.1,${[...new Set(extraIps)].map((ip) => `IP:${ip},`).join('')}DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc`,
       '',
     ].join('\n'),
   );

@@ -42,7 +42,7 @@ export interface ControlPlaneOptions {
   /** Extra kube-controller-manager flags, after Skylift's (a repeated flag's last value wins). */
   readonly extraControllerManagerArgs?: readonly string[];
   /**
-   * Node mode (PROTOTYPE, issue 17): prepare the control plane for one real
+   * Node mode (src/dev/nodeCluster.ts): prepare the control plane for one real
    * node. kube-apiserver listens on all addresses and advertises `hostIp` (the
    * CNI bridge's address, so Pods reach it through the `kubernetes` Service),
    * authorizes with Node,RBAC plus NodeRestriction, and has a client
@@ -64,6 +64,22 @@ export interface NodeModeOptions {
   readonly hostIp: string;
   /** kube-scheduler binary (built with the kubelet by hack/install-node-runtime.sh). */
   readonly schedulerBin: string;
+  /**
+   * The Service CIDR, a /24 (default 10.0.0.0/24, as without a node). Give
+   * every node cluster on one host its own: the host routes it into the
+   * node's network namespace, so two clusters' ClusterIPs must not overlap.
+   */
+  readonly serviceCidr?: string;
+}
+
+/** The Service CIDR of a control plane without `node.serviceCidr`. */
+export const defaultServiceCidr = '10.0.0.0/24';
+
+/** The `kubernetes` Service's ClusterIP: the first address of the Service CIDR. Pure. */
+export function kubernetesServiceIp(serviceCidr: string): string {
+  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(serviceCidr);
+  if (m === null) throw new Error(`not an IPv4 CIDR: ${JSON.stringify(serviceCidr)}`);
+  return `${m[1] ?? ''}.${m[2] ?? ''}.${m[3] ?? ''}.${Number(m[4]) + 1}`;
 }
 
 /** Identities of the node components, in node mode. */
@@ -146,7 +162,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   await rm(etcdDir, { recursive: true, force: true });
 
   const node = opts.node;
-  const pki = await generateLocalPki(pkiDir, node !== undefined ? [node.hostIp] : []);
+  const serviceCidr = node?.serviceCidr ?? defaultServiceCidr;
+  // The server certificate names the `kubernetes` Service's ClusterIP: Pods call it there.
+  const pki = await generateLocalPki(pkiDir, [
+    kubernetesServiceIp(serviceCidr),
+    ...(node !== undefined ? [node.hostIp] : []),
+  ]);
   const identities: ControlPlaneIdentities = {
     admin: newIdentity('skylift-admin', ['system:masters']),
     operator: newIdentity('skylift-operator', ['skylift:operators']),
@@ -198,6 +219,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         pki,
         tokenFile,
         certDir: pkiDir,
+        serviceCidr,
         ...(node !== undefined && kubeletClient !== undefined
           ? {
               node: {
@@ -319,6 +341,8 @@ interface ApiServerArgInputs {
   readonly pki: LocalPki;
   readonly tokenFile: string;
   readonly certDir: string;
+  /** --service-cluster-ip-range. */
+  readonly serviceCidr: string;
   /** Node mode: listen on all addresses, advertise `hostIp`, Node authorizer, kubelet client certificate. */
   readonly node?: {
     readonly hostIp: string;
@@ -352,7 +376,7 @@ export function apiServerArgs(i: ApiServerArgInputs): string[] {
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${i.pki.saPub}`,
     `--service-account-signing-key-file=${i.pki.saKey}`,
-    '--service-cluster-ip-range=10.0.0.0/24',
+    `--service-cluster-ip-range=${i.serviceCidr}`,
     '--allow-privileged=true',
     '--profiling=false',
     // Benchmarks drive thousands of objects through one apiserver.

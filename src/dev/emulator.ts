@@ -23,11 +23,16 @@ export interface EmulatorOptions {
   /** The venv holding moto_server; default from hack/lib.sh's rules. */
   readonly venvDir?: string;
   readonly startTimeoutMs?: number;
+  /**
+   * The address to listen on (default 127.0.0.1). A node cluster's moto
+   * listens on the host end of the node's veth pair, which Pods reach too.
+   */
+  readonly host?: string;
 }
 
-/** A running moto server on loopback. */
+/** A running moto server (on loopback unless told another address). */
 export interface Emulator {
-  /** http://127.0.0.1:<port> — what AWS_ENDPOINT_URL should be. */
+  /** http://<host>:<port> — what AWS_ENDPOINT_URL should be. */
   readonly endpoint: string;
   readonly logFile: string;
   /** Forgets every AWS resource (POST /moto-api/reset). Idempotent. */
@@ -37,7 +42,7 @@ export interface Emulator {
 }
 
 /**
- * Starts `moto_server` on a free loopback port and waits until it answers.
+ * Starts `moto_server` on a free port (of `host`, default loopback) and waits until it answers.
  * Throws with the log tail when it does not come up within the deadline.
  */
 export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
@@ -47,11 +52,12 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
   let lastError: unknown;
   for (let attempt = 1; attempt <= 3; attempt++) {
     const port = await freePort();
-    const endpoint = `http://127.0.0.1:${port}`;
+    const host = opts.host ?? '127.0.0.1';
+    const endpoint = `http://${host}:${port}`;
     const proc = await ManagedProcess.start({
       name: 'moto',
       command: join(venvDir, 'bin', 'moto_server'),
-      args: ['-H', '127.0.0.1', '-p', String(port)],
+      args: ['-H', host, '-p', String(port)],
       logFile,
       pidFile: join(opts.dir, 'moto.pid'),
       env: { ...process.env, PYTHONUNBUFFERED: '1' },

@@ -1,7 +1,7 @@
-// PROTOTYPE (issue 17, branch node-prototype): one real Kubernetes node beside
-// the local control plane: containerd (own root, state and socket), the CNI
-// bridge with host-local IPAM, kubelet and kube-proxy. Not yet wired into
-// `skylift dev`; driven by tools/nodePrototype.ts.
+// One real Kubernetes node beside the local control plane: containerd (own
+// root, state and socket), the CNI bridge with host-local IPAM, kubelet and
+// kube-proxy. src/dev/nodeCluster.ts puts it together with the control plane
+// and moto for `skylift dev --node` and the node tests.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@ import { simpleRequest } from '../../src/dev/http.ts';
 import type { Kubeconfig } from '../../src/runtime/kube/kubeconfig.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { AwsFaultProxy } from './awsFaultProxy.ts';
-import type { StackInfo } from './stackInfo.ts';
+import type { NodeInfo, StackInfo } from './stackInfo.ts';
 
 export type { StackInfo } from './stackInfo.ts';
 
@@ -64,4 +64,13 @@ export function awsClientConfig(endpoint: string, maxAttempts = 3) {
     },
     maxAttempts,
   };
+}
+
+/** The node started by the node project's globalSetup. Throws outside the node project. */
+export function nodeInfo(): NodeInfo {
+  const info = inject('node');
+  if ((info as NodeInfo | undefined) === undefined) {
+    throw new Error('no node cluster: run this file in the node project (vitest --project node)');
+  }
+  return info;
 }

@@ -1,3 +1,5 @@
+import type { NodeSlotAddresses } from '../../src/dev/nodeSlot.ts';
+
 /** Coordinates of the local stack started by globalSetup, as test files see them. */
 export interface StackInfo {
   readonly dir: string;
@@ -17,5 +19,20 @@ export interface StackInfo {
 declare module 'vitest' {
   export interface ProvidedContext {
     stack: StackInfo;
+  }
+}
+
+/** The node of the node cluster started by test/support/nodeGlobalSetup.ts (node tests only). */
+export interface NodeInfo extends NodeSlotAddresses {
+  readonly nodeName: string;
+  /** The node's containerd (images are imported into its k8s.io namespace). */
+  readonly containerdSocket: string;
+  /** The sample app image, imported into the node. */
+  readonly helloImage: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    node: NodeInfo;
   }
 }
