@@ -14,10 +14,14 @@ DEPS_STAMP := node_modules/.package-lock.json
 
 .PHONY: help
 help: ## Show the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 .PHONY: setup
-setup: node deps kube-bins moto helm promtool luahealth node-runtime ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth, the node runtime.
+setup: setup-stack node-runtime ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth, the node runtime.
+
+# What the plain local stack needs (make dev without --node).
+.PHONY: setup-stack
+setup-stack: node deps kube-bins moto helm promtool luahealth
 
 .PHONY: node
 node: ## Install Node 24 if the system Node is older.
@@ -92,7 +96,7 @@ OPERATOR_NODE_FLAGS := --max-semi-space-size=2
 DEV_FLAGS ?=
 
 .PHONY: dev
-dev: setup ## skylift dev: local control plane, AWS emulator, the operator and the samples, until Ctrl-C.
+dev: setup-stack $(if $(findstring --node,$(DEV_FLAGS)),node-runtime) ## skylift dev: local control plane, AWS emulator, the operator and the samples, until Ctrl-C (DEV_FLAGS=--node: with a real node).
 	node $(OPERATOR_NODE_FLAGS) src/cli/main.ts dev $(DEV_FLAGS)
 
 .PHONY: run

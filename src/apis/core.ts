@@ -32,3 +32,11 @@ export const namespaceType: ResourceType = {
   kind: 'Namespace',
   namespaced: false,
 };
+
+export const deploymentType: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'deployments',
+  kind: 'Deployment',
+  namespaced: true,
+};

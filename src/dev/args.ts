@@ -15,6 +15,8 @@ export interface DevArgs {
   readonly namespace: string;
   /** Also apply examples/dev-teams.yaml: two teams in two AWS accounts under TeamPolicies. */
   readonly teams: boolean;
+  /** Also run one real node (containerd, kubelet, kube-proxy): the sample app runs as Pods. Needs root. */
+  readonly node: boolean;
   readonly help: boolean;
   /** Everything else, for the operator (`skylift run` flags). */
   readonly runArgs: readonly string[];
@@ -35,6 +37,10 @@ State, logs and the files below go to .skylift/dev/ (override with SKYLIFT_DEV_D
   --no-operator            do not run the operator here (run it yourself: make run)
   --teams                  also apply examples/dev-teams.yaml: two team namespaces, each with a
                            TeamPolicy in its own emulated AWS account, one record refused (docs/teams.md)
+  --node                   also run one real node (containerd, kubelet, kube-proxy, kube-scheduler) in
+                           its own network namespace; the sample app (examples/web.yaml) runs as Pods
+                           and the load balancer's targets are their IPs. Needs root and
+                           make node-runtime; not with --kubeconfig or --aws-endpoint
   -n, --namespace NS       namespace for the samples (default default; created if missing)
   -h, --help               show this text
 
@@ -52,6 +58,7 @@ export function parseDevArgs(argv: readonly string[]): DevArgs {
   let operator = true;
   let namespace = 'default';
   let teams = false;
+  let node = false;
   let help = false;
   const runArgs: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -82,6 +89,9 @@ export function parseDevArgs(argv: readonly string[]): DevArgs {
       case '--teams':
         teams = true;
         break;
+      case '--node':
+        node = true;
+        break;
       case '-n':
       case '--namespace':
         namespace = value();
@@ -96,5 +106,9 @@ export function parseDevArgs(argv: readonly string[]): DevArgs {
         runArgs.push(word);
     }
   }
-  return { kubeconfig, awsEndpoint, samples, operator, namespace, teams, help, runArgs };
+  if (node && (kubeconfig !== undefined || awsEndpoint !== undefined))
+    throw new UsageError(
+      '--node starts its own cluster and moto: leave out --kubeconfig and --aws-endpoint, or leave out --node',
+    );
+  return { kubeconfig, awsEndpoint, samples, operator, namespace, teams, node, help, runArgs };
 }

@@ -4,6 +4,7 @@ import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startControlPlane, type ControlPlane } from './controlplane.ts';
 import { emulatorEnv, startEmulator, type Emulator } from './emulator.ts';
+import { startNodeCluster, type NodeCluster } from './nodeCluster.ts';
 import { startLocalStack } from './stack.ts';
 
 /** Options for {@link startDevStack}. */
@@ -14,6 +15,10 @@ export interface DevStackOptions {
   readonly kubeconfig?: string | undefined;
   /** An existing AWS-compatible endpoint; unset: start moto. */
   readonly awsEndpoint?: string | undefined;
+  /** Start a node cluster (a real node; moto where Pods reach it). Not with `kubeconfig` or `awsEndpoint`. */
+  readonly node?: boolean;
+  /** Progress lines while a node cluster starts. */
+  readonly log?: (line: string) => void;
 }
 
 /** What `skylift dev` runs against, and which parts of it it started. */
@@ -28,6 +33,8 @@ export interface DevStack {
   readonly emulator: Emulator | undefined;
   /** `<dir>/aws.env` when moto was started here. */
   readonly awsEnvFile: string | undefined;
+  /** Set when this stack is a node cluster. */
+  readonly nodeCluster: NodeCluster | undefined;
   /** Stops what this stack started (nothing when everything was given). Idempotent. */
   stop(): Promise<void>;
 }
@@ -41,6 +48,32 @@ export interface DevStack {
  */
 export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   await mkdir(opts.dir, { recursive: true });
+  if (opts.node === true) {
+    if (opts.kubeconfig !== undefined || opts.awsEndpoint !== undefined)
+      throw new Error('a node cluster starts its own control plane and moto');
+    const cluster = await startNodeCluster({
+      dir: opts.dir,
+      ...(opts.log !== undefined ? { log: opts.log } : {}),
+    });
+    try {
+      const kubeconfig = join(opts.dir, 'kubeconfig');
+      await copyFile(cluster.controlPlane.kubeconfigPath('admin'), kubeconfig);
+      const awsEnvFile = join(opts.dir, 'aws.env');
+      await writeAwsEnv(awsEnvFile, cluster.emulator.endpoint);
+      return {
+        kubeconfig,
+        awsEndpoint: cluster.emulator.endpoint,
+        controlPlane: cluster.controlPlane,
+        emulator: cluster.emulator,
+        awsEnvFile,
+        nodeCluster: cluster,
+        stop: () => cluster.stop(),
+      };
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+  }
   if (opts.kubeconfig === undefined && opts.awsEndpoint === undefined) {
     const stack = await startLocalStack({ dir: opts.dir, controllerManager: true });
     return {
@@ -49,6 +82,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       controlPlane: stack.controlPlane,
       emulator: stack.emulator,
       awsEnvFile: stack.awsEnvFile,
+      nodeCluster: undefined,
       stop: () => stack.stop(),
     };
   }
@@ -81,6 +115,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     awsEndpoint,
     ...started,
     awsEnvFile,
+    nodeCluster: undefined,
     async stop() {
       if (stopped) return;
       stopped = true;

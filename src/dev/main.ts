@@ -24,7 +24,15 @@ import { freePort } from './ports.ts';
 import { formatSampleSummary, readinessKey, ReadinessReporter } from './progress.ts';
 import { reapStaleProcesses } from './reaper.ts';
 import { applyTeams, teamsFile, teamsOutcome } from './teams.ts';
-import { applySamples, loadSamples, sampleFile, skyliftTypes, standInEndpointSlices } from './samples.ts';
+import {
+  applySamples,
+  loadSamples,
+  sampleFile,
+  sampleWorkloadFile,
+  skyliftTypes,
+  standInEndpointSlices,
+} from './samples.ts';
+import { formatSampleTargets, waitForSampleTargets } from './sampleTargets.ts';
 
 /** The hosted zone the samples' DNSRecords live in. */
 const sampleZone = 'example.com';
@@ -50,7 +58,15 @@ export async function runDev(argv: readonly string[]): Promise<number> {
   if (reaped > 0) say(`Stopped ${reaped} processes left over from an earlier \`skylift dev\`.`);
   const started = Date.now();
   say(startingLine(args));
-  const stack = await startDevStack({ dir, kubeconfig: args.kubeconfig, awsEndpoint: args.awsEndpoint });
+  const stack = await startDevStack({
+    dir,
+    kubeconfig: args.kubeconfig,
+    awsEndpoint: args.awsEndpoint,
+    node: args.node,
+    log: (line) => {
+      say(`  ${line}`);
+    },
+  });
   let reporter: ReadinessReporter | undefined;
   try {
     if (interrupted.happened()) return 0;
@@ -148,7 +164,14 @@ async function showSamples(
     say(
       `Applied ${relative(process.cwd(), sampleFile)} to namespace ${args.namespace}: ${samples.map((s) => `${s.kind ?? ''}/${s.metadata.name}`).join(', ')}`,
     );
-    if (stack.controlPlane !== undefined) {
+    if (stack.nodeCluster !== undefined) {
+      // A real node: the sample Service's Pods run, and the cluster makes their EndpointSlices.
+      const workload = await loadSamples(sampleWorkloadFile);
+      await applySamples(client, args.namespace, workload);
+      say(
+        `Applied ${relative(process.cwd(), sampleWorkloadFile)}: ${workload.map((s) => `${s.kind ?? ''}/${s.metadata.name}`).join(', ')} (Pods on node ${stack.nodeCluster.nodeName})`,
+      );
+    } else if (stack.controlPlane !== undefined) {
       // No kubelet here: stand in for the Pods behind the sample Service.
       await applySamples(client, args.namespace, standInEndpointSlices(samples, args.namespace));
     }
@@ -159,8 +182,35 @@ async function showSamples(
       );
     const ready = await reporter.whenReady(keys);
     say(formatSampleSummary(ready, Date.now() - applied, args.namespace, skyliftCommand()));
+    if (stack.nodeCluster !== undefined) await showSampleTargets(client, stack, args.namespace, say);
   } catch (err) {
     say(`Applying the samples failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Prints the sample MyIngress's targets once they are the sample Deployment's Ready Pods. */
+async function showSampleTargets(
+  client: KubeClient,
+  stack: DevStack,
+  namespace: string,
+  say: (text: string) => void,
+): Promise<void> {
+  const aws = createAwsClients({
+    region: emulatorCredentials.region,
+    clock: realClock,
+    metrics: new Metrics(),
+    endpoint: stack.awsEndpoint,
+  });
+  try {
+    const targets = await waitForSampleTargets(client, await aws.elbv2(), {
+      namespace,
+      name: 'shop',
+      podSelector: 'app=web',
+      timeoutMs: 120_000,
+    });
+    say(formatSampleTargets('shop', targets));
+  } finally {
+    aws.destroy();
   }
 }
 
@@ -228,7 +278,10 @@ async function prepareAccount(
 
 function startingLine(args: DevArgs): string {
   const parts = [
-    args.kubeconfig === undefined ? 'kube-apiserver, etcd, kube-controller-manager' : undefined,
+    args.node
+      ? 'kube-apiserver, etcd, kube-controller-manager, kube-scheduler, a node (containerd, kubelet, kube-proxy)'
+      : undefined,
+    args.kubeconfig === undefined && !args.node ? 'kube-apiserver, etcd, kube-controller-manager' : undefined,
     args.awsEndpoint === undefined ? 'moto' : undefined,
   ].filter((p) => p !== undefined);
   const using = [
@@ -259,6 +312,11 @@ function banner(
     cp !== undefined
       ? `  Kubernetes  ${cp.server}   (admin kubeconfig: ${rel(stack.kubeconfig)})`
       : `  Kubernetes  from ${stack.kubeconfig}`,
+    ...(stack.nodeCluster !== undefined
+      ? [
+          `  Node        ${stack.nodeCluster.nodeName} Ready: containerd, kubelet, kube-proxy in network namespace ${stack.nodeCluster.addresses.netns}; Pods ${stack.nodeCluster.addresses.podCidr}, Services ${stack.nodeCluster.addresses.serviceCidr}`,
+        ]
+      : []),
     `  AWS         ${stack.awsEndpoint}${emu !== undefined ? ' (moto)' : ''}`,
     ...(cp !== undefined || emu !== undefined ? [`  Logs        ${rel(dir)}/`] : []),
     '  CRDs        installed from src/kinds (kubectl get crd)',

@@ -1,6 +1,6 @@
 // The sample application `skylift dev` applies (examples/app.yaml), applied
 // the way `kubectl apply --server-side` would.
-import { endpointSliceType, serviceType } from '../apis/core.ts';
+import { deploymentType, endpointSliceType, serviceType } from '../apis/core.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { kinds } from '../kinds/registry.ts';
@@ -12,10 +12,13 @@ import { parseYamlDocuments } from './yamlDocuments.ts';
 /** The sample application file. */
 export const sampleFile = join(repoRoot, 'examples', 'app.yaml');
 
+/** The sample application's Pods (a Deployment of the local sample app image), for a cluster with a node. */
+export const sampleWorkloadFile = join(repoRoot, 'examples', 'web.yaml');
+
 /** The Skylift kinds whose readiness `skylift dev` follows. */
 export const skyliftTypes: readonly ResourceType[] = kinds.map((k) => k.type);
 
-const knownTypes: readonly ResourceType[] = [serviceType, endpointSliceType, ...skyliftTypes];
+const knownTypes: readonly ResourceType[] = [serviceType, endpointSliceType, deploymentType, ...skyliftTypes];
 
 /** A Service as far as the stand-in EndpointSlice needs it. */
 interface ServiceObject extends KubeObject {

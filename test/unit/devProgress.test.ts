@@ -30,10 +30,12 @@ describe('parseDevArgs', () => {
       operator: true,
       namespace: 'default',
       teams: false,
+      node: false,
       help: false,
       runArgs: [],
     });
     expect(parseDevArgs(['--teams']).teams).toBe(true);
+    expect(parseDevArgs(['--node']).node).toBe(true);
   });
 
   it('takes its own flags (both spellings) and leaves the rest to the operator', () => {
@@ -65,6 +67,16 @@ describe('parseDevArgs', () => {
       message: 'want an http(s) URL',
     },
     { reason: 'a bad namespace', argv: ['-n', 'Not_OK'], message: 'not a namespace name' },
+    {
+      reason: '--node with a cluster of its own',
+      argv: ['--node', '--kubeconfig', '/k'],
+      message: 'leave out --kubeconfig and --aws-endpoint',
+    },
+    {
+      reason: '--node with an AWS endpoint of its own',
+      argv: ['--aws-endpoint', 'http://127.0.0.1:5000', '--node'],
+      message: 'leave out --kubeconfig and --aws-endpoint',
+    },
   ])('rejects $reason', ({ argv, message }) => {
     expect(() => parseDevArgs(argv)).toThrow(UsageError);
     expect(() => parseDevArgs(argv)).toThrow(message);
