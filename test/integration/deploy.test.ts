@@ -131,6 +131,45 @@ describe('Helm chart', () => {
     expect(podSpec(one(all, 'Deployment')).serviceAccountName).toBe(sa.metadata.name);
   });
 
+  it('mounts a projected STS token and sets the web-identity variables itself when asked (self-managed IRSA)', async () => {
+    const role = 'arn:aws:iam::111122223333:role/skylift-operator';
+    const all = docs(
+      await helmTemplate({
+        values: {
+          serviceAccount: { roleArn: role, webIdentityToken: { enabled: true, expirationSeconds: 3600 } },
+        },
+      }),
+    );
+    const pod = podSpec(one(all, 'Deployment')) as PodSpec & {
+      volumes: {
+        name: string;
+        projected?: { sources: { serviceAccountToken?: Record<string, unknown> }[] };
+      }[];
+      containers: { volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+    };
+    const env = pod.containers[0]?.env ?? [];
+    expect(env).toContainEqual({ name: 'AWS_ROLE_ARN', value: role });
+    expect(env).toContainEqual({
+      name: 'AWS_WEB_IDENTITY_TOKEN_FILE',
+      value: '/var/run/secrets/eks.amazonaws.com/serviceaccount/token',
+    });
+    expect(pod.volumes.find((v) => v.name === 'aws-iam-token')?.projected?.sources).toEqual([
+      { serviceAccountToken: { audience: 'sts.amazonaws.com', expirationSeconds: 3600, path: 'token' } },
+    ]);
+    expect(pod.containers[0]?.volumeMounts).toContainEqual({
+      name: 'aws-iam-token',
+      mountPath: '/var/run/secrets/eks.amazonaws.com/serviceaccount',
+      readOnly: true,
+    });
+    // Off by default: EKS's webhook does this on EKS.
+    const plain = podSpec(one(defaults, 'Deployment'));
+    expect((plain.containers[0]?.env ?? []).map((e) => e.name)).not.toContain('AWS_WEB_IDENTITY_TOKEN_FILE');
+    // Without a role there is nothing to exchange the token for: refused at render time, with the fix.
+    await expect(
+      helmTemplate({ values: { serviceAccount: { webIdentityToken: { enabled: true } } } }),
+    ).rejects.toThrow(/webIdentityToken.enabled needs serviceAccount.roleArn/);
+  });
+
   it('grants least privilege: no wildcards, Secrets only get/create/patch, the Lease only in its namespace', () => {
     const clusterRole = defaults.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift');
     if (clusterRole === undefined) throw new Error("no ClusterRole 'skylift' (the operator's)");
