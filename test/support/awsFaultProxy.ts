@@ -90,6 +90,8 @@ export interface AwsFaultProxyOptions {
   readonly random?: () => number;
   /** Millisecond clock for `rateLimit` rules; injectable for repeatable tests. */
   readonly now?: () => number;
+  /** Address to listen on (default 127.0.0.1); a node test's Pods reach the host at its veth address. */
+  readonly host?: string;
 }
 
 interface RuleState {
@@ -131,19 +133,20 @@ export class AwsFaultProxy {
     this.now = now;
   }
 
-  /** Starts listening on a free loopback port. */
+  /** Starts listening on a free port of `host` (default loopback). */
   static async start(opts: AwsFaultProxyOptions): Promise<AwsFaultProxy> {
     const server = createServer();
+    const host = opts.host ?? '127.0.0.1';
     await new Promise<void>((resolveListen, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
+      server.listen(0, host, () => {
         resolveListen();
       });
     });
     const port = (server.address() as AddressInfo).port;
     const proxy = new AwsFaultProxy(
       server,
-      `http://127.0.0.1:${port}`,
+      `http://${host}:${port}`,
       new URL(opts.target),
       opts.random ?? Math.random,
       opts.now ?? Date.now,
