@@ -23,12 +23,11 @@ export interface NodeOptions {
   readonly nodeName: string;
   /**
    * The host as the node sees it (kube-apiserver advertises it): the host end
-   * of the veth pair with `netns`, e.g. 10.244.255.1; without, the bridge's
-   * own address (gateway of the Pod CIDR), e.g. 10.244.0.1.
+   * of the veth pair, e.g. 10.244.255.1.
    */
   readonly hostIp: string;
-  /** Give the node its own network namespace (see {@link NodeNetns}); default: the host's. */
-  readonly netns?: NodeNetns;
+  /** The node's own network namespace (see {@link NodeNetns}). */
+  readonly netns: NodeNetns;
   /** The kubelet's --cgroup-root (default /skylift); one per node that runs at the same time. */
   readonly cgroupRoot?: string;
   /** The node's Pod CIDR, a /24, e.g. 10.244.0.0/24. */
@@ -77,11 +76,10 @@ const defaultCgroupRoot = '/skylift';
 
 /** Runs `command` in the node's network namespace (nsenter execs it: same pid). */
 function inNetns(
-  netns: NodeNetns | undefined,
+  netns: NodeNetns,
   command: string,
   args: readonly string[],
 ): { command: string; args: string[]; pidFileCommand: string } {
-  if (netns === undefined) return { command, args: [...args], pidFileCommand: command };
   // nsenter, not `ip netns exec`: that remounts /sys and hides the cgroup v1 hierarchies.
   return {
     command: 'nsenter',
@@ -102,10 +100,10 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const log = opts.log ?? (() => undefined);
   const cgroupRoot = opts.cgroupRoot ?? defaultCgroupRoot;
   const netns = opts.netns;
-  // The bridge's address: the host's own in host mode, else the Pod CIDR's first.
-  const gateway = netns === undefined ? opts.hostIp : firstAddress(opts.podCidr);
+  // The bridge's address: the Pod CIDR's first.
+  const gateway = firstAddress(opts.podCidr);
   // The kubelet's and kube-proxy's address (the Node's InternalIP).
-  const nodeIp = netns?.nodeIp ?? opts.hostIp;
+  const nodeIp = netns.nodeIp;
   const timings: Record<string, number> = {};
   const d = (...p: string[]): string => join(opts.dir, ...p);
   // A new cluster each run: no IP leases, pod state or images from the last one.
@@ -125,18 +123,13 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const socket = d('containerd', 'containerd.sock');
   if (socket.length > 100) throw new Error(`containerd socket path too long for a unix socket: ${socket}`);
 
-  // The bridge exists before the apiserver's clients in Pods need it, with the
-  // gateway address the apiserver advertises; the CNI bridge plugin adopts it.
-  // The bridge plugin (isGateway) turns on IPv4 forwarding for the whole host; put it back at stop.
-  // In a namespace of its own, that is the namespace's setting, gone with it.
-  const ipForward =
-    netns === undefined ? await readFile('/proc/sys/net/ipv4/ip_forward', 'utf8').catch(() => '') : '';
+  // The bridge exists before the Pods need it, with the gateway address; the
+  // CNI bridge plugin adopts it. IPv4 forwarding, which the bridge plugin
+  // (isGateway) turns on, is the namespace's setting and goes with it.
   let t0 = Date.now();
-  if (netns !== undefined) {
-    await ensureNetns(netns, opts.hostIp, opts.podCidr);
-    timings.netnsMs = Date.now() - t0;
-    log(`network namespace ${netns.name} ready in ${timings.netnsMs} ms`);
-  }
+  await ensureNetns(netns, opts.hostIp, opts.podCidr);
+  timings.netnsMs = Date.now() - t0;
+  log(`network namespace ${netns.name} ready in ${timings.netnsMs} ms`);
   await ensureBridge(opts.bridge, gateway, opts.podCidr, netns);
   await ensureCgroupRoot(cgroupRoot);
 
@@ -340,8 +333,6 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         });
         await stopAll();
         await cleanupNode(opts, log);
-        if (ipForward !== '')
-          await writeFile('/proc/sys/net/ipv4/ip_forward', ipForward).catch(() => undefined);
       },
     };
   } catch (err) {
@@ -418,10 +409,9 @@ async function ensureBridge(
   bridge: string,
   gateway: string,
   podCidr: string,
-  netns: NodeNetns | undefined,
+  netns: NodeNetns,
 ): Promise<void> {
-  const ip = (...args: string[]): Promise<{ stdout: string }> =>
-    run('ip', [...(netns !== undefined ? ['-n', netns.name] : []), ...args]);
+  const ip = (...args: string[]): Promise<{ stdout: string }> => run('ip', ['-n', netns.name, ...args]);
   const prefix = podCidr.split('/')[1] ?? '24';
   const exists = await ip('link', 'show', bridge).then(
     () => true,
@@ -469,11 +459,11 @@ async function ensureNetns(netns: NodeNetns, hostIp: string, podCidr: string): P
 /**
  * After containerd and kubelet have stopped: kills leftover shims, unmounts
  * whatever is mounted under the run directory (rootfs overlays, netns,
- * projected volumes, shm), removes the bridge, the CNI and kube-proxy
- * iptables rules and the pod cgroups. Best effort; logs what fails.
+ * projected volumes, shm), deletes the network namespace with everything in
+ * it and the pod cgroups. Best effort; logs what fails.
  */
 export async function cleanupNode(
-  opts: Pick<NodeOptions, 'dir' | 'bridge' | 'kubeletBinDir' | 'netns' | 'cgroupRoot'>,
+  opts: Pick<NodeOptions, 'dir' | 'netns' | 'cgroupRoot'>,
   log: (line: string) => void,
 ): Promise<void> {
   const socket = join(opts.dir, 'containerd', 'containerd.sock');
@@ -505,31 +495,12 @@ export async function cleanupNode(
     });
   }
   if (mounts.length > 0) log(`unmounted ${mounts.length} mounts under ${opts.dir}`);
-  if (opts.netns !== undefined) {
-    // Everything else network is inside the namespace and goes with it: the
-    // bridge, Pod veths, CNI and kube-proxy chains, ip_forward. Deleting the
-    // host end of the pair deletes both ends (and the host's routes via it)
-    // at once; the namespace itself is freed once its last process is gone.
-    await run('ip', ['link', 'del', opts.netns.hostVeth]).catch(() => undefined);
-    await run('ip', ['netns', 'del', opts.netns.name]).catch(() => undefined);
-    await removeCgroups(opts.cgroupRoot ?? defaultCgroupRoot, log);
-    await rm(join(opts.dir, 'containerd', 'state'), { recursive: true, force: true }).catch(() => undefined);
-    return;
-  }
-  // Veths of sandboxes that were never torn down, then the bridge.
-  const { stdout: veths } = await run('ip', ['-o', 'link', 'show', 'master', opts.bridge]).catch(() => ({
-    stdout: '',
-  }));
-  for (const line of veths.split('\n')) {
-    const name = /^\d+: ([^@:]+)/.exec(line)?.[1];
-    if (name !== undefined) await run('ip', ['link', 'del', name]).catch(() => undefined);
-  }
-  await run('ip', ['link', 'del', opts.bridge]).catch(() => undefined);
-  await sweepIptables(log);
-  // kube-proxy's own rules.
-  await run(join(opts.kubeletBinDir, 'kube-proxy'), ['--cleanup']).catch((err: unknown) => {
-    log(`kube-proxy --cleanup: ${String(err)}`);
-  });
+  // Everything else network is inside the namespace and goes with it: the
+  // bridge, Pod veths, CNI and kube-proxy chains, ip_forward. Deleting the
+  // host end of the pair deletes both ends (and the host's routes via it)
+  // at once; the namespace itself is freed once its last process is gone.
+  await run('ip', ['link', 'del', opts.netns.hostVeth]).catch(() => undefined);
+  await run('ip', ['netns', 'del', opts.netns.name]).catch(() => undefined);
   await removeCgroups(opts.cgroupRoot ?? defaultCgroupRoot, log);
   await rm(join(opts.dir, 'containerd', 'state'), { recursive: true, force: true }).catch(() => undefined);
 }
@@ -557,55 +528,6 @@ async function ensureCgroupRoot(cgroupRoot: string): Promise<void> {
       }
     }
   }
-}
-
-/**
- * Removes iptables state the node leaves on the host when Pods were not torn
- * down: the bridge plugin's masquerade chains for network "skylift" (CNI DEL
- * removes them normally) and the kubelet's own chains (KUBE-FIREWALL's
- * localnet DROP rule, canaries), which it never removes. kube-proxy's are
- * removed by `kube-proxy --cleanup`.
- */
-async function sweepIptables(log: (line: string) => void): Promise<void> {
-  const kubeletChains = new Set(['KUBE-FIREWALL', 'KUBE-KUBELET-CANARY', 'KUBE-IPTABLES-HINT']);
-  let removed = 0;
-  for (const table of ['filter', 'nat', 'mangle']) {
-    const saved = await run('iptables-save', ['-t', table]).then(
-      (r) => r.stdout,
-      () => '',
-    );
-    const ours = new Set<string>(kubeletChains);
-    const deletes: string[] = [];
-    for (const line of saved.split('\n')) {
-      const cni = /-j (CNI-[0-9a-f]+)$/.exec(line);
-      if (line.startsWith('-A ') && line.includes('name: \\"skylift\\"') && cni?.[1] !== undefined)
-        ours.add(cni[1]);
-    }
-    for (const line of saved.split('\n')) {
-      const m = /^-A (\S+) .*-j (\S+)$/.exec(line);
-      if (m?.[1] !== undefined && m[2] !== undefined && !ours.has(m[1]) && ours.has(m[2]))
-        deletes.push(line.replace(/^-A /, '-D '));
-    }
-    const present = [...ours].filter((c) => saved.includes(`:${c} `));
-    if (deletes.length === 0 && present.length === 0) continue;
-    const script = [
-      `*${table}`,
-      ...deletes,
-      ...present.map((c) => `-F ${c}`),
-      ...present.map((c) => `-X ${c}`),
-      'COMMIT',
-      '',
-    ].join('\n');
-    await new Promise<void>((resolveRestore) => {
-      const child = execFile('iptables-restore', ['--noflush'], (err) => {
-        if (err !== null) log(`iptables-restore (${table}): ${err.message}`);
-        resolveRestore();
-      });
-      child.stdin?.end(script);
-    });
-    removed += present.length;
-  }
-  if (removed > 0) log(`removed ${removed} leftover iptables chains`);
 }
 
 async function removeCgroups(cgroupRoot: string, log: (line: string) => void): Promise<void> {
