@@ -11,13 +11,18 @@
 // --host-net puts the node's networking on the host instead (bridge
 // skylift0 at 10.244.0.1, as before).
 //
+// When `make image` has built the operator image, the node imports it too and
+// runs it once (`skylift help`) with the chart's security context.
+//
 // --hold keeps the cluster up after the demo until SIGINT/SIGTERM (the admin
 // kubeconfig is printed).
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startControlPlane, type ControlPlane } from '../src/dev/controlplane.ts';
 import { simpleRequest } from '../src/dev/http.ts';
+import { skyliftImage } from '../src/dev/images.ts';
 import { startNode, type RunningNode } from '../src/dev/node.ts';
 import { pinnedVersions, repoRoot, toolPaths } from '../src/dev/paths.ts';
 import { reapStaleProcesses } from '../src/dev/reaper.ts';
@@ -50,6 +55,7 @@ const netns = hostNet
     };
 const paths = toolPaths();
 const imageDir = join(paths.cacheDir, 'node-images');
+const operatorImage = skyliftImage(paths);
 const kubeletBinDir = join(paths.cacheDir, 'kubelet', pinnedVersions().KUBE_VERSION);
 const t = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 const log = (line: string): void => {
@@ -213,6 +219,46 @@ async function demo(): Promise<void> {
   );
 }
 
+/** 4. The operator image on the node: non-root, read-only root filesystem, no capabilities (the chart's settings). */
+async function operatorImageDemo(): Promise<void> {
+  const ns = 'demo';
+  const t0 = Date.now();
+  await api('POST', `/api/v1/namespaces/${ns}/pods`, {
+    metadata: { name: 'skylift-help' },
+    spec: {
+      restartPolicy: 'Never',
+      securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
+      containers: [
+        {
+          name: 'skylift',
+          image: operatorImage.name,
+          imagePullPolicy: 'Never',
+          args: ['help'],
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
+          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+        },
+      ],
+      volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
+    },
+  });
+  const phase = await waitFor(
+    async () => {
+      const p = (await api('GET', `/api/v1/namespaces/${ns}/pods/skylift-help`)) as unknown as PodView;
+      return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p.status.phase : undefined;
+    },
+    { timeoutMs: 60_000, description: 'Pod skylift-help finished', intervalMs: 200 },
+  );
+  const logs = await api('GET', `/api/v1/namespaces/${ns}/pods/skylift-help/log`);
+  log(
+    `Pod skylift-help (${operatorImage.name}) ${phase} after ${t(t0)}; first lines of its log:\n` +
+      String(logs.text).trim().split('\n').slice(0, 3).join('\n'),
+  );
+}
+
 async function main(): Promise<void> {
   await mkdir(dir, { recursive: true });
   // A run killed with SIGKILL leaves its children (and the node's netns) behind.
@@ -240,12 +286,18 @@ async function main(): Promise<void> {
     bridge: 'skylift0',
     ...(netns !== undefined ? { netns, cgroupRoot: `/skylift-${index}` } : {}),
     kubeletBinDir,
-    images: [join(imageDir, 'pause.oci.tar'), join(imageDir, 'hello.oci.tar')],
+    images: [
+      join(imageDir, 'pause.oci.tar'),
+      join(imageDir, 'hello.oci.tar'),
+      ...(existsSync(operatorImage.archive) ? [operatorImage.archive] : []),
+    ],
     pauseImage: 'localhost/skylift/pause:1',
     log,
   });
   log(`node up in ${t(t0)}: ${JSON.stringify(node.timings)}`);
   await demo();
+  if (existsSync(operatorImage.archive)) await operatorImageDemo();
+  else log(`no ${operatorImage.archive}: make image builds the operator image the node would run`);
   if (values.hold) {
     log(`holding; KUBECONFIG=${cp.kubeconfigPath('admin')}; Ctrl-C to stop`);
     await new Promise(() => undefined);
