@@ -80,6 +80,13 @@ format: node deps ## Rewrite files with Prettier.
 build: node deps ## Compile TypeScript to dist/.
 	npx tsc -p tsconfig.build.json
 
+# A node's containerd to load the image into, e.g. make image CONTAINERD_ADDRESS=.skylift/node-proto/node/containerd/containerd.sock
+CONTAINERD_ADDRESS ?=
+
+.PHONY: image
+image: ## Build the operator image with buildah on a locally made base (no Docker engine, no registry); CONTAINERD_ADDRESS=… loads it into a node.
+	@hack/build-image.sh image $(if $(CONTAINERD_ADDRESS),load $(CONTAINERD_ADDRESS))
+
 .PHONY: generate
 generate: node deps helm ## Regenerate crds/, the chart's CRD and rules copies, docs/reference/ and the kustomize base.
 	node tools/generate.ts

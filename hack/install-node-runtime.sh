@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Skylift's node mode (`skylift dev --node`, issue 17) needs to
 # run one real Kubernetes node beside the local control plane:
-#   packages  Debian's containerd, runc, containernetworking-plugins, buildah
+#   packages  Debian's containerd, runc, containernetworking-plugins, buildah,
+#             debootstrap (the operator image's base: hack/build-image.sh)
 #             (apt; skipped when `dpkg -s` says they are installed)
 #   kubelet   kubelet, kube-proxy and kube-scheduler built from the Go module proxy at
 #             $KUBE_VERSION, as install-kube.sh builds kube-apiserver, into
@@ -23,30 +24,7 @@ NODE_IMAGE_DIR="$SKYLIFT_CACHE/node-images"
 # kubelet 1.36 no longer has --pod-infra-container-image).
 PAUSE_IMAGE="localhost/skylift/pause:1"
 HELLO_IMAGE="localhost/skylift/hello:1"
-NODE_PACKAGES=(containerd runc containernetworking-plugins buildah iptables)
-
-# progress LABEL PID: prints every 15 s how long LABEL (running as PID) has taken.
-progress() {
-  local label="$1" pid="$2" t0=$SECONDS
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 15
-    kill -0 "$pid" 2>/dev/null && log "  … $label: $((SECONDS - t0)) s so far"
-  done
-}
-
-# run_with_progress LABEL CMD...: runs CMD, printing progress while it runs.
-run_with_progress() {
-  local label="$1"; shift
-  "$@" &
-  local pid=$!
-  progress "$label" "$pid" &
-  local ticker=$!
-  local rc=0
-  wait "$pid" || rc=$?
-  kill "$ticker" 2>/dev/null || true
-  wait "$ticker" 2>/dev/null || true
-  return "$rc"
-}
+NODE_PACKAGES=(containerd runc containernetworking-plugins buildah iptables debootstrap)
 
 install_packages() {
   local missing=() p

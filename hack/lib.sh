@@ -26,3 +26,26 @@ with_lock() {
   "$@"
   exec {lockfd}>&-
 }
+
+# progress LABEL PID: prints every 15 s how long LABEL (running as PID) has taken.
+progress() {
+  local label="$1" pid="$2" t0=$SECONDS
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 15
+    kill -0 "$pid" 2>/dev/null && log "  … $label: $((SECONDS - t0)) s so far"
+  done
+}
+
+# run_with_progress LABEL CMD...: runs CMD, printing progress while it runs.
+run_with_progress() {
+  local label="$1"; shift
+  "$@" &
+  local pid=$!
+  progress "$label" "$pid" &
+  local ticker=$!
+  local rc=0
+  wait "$pid" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  return "$rc"
+}

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ControlPlane } from './controlplane.ts';
 import { simpleRequest } from './http.ts';
+import { importImages } from './images.ts';
 import { freePort } from './ports.ts';
 import { ManagedProcess } from './process.ts';
 import { AbortWait, waitFor } from './wait.ts';
@@ -36,7 +37,7 @@ export interface NodeOptions {
   readonly bridge: string;
   /** Directory with kubelet and kube-proxy (hack/install-node-runtime.sh). */
   readonly kubeletBinDir: string;
-  /** OCI archives to import into containerd's k8s.io namespace (pause first). */
+  /** OCI archives to import into containerd's k8s.io namespace (pause first; the operator's: `skyliftImage()`). */
   readonly images: readonly string[];
   /** The sandbox image's name, as imported. */
   readonly pauseImage: string;
@@ -214,8 +215,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     log(`containerd ready in ${timings.containerdReadyMs} ms`);
 
     t0 = Date.now();
-    for (const image of opts.images)
-      await ctr(socket, ['-n', 'k8s.io', 'images', 'import', '--all-platforms', image]);
+    await importImages(socket, opts.images);
     timings.imageImportMs = Date.now() - t0;
     log(`imported ${opts.images.length} images in ${timings.imageImportMs} ms`);
 

@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tokenAuthFile, newIdentity } from '../../src/dev/certs.ts';
 import { emulatorEnv } from '../../src/dev/emulator.ts';
+import { skyliftImage } from '../../src/dev/images.ts';
 import { renderKubeconfig } from '../../src/dev/kubeconfig.ts';
 import { parseEnvFile, pinnedVersions, repoRoot, toolPaths } from '../../src/dev/paths.ts';
 
@@ -68,6 +70,21 @@ describe('toolPaths', () => {
     const p = toolPaths(env, versions);
     expect(p.kubeBinDir).toBe(kube);
     expect(p.venvDir).toBe(venv);
+  });
+});
+
+describe('skyliftImage', () => {
+  it('names the image and archive as hack/build-image.sh does, under the chart’s repository and appVersion', () => {
+    const env = { ...process.env, SKYLIFT_CACHE_DIR: '/c' };
+    const printed = execFileSync(join(repoRoot, 'hack/build-image.sh'), ['print'], { env, encoding: 'utf8' });
+    const image = skyliftImage(toolPaths(env));
+    expect(printed.trim().split('\n')).toEqual([image.name, image.archive]);
+    expect(image.archive).toMatch(/^\/c\/images\/skylift-[^/]+\.oci\.tar$/);
+    const values = readFileSync(join(repoRoot, 'deploy/helm/skylift/values.yaml'), 'utf8');
+    const chart = readFileSync(join(repoRoot, 'deploy/helm/skylift/Chart.yaml'), 'utf8');
+    const repository = /^ {2}repository: (\S+)$/m.exec(values)?.[1];
+    const appVersion = /^appVersion: '([^']+)'$/m.exec(chart)?.[1];
+    expect(image.name).toBe(`${repository ?? '?'}:${appVersion ?? '?'}`);
   });
 });
 
