@@ -109,6 +109,8 @@ export class Manager {
           ...(le.timing !== undefined ? { timing: le.timing } : {}),
           onStatus: (leading) => this.o.metrics.leaderStatus.set({ name: le.name }, leading ? 1 : 0),
         });
+        // A standby reports 0 from the start: the "no leader" alert sums every replica's sample.
+        this.o.metrics.leaderStatus.set({ name: le.name }, 0);
         if (!(await this.elector.acquire(signal))) return 'stopped';
       }
       this.running = true;
