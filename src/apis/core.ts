@@ -40,3 +40,11 @@ export const deploymentType: ResourceType = {
   kind: 'Deployment',
   namespaced: true,
 };
+
+export const leaseType: ResourceType = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+};

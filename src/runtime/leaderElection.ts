@@ -3,6 +3,9 @@ import { isAborted, sleep, type Clock } from './clock.ts';
 import { isKubeConflict, isKubeNotFound } from './errors.ts';
 import { microTime } from './events.ts';
 import type { KubeClient } from './kube/client.ts';
+import { Informer, WatchEventType } from './kube/informer.ts';
+import { leaseType } from '../apis/core.ts';
+import type { KubeObject } from '../apis/meta.ts';
 
 /** Timing of leader election; client-go's defaults. */
 export interface LeaseTiming {
@@ -55,7 +58,7 @@ interface Lease {
 export class LeaderElector {
   private readonly o: LeaderElectorOptions;
   private readonly t: LeaseTiming;
-  private observed: { record: string; at: number } | undefined;
+  private observed: { record: string; at: number; durationMs: number } | undefined;
   private leading = false;
 
   constructor(opts: LeaderElectorOptions) {
@@ -71,21 +74,62 @@ export class LeaderElector {
     return `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases/${this.o.name}`;
   }
 
-  /** Blocks until this replica holds the lease (true) or `signal` aborts (false). */
+  /**
+   * Blocks until this replica holds the lease (true) or `signal` aborts
+   * (false). While it waits it watches the Lease, so it sees each renewal
+   * as it happens and tries again the moment the lease runs out: a holder
+   * that dies without releasing (SIGKILL, a force-deleted Pod whose token
+   * no longer authenticates) is replaced one lease duration after its last
+   * renewal, not up to two retry periods later as with polling alone. It
+   * still polls every retry period, so a watch that fails (RBAC, network)
+   * only costs that precision.
+   */
   async acquire(signal: AbortSignal): Promise<boolean> {
     this.o.logger.info(
       { lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity },
       'waiting for leadership',
     );
-    while (!signal.aborted) {
-      if (await this.tryAcquireOrRenew()) {
-        this.setLeading(true);
-        this.o.logger.info({ identity: this.o.identity }, 'acquired leadership');
-        return true;
+    const watch = new Informer<Lease & KubeObject>({
+      client: this.o.client,
+      type: leaseType,
+      clock: this.o.clock,
+      logger: this.o.logger,
+      namespace: this.o.namespace,
+      fieldSelector: `metadata.name=${this.o.name}`,
+    });
+    watch.on((type, lease) => {
+      if (type !== WatchEventType.Deleted) this.observe(lease.spec ?? {}, this.o.clock.now());
+    });
+    watch.start();
+    try {
+      while (!signal.aborted) {
+        if (await this.tryAcquireOrRenew()) {
+          this.setLeading(true);
+          this.o.logger.info({ identity: this.o.identity }, 'acquired leadership');
+          return true;
+        }
+        await sleep(this.o.clock, this.untilNextTry(), signal);
       }
-      await sleep(this.o.clock, this.t.retryPeriodMs, signal);
+      return false;
+    } finally {
+      await watch.stop();
     }
-    return false;
+  }
+
+  /** How long a standby waits before trying again: a retry period, or less when the lease runs out sooner. */
+  private untilNextTry(): number {
+    const o = this.observed;
+    if (o === undefined) return this.t.retryPeriodMs;
+    // A few ms past the expiry: the check is "expired", not "expires now".
+    const untilExpiry = o.at + o.durationMs - this.o.clock.now() + 5;
+    return Math.max(5, Math.min(this.t.retryPeriodMs, untilExpiry));
+  }
+
+  /** Remembers when the lease record was first seen as it is now (the local clock: skew does not matter). */
+  private observe(spec: LeaseSpec, now: number): void {
+    const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseDurationSeconds]);
+    if (this.observed?.record !== record)
+      this.observed = { record, at: now, durationMs: (spec.leaseDurationSeconds ?? 15) * 1000 };
   }
 
   /**
@@ -157,19 +201,18 @@ export class LeaderElector {
           metadata: { name: this.o.name, namespace: this.o.namespace },
           spec: mine,
         });
-        this.observed = { record: JSON.stringify(mine), at: now };
+        this.observe(mine, now);
         return true;
       } catch (createErr) {
         return this.failed(createErr);
       }
     }
     const spec = lease.spec ?? {};
-    const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseDurationSeconds]);
-    if (this.observed?.record !== record) this.observed = { record, at: now };
+    this.observe(spec, now);
     const holder = spec.holderIdentity ?? '';
     const heldByOther = holder !== '' && holder !== this.o.identity;
-    const durationMs = (spec.leaseDurationSeconds ?? 15) * 1000;
-    if (heldByOther && this.observed.at + durationMs > now) return false;
+    const seen = this.observed;
+    if (heldByOther && seen !== undefined && seen.at + seen.durationMs > now) return false;
 
     const next: LeaseSpec =
       holder === this.o.identity
@@ -178,10 +221,7 @@ export class LeaderElector {
     try {
       // PUT with the read resourceVersion: two candidates cannot both win.
       await this.o.client.request('PUT', this.path, { body: { ...lease, spec: next } });
-      this.observed = {
-        record: JSON.stringify([next.holderIdentity, next.renewTime, next.leaseDurationSeconds]),
-        at: now,
-      };
+      this.observe(next, now);
       return true;
     } catch (err) {
       return this.failed(err);

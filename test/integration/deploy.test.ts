@@ -184,6 +184,16 @@ describe('Helm chart', () => {
     const leaseRole = one(defaults, 'Role');
     expect(leaseRole.metadata.namespace).toBe('skylift-system');
     expect(rulesOf(leaseRole).flatMap((r) => r.resources)).toEqual(['leases', 'leases']);
+    // Everything but create only on the operator's own Lease (a watch of it by name, too).
+    expect(rulesOf(leaseRole)).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['skylift-leader'],
+        verbs: ['get', 'update', 'list', 'watch'],
+      },
+    ]);
   });
 
   it('uses namespaced Roles, not a ClusterRole, when watchNamespaces is set', async () => {

@@ -28,6 +28,11 @@ export interface InformerOptions {
   /** Watch one namespace only (default: all). */
   readonly namespace?: string | undefined;
   readonly labelSelector?: string | undefined;
+  /**
+   * A field selector, e.g. `metadata.name=skylift-leader`: one named object,
+   * which RBAC then authorizes against `resourceNames`.
+   */
+  readonly fieldSelector?: string | undefined;
   /** Restart a watch that delivered nothing (not even a bookmark) for this long. Default 150 s. */
   readonly watchdogMs?: number;
   /** Backoff between failed list/watch attempts. */
@@ -154,7 +159,7 @@ export class Informer<T extends KubeObject> {
   }
 
   private query(): Record<string, string | number | undefined> {
-    return { labelSelector: this.opts.labelSelector };
+    return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
   }
 
   private path(): string {
