@@ -59,7 +59,7 @@ moto: ## Create the moto server venv (cached).
 	@localstack/install-moto.sh >/dev/null
 
 .PHONY: test
-test: setup ## Run unit and integration tests against a real kube-apiserver + etcd and moto.
+test: setup image ## Run unit, integration, end-to-end and node tests (kube-apiserver + etcd, moto, a real node).
 	npx vitest run
 
 .PHONY: test-unit

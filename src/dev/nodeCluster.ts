@@ -70,7 +70,9 @@ export async function startNodeCluster(opts: NodeClusterOptions): Promise<NodeCl
   ];
   for (const needed of [join(kubeletBinDir, 'kubelet'), ...images]) {
     await access(needed).catch(() => {
-      throw new Error(`${needed} is missing: run make node-runtime (hack/install-node-runtime.sh)`);
+      throw new Error(
+        `${needed} is missing: run make node-runtime (hack/install-node-runtime.sh)${opts.extraImages?.includes(needed) === true ? ' or make image' : ''}`,
+      );
     });
   }
 

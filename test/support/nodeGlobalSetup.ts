@@ -5,6 +5,7 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { skyliftImage } from '../../src/dev/images.ts';
 import { startNodeCluster, nodeImages, type NodeCluster } from '../../src/dev/nodeCluster.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
 import { reapStaleProcesses } from '../../src/dev/reaper.ts';
@@ -22,8 +23,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Short: unix socket paths below it must stay under 108 characters.
   const dir = join(runsDir, new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19));
   const started = Date.now();
+  // The operator image `make image` built (make test builds it first): helm installs it.
   cluster = await startNodeCluster({
     dir,
+    extraImages: [skyliftImage().archive],
     log: (line) => process.stdout.write(`[skylift node] ${line}\n`),
   });
   const cp = cluster.controlPlane;
@@ -44,6 +47,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     nodeName: cluster.nodeName,
     containerdSocket: cluster.node.containerdSocket,
     helloImage: nodeImages.hello.name,
+    operatorImage: skyliftImage().name,
     ...cluster.addresses,
   };
   project.provide('stack', stack);

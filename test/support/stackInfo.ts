@@ -29,6 +29,8 @@ export interface NodeInfo extends NodeSlotAddresses {
   readonly containerdSocket: string;
   /** The sample app image, imported into the node. */
   readonly helloImage: string;
+  /** The operator image (`make image`), imported into the node. */
+  readonly operatorImage: string;
 }
 
 declare module 'vitest' {
