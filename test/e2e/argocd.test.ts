@@ -8,18 +8,20 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPendingAnnotation, finalizerName } from '../../src/apis/managed.ts';
 import { startArgoCd, type ArgoCd } from '../../src/dev/argocd.ts';
 import { argoCdNamespace, installArgoCd } from '../../src/dev/argocdInstall.ts';
 import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
 import { emulatorCredentials } from '../../src/dev/emulator.ts';
 import { installCrds } from '../../src/dev/installCrds.ts';
 import { repoRoot, toolPaths } from '../../src/dev/paths.ts';
+import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
 import { AbortWait, waitFor } from '../../src/dev/wait.ts';
 import type { AwsFaultProxy, InstalledRule } from '../support/awsFaultProxy.ts';
 import { ensureZone, listRecords, route53At } from '../support/dns.ts';
 import { LocalGitRepo } from '../support/gitRepo.ts';
 import { kubectl, type KubectlResult } from '../support/kubectl.ts';
-import { kubeClient, newNamespace } from '../support/kube.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
 
@@ -258,6 +260,15 @@ describe('Argo CD syncs Skylift objects and reads their health', () => {
       60_000,
     );
     expect(compared.size).toBeGreaterThanOrEqual(4);
+    // What the comparison had to leave alone is there: the operator's finalizer, annotation and
+    // status, and Argo CD's own tracking annotation, on an object whose spec nobody rewrote.
+    const www = await readObject<DNSRecord>(kubeClient(), dnsRecordType, ns, 'www');
+    expect(www?.metadata.finalizers).toEqual([finalizerName]);
+    expect(Object.keys(www?.metadata.annotations ?? {})).toEqual(
+      expect.arrayContaining([createPendingAnnotation, 'argocd.argoproj.io/tracking-id']),
+    );
+    expect(www?.metadata.generation).toBe(1);
+    expect(www?.status?.observedGeneration).toBe(1);
     // No sync since the first: automated sync would have run one for any difference (self-heal).
     expect((await readApp()).status?.history?.length).toBe(syncs);
   });
