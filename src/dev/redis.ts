@@ -49,6 +49,10 @@ export async function startRedis(opts: RedisOptions): Promise<Redis> {
         'no',
         '--dir',
         opts.dir,
+        // Redis rewrites its command line to "redis-server 127.0.0.1:<port>" unless told not to;
+        // the reaper recognises a process left behind by a killed run by its recorded command.
+        '--set-proc-title',
+        'no',
       ],
       logFile,
       pidFile: join(opts.dir, 'redis-server.pid'),
