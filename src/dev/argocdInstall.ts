@@ -25,8 +25,6 @@ export interface ArgoCdInstallOptions {
   /** Directory holding {@link argoCdCrdFiles}. */
   readonly crdDir: string;
   readonly namespace?: string;
-  /** Keys of argocd-cm beyond Argo CD's defaults (which need none). */
-  readonly settings?: Readonly<Record<string, string>>;
   /** The cluster Applications deploy to; see {@link ArgoCdCluster}. */
   readonly cluster: ArgoCdCluster;
   readonly timeoutMs?: number;
@@ -57,9 +55,11 @@ interface CrdObject extends KubeObject {
  * Installs by server-side apply (field manager `skylift-dev`, forced): Argo CD's
  * Application and AppProject CRDs from `crdDir` (waiting until each is
  * Established and its objects can be listed), the namespace, `argocd-cm` with
- * `settings`, an empty `argocd-secret`, the cluster Secret of `cluster`, and the AppProject `default` that
- * allows any repository, destination and kind. Idempotent. Throws on the
- * first write the apiserver refuses, or when a CRD is not served in time.
+ * no keys (Argo CD's defaults; keys merged in later, such as Skylift's health
+ * checks, stay: they are not this field manager's), an empty `argocd-secret`,
+ * the cluster Secret of `cluster`, and the AppProject `default` that allows any
+ * repository, destination and kind. Idempotent. Throws on the first write the
+ * apiserver refuses, or when a CRD is not served in time.
  */
 export async function installArgoCd(client: KubeClient, opts: ArgoCdInstallOptions): Promise<void> {
   const namespace = opts.namespace ?? argoCdNamespace;
@@ -100,7 +100,7 @@ export async function installArgoCd(client: KubeClient, opts: ArgoCdInstallOptio
       namespace,
       labels: { ...partOfArgoCd, 'app.kubernetes.io/name': 'argocd-cm' },
     },
-    data: { ...opts.settings },
+    data: {},
   });
   await apply(client, `/api/v1/namespaces/${namespace}/secrets/argocd-secret`, {
     apiVersion: 'v1',
