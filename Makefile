@@ -17,7 +17,7 @@ help: ## Show the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 .PHONY: setup
-setup: setup-stack node-runtime ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth, the node runtime.
+setup: setup-stack node-runtime argocd ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth, the node runtime, Argo CD.
 
 # What the plain local stack needs (make dev without --node).
 .PHONY: setup-stack
@@ -53,6 +53,10 @@ promtool: ## Unpack promtool from Debian's prometheus package (cached), to check
 .PHONY: luahealth
 luahealth: ## Build hack/luahealth (Argo CD's Lua interpreter, cached), to test the Argo CD health checks.
 	@hack/install-luahealth.sh >/dev/null
+
+.PHONY: argocd
+argocd: ## Build Argo CD's application controller and repo server (Go module proxy) and install Redis (Debian), cached, for the Argo CD end-to-end test.
+	@hack/install-argocd.sh >/dev/null
 
 .PHONY: moto
 moto: ## Create the moto server venv (cached).

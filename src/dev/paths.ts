@@ -13,6 +13,8 @@ export interface PinnedVersions {
   readonly NODE_VERSION: string;
   readonly MOTO_VERSION: string;
   readonly HELM_VERSION: string;
+  /** Argo CD's application controller and repo server, for the Argo CD end-to-end test. */
+  readonly ARGOCD_VERSION: string;
 }
 
 /** Parses `KEY=VALUE` lines, ignoring blanks and `#` comments. Pure. */
@@ -42,6 +44,7 @@ export function pinnedVersions(root: string = repoRoot): PinnedVersions {
     NODE_VERSION: get('NODE_VERSION'),
     MOTO_VERSION: get('MOTO_VERSION'),
     HELM_VERSION: get('HELM_VERSION'),
+    ARGOCD_VERSION: get('ARGOCD_VERSION'),
   };
 }
 
@@ -52,6 +55,11 @@ export interface ToolPaths {
   readonly venvDir: string;
   /** The Helm CLI built by hack/install-helm.sh. */
   readonly helmBin: string;
+  /**
+   * What hack/install-argocd.sh installs: the `argocd` multi-call binary (and its names
+   * argocd-application-controller, argocd-repo-server), `redis-server`, and `crds/`.
+   */
+  readonly argocdDir: string;
 }
 
 /** Resolves tool locations from the environment exactly as hack/lib.sh does. Pure given `env`. */
@@ -65,5 +73,6 @@ export function toolPaths(
     kubeBinDir: env.SKYLIFT_KUBE_BIN_DIR ?? join(cacheDir, 'kube', versions.KUBE_VERSION),
     venvDir: env.SKYLIFT_VENV_DIR ?? join(cacheDir, 'venv', `moto-${versions.MOTO_VERSION}`),
     helmBin: join(cacheDir, 'helm', versions.HELM_VERSION, 'helm'),
+    argocdDir: join(cacheDir, 'argocd', versions.ARGOCD_VERSION),
   };
 }

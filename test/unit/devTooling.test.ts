@@ -24,6 +24,16 @@ describe('pinned versions', () => {
     expect(readFileSync(join(repoRoot, 'hack/helm/go.mod'), 'utf8')).toContain(
       `helm.sh/helm/v4 ${v.HELM_VERSION}`,
     );
+    const argoMod = readFileSync(join(repoRoot, 'hack/argocd/go.mod'), 'utf8');
+    expect(argoMod).toContain(`github.com/argoproj/argo-cd/v3 ${v.ARGOCD_VERSION}`);
+    // Argo CD's own replaces, repeated: every Kubernetes staging module at one and the same release.
+    const argoStaging = argoMod
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /^k8s\.io\/\S+ => /.test(l));
+    expect(argoStaging.length).toBeGreaterThan(20);
+    const releases = new Set(argoStaging.map((l) => /^(\S+) => \1 (v0\.\d+\.\d+)$/.exec(l)?.[2]));
+    expect([...releases]).toEqual([expect.stringMatching(/^v0\.\d+\.\d+$/)]);
     expect(readFileSync(join(repoRoot, 'localstack/requirements.txt'), 'utf8')).toContain(
       `moto[server]==${v.MOTO_VERSION}\n`,
     );
@@ -46,6 +56,7 @@ describe('toolPaths', () => {
     NODE_VERSION: '24.0.0',
     MOTO_VERSION: '9.9',
     HELM_VERSION: 'v4.0.0',
+    ARGOCD_VERSION: 'v3.0.0',
   };
   it.each([
     {
