@@ -308,6 +308,50 @@ describe('helm install on the node cluster', () => {
     );
   });
 
+  it('replaces a leader that crashes (SIGKILL, no release) one lease duration after its last renewal', async () => {
+    const before = await lease();
+    const holder = before?.spec.holderIdentity ?? '';
+    const pod = await leaderPod();
+    expect(pod).toBeDefined();
+    // SIGKILL the operator process inside the leader's container: nothing gets to release the Lease.
+    const killer =
+      "const fs=require('fs');for(const p of fs.readdirSync('/proc')){if(!/^\\d+$/.test(p))continue;" +
+      "let c='';try{c=fs.readFileSync('/proc/'+p+'/cmdline','utf8')}catch{}" +
+      "if(c.includes('/app/dist/cli/main.js')&&Number(p)!==process.pid){process.kill(Number(p),'SIGKILL');console.log('killed',p)}}";
+    const killedAt = Date.now();
+    const killed = await kubectl(kc, ['exec', '-n', ns, pod ?? '', '--', 'node', '-e', killer]);
+    expect(killed.code, killed.stderr).toBe(0);
+    expect(killed.stdout).toMatch(/^killed \d+$/m);
+    let lastRenew = Date.parse(before?.spec.renewTime ?? '');
+    const after = await waitFor(
+      async () => {
+        const l = await lease();
+        const now = l?.spec.holderIdentity ?? '';
+        if (now === holder) lastRenew = Math.max(lastRenew, Date.parse(l?.spec.renewTime ?? ''));
+        return now !== '' && now !== holder ? l : undefined;
+      },
+      { timeoutMs: 60_000, description: 'a new leader after the crash', intervalMs: 100 },
+    );
+    const acquired = Date.parse(after.spec.acquireTime ?? '');
+    const leaseMs = (before?.spec.leaseDurationSeconds ?? 15) * 1000;
+    process.stdout.write(
+      `[helm] leader crashed (SIGKILL) → new leader ${((acquired - killedAt) / 1000).toFixed(1)} s after the kill, ${((acquired - lastRenew) / 1000).toFixed(1)} s after its last renewal (lease ${leaseMs / 1000} s)\n`,
+    );
+    // Not before the dead holder's lease ran out (no two leaders), and within a second after.
+    expect(acquired - lastRenew).toBeGreaterThanOrEqual(leaseMs - 100);
+    expect(acquired - lastRenew).toBeLessThanOrEqual(leaseMs + 1000);
+    // The crashed container restarts; both replicas are Ready again and the leader works.
+    await waitFor(
+      async () => {
+        const p = await operatorPods();
+        return p.length === 2 && p.every(isReady) ? true : undefined;
+      },
+      { timeoutMs: 120_000, description: 'two operator Pods Ready after the crash' },
+    );
+    await applyRecord('after-crash', '192.0.2.12');
+    await waitRecordReady('after-crash');
+  });
+
   it('helm upgrade with a changed value rolls the Pods and loses no work', async () => {
     const oldPods = (await operatorPods()).map((p) => p.metadata.name);
     // Records created while the Pods roll: each must end Ready, once, in Route 53.
@@ -336,7 +380,7 @@ describe('helm install on the node cluster', () => {
     expect(deployment.spec.template.spec.containers[0]?.args).toContain('--workers=8');
     for (const name of names) await waitRecordReady(name);
     expect(await recordsInAws()).toEqual(
-      ['after-handover', 'irsa', ...names].map((n) => `${n}-${appNs} A`).sort(),
+      ['after-crash', 'after-handover', 'irsa', ...names].map((n) => `${n}-${appNs} A`).sort(),
     );
   });
 
