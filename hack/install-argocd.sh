@@ -23,45 +23,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ARGOCD_DIR="$SKYLIFT_CACHE/argocd/$ARGOCD_VERSION"
 REDIS_PACKAGE=redis-tools
 
-# progress LABEL PID: prints every 15 s how long LABEL (running as PID) has taken.
-progress() {
-  local label="$1" pid="$2" t0=$SECONDS
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 15
-    kill -0 "$pid" 2>/dev/null && log "  … $label: $((SECONDS - t0)) s so far"
-  done
-}
-
-# run_with_progress LABEL CMD...: runs CMD, printing progress while it runs.
-run_with_progress() {
-  local label="$1"; shift
-  "$@" &
-  local pid=$!
-  progress "$label" "$pid" &
-  local ticker=$!
-  local rc=0
-  wait "$pid" || rc=$?
-  kill "$ticker" 2>/dev/null || true
-  wait "$ticker" 2>/dev/null || true
-  return "$rc"
-}
-
 install_redis() {
-  if ! dpkg -s "$REDIS_PACKAGE" >/dev/null 2>&1; then
-    if [[ $EUID -ne 0 ]]; then
-      log "the Argo CD test needs Debian's $REDIS_PACKAGE (run as root: apt-get install $REDIS_PACKAGE)"
-      return 1
-    fi
-    log "installing $REDIS_PACKAGE with apt"
-    local t0=$SECONDS
-    # The package lists may never have been fetched on a fresh machine.
-    if ! apt-cache show "$REDIS_PACKAGE" >/dev/null 2>&1; then
-      run_with_progress "apt-get update" apt-get update -qq
-    fi
-    run_with_progress "apt-get install" env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq --no-install-recommends "$REDIS_PACKAGE" >/dev/null
-    log "$REDIS_PACKAGE installed in $((SECONDS - t0)) s"
-  fi
+  apt_install "the Argo CD test" "$REDIS_PACKAGE"
   mkdir -p "$ARGOCD_DIR"
   ln -sfn /usr/bin/redis-check-rdb "$ARGOCD_DIR/redis-server"
 }

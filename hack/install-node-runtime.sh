@@ -27,30 +27,9 @@ HELLO_IMAGE="localhost/skylift/hello:1"
 NODE_PACKAGES=(containerd runc containernetworking-plugins buildah iptables debootstrap)
 
 install_packages() {
-  local missing=() p
-  for p in "${NODE_PACKAGES[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-  done
-  if ((${#missing[@]} == 0)); then
-    log "node packages already installed: ${NODE_PACKAGES[*]}"
-    return 0
-  fi
-  if [[ $EUID -ne 0 ]]; then
-    log "node mode needs these Debian packages: ${missing[*]} (run as root: apt-get install ${missing[*]})"
-    return 1
-  fi
-  log "installing ${missing[*]} with apt"
-  local t0=$SECONDS
-  # The package lists may never have been fetched on a fresh machine.
-  if ! apt-cache show "${missing[0]}" >/dev/null 2>&1; then
-    run_with_progress "apt-get update" apt-get update -qq
-  fi
-  # --no-install-recommends: containerd recommends nothing we need; buildah would pull in podman's stack.
-  run_with_progress "apt-get install" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian starts containerd as a system service on install; node mode runs its own.
   # (On machines without systemd the postinst does nothing.)
-  log "packages installed in $((SECONDS - t0)) s"
+  apt_install "node mode" "${NODE_PACKAGES[@]}"
 }
 
 build_kubelet() {

@@ -49,3 +49,31 @@ run_with_progress() {
   wait "$ticker" 2>/dev/null || true
   return "$rc"
 }
+
+# apt_install WHY PACKAGE...: installs with apt those of PACKAGE... that `dpkg -s` lacks (root
+# only; otherwise says what to run and fails). WHY names what needs them, for the messages.
+apt_install() {
+  local why="$1"; shift
+  local missing=() p
+  for p in "$@"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
+    log "$why: Debian packages already installed: $*"
+    return 0
+  fi
+  if [[ $EUID -ne 0 ]]; then
+    log "$why needs these Debian packages: ${missing[*]} (run as root: apt-get install ${missing[*]})"
+    return 1
+  fi
+  log "installing ${missing[*]} with apt"
+  local t0=$SECONDS
+  # The package lists may never have been fetched on a fresh machine.
+  if ! apt-cache show "${missing[0]}" >/dev/null 2>&1; then
+    run_with_progress "apt-get update" apt-get update -qq
+  fi
+  # --no-install-recommends: nothing recommended is needed (buildah would pull in podman's stack).
+  run_with_progress "apt-get install" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log "${missing[*]} installed in $((SECONDS - t0)) s"
+}
