@@ -2,14 +2,13 @@
 // (control plane in node mode, a real node in its own network namespace, moto
 // on the address Pods reach) per run and hands its coordinates to the test
 // files through `inject('stack')` and `inject('node')`.
-import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { skyliftImage } from '../../src/dev/images.ts';
 import { startNodeCluster, nodeImages, type NodeCluster } from '../../src/dev/nodeCluster.ts';
 import { repoRoot } from '../../src/dev/paths.ts';
-import { reapStaleProcesses } from '../../src/dev/reaper.ts';
-import type { NodeInfo, StackInfo } from './stackInfo.ts';
+import type { NodeInfo } from './stackInfo.ts';
+import { newTestRun, stackInfoOf } from './testRuns.ts';
 
 const runsDir = join(repoRoot, '.skylift', 'node-runs');
 const keepRuns = 3;
@@ -17,11 +16,8 @@ const keepRuns = 3;
 let cluster: NodeCluster | undefined;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await mkdir(runsDir, { recursive: true });
-  await reapStaleProcesses(runsDir);
-  await pruneOldRuns();
   // Short: unix socket paths below it must stay under 108 characters.
-  const dir = join(runsDir, new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19));
+  const dir = await newTestRun(runsDir, keepRuns, 19);
   const started = Date.now();
   // The operator image `make image` built (make test builds it first): helm installs it.
   cluster = await startNodeCluster({
@@ -30,19 +26,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     log: (line) => process.stdout.write(`[skylift node] ${line}\n`),
   });
   const cp = cluster.controlPlane;
-  const stack: StackInfo = {
-    dir,
-    server: cp.server,
-    caPem: cp.caPem,
-    adminToken: cp.identities.admin.token,
-    operatorToken: cp.identities.operator.token,
-    operatorUser: cp.identities.operator.user,
-    operatorGroup: cp.identities.operator.groups[0] ?? '',
-    adminKubeconfig: cp.kubeconfigPath('admin'),
-    operatorKubeconfig: cp.kubeconfigPath('operator'),
-    awsEndpoint: cluster.emulator.endpoint,
-    logDir: cp.logDir,
-  };
+  const stack = stackInfoOf(dir, cp, cluster.emulator.endpoint);
   const node: NodeInfo = {
     nodeName: cluster.nodeName,
     containerdSocket: cluster.node.containerdSocket,
@@ -59,12 +43,4 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await cluster?.stop();
     cluster = undefined;
   };
-}
-
-/** Logs of earlier runs are kept for post-mortems; only the newest few. */
-async function pruneOldRuns(): Promise<void> {
-  const entries = (await readdir(runsDir)).sort();
-  for (const old of entries.slice(0, Math.max(0, entries.length - (keepRuns - 1)))) {
-    await rm(join(runsDir, old), { recursive: true, force: true });
-  }
 }
