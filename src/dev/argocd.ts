@@ -5,11 +5,10 @@ import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleRequest } from './http.ts';
 import { toolPaths } from './paths.ts';
-import { freePort } from './ports.ts';
+import { startOnFreePorts } from './freePortServer.ts';
 import { ManagedProcess } from './process.ts';
 import { startRedis, type Redis } from './redis.ts';
 import { argoCdNamespace } from './argocdInstall.ts';
-import { AbortWait, waitFor } from './wait.ts';
 
 /** Options for {@link startArgoCd}. */
 export interface ArgoCdOptions {
@@ -170,47 +169,29 @@ interface HealthzProcessSpec {
 
 /**
  * Starts one Argo CD component and waits until `/healthz` on its metrics port answers 200. A
- * process that exits first (a port taken since {@link freePort} chose it) is started again on
+ * process that exits first (a port taken since it was chosen) is started again on
  * other ports, up to three times.
  */
 async function startWithHealthz(
   spec: HealthzProcessSpec,
 ): Promise<{ process: ManagedProcess; port: number }> {
-  let lastError: unknown;
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const port = await freePort();
-    const metricsPort = await freePort();
-    const proc = await ManagedProcess.start({
-      name: spec.name,
-      command: spec.command,
-      args: spec.args(port, metricsPort),
-      logFile: join(spec.logDir, `${spec.name}.log`),
-      pidFile: join(spec.logDir, `${spec.name}.pid`),
-      env: spec.env,
-    });
-    try {
-      await waitFor(
-        async () => {
-          const s = proc.exitStatus;
-          if (s !== undefined)
-            throw new AbortWait(`${spec.name} exited (code ${String(s.code)}):\n${proc.tail()}`);
-          const res = await simpleRequest(`http://127.0.0.1:${metricsPort}/healthz`, { timeoutMs: 2000 });
-          return res.status === 200 ? true : undefined;
-        },
-        {
-          timeoutMs: spec.timeoutMs,
-          description: `${spec.name} /healthz on port ${metricsPort}`,
-          intervalMs: 100,
-        },
-      );
-      return { process: proc, port };
-    } catch (err) {
-      lastError = err;
-      await proc.stop(2000);
-      if (!(err instanceof AbortWait)) break;
-    }
-  }
-  throw new Error(
-    `${spec.name} did not start: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
-  );
+  const started = await startOnFreePorts({
+    name: spec.name,
+    ports: 2,
+    start: ([port = 0, metricsPort = 0]) =>
+      ManagedProcess.start({
+        name: spec.name,
+        command: spec.command,
+        args: spec.args(port, metricsPort),
+        logFile: join(spec.logDir, `${spec.name}.log`),
+        pidFile: join(spec.logDir, `${spec.name}.pid`),
+        env: spec.env,
+      }),
+    ready: async ([, metricsPort = 0]) =>
+      (await simpleRequest(`http://127.0.0.1:${metricsPort}/healthz`, { timeoutMs: 2000 })).status === 200,
+    describe: ([, metricsPort = 0]) => `${spec.name} /healthz on port ${metricsPort}`,
+    timeoutMs: spec.timeoutMs,
+    intervalMs: 100,
+  });
+  return { process: started.process, port: started.ports[0] ?? 0 };
 }

@@ -2,9 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simpleRequest } from './http.ts';
 import { toolPaths } from './paths.ts';
-import { freePort } from './ports.ts';
+import { startOnFreePorts } from './freePortServer.ts';
 import { ManagedProcess } from './process.ts';
-import { AbortWait, waitFor } from './wait.ts';
 
 /** Credentials and region the emulator accepts; any non-empty values work with moto. */
 export const emulatorCredentials = {
@@ -49,50 +48,42 @@ export async function startEmulator(opts: EmulatorOptions): Promise<Emulator> {
   const venvDir = opts.venvDir ?? toolPaths().venvDir;
   await mkdir(opts.dir, { recursive: true });
   const logFile = join(opts.dir, 'moto.log');
-  let lastError: unknown;
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const port = await freePort();
-    const host = opts.host ?? '127.0.0.1';
-    const endpoint = `http://${host}:${port}`;
-    const proc = await ManagedProcess.start({
-      name: 'moto',
-      command: join(venvDir, 'bin', 'moto_server'),
-      args: ['-H', host, '-p', String(port)],
-      logFile,
-      pidFile: join(opts.dir, 'moto.pid'),
-      env: { ...process.env, PYTHONUNBUFFERED: '1' },
-    });
-    const reset = async (): Promise<void> => {
-      const res = await simpleRequest(`${endpoint}/moto-api/reset`, { method: 'POST', timeoutMs: 10_000 });
-      if (res.status !== 200) throw new Error(`moto reset: HTTP ${res.status}: ${res.body.slice(0, 200)}`);
-    };
-    try {
-      await waitFor(
-        async () => {
-          const s = proc.exitStatus;
-          if (s !== undefined) throw new AbortWait(`moto exited (code ${String(s.code)}):\n${proc.tail()}`);
-          await reset();
-          return true;
-        },
-        { timeoutMs: opts.startTimeoutMs ?? 60_000, description: `moto at ${endpoint}`, intervalMs: 100 },
-      );
-      return {
-        endpoint,
+  const host = opts.host ?? '127.0.0.1';
+  const endpointOf = (port: number | undefined): string => `http://${host}:${port ?? 0}`;
+  const reset = async (endpoint: string): Promise<void> => {
+    const res = await simpleRequest(`${endpoint}/moto-api/reset`, { method: 'POST', timeoutMs: 10_000 });
+    if (res.status !== 200) throw new Error(`moto reset: HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+  };
+  const started = await startOnFreePorts({
+    name: 'moto',
+    ports: 1,
+    start: ([port]) =>
+      ManagedProcess.start({
+        name: 'moto',
+        command: join(venvDir, 'bin', 'moto_server'),
+        args: ['-H', host, '-p', String(port ?? 0)],
         logFile,
-        reset,
-        stop: async () => {
-          await proc.stop(5000);
-        },
-      };
-    } catch (err) {
-      lastError = err;
-      await proc.stop(2000);
-      if (!(err instanceof AbortWait)) break;
-    }
-  }
-  throw new Error(
-    `moto did not start: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
-  );
+        pidFile: join(opts.dir, 'moto.pid'),
+        env: { ...process.env, PYTHONUNBUFFERED: '1' },
+      }),
+    // moto is up once it answers a reset.
+    ready: async ([port]) => {
+      await reset(endpointOf(port));
+      return true;
+    },
+    describe: ([port]) => `moto at ${endpointOf(port)}`,
+    timeoutMs: opts.startTimeoutMs ?? 60_000,
+    intervalMs: 100,
+  });
+  const endpoint = endpointOf(started.ports[0]);
+  return {
+    endpoint,
+    logFile,
+    reset: () => reset(endpoint),
+    stop: async () => {
+      await started.process.stop(5000);
+    },
+  };
 }
 
 /** The environment that points AWS SDKs and the AWS CLI at an emulator. Pure. */

@@ -1,9 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { freePort } from './ports.ts';
+import { startOnFreePorts } from './freePortServer.ts';
 import { ManagedProcess } from './process.ts';
-import { AbortWait, waitFor } from './wait.ts';
 
 /** Options for {@link startRedis}. */
 export interface RedisOptions {
@@ -32,61 +31,44 @@ export interface Redis {
 export async function startRedis(opts: RedisOptions): Promise<Redis> {
   await mkdir(opts.dir, { recursive: true });
   const logFile = join(opts.dir, 'redis.log');
-  let lastError: unknown;
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const port = await freePort();
-    const proc = await ManagedProcess.start({
-      name: 'redis-server',
-      command: opts.bin,
-      args: [
-        '--bind',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        opts.dir,
-        // Redis rewrites its command line to "redis-server 127.0.0.1:<port>" unless told not to;
-        // the reaper recognises a process left behind by a killed run by its recorded command.
-        '--set-proc-title',
-        'no',
-      ],
-      logFile,
-      pidFile: join(opts.dir, 'redis-server.pid'),
-    });
-    try {
-      await waitFor(
-        async () => {
-          const s = proc.exitStatus;
-          if (s !== undefined)
-            throw new AbortWait(`redis-server exited (code ${String(s.code)}):\n${proc.tail()}`);
-          return (await ping(port)) ? true : undefined;
-        },
-        {
-          timeoutMs: opts.startTimeoutMs ?? 20_000,
-          description: `redis-server on 127.0.0.1:${port}`,
-          intervalMs: 50,
-        },
-      );
-      return {
-        address: `127.0.0.1:${port}`,
+  const started = await startOnFreePorts({
+    name: 'redis-server',
+    ports: 1,
+    start: ([port]) =>
+      ManagedProcess.start({
+        name: 'redis-server',
+        command: opts.bin,
+        args: [
+          '--bind',
+          '127.0.0.1',
+          '--port',
+          String(port ?? 0),
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--dir',
+          opts.dir,
+          // Redis rewrites its command line to "redis-server 127.0.0.1:<port>" unless told not to;
+          // the reaper recognises a process left behind by a killed run by its recorded command.
+          '--set-proc-title',
+          'no',
+        ],
         logFile,
-        stop: async () => {
-          await proc.stop(5000);
-        },
-      };
-    } catch (err) {
-      lastError = err;
-      await proc.stop(2000);
-      if (!(err instanceof AbortWait)) break;
-    }
-  }
-  throw new Error(
-    `redis-server did not start: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
-  );
+        pidFile: join(opts.dir, 'redis-server.pid'),
+      }),
+    ready: ([port]) => ping(port ?? 0),
+    describe: ([port]) => `redis-server on 127.0.0.1:${port ?? 0}`,
+    timeoutMs: opts.startTimeoutMs ?? 20_000,
+    intervalMs: 50,
+  });
+  return {
+    address: `127.0.0.1:${started.ports[0] ?? 0}`,
+    logFile,
+    stop: async () => {
+      await started.process.stop(5000);
+    },
+  };
 }
 
 /** True when something on 127.0.0.1:`port` answers a Redis PING with PONG. */
