@@ -17,19 +17,19 @@ help: ## Show the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 .PHONY: setup
-setup: setup-stack node-runtime argocd ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth, the node runtime, Argo CD.
+setup: setup-dev helm promtool luahealth node-runtime argocd ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth, the node runtime, Argo CD.
 
-# What the plain local stack needs (make dev without --node).
-.PHONY: setup-stack
-setup-stack: node deps kube-bins moto helm promtool luahealth
+# What the plain local stack needs (make dev without --node) and nothing more: Helm, promtool,
+# luahealth and Argo CD are for the tests only.
+.PHONY: setup-dev
+setup-dev: node deps kube-bins moto
 
 .PHONY: node
 node: ## Install Node 24 if the system Node is older.
 	@hack/install-node.sh >/dev/null
 
 $(DEPS_STAMP): package.json package-lock.json | node
-	npm ci --no-audit --no-fund --loglevel=error
-	@touch $(DEPS_STAMP)
+	@hack/install-deps.sh
 
 .PHONY: deps
 deps: $(DEPS_STAMP) ## npm ci (only when package-lock.json changed).
@@ -103,12 +103,12 @@ crds: generate ## Same as make generate.
 # Node/V8 flags of the operator process (tools/nodeFlags.ts; the Dockerfile's ENTRYPOINT has the same).
 OPERATOR_NODE_FLAGS := --max-semi-space-size=2
 
-# More `skylift dev` flags, e.g. make dev DEV_FLAGS='--no-samples' (see node src/cli/main.ts dev --help).
+# More `skylift dev` flags, e.g. make dev DEV_FLAGS='--no-samples' (see node dev/cli.ts --help).
 DEV_FLAGS ?=
 
 .PHONY: dev
-dev: setup-stack $(if $(findstring --node,$(DEV_FLAGS)),node-runtime) ## skylift dev: local control plane, AWS emulator, the operator and the samples, until Ctrl-C (DEV_FLAGS=--node: with a real node).
-	node $(OPERATOR_NODE_FLAGS) src/cli/main.ts dev $(DEV_FLAGS)
+dev: setup-dev $(if $(findstring --node,$(DEV_FLAGS)),node-runtime) ## skylift dev: local control plane, AWS emulator, the operator and the samples, until Ctrl-C (DEV_FLAGS=--node: with a real node).
+	node $(OPERATOR_NODE_FLAGS) dev/cli.ts $(DEV_FLAGS)
 
 .PHONY: run
 run: node deps ## The operator alone, against `make dev DEV_FLAGS=--no-operator` running in another shell.

@@ -1,6 +1,6 @@
 // `node bench/run.ts` flags. Pure.
 import { parseArgs } from 'node:util';
-import { parseDuration } from '../src/cli/options.ts';
+import { parseDuration } from '../src/operator/options.ts';
 import { chartHeapLimitMiB } from '../tools/nodeFlags.ts';
 
 /** What a bench run was asked to do; recorded as the report's `settings`. */

@@ -1,8 +1,8 @@
 // `make chaos`: what Skylift survives. See docs/benchmarks.md#chaos.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot } from '../src/dev/paths.ts';
-import { reapStaleProcesses } from '../src/dev/reaper.ts';
+import { repoRoot } from '../dev/paths.ts';
+import { reapStaleProcesses } from '../dev/reaper.ts';
 import { chaosUsage, parseChaosArgs } from './chaosArgs.ts';
 import { randomSeed } from './lib/chaosRandom.ts';
 import { runChaosLifecycle, type ChaosLifecycleResult } from './lib/chaosLifecycle.ts';

@@ -1,6 +1,6 @@
 // `node bench/chaos.ts` flags. Pure.
 import { parseArgs } from 'node:util';
-import { parseDuration } from '../src/cli/options.ts';
+import { parseDuration } from '../src/operator/options.ts';
 
 /** What a chaos run was asked to do (the seed is chosen later when not given). */
 export interface ChaosArgs {

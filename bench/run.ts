@@ -1,13 +1,13 @@
 // make bench: measures what Skylift costs. See docs/benchmarks.md.
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { installCrds } from '../src/dev/installCrds.ts';
-import { repoRoot } from '../src/dev/paths.ts';
-import { reapStaleProcesses } from '../src/dev/reaper.ts';
-import { startLocalStack } from '../src/dev/stack.ts';
+import { installCrds } from '../dev/installCrds.ts';
+import { repoRoot } from '../dev/paths.ts';
+import { reapStaleProcesses } from '../dev/reaper.ts';
+import { startLocalStack } from '../dev/stack.ts';
 import { KubeClient } from '../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../src/runtime/kube/kubeconfigLoad.ts';
-import { AwsFaultProxy } from '../test/support/awsFaultProxy.ts';
+import { AwsFaultProxy } from '../dev/awsFaultProxy.ts';
 import { benchUsage, parseBenchArgs, type BenchSettings } from './args.ts';
 import { awsClients } from './lib/awsAccount.ts';
 import { compileOperator } from './lib/compileOperator.ts';

@@ -6,12 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { LocalStack } from '../src/dev/stack.ts';
-import { emulatorEnv } from '../src/dev/emulator.ts';
+import type { LocalStack } from '../dev/stack.ts';
+import { emulatorEnv } from '../dev/emulator.ts';
 import { KubeApiError, type KubeClient } from '../src/runtime/kube/client.ts';
 import { resourcePath, type KubeObject, type ResourceType } from '../src/apis/meta.ts';
-import { typeOf } from '../src/dev/samples.ts';
-import { route53RateLimit, type AwsFaultProxy } from '../test/support/awsFaultProxy.ts';
+import { typeOf } from '../dev/samples.ts';
+import { route53RateLimit, type AwsFaultProxy } from '../dev/awsFaultProxy.ts';
 import type { BenchSettings } from './args.ts';
 import type { AwsCalls, KubeRequests, OperatorUse, PhaseResult, ScenarioResult } from './report.ts';
 import {

@@ -5,7 +5,7 @@ import type { ManagedDBSpec } from '../src/kinds/manageddb/api.ts';
 import { managedDbType } from '../src/kinds/manageddb/api.ts';
 import type { MyIngressSpec } from '../src/kinds/myingress/api.ts';
 import { myIngressType } from '../src/kinds/myingress/api.ts';
-import { standInEndpointSlices } from '../src/dev/samples.ts';
+import { standInEndpointSlices } from '../dev/samples.ts';
 import type { KubeObject, ResourceType } from '../src/apis/meta.ts';
 
 /** A family of scenarios that differ only in size (what `--only` names). */

@@ -12,7 +12,7 @@
 #                 ghcr.io/skylift-dev/skylift:<package.json version> (the chart's
 #                 default image) and saved as $IMAGE_DIR/skylift-<version>.oci.tar
 #   load SOCKET   imports that archive into the containerd listening on SOCKET,
-#                 namespace k8s.io (a node's: src/dev/node.ts)
+#                 namespace k8s.io (a node's: dev/node.ts)
 #   print         prints the image's name and the archive's path, builds nothing
 # With no argument: image (which builds the base first when needed).
 # Idempotent: the base is stamped by its recipe and versions, the image by a
@@ -282,7 +282,7 @@ load_image() {
 parts=("$@")
 ((${#parts[@]})) || parts=(image)
 if [[ "${parts[0]}" == print ]]; then
-  # The image's name and archive, for src/dev/images.ts's test; builds nothing.
+  # The image's name and archive, for dev/images.ts's test; builds nothing.
   printf '%s\n%s\n' "$IMAGE" "$ARCHIVE"
   exit 0
 fi

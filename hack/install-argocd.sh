@@ -59,9 +59,8 @@ build_argocd() {
   ldflags+=" -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ) -X $pkg.gitTreeState=clean"
   log "building argocd-application-controller and argocd-repo-server $ARGOCD_VERSION from the Go module proxy ($("$go" env GOVERSION); minutes on a cold cache)"
   local t0=$SECONDS
-  (cd "$src" &&
-    run_with_progress "go build argocd" \
-      nice -n "${SKYLIFT_BUILD_NICE:-10}" "$go" build -trimpath -ldflags "$ldflags" -o "$tmp/argocd" .)
+  go_build "go build argocd" "$src" \
+    nice -n "${SKYLIFT_BUILD_NICE:-10}" "$go" build -trimpath -ldflags "$ldflags" -o "$tmp/argocd" .
   log "argocd built in $((SECONDS - t0)) s ($(du -m "$tmp/argocd" | cut -f1) MiB)"
   # The CRDs and scripts of the very module the binary was built from.
   local moddir; moddir="$(cd "$src" && "$go" list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)"

@@ -18,9 +18,9 @@ build() {
   export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOSUMDB="${GOSUMDB_OVERRIDE:-off}"
   log "building helm $HELM_VERSION (a few minutes on a cold cache)"
   local t0=$SECONDS
-  (cd "$SKYLIFT_ROOT/hack/helm" && go build -trimpath \
-      -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
-      -o "$tmp/helm" helm.sh/helm/v4/cmd/helm)
+  go_build "go build helm" "$SKYLIFT_ROOT/hack/helm" go build -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
+    -o "$tmp/helm" helm.sh/helm/v4/cmd/helm
   log "helm built in $((SECONDS - t0)) s"
   mkdir -p "$HELM_BIN_DIR"
   mv "$tmp/helm" "$HELM_BIN_DIR/helm"

@@ -30,12 +30,13 @@ build() {
   done
   log "building kube-apiserver and kube-controller-manager $KUBE_VERSION (several minutes on a cold cache)"
   local t0=$SECONDS
-  (cd "$SKYLIFT_ROOT/hack/kubebins" && go build -trimpath -ldflags "-s -w $ldflags" \
-      -o "$tmp/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager)
+  go_build "go build kube-apiserver kube-controller-manager" "$SKYLIFT_ROOT/hack/kubebins" \
+    go build -trimpath -ldflags "-s -w $ldflags" \
+    -o "$tmp/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
   log "building etcd $ETCD_VERSION"
-  (cd "$SKYLIFT_ROOT/hack/etcd" && go build -trimpath \
-      -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$ETCD_VERSION" \
-      -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
+  go_build "go build etcd" "$SKYLIFT_ROOT/hack/etcd" go build -trimpath \
+    -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$ETCD_VERSION" \
+    -o "$tmp/etcd" go.etcd.io/etcd/server/v3
   log "kube binaries built in $((SECONDS - t0)) s"
   mkdir -p "$KUBE_BIN_DIR"
   mv "$tmp"/kube-apiserver "$tmp"/kube-controller-manager "$tmp"/etcd "$KUBE_BIN_DIR/"

@@ -20,7 +20,7 @@ build() {
   export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOSUMDB="${GOSUMDB_OVERRIDE:-off}"
   log "building luahealth (gopher-lua, as Argo CD runs health checks)"
   local tmp; tmp="$(mktemp "$LUAHEALTH_DIR/luahealth.XXXXXX")"
-  (cd "$src" && go build -trimpath -ldflags "-s -w" -o "$tmp" .)
+  go_build "go build luahealth" "$src" go build -trimpath -ldflags "-s -w" -o "$tmp" .
   mv -f "$tmp" "$LUAHEALTH_DIR/luahealth"
   echo "$want" > "$stamp"
 }

@@ -20,7 +20,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 KUBELET_DIR="$SKYLIFT_CACHE/kubelet/$KUBE_VERSION"
 NODE_IMAGE_DIR="$SKYLIFT_CACHE/node-images"
 # The names the images are imported under into containerd's k8s.io namespace.
-# The pause name is what containerd's sandbox_image is set to (src/dev/node.ts;
+# The pause name is what containerd's sandbox_image is set to (dev/node.ts;
 # kubelet 1.36 no longer has --pod-infra-container-image).
 PAUSE_IMAGE="localhost/skylift/pause:1"
 HELLO_IMAGE="localhost/skylift/hello:1"
@@ -54,10 +54,9 @@ build_kubelet() {
   for cmd in kubelet kube-proxy kube-scheduler; do
     log "building $cmd $KUBE_VERSION from the Go module proxy (minutes on a cold cache)"
     t1=$SECONDS
-    (cd "$SKYLIFT_ROOT/hack/kubebins" &&
-      run_with_progress "go build k8s.io/kubernetes/cmd/$cmd" \
-        nice -n "${SKYLIFT_BUILD_NICE:-10}" go build -trimpath -ldflags "-s -w $ldflags" \
-          -o "$tmp/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+    go_build "go build k8s.io/kubernetes/cmd/$cmd" "$SKYLIFT_ROOT/hack/kubebins" \
+      nice -n "${SKYLIFT_BUILD_NICE:-10}" go build -trimpath -ldflags "-s -w $ldflags" \
+        -o "$tmp/$cmd" "k8s.io/kubernetes/cmd/$cmd"
     log "$cmd built in $((SECONDS - t1)) s"
   done
   log "node binaries built in $((SECONDS - t0)) s"
@@ -80,7 +79,7 @@ build_image() {
     return 0
   fi
   local t0=$SECONDS tmp; tmp="$(mktemp -d "$SKYLIFT_CACHE/image-build.XXXXXX")"
-  (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "-s -w" -o "$tmp/$name" "./$name")
+  CGO_ENABLED=0 GOFLAGS=-mod=readonly go_build "go build $name" "$src" go build -trimpath -ldflags "-s -w" -o "$tmp/$name" "./$name"
   # buildah keeps its own storage under the cache (vfs: no mounts needed, no
   # daemon); the image leaves it as an OCI archive that `ctr images import` reads.
   local bs=(--root "$SKYLIFT_CACHE/buildah/root" --runroot "$SKYLIFT_CACHE/buildah/run" --storage-driver vfs)

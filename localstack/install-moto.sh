@@ -15,7 +15,10 @@ install() {
   log "creating moto $MOTO_VERSION venv in $VENV_DIR"
   rm -rf "$VENV_DIR"
   python3 -m venv "$VENV_DIR"
-  "$VENV_DIR/bin/pip" install --quiet --disable-pip-version-check -r "$req" >&2
+  local t0=$SECONDS
+  run_with_progress "pip install moto" \
+    "$VENV_DIR/bin/pip" install --quiet --disable-pip-version-check -r "$req" >&2
+  log "moto venv ready in $((SECONDS - t0)) s"
   echo "$sum" > "$stamp"
 }
 with_lock moto install

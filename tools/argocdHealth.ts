@@ -10,7 +10,7 @@ import { dirname, join, relative } from 'node:path';
 import type { HealthCheckSource } from '../src/kinds/module.ts';
 import { kinds } from '../src/kinds/registry.ts';
 import { ConditionType, Reason } from '../src/runtime/conditions.ts';
-import { repoRoot } from '../src/dev/paths.ts';
+import { repoRoot } from '../dev/paths.ts';
 
 /** Where the Argo CD files live, relative to the repository root. */
 export const argoCdDir = 'deploy/argocd';

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot, toolPaths } from '../src/dev/paths.ts';
+import { repoRoot, toolPaths } from '../dev/paths.ts';
 
 const run = promisify(execFile);
 

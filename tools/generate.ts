@@ -2,7 +2,7 @@
 // `node tools/generate.ts --check` exits 1 when one is stale instead.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { repoRoot } from '../src/dev/paths.ts';
+import { repoRoot } from '../dev/paths.ts';
 import { generatedDirs, renderGeneratedFiles } from './generatedFiles.ts';
 
 const want = renderGeneratedFiles(repoRoot);

@@ -3,7 +3,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { kustomizeBaseFile, renderKustomizeBase } from './chart.ts';
-import { repoRoot } from '../src/dev/paths.ts';
+import { repoRoot } from '../dev/paths.ts';
 
 const want = await renderKustomizeBase();
 const name = relative(repoRoot, kustomizeBaseFile);

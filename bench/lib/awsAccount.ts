@@ -10,8 +10,8 @@ import {
 import { DescribeDBInstancesCommand, RDSClient } from '@aws-sdk/client-rds';
 import { ListResourceRecordSetsCommand, Route53Client, type RRType } from '@aws-sdk/client-route-53';
 import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { ensureElbSubnets, ensureHostedZone } from '../../src/dev/awsAccount.ts';
-import { emulatorCredentials } from '../../src/dev/emulator.ts';
+import { ensureElbSubnets, ensureHostedZone } from '../../dev/awsAccount.ts';
+import { emulatorCredentials } from '../../dev/emulator.ts';
 import { roleAccount } from '../../src/tenancy/accounts.ts';
 
 /** SDK clients for one endpoint. */

@@ -2,7 +2,7 @@
 // windows: throttling on a fixed share of calls, dropped connections, answers
 // lost after AWS carried the call out, added latency, and 5xx bursts at
 // random moments. Between windows AWS behaves.
-import type { AwsFaultProxy, InstalledRule } from '../../test/support/awsFaultProxy.ts';
+import type { AwsFaultProxy, InstalledRule } from '../../dev/awsFaultProxy.ts';
 import type { SeededRandom } from './chaosRandom.ts';
 
 /** How hard a fault window hits. */

@@ -1,8 +1,8 @@
 // `make chaos`'s lifecycle phase: the lifecycle model (test/support/lifecycle/)
 // on a local stack of its own, long, with the chaos run's seed.
 import { join } from 'node:path';
-import { startLocalStack } from '../../src/dev/stack.ts';
-import { runLifecycle, type LifecycleReport } from '../../test/support/lifecycle/run.ts';
+import { startLocalStack } from '../../dev/stack.ts';
+import { runLifecycle, type LifecycleReport } from '../lifecycle/run.ts';
 
 /** Options for {@link runChaosLifecycle}. */
 export interface ChaosLifecycleOptions {

@@ -6,9 +6,9 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
-import { ManagedProcess } from '../../src/dev/process.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
-import { emulatorEnv } from '../../src/dev/emulator.ts';
+import { ManagedProcess } from '../../dev/process.ts';
+import { repoRoot } from '../../dev/paths.ts';
+import { emulatorEnv } from '../../dev/emulator.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 
 /** Something the fleet did or saw, for the run's event log. */

@@ -1,6 +1,6 @@
 // What a chaos run records: timestamped events, phases with their AWS calls
 // at the proxy, and the report bench/chaos.ts writes as JSON.
-import type { CallRecord } from '../../test/support/awsFaultProxy.ts';
+import type { CallRecord } from '../../dev/awsFaultProxy.ts';
 import type { FaultSettings } from './chaosFaults.ts';
 import type { CrState, InvariantResult, SkyliftKind } from './invariants.ts';
 import type { Distribution } from './stats.ts';

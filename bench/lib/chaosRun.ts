@@ -7,16 +7,16 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { typeOf } from '../../src/dev/samples.ts';
-import { startLocalStack, type LocalStack } from '../../src/dev/stack.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { typeOf } from '../../dev/samples.ts';
+import { startLocalStack, type LocalStack } from '../../dev/stack.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { teamPolicyType, type TeamPolicy } from '../../src/apis/teampolicy.ts';
-import { AwsFaultProxy } from '../../test/support/awsFaultProxy.ts';
-import { applyTeamPolicy, deleteTeamPolicies, policySelector } from '../../test/support/teamPolicies.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
+import { applyTeamPolicy, deleteTeamPolicies, policySelector } from '../../dev/teamPolicies.ts';
 import {
   assumedAccountClients,
   destroyAwsClients,

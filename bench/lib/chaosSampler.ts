@@ -2,7 +2,7 @@
 // restarted: writes that retry until it is back, and a once-a-second sample of
 // every Skylift object that just skips a beat when it is away.
 import { setTimeout as delay } from 'node:timers/promises';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 import { listCrStates } from './crStates.ts';
 import type { CrState } from './invariants.ts';

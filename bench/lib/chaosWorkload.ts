@@ -5,7 +5,7 @@
 import type { DNSRecordSpec } from '../../src/kinds/dnsrecord/api.ts';
 import type { ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
 import type { MyIngressSpec } from '../../src/kinds/myingress/api.ts';
-import { standInEndpointSlices } from '../../src/dev/samples.ts';
+import { standInEndpointSlices } from '../../dev/samples.ts';
 import type { KubeObject } from '../../src/apis/meta.ts';
 import type { SeededRandom } from './chaosRandom.ts';
 import type { SkyliftKind } from './invariants.ts';

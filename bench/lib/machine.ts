@@ -1,7 +1,7 @@
 // The `machine` block of a report: what the numbers were measured on.
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 import type { MachineInfo } from '../report.ts';
 
 function git(args: readonly string[]): string | undefined {

@@ -6,9 +6,9 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
-import { simpleRequest } from '../../src/dev/http.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
-import { AbortWait, waitFor } from '../../src/dev/wait.ts';
+import { simpleRequest } from '../../dev/http.ts';
+import { repoRoot } from '../../dev/paths.ts';
+import { AbortWait, waitFor } from '../../dev/wait.ts';
 import { sampleProcess, type ProcSample } from './procStats.ts';
 
 /** How to start the operator. */

@@ -3,8 +3,8 @@
 // proxy first answered INSYNC to a GetChange of each change, to measure how long after that
 // answer each record was seen Ready (issue 16: Ready ≤ 2 s after Route 53 reports INSYNC).
 import { performance } from 'node:perf_hooks';
-import type { FaultRule } from '../../test/support/awsFaultProxy.ts';
-import type { AwsCall } from '../../test/support/awsOperation.ts';
+import type { FaultRule } from '../../dev/awsFaultProxy.ts';
+import type { AwsCall } from '../../dev/awsOperation.ts';
 import { distribution, type Distribution } from './stats.ts';
 
 /** What a scenario with propagation measured (ScenarioResult.propagation). */

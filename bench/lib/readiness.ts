@@ -7,7 +7,7 @@ import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { Informer, WatchEventType } from '../../src/runtime/kube/informer.ts';
 import type { KubeObject, ResourceType } from '../../src/apis/meta.ts';
 import { realClock } from '../../src/runtime/clock.ts';
-import { AbortWait, waitFor } from '../../src/dev/wait.ts';
+import { AbortWait, waitFor } from '../../dev/wait.ts';
 
 /** A Skylift object as far as its conditions go. */
 interface ConditionedObject extends KubeObject {

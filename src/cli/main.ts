@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // The `skylift` command.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { kinds } from '../kinds/registry.ts';
-import { startOperator } from '../operator.ts';
-import { KubeApiError, KubeResponseError, KubeUnreachableError } from '../runtime/kube/client.ts';
-import { KubeconfigError, KubeCredentialError } from '../runtime/kube/kubeconfig.ts';
-import { SettingsError } from '../runtime/settings.ts';
-import { parseRunOptions, runUsage } from './options.ts';
+import { parseRunOptions, runUsage } from '../operator/options.ts';
+import { startOperator } from '../operator/start.ts';
+import { describeFailure } from './failure.ts';
 import { runTrace } from './trace.ts';
 
 const kindCommands = kinds.flatMap((k) => k.commands);
@@ -25,6 +27,43 @@ Commands:
 ${kindCommands.map((c) => `${c.usage}\n`).join('')}  help                                  show this text
 `;
 
+/**
+ * `skylift dev` runs the local-stack workshop, which lives beside `src/` in a clone (`dev/cli.ts`)
+ * and is never compiled into the image: started as a child process by its path, so nothing in
+ * `src/` imports it. From a build (`dist/`, the image) it says where to run it instead. The child
+ * has its own process group, so Ctrl-C reaches it once, passed on from here (a second one forces
+ * it to exit before stopping what it started); resolves with its exit code.
+ */
+function runDevFromClone(argv: readonly string[]): Promise<number> {
+  const entry = fileURLToPath(new URL('../../dev/cli.ts', import.meta.url));
+  if (!import.meta.url.endsWith('.ts') || !existsSync(entry)) {
+    process.stderr.write(
+      'skylift: dev runs the local stack from a clone of the repository (make dev); this build holds only the operator\n',
+    );
+    return Promise.resolve(2);
+  }
+  const child = spawn(process.execPath, [...process.execArgv, entry, ...argv], {
+    stdio: 'inherit',
+    detached: true,
+  });
+  const passOn = (signal: NodeJS.Signals): void => {
+    child.kill(signal);
+  };
+  process.on('SIGINT', passOn);
+  process.on('SIGTERM', passOn);
+  return new Promise((resolve) => {
+    child.on('error', (err) => {
+      process.stderr.write(`skylift: cannot start ${entry}: ${err.message}\n`);
+      resolve(1);
+    });
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', passOn);
+      process.off('SIGTERM', passOn);
+      resolve(code ?? (signal === null ? 1 : 128 + constants.signals[signal]));
+    });
+  });
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -41,11 +80,8 @@ async function main(argv: readonly string[]): Promise<number> {
       // Losing the lease means another replica may already be reconciling: exit non-zero and let Kubernetes restart us.
       return exit === 'lost-leadership' ? 1 : 0;
     }
-    case 'dev': {
-      // Loaded only here: `skylift run` never holds the local stack's code (and the yaml parser) in memory.
-      const { runDev } = await import('../dev/main.ts');
-      return runDev(rest);
-    }
+    case 'dev':
+      return runDevFromClone(rest);
     case 'trace':
       return runTrace(rest);
     case undefined:
@@ -66,26 +102,7 @@ async function main(argv: readonly string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof SettingsError) {
-    process.stderr.write(`skylift: ${err.message}\n`);
-    process.exitCode = 2;
-  } else if (err instanceof KubeApiError) {
-    process.stderr.write(`skylift: the Kubernetes API refused: ${err.message}\n`);
-    process.exitCode = 1;
-  } else if (
-    err instanceof KubeconfigError ||
-    err instanceof KubeCredentialError ||
-    err instanceof KubeResponseError
-  ) {
-    process.stderr.write(`skylift: ${err.message}\n`);
-    process.exitCode = 1;
-  } else if (err instanceof KubeUnreachableError) {
-    process.stderr.write(
-      `skylift: ${err.message}: check --kubeconfig or KUBECONFIG, and that the cluster is up\n`,
-    );
-    process.exitCode = 1;
-  } else {
-    process.stderr.write(`skylift: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  }
+  const { message, exitCode } = describeFailure(err);
+  process.stderr.write(message);
+  process.exitCode = exitCode;
 }

@@ -8,7 +8,13 @@ import { loadKubeconfig } from '../runtime/kube/kubeconfigLoad.ts';
 import { resourcePath } from '../apis/meta.ts';
 import type { ManagedObject } from '../apis/managed.ts';
 import { Metrics } from '../runtime/metrics.ts';
-import { configureKinds, kindFlagOptions, kindFlagUsage, parseDuration, UsageError } from './options.ts';
+import {
+  configureKinds,
+  kindFlagOptions,
+  kindFlagUsage,
+  parseDuration,
+  UsageError,
+} from '../operator/options.ts';
 import type { ConfiguredKind } from '../kinds/module.ts';
 import { kindNamed, kinds } from '../kinds/registry.ts';
 import { renderTree } from '../trace/render.ts';

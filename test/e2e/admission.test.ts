@@ -5,8 +5,8 @@
 // another identity's update once the policy tightens. No operator runs: admission only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { helmTemplate } from '../../tools/chart.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { kubectl, type KubectlResult } from '../support/kubectl.ts';

@@ -9,21 +9,21 @@ import { join } from 'node:path';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPendingAnnotation, finalizerName } from '../../src/apis/managed.ts';
-import { startArgoCd, type ArgoCd } from '../../src/dev/argocd.ts';
-import { argoCdNamespace, installArgoCd } from '../../src/dev/argocdInstall.ts';
-import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
-import { emulatorCredentials } from '../../src/dev/emulator.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { repoRoot, toolPaths } from '../../src/dev/paths.ts';
+import { startArgoCd, type ArgoCd } from '../../dev/argocd.ts';
+import { argoCdNamespace, installArgoCd } from '../../dev/argocdInstall.ts';
+import { ensureElbSubnets } from '../../dev/awsAccount.ts';
+import { emulatorCredentials, awsClientConfig } from '../../dev/emulator.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { repoRoot, toolPaths } from '../../dev/paths.ts';
 import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
-import { AbortWait, waitFor } from '../../src/dev/wait.ts';
-import type { AwsFaultProxy, InstalledRule } from '../support/awsFaultProxy.ts';
+import { AbortWait, waitFor } from '../../dev/wait.ts';
+import type { AwsFaultProxy, InstalledRule } from '../../dev/awsFaultProxy.ts';
 import { ensureZone, listRecords, route53At } from '../support/dns.ts';
 import { LocalGitRepo } from '../support/gitRepo.ts';
 import { kubectl, type KubectlResult } from '../support/kubectl.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
 /** What the test reads of an Application (argoproj.io/v1alpha1). */
 interface Application {

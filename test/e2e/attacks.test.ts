@@ -19,17 +19,18 @@ import { CreateDBInstanceCommand, CreateDBSnapshotCommand, RDSClient } from '@aw
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { ownershipTagKeys } from '../../src/apis/managed.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { ensureElbSubnets } from '../../dev/awsAccount.ts';
+import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
-import type { AwsCall } from '../support/awsOperation.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
+import type { AwsCall } from '../../dev/awsOperation.ts';
 import { createZone, route53At } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
-import { applyTeamPolicy, deleteTeamPolicies, policySelector } from '../support/teamPolicies.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
+import { applyTeamPolicy, deleteTeamPolicies, policySelector } from '../../dev/teamPolicies.ts';
 
 const group = 'e2e-attacks';
 let admin: KubeClient;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { randomSeed } from '../../bench/lib/chaosRandom.ts';
 import { runChaos } from '../../bench/lib/chaosRun.ts';
-import { emulatorAccountId } from '../../src/dev/emulator.ts';
+import { emulatorAccountId } from '../../dev/emulator.ts';
 import { chaosSummary } from '../../bench/lib/chaosSummary.ts';
 import { chaosTeamAccounts } from '../../bench/lib/chaosRun.ts';
 import { formatResults, invariantNames, type InvariantName } from '../../bench/lib/invariants.ts';

@@ -6,16 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeDBSnapshotsCommand, RDSClient } from '@aws-sdk/client-rds';
 import { describe, expect, it } from 'vitest';
-import { emulatorEnv } from '../../src/dev/emulator.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { emulatorEnv, awsClientConfig } from '../../dev/emulator.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { managedDbType, type ManagedDB } from '../../src/kinds/manageddb/api.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { spawnSkylift } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
 
 function skylift(
   args: string[],

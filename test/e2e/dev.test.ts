@@ -13,13 +13,14 @@ import {
 import { DescribeDBInstancesCommand, RDSClient } from '@aws-sdk/client-rds';
 import { describe, expect, it } from 'vitest';
 import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
-import { parseEnvFile, repoRoot } from '../../src/dev/paths.ts';
-import { AbortWait, waitFor } from '../../src/dev/wait.ts';
+import { parseEnvFile, repoRoot } from '../../dev/paths.ts';
+import { AbortWait, waitFor } from '../../dev/wait.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { scratchDir } from '../support/scratch.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 /** A running `skylift dev` and what it printed so far. */
 interface DevProcess {

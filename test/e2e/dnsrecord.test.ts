@@ -3,9 +3,9 @@
 // `kubectl delete`, and Route 53 (moto) checked directly.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { repoRoot } from '../../dev/paths.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';

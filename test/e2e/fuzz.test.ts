@@ -19,14 +19,14 @@ import { DeleteHostedZoneCommand } from '@aws-sdk/client-route-53';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import { managedDbType } from '../../src/kinds/manageddb/api.ts';
 import { myIngressType } from '../../src/kinds/myingress/api.ts';
-import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { ensureElbSubnets } from '../../dev/awsAccount.ts';
+import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath, type ResourceType } from '../../src/apis/meta.ts';
-import { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { createZone, listRecords, route53At } from '../support/dns.ts';
 import { dnsRecordCases, dnsRecordPinned } from '../support/fuzz/dnsrecord.ts';
 import { managedDbCases, managedDbPinned } from '../support/fuzz/manageddb.ts';
@@ -55,7 +55,8 @@ import {
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 /** How long every admitted object of one batch gets to settle. */
 const settleDeadlineMs = 60_000;

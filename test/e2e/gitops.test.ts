@@ -9,16 +9,16 @@
 import { join } from 'node:path';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
-import { emulatorCredentials } from '../../src/dev/emulator.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { ensureElbSubnets } from '../../dev/awsAccount.ts';
+import { emulatorCredentials, awsClientConfig } from '../../dev/emulator.ts';
+import { repoRoot } from '../../dev/paths.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { ensureZone, listRecords, route53At } from '../support/dns.ts';
 import { kubectl, type KubectlResult } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
 
 const samples = ['examples/dnsrecord.yaml', 'examples/myingress.yaml'];
 const files = samples.flatMap((f) => ['-f', join(repoRoot, f)]);

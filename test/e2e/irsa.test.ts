@@ -6,11 +6,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { ensureHostedZone } from '../../src/dev/awsAccount.ts';
-import { emulatorCredentials } from '../../src/dev/emulator.ts';
-import { waitFor } from '../../src/dev/wait.ts';
-import { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { ensureHostedZone } from '../../dev/awsAccount.ts';
+import { emulatorCredentials } from '../../dev/emulator.ts';
+import { waitFor } from '../../dev/wait.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { route53At } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { kubectl } from '../support/kubectl.ts';

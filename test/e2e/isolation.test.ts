@@ -17,14 +17,15 @@ import { DescribeDBInstancesCommand, ListTagsForResourceCommand, RDSClient } fro
 import { DeleteHostedZoneCommand, type Route53Client } from '@aws-sdk/client-route-53';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { ensureElbSubnets } from '../../dev/awsAccount.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { createZone, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 let nsA: string;
 let nsB: string;

@@ -15,7 +15,7 @@
 // SKYLIFT_LIFECYCLE_RUNS, SKYLIFT_LIFECYCLE_STEPS. `make chaos` runs a longer one with a random seed.
 import { describe, expect, it } from 'vitest';
 import { randomSeed } from '../../bench/lib/chaosRandom.ts';
-import { runLifecycle } from '../support/lifecycle/run.ts';
+import { runLifecycle } from '../../bench/lifecycle/run.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { stackInfo } from '../support/stack.ts';
 

@@ -4,8 +4,8 @@
 // docs/observability.md matches what is served both ways, and the AWS-call,
 // Route 53, leader and readiness series have the values this run implies.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { createDnsRecord, createZone, route53At, waitForCondition } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import {

@@ -10,15 +10,16 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
-import { waitFor } from '../../src/dev/wait.ts';
-import { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { repoRoot } from '../../dev/paths.ts';
+import { waitFor } from '../../dev/wait.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 let proxy: AwsFaultProxy;
 let ns: string;

@@ -10,24 +10,25 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { teamPolicyType, type TeamPolicy } from '../../src/apis/teampolicy.ts';
-import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { ensureElbSubnets } from '../../dev/awsAccount.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { createDnsRecord, createZone, route53At, waitForCondition } from '../support/dns.ts';
 import { healthProblems, probeAddress } from '../support/fuzz/operatorHealth.ts';
 import { admit, fuzzSettings } from '../support/fuzz/outcome.ts';
 import { teamPolicyCases } from '../support/fuzz/teampolicy.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 import {
   applyTeamPolicy,
   deleteTeamPolicies,
   policySelector,
   testPolicyLabel,
-} from '../support/teamPolicies.ts';
+} from '../../dev/teamPolicies.ts';
 
 const group = 'e2e-policy-fuzz';
 let admin: KubeClient;

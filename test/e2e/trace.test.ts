@@ -11,18 +11,18 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { ensureElbSubnets } from '../../src/dev/awsAccount.ts';
-import { emulatorCredentials, emulatorEnv } from '../../src/dev/emulator.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
-import { loadSamples, sampleFile, standInEndpointSlices } from '../../src/dev/samples.ts';
-import { waitFor } from '../../src/dev/wait.ts';
-import { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { ensureElbSubnets } from '../../dev/awsAccount.ts';
+import { emulatorCredentials, emulatorEnv, awsClientConfig } from '../../dev/emulator.ts';
+import { repoRoot } from '../../dev/paths.ts';
+import { loadSamples, sampleFile, standInEndpointSlices } from '../../dev/samples.ts';
+import { waitFor } from '../../dev/wait.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { changeRecords, ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
 
 interface TraceRun {
   readonly code: number | null;

@@ -4,9 +4,9 @@
 // accepts the credentials again, with no change to the spec. (They used to be Terminal: nothing was
 // retried until the next resync.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import {
   createDnsRecord,
   createZone,

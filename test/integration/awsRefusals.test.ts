@@ -7,8 +7,8 @@ import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/clien
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resourcePath } from '../../src/apis/meta.ts';
 import type { Condition, ManagedObject } from '../../src/apis/managed.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { managedDbType, type ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
 import { managedDbController } from '../../src/kinds/manageddb/controller.ts';
 import { myIngressType, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
@@ -16,7 +16,7 @@ import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
 import type { ResourceType } from '../../src/apis/meta.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import {
   createDnsRecord,
@@ -27,7 +27,8 @@ import {
   startDnsController,
 } from '../support/dns.ts';
 import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 let admin: KubeClient;
 let proxy: AwsFaultProxy;

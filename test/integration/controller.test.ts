@@ -4,9 +4,9 @@
 // handover between two managers.
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startControlPlane } from '../../src/dev/controlplane.ts';
-import { simpleRequest } from '../../src/dev/http.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { startControlPlane } from '../../dev/controlplane.ts';
+import { simpleRequest } from '../../dev/http.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { ConditionType } from '../../src/runtime/conditions.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';

@@ -12,8 +12,8 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { pinnedVersions } from '../../src/dev/paths.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { pinnedVersions } from '../../dev/paths.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { clientNodeKubeConfig, stackInfo } from '../support/stack.ts';
 

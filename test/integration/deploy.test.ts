@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { chartDir, helm, helmTemplate } from '../../tools/chart.ts';
 import { chartHeapLimitMiB } from '../../tools/nodeFlags.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { stackInfo } from '../support/stack.ts';

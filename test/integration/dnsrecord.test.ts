@@ -2,12 +2,12 @@
 // behind the fault-injecting proxy, the DNSRecord controller.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { finalizerName } from '../../src/apis/managed.ts';
-import { route53Pending, type AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { route53Pending, type AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import {
   changeRecords,
   createDnsRecord,

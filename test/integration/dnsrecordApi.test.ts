@@ -2,7 +2,7 @@
 // message a user sees) and what it accepts, including immutability.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';

@@ -7,10 +7,10 @@
 // the refused batch must not be blamed.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import { ownerRecordName, ownerRecordValue, parseOwnerValue } from '../../src/providers/route53/names.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import {
   changeRecords,
   createDnsRecord,
@@ -25,7 +25,7 @@ import {
 } from '../support/dns.ts';
 import { counterValue } from '../support/gadgetController.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { route53RefuseExistingCreate } from '../support/route53Fidelity.ts';
+import { route53RefuseExistingCreate } from '../../dev/route53Fidelity.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
 let admin: KubeClient;

@@ -7,11 +7,11 @@
 // own and become Ready.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { parseOwnerValue } from '../../src/providers/route53/names.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import {
   createDnsRecord,
   createZone,

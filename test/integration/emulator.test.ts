@@ -16,8 +16,9 @@ import {
   Route53Client,
 } from '@aws-sdk/client-route-53';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { rdsSlowCreate, route53Pending, type AwsFaultProxy } from '../support/awsFaultProxy.ts';
-import { awsClientConfig, resetEmulator, startFaultProxy } from '../support/stack.ts';
+import { rdsSlowCreate, route53Pending, type AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
+import { resetEmulator, startFaultProxy } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 let proxy: AwsFaultProxy;
 

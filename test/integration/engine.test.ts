@@ -5,7 +5,7 @@
 import { sharedClient, type ResourceLocation } from '../../src/runtime/adapter.ts';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { Engine, type ReconcileOutcome } from '../../src/runtime/engine.ts';
 import { RetryableError, TerminalError } from '../../src/runtime/errors.ts';

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { finalizerName, type Condition } from '../../src/apis/managed.ts';
 import { resourcePath, type KubeObject, type ResourceType } from '../../src/apis/meta.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import {
   sharedClient,
   type ExistingObservation,

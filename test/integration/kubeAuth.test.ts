@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { KubeApiError, KubeClient, type KubeClientOptions } from '../../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { FakeClock } from '../support/fakeClock.ts';

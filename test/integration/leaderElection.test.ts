@@ -5,7 +5,7 @@
 // watches the Lease, with only the RBAC the chart grants (the Lease by name).
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { LeaderElector, type LeaseTiming } from '../../src/runtime/leaderElection.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';

@@ -3,18 +3,19 @@
 import { realClock } from '../../src/runtime/clock.ts';
 import { DescribeDBInstancesCommand, DescribeDBSnapshotsCommand, RDSClient } from '@aws-sdk/client-rds';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import { managedDbType, type ManagedDB, type ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
 import { dbIdentifier } from '../../src/kinds/manageddb/identity.ts';
 import { modificationsFor, versionSatisfied } from '../../src/kinds/manageddb/modifications.ts';
 import { managedDbController } from '../../src/kinds/manageddb/controller.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
-import { rdsSlowCreate, type AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { rdsSlowCreate, type AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 let admin: KubeClient;
 let proxy: AwsFaultProxy;

@@ -1,6 +1,6 @@
 // The ManagedDB API in the real apiserver: admission.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import { managedDbType } from '../../src/kinds/manageddb/api.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';

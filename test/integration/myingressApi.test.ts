@@ -1,6 +1,6 @@
 // The MyIngress API in the real apiserver: what admission rejects and accepts.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';

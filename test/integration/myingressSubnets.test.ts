@@ -14,16 +14,17 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { myIngressType, type MyIngress } from '../../src/kinds/myingress/api.ts';
 import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 let admin: KubeClient;
 let proxy: AwsFaultProxy;

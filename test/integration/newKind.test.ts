@@ -14,11 +14,11 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalizerName, ownershipTagKeys } from '../../src/apis/managed.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
-import { parseRunOptions, UsageError } from '../../src/cli/options.ts';
-import { simpleRequest } from '../../src/dev/http.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { parseRunOptions, UsageError } from '../../src/operator/options.ts';
+import { simpleRequest } from '../../dev/http.ts';
+import { waitFor } from '../../dev/wait.ts';
 import type { ConfiguredKind } from '../../src/kinds/module.ts';
-import { startOperator, type RunningOperator } from '../../src/operator.ts';
+import { startOperator, type RunningOperator } from '../../src/operator/start.ts';
 import { createAwsClients } from '../../src/providers/aws/clients.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { ConditionType, getCondition } from '../../src/runtime/conditions.ts';
@@ -28,7 +28,8 @@ import { eventsFor, ensureCrd, kubeClient, newNamespace, readObject } from '../s
 import { isQueueAbsent, queueName } from '../support/queueKind/adapter.ts';
 import { queueCrd, queueType, type Queue, type QueueSpec } from '../support/queueKind/api.ts';
 import { queueKind } from '../support/queueKind/index.ts';
-import { awsClientConfig, stackInfo } from '../support/stack.ts';
+import { stackInfo } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 let admin: KubeClient;
 let sqs: SQSClient;

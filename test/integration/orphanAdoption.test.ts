@@ -7,8 +7,8 @@
 // resource in spec.externalName adopts it; without externalName the Conflict says how to adopt.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { parseOwnerValue } from '../../src/providers/route53/names.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import {

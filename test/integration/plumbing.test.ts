@@ -8,7 +8,7 @@ import { ListHostedZonesCommand } from '@aws-sdk/client-route-53';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { createAwsClients } from '../../src/providers/aws/clients.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
@@ -18,7 +18,7 @@ import { createPendingAnnotation, finalizerName } from '../../src/apis/managed.t
 import { Manager } from '../../src/runtime/manager.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { AwsAccounts } from '../../src/tenancy/accounts.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { FakeCloud, gadgetCrd, gadgetType, type Gadget } from '../support/gadget.ts';
 import { counterValue, gadgetController } from '../support/gadgetController.ts';
 import { ensureCrd, eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';

@@ -9,9 +9,10 @@ import { Route53Client } from '@aws-sdk/client-route-53';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZoneDirectory } from '../../src/providers/route53/zones.ts';
 import { realClock } from '../../src/runtime/clock.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { createZone, route53At } from '../support/dns.ts';
-import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 let proxy: AwsFaultProxy;
 beforeAll(async () => {

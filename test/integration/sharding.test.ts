@@ -3,7 +3,7 @@
 // an object without the label belongs to the first — and an object relabelled to the other shard
 // moves without a second create or a leak.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import type { Observation, ReconcileContext } from '../../src/runtime/adapter.ts';
 import { ConditionType } from '../../src/runtime/conditions.ts';

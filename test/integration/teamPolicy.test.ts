@@ -4,13 +4,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { TenantDirectory } from '../../src/tenancy/directory.ts';
 import type { Route53Client } from '@aws-sdk/client-route-53';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
-import type { AwsCall } from '../support/awsOperation.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
+import type { AwsCall } from '../../dev/awsOperation.ts';
 import {
   createDnsRecord,
   createZone,
@@ -29,7 +29,7 @@ import {
   deleteTeamPolicy,
   readTeamPolicy,
   startTenants,
-} from '../support/teamPolicies.ts';
+} from '../../dev/teamPolicies.ts';
 
 const group = 'integration-teampolicy';
 let admin: KubeClient;

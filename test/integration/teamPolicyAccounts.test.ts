@@ -8,11 +8,11 @@ import { Route53Client } from '@aws-sdk/client-route-53';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TeamPolicy } from '../../src/apis/teampolicy.ts';
-import { waitFor } from '../../src/dev/wait.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { TenantDirectory } from '../../src/tenancy/directory.ts';
-import type { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import {
   createDnsRecord,
   createZone,
@@ -23,13 +23,9 @@ import {
   type RunningDnsController,
 } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
-import { awsClientConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
-import {
-  applyTeamPolicy,
-  deleteTeamPolicies,
-  readTeamPolicy,
-  startTenants,
-} from '../support/teamPolicies.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
+import { applyTeamPolicy, deleteTeamPolicies, readTeamPolicy, startTenants } from '../../dev/teamPolicies.ts';
 
 const group = `sts-${randomBytes(3).toString('hex')}`;
 const accountA = '210000000001';

@@ -3,7 +3,7 @@
 // must yield reconcile spans about it whose AWS calls hang beneath them.
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import { startTracing, type Tracing } from '../../src/runtime/tracing.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import {

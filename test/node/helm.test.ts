@@ -8,10 +8,10 @@
 // the CRs and what is in AWS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
-import { simpleRequest } from '../../src/dev/http.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { simpleRequest } from '../../dev/http.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { chartDir, helm } from '../../tools/chart.ts';
-import { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { ensureZone, listRecords, route53At } from '../support/dns.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { kubectl } from '../support/kubectl.ts';

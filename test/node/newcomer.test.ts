@@ -15,10 +15,11 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseEnvFile, repoRoot } from '../../src/dev/paths.ts';
-import { AbortWait, waitFor } from '../../src/dev/wait.ts';
+import { parseEnvFile, repoRoot } from '../../dev/paths.ts';
+import { AbortWait, waitFor } from '../../dev/wait.ts';
 import { kubectl } from '../support/kubectl.ts';
-import { awsClientConfig, nodeInfo } from '../support/stack.ts';
+import { nodeInfo } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 const run = promisify(execFile);
 let clone: string | undefined;

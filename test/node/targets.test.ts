@@ -10,13 +10,14 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resourcePath } from '../../src/apis/meta.ts';
-import { installCrds } from '../../src/dev/installCrds.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
-import { awsClientConfig, nodeInfo, stackInfo } from '../support/stack.ts';
+import { nodeInfo, stackInfo } from '../support/stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 interface PodList {
   items: {

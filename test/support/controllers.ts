@@ -1,7 +1,7 @@
 // Runs any kind's controller in the test process, wired like `skylift run`
 // but talking to AWS at a given endpoint (the fault proxy).
 import { pino } from 'pino';
-import { parseRunOptions } from '../../src/cli/options.ts';
+import { parseRunOptions } from '../../src/operator/options.ts';
 import { createAwsClients } from '../../src/providers/aws/clients.ts';
 import { realClock, type Clock } from '../../src/runtime/clock.ts';
 import type { KindPlumbing } from '../../src/kinds/module.ts';
@@ -57,7 +57,7 @@ export async function startController(
   );
   const client = kubeClient();
   const metrics = new Metrics();
-  // As the operator counts them (src/operator.ts), so a test can count the controller's writes.
+  // As the operator counts them (src/operator/start.ts), so a test can count the controller's writes.
   client.observe((method, _path, code) => metrics.kubeRequests.inc({ verb: method, code: String(code) }));
   const logger = pino({ level: process.env.SKYLIFT_TEST_LOG_LEVEL ?? 'silent' });
   const events = new EventRecorder({

@@ -16,13 +16,13 @@ import {
 import { dnsRecordType, type DNSRecord, type DNSRecordSpec } from '../../src/kinds/dnsrecord/api.ts';
 import { dnsRecordController } from '../../src/kinds/dnsrecord/controller.ts';
 import { defaultDNSRecordSettings, type DNSRecordSettings } from '../../src/kinds/dnsrecord/settings.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import type { Condition } from '../../src/apis/managed.ts';
 import { startController, type AccountsTestOptions, type RunningController } from './controllers.ts';
 import { readObject } from './kube.ts';
-import { awsClientConfig } from './stack.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
 
 export type RunningDnsController = RunningController;
 

@@ -3,10 +3,10 @@
 // its fake cloud in a file so it survives the process being killed.
 //   GADGET_CLOUD_FILE=…  GADGET_CRASH_AFTER_CREATE=1  node test/support/gadgetOperator.ts [skylift run flags]
 import { sharedClient } from '../../src/runtime/adapter.ts';
-import { parseRunOptions } from '../../src/cli/options.ts';
+import { parseRunOptions } from '../../src/operator/options.ts';
 import { controllerOptions } from '../../src/kinds/controllerOptions.ts';
 import type { KindModule } from '../../src/kinds/module.ts';
-import { startOperator } from '../../src/operator.ts';
+import { startOperator } from '../../src/operator/start.ts';
 import { Controller } from '../../src/runtime/controller.ts';
 import { FakeCloud, GadgetAdapter, gadgetType, type Gadget } from './gadget.ts';
 

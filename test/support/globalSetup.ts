@@ -3,8 +3,8 @@
 // and hands its coordinates to the test files through `inject('stack')`.
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { repoRoot } from '../../src/dev/paths.ts';
-import { startLocalStack, type LocalStack } from '../../src/dev/stack.ts';
+import { repoRoot } from '../../dev/paths.ts';
+import { startLocalStack, type LocalStack } from '../../dev/stack.ts';
 import { newTestRun, stackInfoOf } from './testRuns.ts';
 
 const runsDir = join(repoRoot, '.skylift', 'test-runs');

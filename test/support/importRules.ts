@@ -32,7 +32,7 @@ export type ImportTarget =
 
 /**
  * An arrow that must not exist. Every pattern is one of:
- * - a folder, ending in '/' ('src/runtime/': every file below it), or one file ('src/operator.ts');
+ * - a folder, ending in '/' ('src/runtime/': every file below it), or one file ('src/operator/start.ts');
  *   a '*' segment matches any one path segment, and a '$name' segment matches one segment that
  *   must be the same wherever '$name' appears (it is bound by `from` for `to` and `except`, so
  *   'src/kinds/$kind/' in `except` means "the importing kind's own folder");

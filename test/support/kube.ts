@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { KubeApiError, KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath, type KubeObject, type ResourceType } from '../../src/apis/meta.ts';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { kubeConfig } from './stack.ts';
 
 /** A KubeClient for the stack's admin (default) or limited operator identity. */

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 
 /** Series Prometheus itself makes for every target; the operator never exports them. */
 export const prometheusSyntheticSeries: ReadonlySet<string> = new Set(['up']);

@@ -1,6 +1,6 @@
 // Helpers for tests that need a MyIngress object without its controller
 // running (e.g. DNSRecord aliases): the test writes the status itself.
-import { installCrds } from '../../src/dev/installCrds.ts';
+import { installCrds } from '../../dev/installCrds.ts';
 import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';

@@ -4,9 +4,9 @@
 // files through `inject('stack')` and `inject('node')`.
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { skyliftImage } from '../../src/dev/images.ts';
-import { startNodeCluster, nodeImages, type NodeCluster } from '../../src/dev/nodeCluster.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { skyliftImage } from '../../dev/images.ts';
+import { startNodeCluster, nodeImages, type NodeCluster } from '../../dev/nodeCluster.ts';
+import { repoRoot } from '../../dev/paths.ts';
 import type { NodeInfo } from './stackInfo.ts';
 import { newTestRun, stackInfoOf } from './testRuns.ts';
 

@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 
 /**
  * A fresh directory for a test's own processes (a second control plane, a

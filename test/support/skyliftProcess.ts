@@ -3,8 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
-import { emulatorEnv } from '../../src/dev/emulator.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { emulatorEnv } from '../../dev/emulator.ts';
+import { repoRoot } from '../../dev/paths.ts';
 import { stackInfo } from './stack.ts';
 
 /** A running `skylift run` and everything it printed so far. */

@@ -1,11 +1,10 @@
 // What integration tests use to reach the local stack.
 import { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { emulatorCredentials } from '../../src/dev/emulator.ts';
-import { simpleRequest } from '../../src/dev/http.ts';
+import { simpleRequest } from '../../dev/http.ts';
 import type { Kubeconfig } from '../../src/runtime/kube/kubeconfig.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
-import { AwsFaultProxy } from './awsFaultProxy.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import type { NodeInfo, StackInfo } from './stackInfo.ts';
 
 export type { StackInfo } from './stackInfo.ts';
@@ -51,19 +50,6 @@ export async function startFaultProxy(random?: () => number): Promise<AwsFaultPr
     target: stackInfo().awsEndpoint,
     ...(random !== undefined ? { random } : {}),
   });
-}
-
-/** AWS SDK v3 client configuration for an endpoint (the proxy or the emulator). */
-export function awsClientConfig(endpoint: string, maxAttempts = 3) {
-  return {
-    endpoint,
-    region: emulatorCredentials.region,
-    credentials: {
-      accessKeyId: emulatorCredentials.accessKeyId,
-      secretAccessKey: emulatorCredentials.secretAccessKey,
-    },
-    maxAttempts,
-  };
 }
 
 /** The node started by the node project's globalSetup. Throws outside the node project. */

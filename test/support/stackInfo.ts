@@ -1,4 +1,4 @@
-import type { NodeSlotAddresses } from '../../src/dev/nodeSlot.ts';
+import type { NodeSlotAddresses } from '../../dev/nodeSlot.ts';
 
 /** Coordinates of the local stack started by globalSetup, as test files see them. */
 export interface StackInfo {

@@ -2,8 +2,8 @@
 // their run directories and how they describe a control plane to test files.
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ControlPlane } from '../../src/dev/controlplane.ts';
-import { reapStaleProcesses } from '../../src/dev/reaper.ts';
+import type { ControlPlane } from '../../dev/controlplane.ts';
+import { reapStaleProcesses } from '../../dev/reaper.ts';
 import type { StackInfo } from './stackInfo.ts';
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kinds } from '../../src/kinds/registry.ts';
 import { undocumented } from '../../src/apis/schema.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 
 describe('APIs', () => {
   it('generated files (crds/, chart copies, docs/reference/) match their sources (run make generate)', () => {

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 import {
   checkImports,
   extractImports,
@@ -64,13 +64,13 @@ const rules: readonly ImportRule[] = [
     name: 'providers → cli, dev, trace, operator',
     reason: 'providers may import only src/runtime/, src/apis/ and themselves',
     from: ['src/providers/'],
-    to: ['src/cli/', 'src/dev/', 'src/trace/', 'src/operator.ts'],
+    to: ['src/cli/', 'dev/', 'src/trace/', 'src/operator/'],
   },
   {
     name: 'kinds → cli, dev, operator',
     reason: 'the process wiring and the commands import the kinds, not the reverse',
     from: ['src/kinds/'],
-    to: ['src/cli/', 'src/dev/', 'src/operator.ts'],
+    to: ['src/cli/', 'dev/', 'src/operator/'],
   },
   {
     name: 'kind → another kind (except its api.ts)',
@@ -101,13 +101,13 @@ const rules: readonly ImportRule[] = [
     reason:
       'src/tenancy/ (TeamPolicies: which policy serves a namespace, its AWS identity, the connector) is shared by every kind; a kind brings its own guardrail checks',
     from: ['src/tenancy/'],
-    to: ['src/kinds/', 'src/cli/', 'src/dev/', 'src/trace/', 'src/operator.ts'],
+    to: ['src/kinds/', 'src/cli/', 'dev/', 'src/trace/', 'src/operator/'],
   },
   {
     name: 'trace → kinds, cli, dev',
     reason: 'src/trace/ is the generic part of `skylift trace`; each kind brings its own trace.ts',
     from: ['src/trace/'],
-    to: ['src/kinds/', 'src/cli/', 'src/dev/'],
+    to: ['src/kinds/', 'src/cli/', 'dev/'],
   },
   {
     name: 'product (src/) → tools, test, bench, hack',
@@ -145,7 +145,7 @@ const rules: readonly ImportRule[] = [
   },
 ];
 
-const files = readSourceFiles(repoRoot, ['src', 'tools'], '.ts');
+const files = readSourceFiles(repoRoot, ['src', 'dev', 'tools'], '.ts');
 
 describe('architecture: the import arrows that must never exist', () => {
   it.each(rules)('$name', (rule) => {

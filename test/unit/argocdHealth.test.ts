@@ -17,7 +17,7 @@ import {
   renderArgoCdFiles,
   type ArgoCdKind,
 } from '../../tools/argocdHealth.ts';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 import { rdsFailedStates, rdsWaitStates } from '../../src/providers/rds/states.ts';
 
 const run = promisify(execFile);

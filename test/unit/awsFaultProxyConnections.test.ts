@@ -5,7 +5,7 @@
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AwsFaultProxy } from '../support/awsFaultProxy.ts';
+import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 
 let upstream: Server;
 let upstreamUrl: string;

@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AwsFaultProxy, route53RateLimit } from '../support/awsFaultProxy.ts';
+import { AwsFaultProxy, route53RateLimit } from '../../dev/awsFaultProxy.ts';
 
 let upstream: Server;
 let upstreamUrl: string;

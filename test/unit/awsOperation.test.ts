@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorResponse, identifyCall, protocolOf, signingService } from '../support/awsOperation.ts';
+import { errorResponse, identifyCall, protocolOf, signingService } from '../../dev/awsOperation.ts';
 
 const auth = (service: string): string =>
   `AWS4-HMAC-SHA256 Credential=testing/20261122/us-east-1/${service}/aws4_request, SignedHeaders=host, Signature=abc`;

@@ -3,7 +3,7 @@
 // the last change naming it.
 import { describe, expect, it } from 'vitest';
 import { changedNames, changeIdIn, Propagation } from '../../bench/lib/propagation.ts';
-import type { AwsCall } from '../../test/support/awsOperation.ts';
+import type { AwsCall } from '../../dev/awsOperation.ts';
 
 const changeAnswer = (id: string): string =>
   `<ChangeResourceRecordSetsResponse><ChangeInfo><Id>/change/${id}</Id><Status>INSYNC</Status></ChangeInfo></ChangeResourceRecordSetsResponse>`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration, parseRunOptions, UsageError } from '../../src/cli/options.ts';
+import { parseDuration, parseRunOptions, UsageError } from '../../src/operator/options.ts';
 
 describe('parseRunOptions', () => {
   it('applies defaults', () => {

@@ -1,9 +1,9 @@
 // `skylift dev`'s pure parts: its flags, its transition lines, its summary and the stand-in endpoints.
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/cli/options.ts';
-import { parseDevArgs } from '../../src/dev/args.ts';
-import { conditionTransitions, formatSampleSummary, formatTransition } from '../../src/dev/progress.ts';
-import { loadSamples, standInEndpointSlices } from '../../src/dev/samples.ts';
+import { UsageError } from '../../src/operator/options.ts';
+import { parseDevArgs } from '../../dev/args.ts';
+import { conditionTransitions, formatSampleSummary, formatTransition } from '../../dev/progress.ts';
+import { loadSamples, standInEndpointSlices } from '../../dev/samples.ts';
 import type { Condition, ManagedObject } from '../../src/apis/managed.ts';
 
 const cond = (type: string, status: Condition['status'], reason: string, message = ''): Condition => ({

@@ -2,11 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tokenAuthFile, newIdentity } from '../../src/dev/certs.ts';
-import { emulatorEnv } from '../../src/dev/emulator.ts';
-import { skyliftImage } from '../../src/dev/images.ts';
-import { renderKubeconfig } from '../../src/dev/kubeconfig.ts';
-import { parseEnvFile, pinnedVersions, repoRoot, toolPaths } from '../../src/dev/paths.ts';
+import { tokenAuthFile, newIdentity } from '../../dev/certs.ts';
+import { emulatorEnv } from '../../dev/emulator.ts';
+import { skyliftImage } from '../../dev/images.ts';
+import { renderKubeconfig } from '../../dev/kubeconfig.ts';
+import { parseEnvFile, pinnedVersions, repoRoot, toolPaths } from '../../dev/paths.ts';
 
 describe('pinned versions', () => {
   const v = pinnedVersions();

@@ -2,8 +2,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startOnFreePorts } from '../../src/dev/freePortServer.ts';
-import { ManagedProcess } from '../../src/dev/process.ts';
+import { startOnFreePorts } from '../../dev/freePortServer.ts';
+import { ManagedProcess } from '../../dev/process.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'skylift-freeport-'));
 const node = (code: string, logFile: string): Promise<ManagedProcess> =>

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 
 interface Statement {
   Sid: string;
@@ -28,7 +28,7 @@ const iamPrefix: Record<string, string> = {
   '@aws-sdk/client-sts': 'sts',
 };
 /** The operator's code: what runs in the pod under the IAM role (not the dev tooling or the CLI's helpers). */
-const operatorCode = ['src/operator.ts', 'src/runtime', 'src/providers', 'src/kinds', 'src/tenancy'];
+const operatorCode = ['src/operator', 'src/runtime', 'src/providers', 'src/kinds', 'src/tenancy'];
 /**
  * Called by the operator but granted beside policy.json, not in it (policy.json is also the team
  * roles' permission policy, which must not assume roles): docs/teams.md, "The IAM side", step 1.

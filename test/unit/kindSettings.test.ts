@@ -10,7 +10,7 @@ import {
   parseRunOptions,
   runUsage,
   UsageError,
-} from '../../src/cli/options.ts';
+} from '../../src/operator/options.ts';
 import { dnsRecordKind } from '../../src/kinds/dnsrecord/index.ts';
 import {
   defaultDNSRecordSettings,

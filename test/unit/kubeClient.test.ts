@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import {
   KubeApiError,
   KubeClient,

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import {
   ConnectionPool,
   idleTimeoutMs,

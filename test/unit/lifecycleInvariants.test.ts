@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { judge, settledProblem } from '../support/lifecycle/invariants.ts';
-import { newModel, type LifecycleModel } from '../support/lifecycle/model.ts';
-import type { Observed, ObservedCr } from '../support/lifecycle/world.ts';
+import { judge, settledProblem } from '../../bench/lifecycle/invariants.ts';
+import { newModel, type LifecycleModel } from '../../bench/lifecycle/model.ts';
+import type { Observed, ObservedCr } from '../../bench/lifecycle/world.ts';
 
 const zoneName = 'z.example';
 const ctx = { zoneName };

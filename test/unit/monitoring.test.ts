@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 import { oldestNotReadySeconds } from '../../src/runtime/controller.ts';
 import type { ConditionStatus, ManagedObject } from '../../src/apis/managed.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';

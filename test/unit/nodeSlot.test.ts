@@ -4,8 +4,8 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apiServerArgs, kubernetesServiceIp } from '../../src/dev/controlplane.ts';
-import { claimNodeSlot, nodeSlotAddresses } from '../../src/dev/nodeSlot.ts';
+import { apiServerArgs, kubernetesServiceIp } from '../../dev/controlplane.ts';
+import { claimNodeSlot, nodeSlotAddresses } from '../../dev/nodeSlot.ts';
 
 const slotDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'skylift-slots-'));
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../../src/dev/paths.ts';
+import { repoRoot } from '../../dev/paths.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'skylift-imports-'));
 afterAll(() => {
@@ -59,20 +59,20 @@ const lazySdksIn = (urls: readonly string[], among: readonly string[] = lazySdks
 describe('the operator process', () => {
   it('`skylift run --help` loads neither client-node, undici nor the dev stack (nor the yaml parser it uses)', () => {
     const urls = modulesLoadedBy([join(repoRoot, 'src', 'cli', 'main.ts'), 'run', '--help']);
-    expect(urls).toContain(own('src/operator.ts'));
+    expect(urls).toContain(own('src/operator/start.ts'));
     expect(urls).toContain(own('src/runtime/kube/client.ts'));
     expect(fromPackage(urls, '@kubernetes/client-node')).toEqual([]);
     expect(fromPackage(urls, 'undici')).toEqual([]);
-    expect(urls.filter((u) => u.startsWith(own('src/dev/')))).toEqual([]);
+    expect(urls.filter((u) => u.startsWith(own('dev/')))).toEqual([]);
     expect(fromPackage(urls, 'yaml')).toEqual([]);
     expect(lazySdksIn(urls)).toEqual([]);
   });
 
-  it('importing src/operator.ts loads no client-node, no undici and no AWS SDK', () => {
+  it('importing src/operator/start.ts loads no client-node, no undici and no AWS SDK', () => {
     const urls = modulesLoadedBy([
       '--input-type=module',
       '-e',
-      `await import(${JSON.stringify(own('src/operator.ts'))});`,
+      `await import(${JSON.stringify(own('src/operator/start.ts'))});`,
     ]);
     expect(urls).toContain(own('src/runtime/kube/kubeconfigLoad.ts'));
     expect(urls).toContain(own('src/runtime/kube/transport.ts'));

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { reapStaleProcesses } from '../../src/dev/reaper.ts';
+import { reapStaleProcesses } from '../../dev/reaper.ts';
 
 describe('reapStaleProcesses', () => {
   it('kills a recorded process whose command still matches, and leaves others alone', async () => {

@@ -1,7 +1,7 @@
 // The pure parts of the Route 53 fidelity rules the integration tests put in front of moto.
 import { describe, expect, it } from 'vitest';
 import { recordKey } from '../../src/providers/route53/names.ts';
-import { createRefusals, parseChangeBatch, zoneIdOf } from '../support/route53Fidelity.ts';
+import { createRefusals, parseChangeBatch, zoneIdOf } from '../../dev/route53Fidelity.ts';
 
 const body = `<?xml version="1.0" encoding="UTF-8"?><ChangeResourceRecordSetsRequest xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><ChangeBatch><Changes><Change><Action>DELETE</Action><ResourceRecordSet><Name>old.example.com.</Name><Type>A</Type><TTL>60</TTL><ResourceRecords><ResourceRecord><Value>192.0.2.1</Value></ResourceRecord></ResourceRecords></ResourceRecordSet></Change><Change><Action>CREATE</Action><ResourceRecordSet><Name>WWW.example.com</Name><Type>A</Type><AliasTarget><HostedZoneId>Z35SXDOTRQ7X7K</HostedZoneId><DNSName>lb.example.net</DNSName><EvaluateTargetHealth>false</EvaluateTargetHealth></AliasTarget></ResourceRecordSet></Change><Change><Action>UPSERT</Action><ResourceRecordSet><Name>_skylift-owner.a.www.example.com.</Name><Type>TXT</Type><SetIdentifier>a&amp;b</SetIdentifier></ResourceRecordSet></Change></Changes></ChangeBatch></ChangeResourceRecordSetsRequest>`;
 

@@ -10,7 +10,7 @@ import type { TraceContext } from '../../src/trace/context.ts';
 import { renderTree } from '../../src/trace/render.ts';
 import { resourceNode } from '../../src/trace/resource.ts';
 import { allReady, describeSafely, formatAge, node, NotFoundInAws } from '../../src/trace/tree.ts';
-import { UsageError } from '../../src/cli/options.ts';
+import { UsageError } from '../../src/operator/options.ts';
 
 describe('renderTree', () => {
   it('draws children with ├─ and └─, continues open branches with │, and aligns the columns', () => {

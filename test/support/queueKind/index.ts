@@ -4,7 +4,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { ManagedObject } from '../../../src/apis/managed.ts';
 import type { KindModule } from '../../../src/kinds/module.ts';
-import { awsClientConfig } from '../stack.ts';
+import { awsClientConfig } from '../../../dev/emulator.ts';
 import { queueCrd, queueType } from './api.ts';
 import { queueController } from './controller.ts';
 import { parseQueueSettings, queueFlags } from './settings.ts';

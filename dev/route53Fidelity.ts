@@ -6,10 +6,10 @@ import {
   Route53Client,
   type ListResourceRecordSetsCommandOutput,
 } from '@aws-sdk/client-route-53';
-import { normalizeName, recordKey } from '../../src/providers/route53/names.ts';
+import { normalizeName, recordKey } from '../src/providers/route53/names.ts';
 import type { FaultRule, ProxyAnswer } from './awsFaultProxy.ts';
 import { errorResponse, type AwsCall } from './awsOperation.ts';
-import { awsClientConfig } from './stack.ts';
+import { awsClientConfig } from './emulator.ts';
 
 /** One change of a ChangeResourceRecordSets request, as far as the rules here need it. */
 export interface WireChange {

@@ -3,8 +3,8 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository root (this file lives in src/dev/ or dist/dev/). */
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The repository root (this file lives in dev/). */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Pinned tool versions, read from hack/versions.env (the single source shared with the shell scripts). */
 export interface PinnedVersions {

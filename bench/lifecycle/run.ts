@@ -2,7 +2,7 @@
 // fast-check from `seed`, each on a fresh namespace, hosted zone and operator.
 // Shared by the e2e test (short) and `make chaos` (long).
 import fc from 'fast-check';
-import { waitFor } from '../../../src/dev/wait.ts';
+import { waitFor } from '../../dev/wait.ts';
 import { lifecycleCommands } from './commands.ts';
 import { newModel, type LifecycleModel } from './model.ts';
 import { LifecycleRunner } from './runner.ts';

@@ -16,20 +16,20 @@ import {
 } from '@aws-sdk/client-route-53';
 import { DescribeTargetHealthCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeDBInstancesCommand } from '@aws-sdk/client-rds';
-import { awsClients, ensureSubnets, type AwsClients } from '../../../bench/lib/awsAccount.ts';
-import { collectInventory } from '../../../bench/lib/awsInventory.ts';
-import type { SkyliftInventory } from '../../../bench/lib/invariants.ts';
-import { startOperator, type OperatorProcess } from '../../../bench/lib/operatorProcess.ts';
-import { resourcePath, type ResourceType } from '../../../src/apis/meta.ts';
-import { emulatorEnv } from '../../../src/dev/emulator.ts';
-import { installCrds } from '../../../src/dev/installCrds.ts';
-import { dnsRecordType } from '../../../src/kinds/dnsrecord/api.ts';
-import { managedDbType } from '../../../src/kinds/manageddb/api.ts';
-import { myIngressType } from '../../../src/kinds/myingress/api.ts';
-import { KubeApiError, KubeClient } from '../../../src/runtime/kube/client.ts';
-import { loadKubeconfig } from '../../../src/runtime/kube/kubeconfigLoad.ts';
-import { AwsFaultProxy, type InstalledRule } from '../awsFaultProxy.ts';
-import { route53RefuseExistingCreate } from '../route53Fidelity.ts';
+import { awsClients, ensureSubnets, type AwsClients } from '../lib/awsAccount.ts';
+import { collectInventory } from '../lib/awsInventory.ts';
+import type { SkyliftInventory } from '../lib/invariants.ts';
+import { startOperator, type OperatorProcess } from '../lib/operatorProcess.ts';
+import { resourcePath, type ResourceType } from '../../src/apis/meta.ts';
+import { emulatorEnv } from '../../dev/emulator.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
+import { managedDbType } from '../../src/kinds/manageddb/api.ts';
+import { myIngressType } from '../../src/kinds/myingress/api.ts';
+import { KubeApiError, KubeClient } from '../../src/runtime/kube/client.ts';
+import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
+import { AwsFaultProxy, type InstalledRule } from '../../dev/awsFaultProxy.ts';
+import { route53RefuseExistingCreate } from '../../dev/route53Fidelity.ts';
 import type { LifecycleKind } from './model.ts';
 
 /** Where a lifecycle run finds its stack. */

@@ -2,9 +2,9 @@
 // patching objects, and settling — waiting until every invariant holds,
 // failing at once when a safety invariant breaks and with the list of what is
 // still not true when the deadline passes.
-import { apiGroup, apiVersion } from '../../../src/apis/crd.ts';
-import { AbortWait, waitFor } from '../../../src/dev/wait.ts';
-import { KubeApiError } from '../../../src/runtime/kube/client.ts';
+import { apiGroup, apiVersion } from '../../src/apis/crd.ts';
+import { AbortWait, waitFor } from '../../dev/wait.ts';
+import { KubeApiError } from '../../src/runtime/kube/client.ts';
 import { judge, type Verdict } from './invariants.ts';
 import type { Host, LifecycleKind, LifecycleModel, ModelObject } from './model.ts';
 import type { LifecycleWorld } from './world.ts';

@@ -4,8 +4,8 @@
 // would create; it is not run here).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeObject } from '../apis/meta.ts';
-import { KubeApiError, type KubeClient } from '../runtime/kube/client.ts';
+import type { KubeObject } from '../src/apis/meta.ts';
+import { KubeApiError, type KubeClient } from '../src/runtime/kube/client.ts';
 import { waitFor } from './wait.ts';
 import { parseYamlDocuments } from './yamlDocuments.ts';
 

@@ -2,13 +2,13 @@
 // transition of any Skylift resource it watches, and a summary once the
 // sample application is Ready.
 import type { Logger } from 'pino';
-import { kinds } from '../kinds/registry.ts';
-import type { Clock } from '../runtime/clock.ts';
-import { getCondition } from '../runtime/conditions.ts';
-import type { KubeClient } from '../runtime/kube/client.ts';
-import { Informer } from '../runtime/kube/informer.ts';
-import { objectKey, type KubeObject, type ResourceType } from '../apis/meta.ts';
-import type { Condition, ManagedObject } from '../apis/managed.ts';
+import { kinds } from '../src/kinds/registry.ts';
+import type { Clock } from '../src/runtime/clock.ts';
+import { getCondition } from '../src/runtime/conditions.ts';
+import type { KubeClient } from '../src/runtime/kube/client.ts';
+import { Informer } from '../src/runtime/kube/informer.ts';
+import { objectKey, type KubeObject, type ResourceType } from '../src/apis/meta.ts';
+import type { Condition, ManagedObject } from '../src/apis/managed.ts';
 
 /** Condition types reported, in the order they are printed. */
 const reportedTypes = ['Ready', 'Synced'] as const;

@@ -1,11 +1,11 @@
 // The sample application `skylift dev` applies (examples/app.yaml), applied
 // the way `kubectl apply --server-side` would.
-import { deploymentType, endpointSliceType, serviceType } from '../apis/core.ts';
+import { deploymentType, endpointSliceType, serviceType } from '../src/apis/core.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { kinds } from '../kinds/registry.ts';
-import { KubeApiError, type KubeClient } from '../runtime/kube/client.ts';
-import { apiVersionOf, resourcePath, type KubeObject, type ResourceType } from '../apis/meta.ts';
+import { kinds } from '../src/kinds/registry.ts';
+import { KubeApiError, type KubeClient } from '../src/runtime/kube/client.ts';
+import { apiVersionOf, resourcePath, type KubeObject, type ResourceType } from '../src/apis/meta.ts';
 import { repoRoot } from './paths.ts';
 import { parseYamlDocuments } from './yamlDocuments.ts';
 

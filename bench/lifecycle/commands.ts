@@ -4,8 +4,8 @@
 // holding (see runner.ts). Names are assigned from the model's counter, so a
 // seed replays the same run.
 import fc from 'fast-check';
-import { dbIdentifier } from '../../../src/kinds/manageddb/identity.ts';
-import { KubeApiError } from '../../../src/runtime/kube/client.ts';
+import { dbIdentifier } from '../../src/kinds/manageddb/identity.ts';
+import { KubeApiError } from '../../src/runtime/kube/client.ts';
 import {
   hostClaimed,
   hosts,

@@ -42,7 +42,7 @@ export interface ControlPlaneOptions {
   /** Extra kube-controller-manager flags, after Skylift's (a repeated flag's last value wins). */
   readonly extraControllerManagerArgs?: readonly string[];
   /**
-   * Node mode (src/dev/nodeCluster.ts): prepare the control plane for one real
+   * Node mode (dev/nodeCluster.ts): prepare the control plane for one real
    * node. kube-apiserver listens on all addresses and advertises `hostIp` (the
    * CNI bridge's address, so Pods reach it through the `kubernetes` Service),
    * authorizes with Node,RBAC plus NodeRestriction, and has a client

@@ -1,6 +1,6 @@
-import type { KubeClient } from '../runtime/kube/client.ts';
-import type { CrdManifest } from '../apis/crd.ts';
-import { allCrds } from '../kinds/registry.ts';
+import type { KubeClient } from '../src/runtime/kube/client.ts';
+import type { CrdManifest } from '../src/apis/crd.ts';
+import { allCrds } from '../src/kinds/registry.ts';
 
 /**
  * Installs or updates Skylift's CRDs by server-side apply and waits until

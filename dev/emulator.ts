@@ -12,6 +12,19 @@ export const emulatorCredentials = {
   region: 'us-east-1',
 } as const;
 
+/** AWS SDK v3 client configuration for an endpoint (the proxy or the emulator). Pure. */
+export function awsClientConfig(endpoint: string, maxAttempts = 3) {
+  return {
+    endpoint,
+    region: emulatorCredentials.region,
+    credentials: {
+      accessKeyId: emulatorCredentials.accessKeyId,
+      secretAccessKey: emulatorCredentials.secretAccessKey,
+    },
+    maxAttempts,
+  };
+}
+
 /** moto's default account id. */
 export const emulatorAccountId = '123456789012';
 

@@ -1,5 +1,5 @@
 // The flags of `skylift dev`: its own, and any `skylift run` flag, passed to the operator.
-import { UsageError } from '../cli/options.ts';
+import { UsageError } from '../src/operator/options.ts';
 
 /** What `skylift dev` was told. */
 export interface DevArgs {

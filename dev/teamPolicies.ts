@@ -2,12 +2,12 @@
 // test that made them honour them (vitest.config.ts gives every other operator a selector that
 // matches none), and deleted with their group when the test ends.
 import { pino } from 'pino';
-import { resourcePath } from '../../src/apis/meta.ts';
-import { teamPolicyType, type TeamPolicy, type TeamPolicySpec } from '../../src/apis/teampolicy.ts';
-import { realClock } from '../../src/runtime/clock.ts';
-import { isKubeNotFound } from '../../src/runtime/errors.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { TenantDirectory } from '../../src/tenancy/directory.ts';
+import { resourcePath } from '../src/apis/meta.ts';
+import { teamPolicyType, type TeamPolicy, type TeamPolicySpec } from '../src/apis/teampolicy.ts';
+import { realClock } from '../src/runtime/clock.ts';
+import { isKubeNotFound } from '../src/runtime/errors.ts';
+import type { KubeClient } from '../src/runtime/kube/client.ts';
+import { TenantDirectory } from '../src/tenancy/directory.ts';
 
 /** The label a test's TeamPolicies carry. */
 export const testPolicyLabel = 'skylift.test/policies';

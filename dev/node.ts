@@ -1,6 +1,6 @@
 // One real Kubernetes node beside the local control plane: containerd (own
 // root, state and socket), the CNI bridge with host-local IPAM, kubelet and
-// kube-proxy. src/dev/nodeCluster.ts puts it together with the control plane
+// kube-proxy. dev/nodeCluster.ts puts it together with the control plane
 // and moto for `skylift dev --node` and the node tests.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';

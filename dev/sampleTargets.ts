@@ -2,9 +2,9 @@
 // MyIngress's target group as AWS has it, next to the Pods it should hold.
 import { DescribeTargetHealthCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { resourcePath } from '../apis/meta.ts';
-import { myIngressType } from '../kinds/myingress/api.ts';
-import type { KubeClient } from '../runtime/kube/client.ts';
+import { resourcePath } from '../src/apis/meta.ts';
+import { myIngressType } from '../src/kinds/myingress/api.ts';
+import type { KubeClient } from '../src/runtime/kube/client.ts';
 import { waitFor } from './wait.ts';
 
 /** A Pod as far as the comparison needs it. */

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { RunOptions } from './cli/options.ts';
-import { realClock, type Clock } from './runtime/clock.ts';
-import { EventRecorder } from './runtime/events.ts';
-import { KubeClient } from './runtime/kube/client.ts';
-import { loadKubeconfig } from './runtime/kube/kubeconfigLoad.ts';
-import { createLogger } from './runtime/logger.ts';
-import { Manager, type ManagerExit } from './runtime/manager.ts';
-import { Metrics } from './runtime/metrics.ts';
-import type { LeaseTiming } from './runtime/leaderElection.ts';
-import type { KindPlumbing } from './kinds/module.ts';
-import { createAwsClients } from './providers/aws/clients.ts';
-import { controllerSettingsOf } from './runtime/settings.ts';
-import { startTracing } from './runtime/tracing.ts';
-import { AwsAccounts } from './tenancy/accounts.ts';
-import { TenantDirectory } from './tenancy/directory.ts';
+import type { RunOptions } from './options.ts';
+import { realClock, type Clock } from '../runtime/clock.ts';
+import { EventRecorder } from '../runtime/events.ts';
+import { KubeClient } from '../runtime/kube/client.ts';
+import { loadKubeconfig } from '../runtime/kube/kubeconfigLoad.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { Manager, type ManagerExit } from '../runtime/manager.ts';
+import { Metrics } from '../runtime/metrics.ts';
+import type { LeaseTiming } from '../runtime/leaderElection.ts';
+import type { KindPlumbing } from '../kinds/module.ts';
+import { createAwsClients } from '../providers/aws/clients.ts';
+import { controllerSettingsOf } from '../runtime/settings.ts';
+import { startTracing } from '../runtime/tracing.ts';
+import { AwsAccounts } from '../tenancy/accounts.ts';
+import { TenantDirectory } from '../tenancy/directory.ts';
 
 /** A running operator process's handle. */
 export interface RunningOperator {
