@@ -28,7 +28,7 @@ export type Fault =
    * Decide per call what the real service would answer where the emulator answers differently:
    * `respond` sees the call and the emulator's endpoint (to read its state, unrecorded) and
    * returns the answer to send instead of forwarding, or undefined to forward the call as usual
-   * (recorded as `forwarded`). See test/support/route53Fidelity.ts.
+   * (recorded as `forwarded`). See dev/route53Fidelity.ts.
    */
   | {
       readonly kind: 'respond';

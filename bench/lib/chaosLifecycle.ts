@@ -1,4 +1,4 @@
-// `make chaos`'s lifecycle phase: the lifecycle model (test/support/lifecycle/)
+// `make chaos`'s lifecycle phase: the lifecycle model (bench/lifecycle/)
 // on a local stack of its own, long, with the chaos run's seed.
 import { join } from 'node:path';
 import { startLocalStack } from '../../dev/stack.ts';

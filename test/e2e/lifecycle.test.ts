@@ -1,4 +1,4 @@
-// The lifecycle model (test/support/lifecycle/): sequences of what users, AWS
+// The lifecycle model (bench/lifecycle/): sequences of what users, AWS
 // and outages do to objects over their life — create, change mutable and
 // identity fields, delete with either policy, two objects claiming one
 // record, instance or Secret, hand-made records, Secrets and EndpointSlices,

@@ -1,7 +1,7 @@
 // A record made (by hand, by another tool, by another cluster's Skylift) between Skylift's listing
 // of the zone, which it caches, and its CREATE: Route 53 refuses the CREATE, and with it the whole
 // batch. moto accepts such a CREATE silently (and lists two record sets of the name), so the rule
-// from test/support/route53Fidelity.ts answers as Route 53 does. The object must end Synced=False
+// from dev/route53Fidelity.ts answers as Route 53 does. The object must end Synced=False
 // Conflict with a message naming the record and what to do — the engine's wording for a conflict
 // found by observing — not Route 53's raw text, without retrying in a loop; the other records of
 // the refused batch must not be blamed.
