@@ -305,3 +305,140 @@ export function readSourceFiles(root: string, folders: readonly string[], extens
       .map((path) => ({ path: `${folder}/${path}`, text: readFileSync(join(root, folder, path), 'utf8') })),
   );
 }
+
+/**
+ * A room of the house: a set of files with one job, and the only files and packages it may import
+ * besides its own. Patterns are ImportRule's; a room's `files` may bind '$name' segments, which
+ * `may` can then use ('src/kinds/$kind/' may import 'src/kinds/$kind/': its own folder).
+ */
+export interface Room {
+  /** Its files ('src/runtime/', or one file), first match wins across the rooms. */
+  readonly files: readonly string[];
+  /** What the room is for, and why it may import only `may`: printed with every offence. */
+  readonly why: string;
+  /** Files it may import beyond its own. */
+  readonly may: readonly string[];
+  /** Packages it may import ('npm:<name>'; 'npm:*' for any). `node:` builtins are always allowed. */
+  readonly packages: readonly string[];
+}
+
+/** The name of a room, with the '$name' segments of `files` bound to a file's: 'src/kinds/dnsrecord/'. Pure. */
+function roomName(pattern: string, bindings: Bindings): string {
+  return pattern
+    .split('/')
+    .map((segment) => (segment.startsWith('$') ? (bindings[segment] ?? segment) : segment))
+    .join('/');
+}
+
+/** The room `path` belongs to (the first whose `files` match), with its bound name; undefined if none. Pure. */
+export function roomOf(
+  rooms: readonly Room[],
+  path: string,
+): { readonly room: Room; readonly name: string; readonly bindings: Bindings } | undefined {
+  for (const room of rooms) {
+    for (const pattern of room.files) {
+      const bindings = matchPattern(pattern, path, {});
+      if (bindings !== undefined) return { room, name: roomName(pattern, bindings), bindings };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Every import in `files` that its room does not allow: a file of the tree outside the room and
+ * its `may`, or a package outside its `packages`. Files in no room are reported too (rule
+ * 'no room'). In file and line order. Pure.
+ */
+export function checkRooms(files: readonly SourceFile[], rooms: readonly Room[]): Violation[] {
+  const out: Violation[] = [];
+  for (const file of files) {
+    const home = roomOf(rooms, file.path);
+    if (home === undefined) {
+      out.push({
+        file: file.path,
+        line: 0,
+        specifier: '',
+        target: '',
+        rule: 'no room',
+        reason: 'every file belongs to one room of the table, which says what it may import',
+      });
+      continue;
+    }
+    const allowed = [...home.room.files, ...home.room.may, ...home.room.packages];
+    for (const ref of extractImports(file.text)) {
+      const target = resolveImport(file.path, ref.specifier);
+      if (target.kind === 'builtin') continue;
+      const key = targetKey(target);
+      if (firstMatch(allowed, key, home.bindings) !== undefined) continue;
+      out.push({
+        file: file.path,
+        line: ref.line,
+        specifier: ref.specifier,
+        target: key,
+        rule: `${home.name} may import only its own files, ${[...home.room.may, ...home.room.packages].join(', ') || 'nothing else'}`,
+        reason: home.room.why,
+      });
+    }
+  }
+  return out;
+}
+
+/** The arrows between rooms that `files` hold: room name → the room names it imports (never itself). Pure. */
+export function roomArrows(files: readonly SourceFile[], rooms: readonly Room[]): Map<string, Set<string>> {
+  const arrows = new Map<string, Set<string>>();
+  for (const file of files) {
+    const from = roomOf(rooms, file.path)?.name;
+    if (from === undefined) continue;
+    const out = arrows.get(from) ?? new Set<string>();
+    arrows.set(from, out);
+    for (const ref of extractImports(file.text)) {
+      const target = resolveImport(file.path, ref.specifier);
+      if (target.kind !== 'file') continue;
+      const to = roomOf(rooms, target.path)?.name;
+      if (to !== undefined && to !== from) out.add(to);
+    }
+  }
+  return arrows;
+}
+
+/**
+ * The cycles of a directed graph, one per strongly connected component of more than one node,
+ * each as the sorted names of that component, in order of their first name. Pure.
+ */
+export function cyclesOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  // Tarjan's algorithm.
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const to of graph.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node) ?? 0, low.get(to) ?? 0));
+      } else if (onStack.has(to)) {
+        low.set(node, Math.min(low.get(node) ?? 0, index.get(to) ?? 0));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      for (;;) {
+        const top = stack.pop();
+        if (top === undefined) break;
+        onStack.delete(top);
+        component.push(top);
+        if (top === node) break;
+      }
+      if (component.length > 1) out.push(component.sort());
+    }
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return out.sort((a, b) => (a[0] ?? '').localeCompare(b[0] ?? ''));
+}

@@ -1,20 +1,25 @@
-// The import arrows that must never exist between src/'s folders, checked on
-// the text of every .ts file under src/ and tools/ (tools/ may import src/;
-// src/ may not import tools/). A failing rule prints each offending file and
-// line, the import and the rule it breaks.
+// The house's rooms and the only arrows each may have: an allow-list per room, checked on the
+// text of every .ts file under src/, dev/, tools/, bench/ and test/. A file in no room, an import
+// its room does not list, or a cycle between rooms fails, printing the file and line, the import
+// and why the room is shaped so. docs/architecture.md draws the same table.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../../dev/paths.ts';
 import {
   checkImports,
+  checkRooms,
+  cyclesOf,
   extractImports,
   formatViolation,
   matchPattern,
   opaqueDynamicImports,
   readSourceFiles,
   resolveImport,
+  roomArrows,
+  roomOf,
   type ImportRule,
+  type Room,
   type SourceFile,
 } from '../support/importRules.ts';
 
@@ -24,103 +29,132 @@ const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as 
 };
 const dependencies = Object.keys(pkg.dependencies);
 const devOnly = Object.keys(pkg.devDependencies).filter((name) => !dependencies.includes(name));
+const npm = (names: readonly string[]): string[] => names.map((name) => `npm:${name}`);
+const awsSdks = dependencies.filter((name) => name.startsWith('@aws-sdk/'));
+/** What the image installs, for the product's rooms. */
+const shipped = npm(dependencies);
+/** The engine and the process wiring know no AWS service: every dependency but the SDKs. */
+const shippedWithoutAws = npm(dependencies.filter((name) => !awsSdks.includes(name)));
+/** The workshop, tools, bench and tests: any declared package. */
+const declared = npm([...dependencies, ...devOnly]);
 
-/** The arrows that must never exist. Patterns are described on ImportRule. */
-const rules: readonly ImportRule[] = [
+/** The lower floors of the product, in the order they stack (each may import those after it). */
+const apis = 'src/apis/';
+const runtime = 'src/runtime/';
+const providers = 'src/providers/';
+const tenancy = 'src/tenancy/';
+const trace = 'src/trace/';
+const kindContract = ['src/kinds/module.ts', 'src/kinds/controllerOptions.ts'];
+const registry = 'src/kinds/registry.ts';
+/** The workshop and tooling rooms any test may use. */
+const product = 'src/';
+
+/** The rooms, first match wins. Patterns as on ImportRule. */
+const rooms: readonly Room[] = [
   {
-    name: 'apis → anything outside apis',
-    reason: 'src/apis/ holds the API types and pure helpers everything shares: they are leaves',
-    from: ['src/apis/'],
-    to: ['**'],
-    except: ['src/apis/'],
+    files: [apis],
+    why: 'the API types and pure helpers every room shares: leaves, importing nothing',
+    may: [],
+    packages: [],
   },
   {
-    name: 'runtime → kinds',
-    reason: 'the engine is generic; kinds plug into it through the KindModule contract, never the reverse',
-    from: ['src/runtime/'],
-    to: ['src/kinds/'],
+    files: [runtime],
+    why: 'the generic engine knows neither a kind, an AWS service nor how the process is wired: kinds and providers plug into it',
+    may: [apis],
+    packages: shippedWithoutAws,
   },
   {
-    name: 'runtime → providers',
-    reason: 'the engine knows nothing of AWS; providers build on the runtime, not the reverse',
-    from: ['src/runtime/'],
-    to: ['src/providers/'],
-  },
-  {
-    name: 'runtime → anything in src/ but runtime and apis',
-    reason:
-      'the engine may import only src/apis/ and itself: not trace/, cli/, dev/, operator.ts, nor a new folder',
-    from: ['src/runtime/'],
-    to: ['src/'],
-    except: ['src/runtime/', 'src/apis/'],
-  },
-  {
-    name: 'providers → kinds',
-    reason: 'providers are AWS plumbing shared by the kinds; a kind uses them, not the reverse',
-    from: ['src/providers/'],
-    to: ['src/kinds/'],
-  },
-  {
-    name: 'providers → cli, dev, trace, operator',
-    reason: 'providers may import only src/runtime/, src/apis/ and themselves',
-    from: ['src/providers/'],
-    to: ['src/cli/', 'dev/', 'src/trace/', 'src/operator/'],
-  },
-  {
-    name: 'kinds → cli, dev, operator',
-    reason: 'the process wiring and the commands import the kinds, not the reverse',
-    from: ['src/kinds/'],
-    to: ['src/cli/', 'dev/', 'src/operator/'],
-  },
-  {
-    name: 'kind → another kind (except its api.ts)',
-    reason: 'a kind folder is self-contained; another kind is reachable only through its API types (api.ts)',
-    from: ['src/kinds/$kind/'],
-    to: ['src/kinds/*/'],
-    except: ['src/kinds/$kind/', 'src/kinds/*/api.ts'],
-  },
-  {
-    name: 'kind → src/ beyond runtime, providers, apis, trace, tenancy, kinds/module.ts, kinds/controllerOptions.ts',
-    reason: 'a kind plugs in through the KindModule contract; the registry and everything else import it',
-    from: ['src/kinds/$kind/'],
-    to: ['src/'],
-    except: [
-      'src/runtime/',
-      'src/providers/',
-      'src/apis/',
-      'src/trace/',
-      'src/tenancy/',
-      'src/kinds/module.ts',
-      'src/kinds/controllerOptions.ts',
-      // Kind folders: the rule above says which of their files.
-      'src/kinds/*/',
+    files: [providers],
+    why: 'AWS plumbing (clients, error tables, batchers, caches) knows AWS only: no custom resource, no kind, no spec field; it uses the engine’s generic utilities',
+    may: [
+      'src/runtime/clock.ts',
+      'src/runtime/errors.ts',
+      'src/runtime/backoff.ts',
+      'src/runtime/tokenBucket.ts',
+      'src/runtime/metrics.ts',
+      'src/runtime/tracing.ts',
+      'src/runtime/conditions.ts',
+      'src/runtime/adapter.ts',
+      'src/apis/managed.ts',
     ],
+    packages: shipped,
   },
   {
-    name: 'tenancy → kinds, cli, dev, trace, operator',
-    reason:
-      'src/tenancy/ (TeamPolicies: which policy serves a namespace, its AWS identity, the connector) is shared by every kind; a kind brings its own guardrail checks',
-    from: ['src/tenancy/'],
-    to: ['src/kinds/', 'src/cli/', 'dev/', 'src/trace/', 'src/operator/'],
+    files: [tenancy],
+    why: 'TeamPolicies (which policy serves a namespace, as whom, within what guardrails) are shared by every kind: a kind brings its own guardrail checks',
+    may: [providers, runtime, apis],
+    packages: shipped,
   },
   {
-    name: 'trace → kinds, cli, dev',
-    reason: 'src/trace/ is the generic part of `skylift trace`; each kind brings its own trace.ts',
-    from: ['src/trace/'],
-    to: ['src/kinds/', 'src/cli/', 'dev/'],
+    files: [trace],
+    why: 'the generic part of `skylift trace`; each kind brings its own collector',
+    may: [providers, runtime, apis],
+    packages: shipped,
   },
   {
-    name: 'product (src/) → tools, test, bench, hack',
-    reason: 'those are development tooling; dist/ is built from src/ alone',
-    from: ['src/'],
-    to: ['tools/', 'test/', 'bench/', 'hack/'],
+    files: kindContract,
+    why: 'the contract a kind implements (KindModule) and the settings every kind’s controller takes',
+    may: [tenancy, trace, providers, runtime, apis],
+    packages: shipped,
   },
   {
-    name: 'src → devDependency',
-    reason: 'the image installs dependencies only (even `import type` ties src/ to a tool)',
-    from: ['src/'],
-    to: devOnly.map((name) => `npm:${name}`),
+    files: ['src/kinds/$kind/'],
+    why: 'a kind is self-contained: it plugs in through the KindModule contract, and reaches another kind only through its API types (api.ts)',
+    may: ['src/kinds/*/api.ts', ...kindContract, tenancy, trace, providers, runtime, apis],
+    packages: shipped,
   },
+  {
+    files: [registry],
+    why: 'the list of kinds: what the process, the CLI and generation iterate',
+    may: ['src/kinds/', tenancy, trace, providers, runtime, apis],
+    packages: shipped,
+  },
+  {
+    files: ['src/operator/'],
+    why: 'the operator process: its options and its wiring of the registry’s kinds onto the engine',
+    may: [registry, ...kindContract, tenancy, providers, runtime, apis],
+    packages: shipped,
+  },
+  {
+    files: ['src/cli/'],
+    why: 'the `skylift` commands, on top of the product; the workshop is started as a process by path, never imported, so the image holds nothing of it',
+    may: [product],
+    packages: shipped,
+  },
+  {
+    files: ['dev/'],
+    why: 'the local-stack workshop (control plane, node cluster, moto, AWS proxy, Argo CD): builds on the product, never the reverse, and knows no test, bench or tool',
+    may: [product],
+    packages: declared,
+  },
+  {
+    files: ['tools/'],
+    why: 'generation and checks of the repository: read the registry and the workshop',
+    may: [product, 'dev/'],
+    packages: declared,
+  },
+  {
+    files: ['bench/'],
+    why: 'make bench and make chaos: run the product on the workshop; tests may reuse bench code, never the reverse',
+    may: [product, 'dev/', 'tools/'],
+    packages: declared,
+  },
+  {
+    files: ['test/support/'],
+    why: 'helpers shared by the test projects: anything a test needs but the bench',
+    may: [product, 'dev/', 'tools/'],
+    packages: declared,
+  },
+  {
+    files: ['test/$project/'],
+    why: 'a test project (unit, integration, e2e, node) uses everything below it, never another project',
+    may: [product, 'dev/', 'tools/', 'bench/', 'test/support/'],
+    packages: declared,
+  },
+];
+
+/** Package arrows that must not exist although a room's list would allow them, and why. */
+const packageRules: readonly ImportRule[] = [
   {
     name: 'src → @kubernetes/client-node',
     reason:
@@ -135,59 +169,78 @@ const rules: readonly ImportRule[] = [
     from: ['src/'],
     to: ['npm:undici'],
   },
-  {
-    name: 'src → package not in dependencies',
-    reason:
-      'a package src/ imports must be declared in package.json `dependencies`, not reached transitively',
-    from: ['src/'],
-    to: ['npm:*'],
-    except: dependencies.map((name) => `npm:${name}`),
-  },
 ];
 
-const files = readSourceFiles(repoRoot, ['src', 'dev', 'tools'], '.ts');
+const folders = ['src', 'dev', 'tools', 'bench', 'test'];
+const files = readSourceFiles(repoRoot, folders, '.ts');
 
-describe('architecture: the import arrows that must never exist', () => {
-  it.each(rules)('$name', (rule) => {
+describe('architecture: each room imports only what its row allows', () => {
+  it.each(rooms.map((room) => ({ name: room.files.join(', '), room })))('$name', ({ room }) => {
+    const own = files.filter((f) => roomOf(rooms, f.path)?.room === room);
+    expect(own.length, `${room.files.join(', ')} holds no file`).toBeGreaterThan(0);
+    expect(checkRooms(own, rooms).map(formatViolation)).toEqual([]);
+  });
+
+  it.each(packageRules)('$name', (rule) => {
     expect(checkImports(files, [rule]).map(formatViolation), `${rule.name}: ${rule.reason}`).toEqual([]);
   });
 
-  it('the rules are not vacuous: every rule applies to some file, and every folder or file it names exists', () => {
-    for (const rule of rules) {
-      expect(
-        files.some((f) => rule.from.some((p) => matchPattern(p, f.path) !== undefined)),
-        `${rule.name} applies to no file`,
-      ).toBe(true);
-      for (const pattern of [...rule.from, ...rule.to, ...(rule.except ?? [])]) {
-        if (pattern === '**' || pattern.startsWith('npm:') || /(^|\/)[*$]/.test(pattern)) continue;
-        expect(existsSync(join(repoRoot, pattern)), `${rule.name} names ${pattern}`).toBe(true);
+  it('every file is in a room, and every folder or file the table names exists', () => {
+    expect(files.filter((f) => roomOf(rooms, f.path) === undefined).map((f) => f.path)).toEqual([]);
+    for (const room of rooms) {
+      for (const pattern of [...room.files, ...room.may]) {
+        if (/(^|\/)[*$]/.test(pattern)) continue;
+        expect(existsSync(join(repoRoot, pattern)), `the table names ${pattern}`).toBe(true);
       }
     }
     expect(devOnly).toContain('vitest');
+    expect(awsSdks).toContain('@aws-sdk/client-route-53');
   });
 
-  it('every relative import names a file that exists (so the rules see where it points)', () => {
+  it('no cycle between rooms (each kind, each test project a room of its own)', () => {
+    const arrows = roomArrows(files, rooms);
+    expect(cyclesOf(arrows)).toEqual([]);
+    // The graph is not empty: the floors are there, and so are the arrows between them.
+    expect(arrows.get('src/kinds/dnsrecord/')).toContain('src/kinds/myingress/');
+    expect(arrows.get('test/unit/')).toContain('bench/');
+    expect(arrows.get('src/runtime/')).toEqual(new Set(['src/apis/']));
+  });
+
+  it('every relative import names a file that exists (so the rooms see where it points)', () => {
     const present = new Set(files.map((f) => f.path));
-    const missing = files.flatMap((f) =>
-      extractImports(f.text)
-        .map((ref) => ({ ref, target: resolveImport(f.path, ref.specifier) }))
-        .filter(({ target }) => target.kind === 'file' && !present.has(target.path))
-        .map(({ ref }) => `${f.path}:${ref.line} imports '${ref.specifier}'`),
-    );
+    // This file's own fixtures are imports written in strings.
+    const missing = files
+      .filter((f) => f.path !== 'test/unit/architecture.test.ts')
+      .flatMap((f) =>
+        extractImports(f.text)
+          .map((ref) => ({ ref, target: resolveImport(f.path, ref.specifier) }))
+          .filter(
+            ({ target }) =>
+              target.kind === 'file' &&
+              folders.some((d) => target.path.startsWith(`${d}/`)) &&
+              !present.has(target.path),
+          )
+          .map(({ ref }) => `${f.path}:${ref.line} imports '${ref.specifier}'`),
+      );
     expect(missing).toEqual([]);
     expect(files.reduce((n, f) => n + extractImports(f.text).length, 0)).toBeGreaterThan(files.length);
   });
 
-  it('every dynamic import names its module with a string literal (an opaque one escapes the rules)', () => {
-    const opaque = files.flatMap((f) => opaqueDynamicImports(f.text).map((line) => `${f.path}:${line}`));
+  it('every dynamic import in the product and the workshop names its module with a string literal (an opaque one escapes the rooms)', () => {
+    const opaque = files
+      .filter((f) => f.path.startsWith('src/') || f.path.startsWith('dev/'))
+      .flatMap((f) => opaqueDynamicImports(f.text).map((line) => `${f.path}:${line}`));
     expect(opaque).toEqual([]);
   });
 });
 
 describe('the import checker', () => {
-  it('reports forbidden imports in a set of fake files, and only those', () => {
+  it('reports the imports a room does not allow in a set of fake files, and only those', () => {
     const fakes: SourceFile[] = [
-      { path: 'src/runtime/engine.ts', text: "import { kinds } from '../kinds/registry.ts';\n" },
+      {
+        path: 'src/runtime/engine.ts',
+        text: "import { kinds } from '../kinds/registry.ts';\nimport pino from 'pino';\n",
+      },
       {
         path: 'src/kinds/dnsrecord/controller.ts',
         text: [
@@ -201,26 +254,70 @@ describe('the import checker', () => {
       { path: 'src/apis/meta.ts', text: "export { systemClock } from '../runtime/clock.ts';\n" },
       {
         path: 'src/providers/aws/clients.ts',
-        text: "// import { x } from '../../kinds/registry.ts';\nconst flags = await import(\n  '../../../tools/nodeFlags.ts'\n);\n",
+        text: "// import { x } from '../../kinds/registry.ts';\nconst flags = await import(\n  '../../tenancy/accounts.ts'\n);\n",
       },
-      { path: 'src/cli/main.ts', text: "import {\n  describe,\n  it,\n} from 'vitest';\nimport 'pino';\n" },
-      { path: 'tools/generate.ts', text: "import { kinds } from '../src/kinds/registry.ts';\n" },
+      {
+        path: 'src/cli/main.ts',
+        text: "import {\n  describe,\n  it,\n} from 'vitest';\nimport '../../dev/main.ts';\n",
+      },
+      { path: 'test/support/x.ts', text: "import { run } from '../../bench/run.ts';\n" },
+      {
+        path: 'test/unit/x.test.ts',
+        text: "import { run } from '../../bench/run.ts';\nimport '../e2e/y.ts';\n",
+      },
+      { path: 'hack/x.ts', text: '' },
     ];
-    const found = checkImports(fakes, rules).map((v) => `${v.file}:${v.line} ${v.specifier} | ${v.rule}`);
+    const found = checkRooms(fakes, rooms).map((v) => `${v.file}:${v.line} ${v.target}`);
     expect(found).toEqual([
-      'src/runtime/engine.ts:1 ../kinds/registry.ts | runtime → kinds',
-      'src/runtime/engine.ts:1 ../kinds/registry.ts | runtime → anything in src/ but runtime and apis',
-      'src/kinds/dnsrecord/controller.ts:2 ../myingress/desired.ts | kind → another kind (except its api.ts)',
-      'src/kinds/dnsrecord/controller.ts:4 ../registry.ts | kind → src/ beyond runtime, providers, apis, trace, tenancy, kinds/module.ts, kinds/controllerOptions.ts',
-      'src/apis/meta.ts:1 ../runtime/clock.ts | apis → anything outside apis',
-      'src/providers/aws/clients.ts:2 ../../../tools/nodeFlags.ts | product (src/) → tools, test, bench, hack',
-      'src/cli/main.ts:1 vitest | src → devDependency',
-      'src/cli/main.ts:1 vitest | src → package not in dependencies',
+      'src/runtime/engine.ts:1 src/kinds/registry.ts',
+      'src/kinds/dnsrecord/controller.ts:2 src/kinds/myingress/desired.ts',
+      'src/kinds/dnsrecord/controller.ts:4 src/kinds/registry.ts',
+      'src/apis/meta.ts:1 src/runtime/clock.ts',
+      'src/providers/aws/clients.ts:2 src/tenancy/accounts.ts',
+      'src/cli/main.ts:1 npm:vitest',
+      'src/cli/main.ts:5 dev/main.ts',
+      'test/support/x.ts:1 bench/run.ts',
+      'test/unit/x.test.ts:2 test/e2e/y.ts',
+      'hack/x.ts:0 ',
     ]);
-    const first = checkImports(fakes, rules)[0];
+    const first = checkRooms(fakes, rooms)[0];
     expect(first && formatViolation(first)).toBe(
-      `src/runtime/engine.ts:1 imports '../kinds/registry.ts' (src/kinds/registry.ts): breaks "runtime → kinds": ${rules[1]?.reason ?? ''}`,
+      `src/runtime/engine.ts:1 imports '../kinds/registry.ts' (src/kinds/registry.ts): breaks "src/runtime/ may import only its own files, src/apis/, ${shippedWithoutAws.join(', ')}": ${rooms[1]?.why ?? ''}`,
     );
+  });
+
+  it('finds cycles between rooms, and none in a chain', () => {
+    const graph = (edges: string): Map<string, Set<string>> => {
+      const g = new Map<string, Set<string>>();
+      for (const edge of edges.split(' ')) {
+        const [a = '', b = ''] = edge.split('>');
+        g.set(a, (g.get(a) ?? new Set()).add(b));
+        if (!g.has(b)) g.set(b, new Set());
+      }
+      return g;
+    };
+    expect(cyclesOf(graph('a>b b>c c>d'))).toEqual([]);
+    expect(cyclesOf(graph('a>b b>c c>a c>d d>e e>d'))).toEqual([
+      ['a', 'b', 'c'],
+      ['d', 'e'],
+    ]);
+    expect(
+      roomArrows(
+        [
+          { path: 'bench/run.ts', text: "import '../test/support/a.ts';\n" },
+          { path: 'test/support/a.ts', text: "import '../../bench/run.ts';\n" },
+        ],
+        rooms,
+      ),
+    ).toEqual(
+      new Map([
+        ['bench/', new Set(['test/support/'])],
+        ['test/support/', new Set(['bench/'])],
+      ]),
+    );
+    expect(roomOf(rooms, 'src/kinds/myingress/adapter.ts')?.name).toBe('src/kinds/myingress/');
+    expect(roomOf(rooms, 'test/e2e/a.test.ts')?.name).toBe('test/e2e/');
+    expect(matchPattern('test/$project/', 'test/support/a.ts')).toEqual({ $project: 'support' });
   });
 
   it('reads every import form, and none from comments', () => {
