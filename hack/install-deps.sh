@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm ci in the clone, with progress every 15 s (a cold npm cache takes a minute or more).
+# npm ci in the clone, with progress every 10 s (a cold npm cache takes a minute or more).
 # Run by make when package.json or package-lock.json is newer than node_modules.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

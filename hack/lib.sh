@@ -27,11 +27,15 @@ with_lock() {
   exec {lockfd}>&-
 }
 
-# progress LABEL PID: prints every 15 s how long LABEL (running as PID) has taken.
+# Seconds between two progress lines of a long step: a step that starts right after a log line
+# is never silent for more than this and the moment it took to start (promised: 15 s).
+PROGRESS_EVERY="${SKYLIFT_PROGRESS_EVERY:-10}"
+
+# progress LABEL PID: prints every $PROGRESS_EVERY s how long LABEL (running as PID) has taken.
 progress() {
   local label="$1" pid="$2" t0=$SECONDS
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 15
+    sleep "$PROGRESS_EVERY"
     kill -0 "$pid" 2>/dev/null && log "  … $label: $((SECONDS - t0)) s so far"
   done
 }
@@ -51,7 +55,7 @@ run_with_progress() {
 }
 
 # go_build LABEL DIR CMD...: a Go build command (`go build …`, maybe under nice or another go) in
-# DIR, with progress every 15 s
+# DIR, with progress every $PROGRESS_EVERY s
 # that counts the modules fetched so far instead of streaming one `go: downloading` line per
 # module (a cold Kubernetes build prints ~290); whatever else go prints is shown once it ends.
 go_build() {
@@ -61,7 +65,7 @@ go_build() {
   local pid=$! t0=$SECONDS rc=0
   (
     while kill -0 "$pid" 2>/dev/null; do
-      sleep 15
+      sleep "$PROGRESS_EVERY"
       kill -0 "$pid" 2>/dev/null &&
         log "  … $label: $((SECONDS - t0)) s so far, $(grep -c '^go: downloading ' "$out" || true) modules downloaded"
     done
