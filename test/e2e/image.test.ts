@@ -246,6 +246,67 @@ describe('the image make image builds', () => {
     expect(image.archiveBytes / 1024 / 1024).toBeLessThan(maxArchiveMiB);
   });
 
+  it('holds nothing of the local-stack workshop (dev/), and its skylift dev says to run it from a clone', async () => {
+    // No folder named dev/ under /app but in packages; dist/ is compiled from src/ (checked above).
+    const app = listFiles(join(rootfs, 'app'));
+    expect(app.filter((path) => !path.startsWith('node_modules/') && /(^|\/)dev\//.test(path))).toEqual([]);
+    // No function or class the workshop defines (and the product does not) was compiled in under any name.
+    const definitions = (text: string): string[] =>
+      [...text.matchAll(/^export (?:async )?(?:function|class) (\w+)/gm)].map((m) => m[1] ?? '');
+    const read = (root: string, path: string): Promise<string> => readFile(join(root, path), 'utf8');
+    const productNames = new Set(
+      (
+        await Promise.all(
+          listFiles(join(repoRoot, 'src'))
+            .filter((path) => path.endsWith('.ts'))
+            .map((path) => read(join(repoRoot, 'src'), path)),
+        )
+      ).flatMap(definitions),
+    );
+    const workshopNames = (
+      await Promise.all(
+        listFiles(join(repoRoot, 'dev'))
+          .filter((path) => path.endsWith('.ts'))
+          .map((path) => read(join(repoRoot, 'dev'), path)),
+      )
+    )
+      .flatMap(definitions)
+      .filter((name) => !productNames.has(name));
+    expect(workshopNames).toEqual(expect.arrayContaining(['startDevStack', 'startControlPlane', 'runDev']));
+    const dist = join(rootfs, 'app', 'dist');
+    const compiled = (
+      await Promise.all(
+        listFiles(dist)
+          .filter((path) => path.endsWith('.js'))
+          .map((path) => read(dist, path)),
+      )
+    ).join('\n');
+    expect(workshopNames.filter((name) => new RegExp(`(function|class) ${name}\\b`).test(compiled))).toEqual(
+      [],
+    );
+
+    // `skylift dev` in the image: refused with where to run it, exit 2, nothing started.
+    const dev = await startRuncContainer({
+      id: `skylift-image-dev-${process.pid}`,
+      bundle: join(work, 'bundle'),
+      stateDir: join(work, 'runc'),
+      args: [...(image.config.config.Entrypoint ?? []), 'dev'],
+      env: [...(image.config.config.Env ?? [])],
+      cwd: image.config.config.WorkingDir ?? '/',
+      uid: nonRootId,
+      gid: nonRootId,
+      tmpMiB: 16,
+    });
+    try {
+      expect(await dev.exited(), dev.output()).toBe(2);
+      expect(dev.output()).toContain(
+        'skylift: dev runs the local stack from a clone of the repository (make dev)',
+      );
+    } finally {
+      await dev.remove();
+    }
+  });
+
   it('runs as uid 65532 on a read-only root filesystem: a DNSRecord becomes Ready, and SIGTERM exits 0', async () => {
     const admin = kubeClient();
     await installCrds(admin);
