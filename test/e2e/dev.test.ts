@@ -1,6 +1,6 @@
-// `skylift dev` (what `make dev` runs) as a user runs it: the command as a
-// process, its printed progress, the cluster and AWS checked directly, then
-// Ctrl-C (SIGINT), leaving nothing running.
+// `skylift dev` as a user runs it: the workshop's entry point as `make dev` runs it
+// (`node dev/cli.ts`), or `skylift dev` from a clone, which starts that as its child; its printed
+// progress, the cluster and AWS checked directly, then Ctrl-C (SIGINT), leaving nothing running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -29,15 +29,16 @@ interface DevProcess {
   output(): string;
 }
 
-function spawnDev(dir: string, args: readonly string[] = []): DevProcess {
-  const child = spawn(
-    process.execPath,
-    [...operatorNodeFlags, join(repoRoot, 'src/cli/main.ts'), 'dev', ...args],
-    {
-      env: { ...process.env, SKYLIFT_DEV_DIR: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+/** The workshop's entry point, as `make dev` runs it; `skylift dev` starts the same as its child. */
+const makeDev = ['dev/cli.ts'];
+const skyliftDev = ['src/cli/main.ts', 'dev'];
+
+function spawnDev(dir: string, args: readonly string[] = [], entry: readonly string[] = makeDev): DevProcess {
+  const [script = '', ...command] = entry;
+  const child = spawn(process.execPath, [...operatorNodeFlags, join(repoRoot, script), ...command, ...args], {
+    env: { ...process.env, SKYLIFT_DEV_DIR: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -251,14 +252,19 @@ describe('skylift dev', () => {
   it('with --no-operator runs no operator, and still stops cleanly on Ctrl-C', async () => {
     const info = stackInfo();
     const dir = await scratchDir('dev-no-operator');
-    const dev = spawnDev(dir, [
-      '--kubeconfig',
-      info.adminKubeconfig,
-      '--aws-endpoint',
-      info.awsEndpoint,
-      '--no-operator',
-      '--no-samples',
-    ]);
+    // Through `skylift dev`: the Ctrl-C sent to it reaches the workshop it started, once.
+    const dev = spawnDev(
+      dir,
+      [
+        '--kubeconfig',
+        info.adminKubeconfig,
+        '--aws-endpoint',
+        info.awsEndpoint,
+        '--no-operator',
+        '--no-samples',
+      ],
+      skyliftDev,
+    );
     await waitFor(
       () => {
         if (dev.child.exitCode !== null) throw new AbortWait(`skylift dev exited early:\n${dev.output()}`);
