@@ -4,6 +4,16 @@
 import { describeFailure } from '../src/cli/failure.ts';
 import { runDev } from './main.ts';
 
+// Started by `skylift dev` (an IPC channel to it): when that process goes, even SIGKILLed, stop
+// as on Ctrl-C, so the stack never outlives the command the user ran. The channel alone keeps
+// nothing running.
+if (process.channel !== undefined) {
+  process.channel.unref();
+  process.once('disconnect', () => {
+    process.kill(process.pid, 'SIGTERM');
+  });
+}
+
 try {
   process.exitCode = await runDev(process.argv.slice(2));
 } catch (err) {

@@ -32,7 +32,8 @@ ${kindCommands.map((c) => `${c.usage}\n`).join('')}  help                       
  * and is never compiled into the image: started as a child process by its path, so nothing in
  * `src/` imports it. From a build (`dist/`, the image) it says where to run it instead. The child
  * has its own process group, so Ctrl-C reaches it once, passed on from here (a second one forces
- * it to exit before stopping what it started); resolves with its exit code.
+ * it to exit before stopping what it started), and an IPC channel, whose end tells it this process
+ * died; resolves with its exit code.
  */
 function runDevFromClone(argv: readonly string[]): Promise<number> {
   const entry = fileURLToPath(new URL('../../dev/cli.ts', import.meta.url));
@@ -42,8 +43,10 @@ function runDevFromClone(argv: readonly string[]): Promise<number> {
     );
     return Promise.resolve(2);
   }
+  // The IPC channel is how the child learns that this process is gone, even by SIGKILL: it then
+  // stops what it started as on Ctrl-C (dev/cli.ts).
   const child = spawn(process.execPath, [...process.execArgv, entry, ...argv], {
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     detached: true,
   });
   const passOn = (signal: NodeJS.Signals): void => {

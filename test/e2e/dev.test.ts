@@ -280,4 +280,37 @@ describe('skylift dev', () => {
     expect(code, dev.output()).toBe(0);
     expect(dev.output()).toContain('Stopped.');
   });
+  it('through skylift dev, SIGKILLed: the workshop it started notices and stops what it started', async () => {
+    const info = stackInfo();
+    const dir = await scratchDir('dev-killed');
+    const dev = spawnDev(
+      dir,
+      [
+        '--kubeconfig',
+        info.adminKubeconfig,
+        '--aws-endpoint',
+        info.awsEndpoint,
+        '--no-operator',
+        '--no-samples',
+      ],
+      skyliftDev,
+    );
+    await waitFor(
+      () => {
+        if (dev.child.exitCode !== null) throw new AbortWait(`skylift dev exited early:\n${dev.output()}`);
+        return dev.output().includes('Press Ctrl-C') ? true : undefined;
+      },
+      { timeoutMs: 60_000, description: 'skylift dev to print its banner' },
+    );
+    const pid = dev.child.pid ?? 0;
+    const [workshop] = await childrenOf(pid);
+    expect(workshop).toBeGreaterThan(0);
+    dev.child.kill('SIGKILL');
+    await dev.exited;
+    await waitFor(() => (alive(workshop ?? 0) ? undefined : true), {
+      timeoutMs: 30_000,
+      description: 'the workshop to stop after skylift dev was killed',
+    });
+    expect(dev.output()).toContain('Stopped.');
+  });
 });
