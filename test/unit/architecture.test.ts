@@ -92,6 +92,8 @@ const rules: readonly ImportRule[] = [
       'src/tenancy/',
       'src/kinds/module.ts',
       'src/kinds/controllerOptions.ts',
+      // AWS refusals in a spec's terms: the kinds' refusal tables' shared half.
+      'src/kinds/refusals.ts',
       // Kind folders: the rule above says which of their files.
       'src/kinds/*/',
     ],
