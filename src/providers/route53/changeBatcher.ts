@@ -1,10 +1,10 @@
-import { Reason } from '../../runtime/conditions.ts';
 import { ChangeResourceRecordSetsCommand, type Change, type Route53Client } from '@aws-sdk/client-route-53';
-import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../../runtime/backoff.ts';
 import type { Clock, TimerHandle } from '../../runtime/clock.ts';
+import type { Logger } from '../../runtime/logger.ts';
 import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
 import {
+  AwsReason,
   AwsRetryableError,
   AwsTerminalError,
   awsErrorCode,
@@ -343,7 +343,7 @@ export class ChangeBatcher {
       this.o.random,
     );
     const throttled = cls === 'throttling';
-    const reason = cls === 'unreachable' ? Reason.AwsUnreachable : Reason.AwsError;
+    const reason = cls === 'unreachable' ? AwsReason.AwsUnreachable : AwsReason.AwsError;
     this.o.onBatch?.(
       zoneId,
       batch.length,
