@@ -5,7 +5,6 @@ import type { AwsClients } from '../../providers/aws/clients.ts';
 import { ChangeBatcher } from '../../providers/route53/changeBatcher.ts';
 import { ChangeTracker } from '../../providers/route53/changeTracker.ts';
 import { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
-import { ZoneDirectory } from '../../providers/route53/zones.ts';
 import type { ExternalClient } from '../../runtime/adapter.ts';
 import { explainErrors } from '../../runtime/explainErrors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
@@ -15,6 +14,7 @@ import { DNSRecordAdapter, type DNSRecordField } from './adapter.ts';
 import type { DNSRecord } from './api.ts';
 import { dnsrecordRefusals } from './awsRefusals.ts';
 import type { DNSRecordSettings } from './settings.ts';
+import { ZoneDirectory } from './zones.ts';
 
 /** A DNSRecord adapter and the zone directory its guardrail check resolves zones with. */
 export interface DNSRecordConnection {
