@@ -1,4 +1,5 @@
 import type { Condition, ConditionStatus } from '../apis/managed.ts';
+import { throttledReason } from './errors.ts';
 
 /** Condition types every kind reports. */
 export const ConditionType = {
@@ -8,7 +9,7 @@ export const ConditionType = {
   Synced: 'Synced',
 } as const;
 
-/** Documented condition reasons. Kinds may add their own (e.g. WaitingForReference). */
+/** Documented condition reasons. Kinds and providers add their own (e.g. WaitingForReference, AWSError). */
 export const Reason = {
   Available: 'Available',
   Creating: 'Creating',
@@ -23,13 +24,8 @@ export const Reason = {
   Conflict: 'Conflict',
   /** Outside what the namespace may do (a TeamPolicy guardrail, or no policy serves it). */
   Forbidden: 'Forbidden',
-  Throttled: 'Throttled',
-  /** AWS failed in a way worth retrying (5xx, network, an unknown error). */
-  AwsError: 'AWSError',
-  /** AWS refused the operator's credentials (fixed outside the spec; retried). */
-  AwsCredentials: 'AWSCredentials',
-  /** The AWS endpoint did not answer (connection refused, reset or timed out); retried. */
-  AwsUnreachable: 'AWSUnreachable',
+  /** A call was refused for its rate (it was not carried out); retried with backoff. */
+  Throttled: throttledReason,
   Waiting: 'Waiting',
 } as const;
 

@@ -60,6 +60,12 @@ export class RetryableError extends Error {
   }
 }
 
+/**
+ * The reason of a RetryableError for a request refused for its rate, before it was carried out:
+ * a create that failed so certainly created nothing ({@link definitelyNotCreated}).
+ */
+export const throttledReason = 'Throttled';
+
 /** What the engine does with a failed reconcile. */
 export type RetryDecision =
   | { readonly kind: 'terminal'; readonly message: string }
@@ -139,5 +145,5 @@ export function definitelyNotCreated(err: unknown): boolean {
     err instanceof RequeueAfter
   )
     return true;
-  return err instanceof RetryableError && err.reason === 'Throttled';
+  return err instanceof RetryableError && err.reason === throttledReason;
 }

@@ -1,6 +1,9 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 
+/** The logger every module is handed: pino's. */
+export type { Logger };
+
 /** Log output format. */
 export type LogFormat = 'json' | 'text';
 

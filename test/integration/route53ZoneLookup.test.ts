@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Route53Client } from '@aws-sdk/client-route-53';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ZoneDirectory } from '../../src/providers/route53/zones.ts';
+import { ZoneDirectory } from '../../src/kinds/dnsrecord/zones.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { createZone, route53At } from '../support/dns.ts';

@@ -44,7 +44,8 @@ const runtime = 'src/runtime/';
 const providers = 'src/providers/';
 const tenancy = 'src/tenancy/';
 const trace = 'src/trace/';
-const kindContract = ['src/kinds/module.ts', 'src/kinds/controllerOptions.ts'];
+/** What every kind shares: the KindModule contract, controller settings, refusal explanations. */
+const kindContract = ['src/kinds/module.ts', 'src/kinds/controllerOptions.ts', 'src/kinds/refusals.ts'];
 const registry = 'src/kinds/registry.ts';
 /** The workshop and tooling rooms any test may use. */
 const product = 'src/';
@@ -73,8 +74,8 @@ const rooms: readonly Room[] = [
       'src/runtime/tokenBucket.ts',
       'src/runtime/metrics.ts',
       'src/runtime/tracing.ts',
-      'src/runtime/conditions.ts',
-      'src/runtime/adapter.ts',
+      'src/runtime/logger.ts',
+      // The ownership stamp Skylift writes on AWS resources (tags, Route 53's ownership TXT record).
       'src/apis/managed.ts',
     ],
     packages: shipped,
@@ -93,7 +94,7 @@ const rooms: readonly Room[] = [
   },
   {
     files: kindContract,
-    why: 'the contract a kind implements (KindModule) and the settings every kind’s controller takes',
+    why: 'the contract a kind implements (KindModule), the settings every kind’s controller takes, and how a kind explains an AWS refusal in its spec’s terms',
     may: [tenancy, trace, providers, runtime, apis],
     packages: shipped,
   },

@@ -3,8 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { ownershipTagMap, type OwnershipTags } from '../../src/apis/managed.ts';
 import { awsCall, createOrFind, lookup, type Found } from '../../src/providers/aws/calls.ts';
-import { AwsRetryableError, AwsTerminalError, hasErrorCode } from '../../src/providers/aws/errors.ts';
-import { Reason } from '../../src/runtime/conditions.ts';
+import {
+  AwsReason,
+  AwsRetryableError,
+  AwsTerminalError,
+  hasErrorCode,
+} from '../../src/providers/aws/errors.ts';
 import { OwnershipConflictError, RetryableError, TerminalError } from '../../src/runtime/errors.ts';
 
 /** An error as the SDK throws it: its name is the AWS code. */
@@ -37,19 +41,19 @@ describe('awsCall', () => {
       reason: 'throttling is retryable, reason Throttled',
       err: sdkError('Throttling', 'Rate exceeded'),
       type: AwsRetryableError,
-      retryReason: Reason.Throttled,
+      retryReason: AwsReason.Throttled,
     },
     {
       reason: 'an unknown 4xx is retryable, reason AWSError',
       err: sdkError('DBInstanceNotFoundFault', 'not there'),
       type: AwsRetryableError,
-      retryReason: Reason.AwsError,
+      retryReason: AwsReason.AwsError,
     },
     {
       reason: 'a 5xx is retryable, reason AWSError',
       err: sdkError('InternalFailure', 'oops', 500),
       type: AwsRetryableError,
-      retryReason: Reason.AwsError,
+      retryReason: AwsReason.AwsError,
     },
     {
       reason: 'a validation error is terminal',

@@ -8,13 +8,12 @@ import {
   tagOperation,
 } from '../../src/providers/aws/errors.ts';
 import {
-  composeRefusal,
-  explainRefusal,
+  awsRefusalIn,
+  ExplainedRefusal,
   matchRefusal,
-  refusalDocs,
   type RefusalFacts,
-  type RefusalHint,
 } from '../../src/providers/aws/refusals.ts';
+import { composeRefusal, explainRefusal, refusalDocs, type RefusalHint } from '../../src/kinds/refusals.ts';
 import { rdsErrorTable } from '../../src/providers/rds/states.ts';
 import { OwnershipConflictError, RetryableError, TerminalError } from '../../src/runtime/errors.ts';
 import { elbv2ErrorTable } from '../../src/providers/elbv2/errors.ts';
@@ -508,5 +507,43 @@ describe('explainRefusal', () => {
     ).toBe(
       'the quota is used up: RDS refused the request in create DB instance a (InstanceQuotaExceeded: "too many"): raise it',
     );
+  });
+});
+
+describe('awsRefusalIn', () => {
+  const refused = toTypedAwsError(
+    'create listener 443',
+    sdkError('CertificateNotFound', 'Certificate not found', 'CreateListener'),
+    elbv2ErrorTable,
+  );
+
+  it('finds the refusal AWS wrote under the steps that wrapped it, with its facts and those steps', () => {
+    const outer = new AwsTerminalError(`ensure listeners: ${refused.message}`, undefined, { cause: refused });
+    expect(awsRefusalIn(outer)).toEqual({
+      refusal: refused,
+      facts: { code: 'CertificateNotFound', message: 'Certificate not found', operation: 'CreateListener' },
+      step: 'ensure listeners: create listener 443',
+    });
+    expect(awsRefusalIn(refused)?.step).toBe('create listener 443');
+  });
+
+  it.each([
+    { reason: 'a retryable AWS error', err: toTypedAwsError('x', sdkError('Throttling', 'slow down')) },
+    {
+      reason: 'a terminal error without AWS’s words',
+      err: new AwsTerminalError('zone gone', 'NoSuchHostedZone'),
+    },
+    {
+      reason: 'an explained refusal',
+      err: new ExplainedRefusal('spec.x: …', 'CertificateNotFound', { cause: refused }),
+    },
+    {
+      reason: 'a refusal under Skylift’s own retry intent',
+      err: new RetryableError('ZoneGone', 'again', { cause: refused }),
+    },
+    { reason: 'a refusal under Skylift’s own Terminal', err: new TerminalError('no', { cause: refused }) },
+    { reason: 'not an error', err: 'CertificateNotFound' },
+  ])('finds none in $reason', ({ err }) => {
+    expect(awsRefusalIn(err)).toBeUndefined();
   });
 });

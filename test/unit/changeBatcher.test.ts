@@ -3,7 +3,11 @@ import { ChangeResourceRecordSetsCommand, Route53Client, type Change } from '@aw
 import { mockClient } from 'aws-sdk-client-mock';
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ChangeBatcher, ticketWeight } from '../../src/providers/route53/changeBatcher.ts';
+import {
+  ChangeBatcher,
+  ChangeTooLargeError,
+  ticketWeight,
+} from '../../src/providers/route53/changeBatcher.ts';
 import { isNoSuchHostedZone } from '../../src/providers/route53/errors.ts';
 import { ZoneRecordCache } from '../../src/providers/route53/zoneRecords.ts';
 import { OwnershipConflictError, TerminalError } from '../../src/runtime/errors.ts';
@@ -198,6 +202,18 @@ describe('ChangeBatcher', () => {
       },
     };
     expect(() => batcher.submit('Z1', 'u', [huge])).toThrow(/too large/);
+    // Typed, carrying its weight: the owner words the message.
+    const err: unknown = (() => {
+      try {
+        batcher.submit('Z1', 'u', [huge]);
+        return undefined;
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(ChangeTooLargeError);
+    expect(err).toBeInstanceOf(TerminalError);
+    expect(err).toMatchObject(ticketWeight([huge]));
   });
 
   it('treats deleting a record that is already gone as done', async () => {

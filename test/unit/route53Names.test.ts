@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareRecordSets, desiredRecordSet } from '../../src/kinds/dnsrecord/desired.ts';
 import {
+  NameOutsideZoneError,
   normalizeName,
   normalizeValue,
   ownerRecordName,
@@ -40,6 +41,19 @@ describe('names', () => {
 
   it('refuses a fully qualified name outside the zone', () => {
     expect(() => recordFqdn('www.other.org.', 'example.com.')).toThrow(TerminalError);
+  });
+
+  it('says which name and which zone when it refuses one', () => {
+    const err: unknown = (() => {
+      try {
+        return recordFqdn('www.other.org.', 'Example.com');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(NameOutsideZoneError);
+    expect(err).toMatchObject({ recordName: 'www.other.org.', zoneName: 'example.com.' });
+    expect((err as Error).message).toBe('"www.other.org." is not inside zone example.com.');
   });
 
   it.each([

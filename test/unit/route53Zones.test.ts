@@ -12,7 +12,13 @@ import { goneWithItsZone, zoneGoneError, DNSReason } from '../../src/kinds/dnsre
 import type { DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
 import { AwsRetryableError, AwsTerminalError } from '../../src/providers/aws/errors.ts';
 import { isNoSuchHostedZone } from '../../src/providers/route53/errors.ts';
-import { missingZoneIdError, ZoneDirectory } from '../../src/providers/route53/zones.ts';
+import { missingZoneIdError, ZoneDirectory } from '../../src/kinds/dnsrecord/zones.ts';
+import {
+  AmbiguousZoneNameError,
+  HostedZoneDirectory,
+  NoSuchZoneError,
+  ZoneNameNotFoundError,
+} from '../../src/providers/route53/zones.ts';
 import { RetryableError, TerminalError, wrap } from '../../src/runtime/errors.ts';
 import { FakeClock } from '../support/fakeClock.ts';
 
@@ -167,5 +173,51 @@ describe('goneWithItsZone', () => {
   ])('$reason → $want', ({ spec, deleting, gone, want }) => {
     const err = gone ? missingZoneIdError('Z1', noSuchZone('Z1')) : new TerminalError('other');
     expect(goneWithItsZone(record(spec, deleting), err)).toBe(want);
+  });
+});
+
+describe('HostedZoneDirectory: what Route 53 answered, as typed errors carrying the data', () => {
+  function hosted(): HostedZoneDirectory {
+    return new HostedZoneDirectory(new Route53Client({ region: 'us-east-1' }), new FakeClock());
+  }
+
+  it('a zone ID Route 53 does not know: NoSuchZoneError with the bare ID, code and cause kept', async () => {
+    const answer = noSuchZone('ZGONE');
+    r53.on(GetHostedZoneCommand).rejects(answer);
+    const err: unknown = await hosted()
+      .byId('/hostedzone/ZGONE')
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoSuchZoneError);
+    expect(err).toBeInstanceOf(AwsTerminalError);
+    expect((err as NoSuchZoneError).zoneId).toBe('ZGONE');
+    expect((err as NoSuchZoneError).code).toBe('NoSuchHostedZone');
+    expect((err as Error).cause).toBe(answer);
+    expect((err as Error).message).not.toMatch(/spec\./);
+  });
+
+  it('a name no zone has: ZoneNameNotFoundError with the normalised name', async () => {
+    r53.on(ListHostedZonesByNameCommand).resolves({ HostedZones: [sdkZone('ZOTHER', 'other.com.')] });
+    const err: unknown = await hosted()
+      .byName('Example.com')
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ZoneNameNotFoundError);
+    expect(err).toBeInstanceOf(TerminalError);
+    expect((err as ZoneNameNotFoundError).zoneName).toBe('example.com.');
+    expect((err as Error).message).not.toMatch(/spec\./);
+  });
+
+  it('a name several zones have: AmbiguousZoneNameError with the zones, remembered like a missing one', async () => {
+    r53.on(ListHostedZonesByNameCommand).resolves({
+      HostedZones: [sdkZone('ZPUB'), { ...sdkZone('ZPRIV'), Config: { PrivateZone: true } }],
+    });
+    const zones = hosted();
+    const err: unknown = await zones.byName('example.com').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AmbiguousZoneNameError);
+    expect((err as AmbiguousZoneNameError).zones).toEqual([
+      { id: 'ZPUB', name: 'example.com.', private: false },
+      { id: 'ZPRIV', name: 'example.com.', private: true },
+    ]);
+    await expect(zones.byName('example.com.')).rejects.toBeInstanceOf(AmbiguousZoneNameError);
+    expect(r53.commandCalls(ListHostedZonesByNameCommand)).toHaveLength(1);
   });
 });

@@ -1,7 +1,12 @@
 import type { Change, ResourceRecordSet } from '@aws-sdk/client-route-53';
 import type { DNSRecord, DNSRecordSpec } from './api.ts';
 import type { MyIngressAliasStatus } from '../myingress/api.ts';
-import type { ChangeBatcher, ChangeTicket } from '../../providers/route53/changeBatcher.ts';
+import {
+  ChangeTooLargeError,
+  route53Limits,
+  type ChangeBatcher,
+  type ChangeTicket,
+} from '../../providers/route53/changeBatcher.ts';
 import type { ChangeTracker } from '../../providers/route53/changeTracker.ts';
 import {
   ownerRecordName,
@@ -11,7 +16,7 @@ import {
   recordKey,
 } from '../../providers/route53/names.ts';
 import { isNoSuchHostedZone } from '../../providers/route53/errors.ts';
-import { missingZoneIdError, type HostedZone, type ZoneDirectory } from '../../providers/route53/zones.ts';
+import type { HostedZone } from '../../providers/route53/zones.ts';
 import type { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
 import {
   busyObservation,
@@ -26,7 +31,8 @@ import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
-import { compareRecordSets, desiredRecordSet, type AliasTarget } from './desired.ts';
+import { compareRecordSets, desiredRecordSet, dnsRecordFqdn, type AliasTarget } from './desired.ts';
+import { missingZoneIdError, type ZoneDirectory } from './zones.ts';
 
 /** Ready/Synced reasons particular to DNSRecord. */
 export const DNSReason = {
@@ -332,7 +338,13 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
   }
 
   private submit(t: Target, ctx: ReconcileContext, changes: Change[]): void {
-    this.tickets.set(ctx.ownership.uid, this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes));
+    let ticket: ChangeTicket;
+    try {
+      ticket = this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes);
+    } catch (err) {
+      throw err instanceof ChangeTooLargeError ? recordsTooLargeError(err) : err;
+    }
+    this.tickets.set(ctx.ownership.uid, ticket);
   }
 
   private ownerRecord(t: Target, ctx: ReconcileContext): ResourceRecordSet {
@@ -346,7 +358,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
 
   private async target(mr: DNSRecord): Promise<Target> {
     const zone = await this.d.zones.resolve(mr.spec);
-    const fqdn = recordFqdn(mr.spec.name, zone.name);
+    const fqdn = dnsRecordFqdn(mr.spec.name, zone.name);
     if (mr.spec.type === 'CNAME' && fqdn === zone.name)
       throw new TerminalError(
         `spec.type CNAME cannot be at the zone apex (${fqdn}; DNS allows no CNAME beside the zone's SOA and NS): the name and type are fixed at create, so delete this DNSRecord and create an A or AAAA record with spec.aliasTarget instead`,
@@ -422,6 +434,16 @@ export function zoneGoneError(
     DNSReason.ZoneGone,
     `hosted zone ${zone.id} that spec.zoneName ${zone.name} stood for no longer exists: looking the name up again`,
     { cause },
+  );
+}
+
+/**
+ * The error for record changes Route 53 cannot take in one request (the batcher's
+ * ChangeTooLargeError): spec.records is what to shorten. Pure.
+ */
+export function recordsTooLargeError(err: ChangeTooLargeError): TerminalError {
+  return new TerminalError(
+    `spec.records is too large for one Route 53 change (${err.records} records, ${err.chars} value characters; the limits are ${route53Limits.maxRecords} and ${route53Limits.maxValueChars}, UPSERT counted twice): shorten or reduce spec.records`,
   );
 }
 

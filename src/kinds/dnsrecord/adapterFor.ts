@@ -2,18 +2,19 @@
 // `import()` at the kind's first object (controller.ts), so that the Route 53 SDK, which everything
 // here imports, is loaded only by a process that serves a DNSRecord (issue 16).
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { explainRefusals } from '../../providers/aws/refusals.ts';
 import { ChangeBatcher } from '../../providers/route53/changeBatcher.ts';
 import { ChangeTracker } from '../../providers/route53/changeTracker.ts';
 import { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
-import { ZoneDirectory } from '../../providers/route53/zones.ts';
 import type { ExternalClient } from '../../runtime/adapter.ts';
+import { explainErrors } from '../../runtime/explainErrors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
 import type { KindPlumbing } from '../module.ts';
+import { explainRefusal } from '../refusals.ts';
 import { DNSRecordAdapter, type DNSRecordField } from './adapter.ts';
 import type { DNSRecord } from './api.ts';
 import { dnsrecordRefusals } from './awsRefusals.ts';
 import type { DNSRecordSettings } from './settings.ts';
+import { ZoneDirectory } from './zones.ts';
 
 /** A DNSRecord adapter and the zone directory its guardrail check resolves zones with. */
 export interface DNSRecordConnection {
@@ -57,5 +58,8 @@ export async function dnsRecordConnection(
     referenceRetryMs: settings.referenceRetryMs,
     lookupMyIngress,
   });
-  return { adapter: explainRefusals(adapter, dnsrecordRefusals), zones };
+  return {
+    adapter: explainErrors(adapter, (err, mr) => explainRefusal(err, dnsrecordRefusals, mr.spec)),
+    zones,
+  };
 }

@@ -2,8 +2,8 @@
 // a fix that works. InvalidChangeBatch carries many refusals; its message
 // patterns tell them apart. Rows are tried in order (most specific first); a
 // refusal no row matches keeps AWS's words with generic advice
-// (src/providers/aws/refusals.ts).
-import { accessDenied, type Refusal, type RefusalTable } from '../../providers/aws/refusals.ts';
+// (src/kinds/refusals.ts).
+import { accessDenied, type Refusal, type RefusalTable } from '../refusals.ts';
 import type { DNSRecordSpec } from './api.ts';
 
 type Row = Refusal<DNSRecordSpec>;

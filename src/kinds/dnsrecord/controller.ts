@@ -1,15 +1,15 @@
 import { dnsRecordType, type DNSRecord } from './api.ts';
 import { myIngressType } from '../myingress/api.ts';
-import type { ZoneDirectory } from '../../providers/route53/zones.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import { accountsOf, controllerOptions } from '../controllerOptions.ts';
 import type { KindPlumbing } from '../module.ts';
 import { defaultDNSRecordSettings, type DNSRecordSettings } from './settings.ts';
 import type { DNSRecordField } from './adapter.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { recordFqdn } from '../../providers/route53/names.ts';
 import { tenantConnector } from '../../tenancy/connector.ts';
 import { checkDnsRecord, dnsGuardrailsOf } from './guardrails.ts';
+import { dnsRecordFqdn } from './desired.ts';
+import type { ZoneDirectory } from './zones.ts';
 
 /** The DNSRecord controller with its Route 53 plumbing, sharing the process's clients and caches. */
 export function dnsRecordController(
@@ -41,7 +41,7 @@ export function dnsRecordController(
         const zones = zonesOf.get(g.aws);
         if (zones === undefined || dnsGuardrailsOf(g.policy) === undefined) return;
         const zone = await zones.resolve(mr.spec);
-        checkDnsRecord(g.policy, mr.spec, zone, recordFqdn(mr.spec.name, zone.name));
+        checkDnsRecord(g.policy, mr.spec, zone, dnsRecordFqdn(mr.spec.name, zone.name));
       },
     }),
     ...controllerOptions(s),

@@ -1,6 +1,13 @@
 import type { ResourceRecordSet } from '@aws-sdk/client-route-53';
 import type { DNSRecordSpec } from './api.ts';
-import { normalizeName, normalizeValue, wireValue } from '../../providers/route53/names.ts';
+import {
+  NameOutsideZoneError,
+  normalizeName,
+  normalizeValue,
+  recordFqdn,
+  wireValue,
+} from '../../providers/route53/names.ts';
+import { TerminalError } from '../../runtime/errors.ts';
 
 /** A resolved alias target. */
 export interface AliasTarget {
@@ -11,6 +18,22 @@ export interface AliasTarget {
 
 /** Default TTL when the spec has none (the CRD defaults it too). */
 export const defaultTtl = 300;
+
+/**
+ * The full name (with trailing dot) of the record spec.name names in `zone` (recordFqdn); a name
+ * outside the zone is a TerminalError saying to recreate the object, as name and zone are fixed at
+ * create. Pure.
+ */
+export function dnsRecordFqdn(name: string, zone: string): string {
+  try {
+    return recordFqdn(name, zone);
+  } catch (err) {
+    if (!(err instanceof NameOutsideZoneError)) throw err;
+    throw new TerminalError(
+      `spec.name ${JSON.stringify(err.recordName)} is not inside zone ${err.zoneName}: the name and the zone are fixed at create, so delete this DNSRecord and create one whose spec.name is in ${err.zoneName} (a relative name such as "www" is placed in the zone)`,
+    );
+  }
+}
 
 /** The record set the spec asks for, in Route 53's wire form. Pure. */
 export function desiredRecordSet(

@@ -2,8 +2,9 @@
 // object (controller.ts), so that the RDS SDK, which the adapter imports, is loaded only by a
 // process that serves a ManagedDB (issue 16).
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { explainRefusals } from '../../providers/aws/refusals.ts';
 import type { ExternalClient } from '../../runtime/adapter.ts';
+import { explainErrors } from '../../runtime/explainErrors.ts';
+import { explainRefusal } from '../refusals.ts';
 import {
   ManagedDBAdapter,
   type ManagedDBAdapterDeps,
@@ -22,5 +23,7 @@ export async function managedDbAdapterFor(
   aws: AwsClients,
   deps: Omit<ManagedDBAdapterDeps, 'rds'>,
 ): Promise<ExternalClient<ManagedDB, ManagedDBDetails, ManagedDBField>> {
-  return explainRefusals(new ManagedDBAdapter({ ...deps, rds: await aws.rds() }), manageddbRefusals);
+  return explainErrors(new ManagedDBAdapter({ ...deps, rds: await aws.rds() }), (err, mr) =>
+    explainRefusal(err, manageddbRefusals, mr.spec),
+  );
 }

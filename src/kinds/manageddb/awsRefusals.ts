@@ -1,7 +1,7 @@
 // What RDS's terminal refusals mean for a ManagedDB's spec: the field and a fix
 // that works. Rows are tried in order (most specific first); a refusal no row
-// matches keeps AWS's words with generic advice (src/providers/aws/refusals.ts).
-import { accessDenied, type Refusal, type RefusalTable } from '../../providers/aws/refusals.ts';
+// matches keeps AWS's words with generic advice (src/kinds/refusals.ts).
+import { accessDenied, type Refusal, type RefusalTable } from '../refusals.ts';
 import type { ManagedDBSpec } from './api.ts';
 
 type Row = Refusal<ManagedDBSpec>;

@@ -2,10 +2,11 @@
 // object (controller.ts), so that the ELBv2 SDK, which the adapter's parts import, is loaded only
 // by a process that serves a MyIngress (issue 16).
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { explainRefusals } from '../../providers/aws/refusals.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { ExternalClient } from '../../runtime/adapter.ts';
+import { explainErrors } from '../../runtime/explainErrors.ts';
+import { explainRefusal } from '../refusals.ts';
 import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './adapter.ts';
 import type { MyIngress } from './api.ts';
 import { myingressRefusals } from './awsRefusals.ts';
@@ -29,7 +30,7 @@ export async function myIngressAdapterFor(
   cluster: MyIngressClusterDeps,
 ): Promise<ExternalClient<MyIngress, MyIngressDetails, MyIngressField>> {
   const [elbv2, elbv2Create] = await Promise.all([aws.elbv2(), aws.elbv2Create()]);
-  return explainRefusals(
+  return explainErrors(
     new MyIngressAdapter({
       ...cluster,
       elbv2,
@@ -38,6 +39,6 @@ export async function myIngressAdapterFor(
       describer: new LoadBalancerDescriber(elbv2, clock),
       tagDescriber: new TagDescriber(elbv2, clock),
     }),
-    myingressRefusals,
+    (err, mr) => explainRefusal(err, myingressRefusals, mr.spec),
   );
 }

@@ -1,13 +1,8 @@
 // What Elastic Load Balancing's (and EC2's) terminal refusals mean for a
 // MyIngress's spec: the field and a fix that works. Rows are tried in order
 // (most specific first); a refusal no row matches keeps AWS's words with
-// generic advice (src/providers/aws/refusals.ts).
-import {
-  accessDenied,
-  type Refusal,
-  type RefusalHint,
-  type RefusalTable,
-} from '../../providers/aws/refusals.ts';
+// generic advice (src/kinds/refusals.ts).
+import { accessDenied, type Refusal, type RefusalHint, type RefusalTable } from '../refusals.ts';
 import type { ActionSpec, BackendServiceSpec, MyIngressSpec } from './api.ts';
 
 type Row = Refusal<MyIngressSpec>;

@@ -14,11 +14,10 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { ownershipFromTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
-import { hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
+import { AwsReason, hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
 import { ownedTagList } from '../../providers/aws/tags.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
-import { Reason } from '../../runtime/conditions.ts';
 import { RetryableError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import { healthCheckMatches, type ObservedTargetGroup } from './delta.ts';
@@ -260,7 +259,7 @@ export class TargetGroups {
       },
     });
     if (tg?.TargetGroupArn === undefined)
-      throw new RetryableError(Reason.AwsError, `create target group ${want.name}: no ARN returned`);
+      throw new RetryableError(AwsReason.AwsError, `create target group ${want.name}: no ARN returned`);
     const tgArn = tg.TargetGroupArn;
     const created = outcome.created;
     if (created && !recordedTargetGroups(mr).includes(tgArn) && wanted !== undefined && wanted.length > 0) {

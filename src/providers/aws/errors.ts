@@ -1,5 +1,16 @@
-import { Reason } from '../../runtime/conditions.ts';
-import { RetryableError, TerminalError } from '../../runtime/errors.ts';
+import { RetryableError, TerminalError, throttledReason } from '../../runtime/errors.ts';
+
+/** The reasons of the retryable errors a failed AWS call becomes (docs/troubleshooting.md explains each). */
+export const AwsReason = {
+  /** AWS throttled the call: it was not carried out; retried with backoff. */
+  Throttled: throttledReason,
+  /** AWS failed in a way worth retrying (5xx, network, an unknown error). */
+  AwsError: 'AWSError',
+  /** AWS refused the operator's credentials (fixed in its IAM setup, not by a retry; retried). */
+  AwsCredentials: 'AWSCredentials',
+  /** The AWS endpoint did not answer (connection refused, reset or timed out); retried. */
+  AwsUnreachable: 'AWSUnreachable',
+} as const;
 
 /** How an AWS error should be treated. */
 export type AwsErrorClass =
@@ -212,24 +223,24 @@ export function toTypedAwsError(
       });
     }
     case 'throttling':
-      return new AwsRetryableError(Reason.Throttled, message, code, { cause: err });
+      return new AwsRetryableError(AwsReason.Throttled, message, code, { cause: err });
     case 'credentials':
       return new AwsRetryableError(
-        Reason.AwsCredentials,
+        AwsReason.AwsCredentials,
         `${message} (the AWS credentials the operator uses were refused: check its IAM role, IRSA annotation and clock; Skylift retries with backoff)`,
         code,
         { cause: err },
       );
     case 'unreachable':
       return new AwsRetryableError(
-        Reason.AwsUnreachable,
+        AwsReason.AwsUnreachable,
         `${message} (the AWS endpoint did not answer; Skylift retries with backoff)`,
         code,
         { cause: err },
       );
     case 'transient':
     case 'unknown':
-      return new AwsRetryableError(Reason.AwsError, message, code, { cause: err });
+      return new AwsRetryableError(AwsReason.AwsError, message, code, { cause: err });
   }
 }
 

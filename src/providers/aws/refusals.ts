@@ -1,19 +1,11 @@
-// Turning AWS's terminal refusals into messages that name the spec field and a
-// fix: each kind owns a table of entries (code, message pattern, operation →
-// field and fix); this module matches and composes, purely, and wraps a kind's
-// ExternalClient so every Terminal message it ends with goes through its table.
-import type { ManagedObject } from '../../apis/managed.ts';
-import type { ExternalClient } from '../../runtime/adapter.ts';
+// AWS's terminal refusals: the one AWS wrote, found under whatever steps wrapped it, and the row of
+// a table of refusals it matches (by error code, API operation and AWS's own words). What a row
+// says about a refusal is its owner's business: the kinds' tables name the spec field at fault
+// (src/kinds/refusals.ts).
 import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import { AwsTerminalError } from './errors.ts';
 
-/** Where the generic advice for an unmapped refusal points. */
-export const refusalDocs = 'docs/troubleshooting.md#reading-a-terminal-message';
-
-/** Where the advice for a refused IAM action points. */
-export const iamPolicyDocs = 'deploy/iam/policy.json, docs/install.md#1-the-iam-role-eks-with-irsa';
-
-/** What AWS answered, as a refusal entry sees it. */
+/** What AWS answered, as a refusal row sees it. */
 export interface RefusalFacts {
   /** The error code, Fault/Exception suffix aside (e.g. DBSnapshotNotFound). */
   readonly code: string;
@@ -24,45 +16,31 @@ export interface RefusalFacts {
 }
 
 /**
- * What a matched entry says: the spec field (as in the CRD, e.g.
- * `spec.engineVersion`) and its value, or — for refusals no field explains
- * (quotas, IAM) — a `subject` saying what is short; and always the fix.
+ * One row of a table of refusals: which refusals it is about, and what it says of one (`H`) given
+ * its owner's context (`C`). Omitted matchers match anything.
  */
-export type RefusalHint =
-  | { readonly field: string; readonly value?: unknown; readonly fix: string }
-  | { readonly subject: string; readonly fix: string };
-
-/** One row of a kind's table. Omitted matchers match anything. */
-export interface Refusal<S> {
+export interface RefusalRow<C, H> {
   /** AWS error codes, Fault/Exception suffix aside. */
   readonly codes: readonly string[];
   /** AWS's message must match; the match is handed to `hint`. */
   readonly message?: RegExp;
   /** The API operations the row is about. */
   readonly operations?: readonly string[];
-  /** The field and fix for this spec; undefined when the row does not apply after all (the next is tried). */
-  readonly hint: (
-    spec: S,
-    facts: RefusalFacts,
-    match: RegExpMatchArray | undefined,
-  ) => RefusalHint | undefined;
-}
-
-/** A kind's refusal table: the service's name for messages and the rows, most specific first. */
-export interface RefusalTable<S> {
-  /** How messages name the service, e.g. "RDS". */
-  readonly service: string;
-  readonly entries: readonly Refusal<S>[];
+  /** What the row says for `context`; undefined when it does not apply after all (the next is tried). */
+  readonly hint: (context: C, facts: RefusalFacts, match: RegExpMatchArray | undefined) => H | undefined;
 }
 
 const baseCode = (code: string): string => code.replace(/(Fault|Exception)$/, '');
 
-/** The first row of `table` that matches, with its hint for `spec`. Pure. */
-export function matchRefusal<S>(
-  table: RefusalTable<S>,
-  spec: S,
+/**
+ * What the first row of `table` that matches `facts` says for `context` (rows are tried in order;
+ * codes compare with their Fault/Exception suffix aside); undefined when none does. Pure.
+ */
+export function matchRefusal<C, H>(
+  table: { readonly entries: readonly RefusalRow<C, H>[] },
+  context: C,
   facts: RefusalFacts,
-): RefusalHint | undefined {
+): H | undefined {
   const code = baseCode(facts.code);
   for (const e of table.entries) {
     if (!e.codes.some((c) => baseCode(c) === code)) continue;
@@ -73,52 +51,40 @@ export function matchRefusal<S>(
       continue;
     const match = e.message !== undefined ? facts.message.match(e.message) : undefined;
     if (e.message !== undefined && match === null) continue;
-    const hint = e.hint(spec, { ...facts, code }, match ?? undefined);
+    const hint = e.hint(context, { ...facts, code }, match ?? undefined);
     if (hint !== undefined) return hint;
   }
   return undefined;
 }
 
-/** A spec value as messages show it: strings and lists as JSON, numbers as they are. Pure. */
-export function showValue(value: unknown): string {
-  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
-}
-
 /**
- * The Terminal message: the field (and its value) or what is short first,
- * then AWS's words, quoted, with the step and code, then the fix. Without a
- * hint, `fallback` (today's text) with generic advice that claims no field. Pure.
+ * A refusal whose message was already rewritten through a table: {@link awsRefusalIn} never finds
+ * it (or one it wraps) again, however often it is rethrown. Keeps the code, so it is as terminal.
  */
-export function composeRefusal(
-  service: string,
-  step: string,
-  facts: RefusalFacts,
-  hint: RefusalHint | undefined,
-  fallback: string,
-): string {
-  if (hint === undefined)
-    return `${fallback} (${service} refused the request and the words above are AWS's: correct the spec field they name, or see ${refusalDocs})`;
-  const said = `${step !== '' ? `in ${step} ` : ''}(${facts.code}: ${JSON.stringify(facts.message)})`;
-  if ('field' in hint) {
-    const value = hint.value !== undefined ? ` ${showValue(hint.value)}` : '';
-    return `${hint.field}${value}: ${service} refused it ${said}: ${hint.fix}`;
-  }
-  return `${hint.subject}: ${service} refused the request ${said}: ${hint.fix}`;
-}
-
-/** A refusal already explained through a table: explained once, however often it is rethrown. */
 export class ExplainedRefusal extends AwsTerminalError {}
 
+/** A terminal refusal AWS wrote, as {@link awsRefusalIn} found it. */
+export interface FoundRefusal {
+  /** The typed error toTypedAwsError made of AWS's answer. */
+  readonly refusal: AwsTerminalError;
+  /** Its code, AWS's words and the operation. */
+  readonly facts: RefusalFacts;
+  /** Skylift's steps in front of AWS's words: what wrapped it, then the refusal's own step. */
+  readonly step: string;
+}
+
 /**
- * The AwsTerminalError AWS wrote, found in `err` or its causes (a step may
- * have wrapped it), with the steps in front of it. Pure.
+ * The terminal refusal AWS wrote (an AwsTerminalError carrying AWS's code and words) in `err` or its
+ * causes. Undefined when there is none, when it was already explained, and when an error on the way
+ * states its own retry intent (a RetryableError, RequeueAfter, OwnershipConflictError or a
+ * TerminalError of Skylift's own): that decision stands. Pure.
  */
-function awsRefusalIn(err: unknown): { refusal: AwsTerminalError; step: string } | undefined {
+export function awsRefusalIn(err: unknown): FoundRefusal | undefined {
   let e: unknown = err;
   for (let depth = 0; depth < 8 && e instanceof Error; depth++) {
     if (e instanceof ExplainedRefusal) return undefined;
-    // An error that already states its retry intent is Skylift's decision (a zone gone from under a
-    // DNSRecord is retried, a Conflict is a Conflict): never turned into a Terminal refusal.
+    // An error that already states its retry intent is Skylift's decision (a hosted zone gone from
+    // under a record is looked up again, a Conflict is a Conflict): never a Terminal refusal.
     if (
       e instanceof RetryableError ||
       e instanceof RequeueAfter ||
@@ -129,87 +95,17 @@ function awsRefusalIn(err: unknown): { refusal: AwsTerminalError; step: string }
     if (e instanceof AwsTerminalError && e.awsMessage !== undefined && e.code !== undefined) {
       const outer = err instanceof Error ? err.message : '';
       const prefix = outer.endsWith(e.message) ? outer.slice(0, outer.length - e.message.length) : '';
-      return { refusal: e, step: `${prefix}${e.step ?? ''}` };
+      return {
+        refusal: e,
+        facts: {
+          code: e.code,
+          message: e.awsMessage,
+          ...(e.operation !== undefined ? { operation: e.operation } : {}),
+        },
+        step: `${prefix}${e.step ?? ''}`,
+      };
     }
     e = e.cause;
   }
   return undefined;
-}
-
-/**
- * `err` with its message rewritten through `table` when it is (or wraps) a
- * terminal refusal AWS wrote; any other error unchanged. The result is an
- * AwsTerminalError with the same code, so retry intent does not change. Pure.
- */
-export function explainRefusal<S>(err: unknown, table: RefusalTable<S>, spec: S): unknown {
-  const found = awsRefusalIn(err);
-  if (found === undefined) return err;
-  const { refusal, step } = found;
-  const facts: RefusalFacts = {
-    code: refusal.code ?? '',
-    message: refusal.awsMessage ?? '',
-    ...(refusal.operation !== undefined ? { operation: refusal.operation } : {}),
-  };
-  const hint = matchRefusal(table, spec, facts);
-  const message = composeRefusal(
-    table.service,
-    step,
-    facts,
-    hint,
-    err instanceof Error ? err.message : String(err),
-  );
-  return new ExplainedRefusal(message, refusal.code, {
-    cause: err,
-    ...(refusal.operation !== undefined ? { operation: refusal.operation } : {}),
-  });
-}
-
-/**
- * A kind's ExternalClient whose terminal AWS refusals are explained through
- * its table (the engine's Terminal condition and Warning Event carry the
- * result). Every other error, and every answer, passes through unchanged.
- */
-export function explainRefusals<T extends ManagedObject, D, F extends string>(
-  client: ExternalClient<T, D, F>,
-  table: RefusalTable<T['spec']>,
-): ExternalClient<T, D, F> {
-  const guard = async <R>(mr: T, fn: () => Promise<R>): Promise<R> => {
-    try {
-      return await fn();
-    } catch (err) {
-      throw explainRefusal(err, table, mr.spec);
-    }
-  };
-  const prepare = client.prepareCreate?.bind(client);
-  const release = client.release?.bind(client);
-  return {
-    observe: (mr, ctx) => guard(mr, () => client.observe(mr, ctx)),
-    ...(prepare !== undefined ? { prepareCreate: (mr, ctx) => guard(mr, () => prepare(mr, ctx)) } : {}),
-    create: (mr, ctx) => guard(mr, () => client.create(mr, ctx)),
-    update: (mr, observed, ctx) => guard(mr, () => client.update(mr, observed, ctx)),
-    ...(release !== undefined
-      ? { release: (mr, ctx, cause) => guard(mr, () => release(mr, ctx, cause)) }
-      : {}),
-    delete: (mr, observed, ctx) => guard(mr, () => client.delete(mr, observed, ctx)),
-  };
-}
-
-/**
- * The row every kind ends its table with: AccessDenied names the IAM action
- * the operator's role lacks (from AWS's message, else `prefix:operation`)
- * and points to the chart's IAM policy.
- */
-export function accessDenied<S>(iamPrefix: (operation: string | undefined) => string): Refusal<S> {
-  return {
-    codes: ['AccessDenied', 'UnauthorizedOperation', 'AuthorizationError'],
-    hint: (_spec, facts) => {
-      const action =
-        /not authorized to perform:? ([\w-]+:\w+)/i.exec(facts.message)?.[1] ??
-        (facts.operation !== undefined ? `${iamPrefix(facts.operation)}:${facts.operation}` : undefined);
-      return {
-        subject: `the operator's IAM role is not allowed ${action ?? 'this call'}`,
-        fix: `allow ${action ?? 'the action AWS names'} in the role's policy (the chart's IAM policy: ${iamPolicyDocs}); no spec change is needed, and Skylift tries again at the resync period or when the spec changes`,
-      };
-    },
-  };
 }

@@ -1,10 +1,10 @@
-import { Reason } from '../../runtime/conditions.ts';
 import { ChangeResourceRecordSetsCommand, type Change, type Route53Client } from '@aws-sdk/client-route-53';
-import type { Logger } from 'pino';
 import { backoffDelay, type BackoffPolicy } from '../../runtime/backoff.ts';
 import type { Clock, TimerHandle } from '../../runtime/clock.ts';
+import type { Logger } from '../../runtime/logger.ts';
 import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
 import {
+  AwsReason,
   AwsRetryableError,
   AwsTerminalError,
   awsErrorCode,
@@ -29,6 +29,24 @@ function refusal(err: unknown, message: string): AwsTerminalError {
 
 /** Route 53's per-request limits. */
 export const route53Limits = { maxRecords: 1000, maxValueChars: 32_000 } as const;
+
+/**
+ * One owner's changes that exceed Route 53's per-request limits ({@link route53Limits}, UPSERT
+ * counted twice) on their own: no batch can carry them.
+ */
+export class ChangeTooLargeError extends TerminalError {
+  /** Their weight in records. */
+  readonly records: number;
+  /** Their weight in value characters. */
+  readonly chars: number;
+  constructor(weight: { readonly records: number; readonly chars: number }) {
+    super(
+      `the changes are too large for one Route 53 change (${weight.records} records, ${weight.chars} value characters; the limits are ${route53Limits.maxRecords} and ${route53Limits.maxValueChars}, UPSERT counted twice)`,
+    );
+    this.records = weight.records;
+    this.chars = weight.chars;
+  }
+}
 
 /** Where a submitted change stands; `withdrawn`: taken out of the queue before it was sent. */
 export type TicketState = 'queued' | 'submitted' | 'applied' | 'failed' | 'withdrawn';
@@ -121,8 +139,8 @@ export class ChangeBatcher {
   /**
    * Queues `changes` for `zoneId` on behalf of `owner`. Throws
    * OwnershipConflictError when another owner has a pending change to the
-   * same record set, and TerminalError when the changes alone exceed Route
-   * 53's limits.
+   * same record set, and ChangeTooLargeError (a TerminalError) when the
+   * changes alone exceed Route 53's limits.
    */
   submit(zoneId: string, owner: string, changes: readonly Change[]): ChangeTicket {
     const zq = this.zone(zoneId);
@@ -135,11 +153,8 @@ export class ChangeBatcher {
       }
     }
     const w = ticketWeight(changes);
-    if (w.records > route53Limits.maxRecords || w.chars > route53Limits.maxValueChars) {
-      throw new TerminalError(
-        `spec.records is too large for one Route 53 change (${w.records} records, ${w.chars} value characters; the limits are ${route53Limits.maxRecords} and ${route53Limits.maxValueChars}, UPSERT counted twice): shorten or reduce spec.records`,
-      );
-    }
+    if (w.records > route53Limits.maxRecords || w.chars > route53Limits.maxValueChars)
+      throw new ChangeTooLargeError(w);
     const ticket: ChangeTicket = { id: this.nextId++, zoneId, owner, changes, state: 'queued' };
     zq.queue.push(ticket);
     this.schedule(zoneId, this.o.windowMs ?? 200);
@@ -343,7 +358,7 @@ export class ChangeBatcher {
       this.o.random,
     );
     const throttled = cls === 'throttling';
-    const reason = cls === 'unreachable' ? Reason.AwsUnreachable : Reason.AwsError;
+    const reason = cls === 'unreachable' ? AwsReason.AwsUnreachable : AwsReason.AwsError;
     this.o.onBatch?.(
       zoneId,
       batch.length,

@@ -12,11 +12,24 @@ export function normalizeName(name: string): string {
   return lower.endsWith('.') ? lower : `${lower}.`;
 }
 
+/** A record name that is not inside the hosted zone it is meant for: Route 53 would refuse it. */
+export class NameOutsideZoneError extends TerminalError {
+  /** The name as given. */
+  readonly recordName: string;
+  /** The zone's name, normalised. */
+  readonly zoneName: string;
+  constructor(recordName: string, zoneName: string) {
+    super(`${JSON.stringify(recordName)} is not inside zone ${zoneName}`);
+    this.recordName = recordName;
+    this.zoneName = zoneName;
+  }
+}
+
 /**
  * The fully qualified name (with trailing dot) of a record named `name` in
  * `zone`: `@` is the apex; a name ending in a dot, or equal to or ending in
- * the zone name, is already qualified; anything else is relative. Throws a
- * TerminalError when the result is outside the zone. Pure.
+ * the zone name, is already qualified; anything else is relative. Throws
+ * NameOutsideZoneError (a TerminalError) when the result is outside the zone. Pure.
  */
 export function recordFqdn(name: string, zone: string): string {
   const z = normalizeName(zone);
@@ -28,11 +41,7 @@ export function recordFqdn(name: string, zone: string): string {
     const lower = `${n.toLowerCase()}.`;
     fqdn = lower === z || lower.endsWith(`.${z}`) ? lower : normalizeName(`${n}.${z}`);
   }
-  if (fqdn !== z && !fqdn.endsWith(`.${z}`)) {
-    throw new TerminalError(
-      `spec.name ${JSON.stringify(name)} is not inside zone ${z}: the name and the zone are fixed at create, so delete this DNSRecord and create one whose spec.name is in ${z} (a relative name such as "www" is placed in the zone)`,
-    );
-  }
+  if (fqdn !== z && !fqdn.endsWith(`.${z}`)) throw new NameOutsideZoneError(name, z);
   return fqdn;
 }
 

@@ -19,33 +19,55 @@ export interface HostedZone {
 }
 
 /**
- * The error for a spec.zoneId whose hosted zone does not exist (never did, or was deleted): no retry
- * finds it, and spec.zoneId is immutable, so the message says to recreate the object. Keeps the
- * NoSuchHostedZone code. Pure.
+ * Route 53 answered that hosted zone `zoneId` does not exist (never did, or was deleted): no retry
+ * finds it. Keeps the NoSuchHostedZone code; its cause is Route 53's answer.
  */
-export function missingZoneIdError(zoneId: string, cause?: unknown): AwsTerminalError {
-  const id = bareZoneId(zoneId);
-  return new AwsTerminalError(
-    `hosted zone ${id} (spec.zoneId) does not exist in this account (was it deleted?): spec.zoneId cannot be changed, so delete this DNSRecord and create it again with the zone's current ID, or with spec.zoneName to follow the zone by name`,
-    'NoSuchHostedZone',
-    cause !== undefined ? { cause } : undefined,
-  );
+export class NoSuchZoneError extends AwsTerminalError {
+  /** Without the /hostedzone/ prefix. */
+  readonly zoneId: string;
+  constructor(zoneId: string, options?: ErrorOptions) {
+    super(`hosted zone ${zoneId} does not exist in this account`, 'NoSuchHostedZone', options);
+    this.zoneId = zoneId;
+  }
+}
+
+/** No hosted zone of this account has the name `zoneName`. */
+export class ZoneNameNotFoundError extends TerminalError {
+  /** Normalised, with the trailing dot. */
+  readonly zoneName: string;
+  constructor(zoneName: string) {
+    super(`no hosted zone named ${zoneName} in this account`);
+    this.zoneName = zoneName;
+  }
+}
+
+/** Several hosted zones of this account have the name `zoneName` (a public and a private one, say). */
+export class AmbiguousZoneNameError extends TerminalError {
+  /** Normalised, with the trailing dot. */
+  readonly zoneName: string;
+  /** The zones of that name, in Route 53's order. */
+  readonly zones: readonly HostedZone[];
+  constructor(zoneName: string, zones: readonly HostedZone[]) {
+    super(`${zones.length} hosted zones are named ${zoneName} (${zones.map((z) => z.id).join(', ')})`);
+    this.zoneName = zoneName;
+    this.zones = zones;
+  }
 }
 
 /**
  * Resolves hosted zones by ID or name, caching answers (a zone's ID and name
- * never change, but a name can be given to a new zone: {@link ZoneDirectory.forget}
+ * never change, but a name can be given to a new zone: {@link HostedZoneDirectory.forget}
  * drops a zone found gone; a missing or ambiguous name is asked about again after
  * `negativeTtlMs`; a lookup that failed transiently is not remembered at all).
  * Concurrent lookups of the same zone share one call.
  */
-export class ZoneDirectory {
+export class HostedZoneDirectory {
   private readonly route53: Route53Client;
   private readonly clock: Clock;
   private readonly negativeTtlMs: number;
-  private readonly byId = new Map<string, Promise<HostedZone>>();
+  private readonly byIdCache = new Map<string, Promise<HostedZone>>();
   /** `id` is set once the lookup has answered, so {@link forget} can tell which zone a name stands for. */
-  private readonly byName = new Map<string, { at: number; zone: Promise<HostedZone>; id?: string }>();
+  private readonly byNameCache = new Map<string, { at: number; zone: Promise<HostedZone>; id?: string }>();
 
   constructor(route53: Route53Client, clock: Clock, negativeTtlMs = 30_000) {
     this.route53 = route53;
@@ -53,27 +75,38 @@ export class ZoneDirectory {
     this.negativeTtlMs = negativeTtlMs;
   }
 
-  /** The zone for a spec's zoneId or zoneName. Throws TerminalError when it does not exist or is ambiguous. */
-  resolve(ref: { zoneId?: string | undefined; zoneName?: string | undefined }): Promise<HostedZone> {
-    if (ref.zoneId !== undefined) return this.getById(bareZoneId(ref.zoneId));
-    if (ref.zoneName !== undefined) return this.getByName(normalizeName(ref.zoneName));
-    return Promise.reject(new TerminalError('set spec.zoneId or spec.zoneName'));
+  /**
+   * The zone with ID `zoneId` (with or without the /hostedzone/ prefix). Rejects with
+   * NoSuchZoneError when Route 53 says it does not exist, else with the typed error of the failed
+   * call.
+   */
+  byId(zoneId: string): Promise<HostedZone> {
+    return this.getById(bareZoneId(zoneId));
+  }
+
+  /**
+   * The one zone named `name` (normalised first). Rejects with ZoneNameNotFoundError or
+   * AmbiguousZoneNameError (remembered for `negativeTtlMs`), else with the typed error of the
+   * failed call (not remembered).
+   */
+  byName(name: string): Promise<HostedZone> {
+    return this.getByName(normalizeName(name));
   }
 
   /**
    * Forgets zone `zoneId` — its entry by ID and every name that resolved to it — because a call
    * against it answered NoSuchHostedZone: the zone was deleted, and perhaps created again under the
-   * same name with a new ID. The next {@link resolve} asks Route 53 again. A name that already
-   * resolves to another zone, or whose lookup is still in flight, is kept.
+   * same name with a new ID. The next lookup asks Route 53 again. A name that already resolves to
+   * another zone, or whose lookup is still in flight, is kept.
    */
   forget(zoneId: string): void {
     const id = bareZoneId(zoneId);
-    this.byId.delete(id);
-    for (const [name, entry] of this.byName) if (entry.id === id) this.byName.delete(name);
+    this.byIdCache.delete(id);
+    for (const [name, entry] of this.byNameCache) if (entry.id === id) this.byNameCache.delete(name);
   }
 
   private getById(id: string): Promise<HostedZone> {
-    let p = this.byId.get(id);
+    let p = this.byIdCache.get(id);
     if (p === undefined) {
       p = this.route53.send(new GetHostedZoneCommand({ Id: id })).then(
         (out) => ({
@@ -82,40 +115,35 @@ export class ZoneDirectory {
           private: out.HostedZone?.Config?.PrivateZone === true,
         }),
         (err: unknown) => {
-          this.byId.delete(id);
-          if (isNoSuchHostedZone(err)) throw missingZoneIdError(id, err);
+          this.byIdCache.delete(id);
+          if (isNoSuchHostedZone(err)) throw new NoSuchZoneError(id, { cause: err });
           throw toTypedAwsError(`look up hosted zone ${id}`, err, route53ErrorTable);
         },
       );
-      this.byId.set(id, p);
+      this.byIdCache.set(id, p);
     }
     return p;
   }
 
   private getByName(name: string): Promise<HostedZone> {
-    const cached = this.byName.get(name);
+    const cached = this.byNameCache.get(name);
     if (cached !== undefined) return cached.zone;
     const zone = this.route53.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 })).then(
       (out) => {
-        const matches = (out.HostedZones ?? []).filter((z) => normalizeName(z.Name ?? '') === name);
-        if (matches.length === 0)
-          throw new TerminalError(
-            `spec.zoneName ${name}: no hosted zone of that name in this account: create it (Skylift looks again at the resync period), or delete this DNSRecord and create it in an existing zone (the zone is fixed at create)`,
-          );
-        if (matches.length > 1) {
-          throw new TerminalError(
-            `${matches.length} hosted zones are named ${name} (${matches.map((z) => `${bareZoneId(z.Id ?? '')}${z.Config?.PrivateZone === true ? ' private' : ' public'}`).join(', ')}): set spec.zoneId instead of zoneName`,
-          );
-        }
-        const m = matches[0];
-        return { id: bareZoneId(m?.Id ?? ''), name, private: m?.Config?.PrivateZone === true };
+        const matches: HostedZone[] = (out.HostedZones ?? [])
+          .filter((z) => normalizeName(z.Name ?? '') === name)
+          .map((z) => ({ id: bareZoneId(z.Id ?? ''), name, private: z.Config?.PrivateZone === true }));
+        const [only, ...others] = matches;
+        if (only === undefined) throw new ZoneNameNotFoundError(name);
+        if (others.length > 0) throw new AmbiguousZoneNameError(name, matches);
+        return only;
       },
       (err: unknown) => {
         throw toTypedAwsError(`look up hosted zone ${name}`, err, route53ErrorTable);
       },
     );
     const entry: { at: number; zone: Promise<HostedZone>; id?: string } = { at: this.clock.now(), zone };
-    this.byName.set(name, entry);
+    this.byNameCache.set(name, entry);
     zone.then(
       (z) => {
         entry.id = z.id;
@@ -125,13 +153,13 @@ export class ZoneDirectory {
     zone.catch((err: unknown) => {
       // Throttling, 5xx and lost connections say nothing about the zone: the next lookup asks again.
       if (!(err instanceof TerminalError)) {
-        if (this.byName.get(name) === entry) this.byName.delete(name);
+        if (this.byNameCache.get(name) === entry) this.byNameCache.delete(name);
         return;
       }
       // "No such zone" (or several) is remembered for a while, then forgotten so a zone created later is found.
       const forgetAt = entry.at + this.negativeTtlMs;
       this.clock.setTimer(Math.max(0, forgetAt - this.clock.now()), () => {
-        if (this.byName.get(name) === entry) this.byName.delete(name);
+        if (this.byNameCache.get(name) === entry) this.byNameCache.delete(name);
       });
     });
     return zone;
