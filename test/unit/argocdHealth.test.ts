@@ -18,6 +18,7 @@ import {
   type ArgoCdKind,
 } from '../../tools/argocdHealth.ts';
 import { repoRoot } from '../../dev/paths.ts';
+import { kinds as registry } from '../../src/kinds/registry.ts';
 import { rdsFailedStates, rdsWaitStates } from '../../src/providers/rds/states.ts';
 
 const run = promisify(execFile);
@@ -61,7 +62,9 @@ const kinds = argoCdKinds();
 
 describe('every kind in the registry', () => {
   it('has a health check directory with health.lua, health_test.yaml and its testdata', () => {
-    expect(kinds.map((k) => k.kind).sort()).toEqual(['DNSRecord', 'ManagedDB', 'MyIngress']);
+    expect(kinds.map((k) => `${k.group}/${k.kind}`)).toEqual(
+      registry.map((k) => `${k.type.group}/${k.type.kind}`),
+    );
     for (const k of kinds) {
       const dir = join(repoRoot, healthCheckDir(k));
       expect(readdirSync(dir).sort(), k.kind).toEqual(['health.lua', 'health_test.yaml', 'testdata']);
@@ -151,11 +154,9 @@ describe('generated files', () => {
         readFileSync(join(repoRoot, healthCheckDir(k), 'health.lua'), 'utf8'),
       ]),
     );
-    expect(Object.keys(scripts).sort()).toEqual([
-      'resource.customizations.health.aws.skylift.dev_DNSRecord',
-      'resource.customizations.health.aws.skylift.dev_ManagedDB',
-      'resource.customizations.health.aws.skylift.dev_MyIngress',
-    ]);
+    expect(Object.keys(scripts).sort()).toEqual(
+      registry.map((k) => `resource.customizations.health.${k.type.group}_${k.type.kind}`).sort(),
+    );
     expect(cm.data).toEqual(scripts);
     expect(values.configs.cm).toEqual(scripts);
   });
