@@ -4,11 +4,8 @@
 // case states. Also: every kind has a health check, the committed health.lua,
 // argocd-cm.yaml and Helm values are what the generator renders, and the
 // runner is as strict as Argo CD about libraries and statuses.
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   argoCdKinds,
@@ -20,42 +17,28 @@ import {
 import { repoRoot } from '../../dev/paths.ts';
 import { kinds as registry } from '../../src/kinds/registry.ts';
 import { rdsFailedStates, rdsWaitStates } from '../../src/providers/rds/states.ts';
-
-const run = promisify(execFile);
-
-interface HealthStatus {
-  status?: string;
-  message?: string;
-}
-
-interface HealthCase {
-  readonly healthStatus: { status: string; message: string };
-  readonly inputPath: string;
-}
+import {
+  healthCasesIn,
+  luahealthPath,
+  readYaml,
+  runHealthScript,
+  type HealthCase,
+  type HealthStatus,
+} from '../support/luaHealth.ts';
 
 let luahealth: string;
 
 beforeAll(async () => {
-  // Builds the runner on first use (a few seconds with a warm Go module cache); prints its path.
-  const { stdout } = await run(join(repoRoot, 'hack/install-luahealth.sh'));
-  luahealth = stdout.trim();
+  luahealth = await luahealthPath();
 }, 300_000);
 
 /** Runs a health script on an object as Argo CD would; rejects when the script fails. */
-async function health(script: string, obj: unknown): Promise<HealthStatus | null> {
-  const child = run(luahealth, [script]);
-  child.child.stdin?.end(JSON.stringify(obj));
-  const { stdout } = await child;
-  return JSON.parse(stdout) as HealthStatus | null;
-}
-
-function readYaml(path: string): unknown {
-  return parse(readFileSync(path, 'utf8'));
+function health(script: string, obj: unknown): Promise<HealthStatus | null> {
+  return runHealthScript(luahealth, script, obj);
 }
 
 function casesOf(k: ArgoCdKind): HealthCase[] {
-  const doc = readYaml(join(repoRoot, healthCheckDir(k), 'health_test.yaml')) as { tests: HealthCase[] };
-  return doc.tests;
+  return healthCasesIn(join(repoRoot, healthCheckDir(k)));
 }
 
 const kinds = argoCdKinds();
