@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { repoRoot } from '../../dev/paths.ts';
 import { kinds } from '../../src/kinds/registry.ts';
 import { chartKindGroups, chartKindsFile } from '../../tools/generatedFiles.ts';
+import { kindsWithQueue } from '../support/queueKind/registry.ts';
 
 /** A Markdown table: its header cells and its rows' cells, trimmed. */
 interface Table {
@@ -139,5 +140,12 @@ describe('the Helm chart', () => {
     const committed = parse(readFileSync(join(repoRoot, chartKindsFile), 'utf8')) as unknown;
     expect(committed).toEqual(chartKindGroups());
     expect(chartKindGroups().flatMap((g) => g.resources)).toEqual(kinds.map((k) => k.type.plural));
+  });
+
+  it('files/kinds.yaml has one entry per API group, in registry order: a kind in another group gets its own rules', () => {
+    expect(chartKindGroups(kindsWithQueue)).toEqual([
+      { apiGroup: 'aws.skylift.dev', resources: kinds.map((k) => k.type.plural) },
+      { apiGroup: 'test.skylift.dev', resources: ['queues'] },
+    ]);
   });
 });
