@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import type { HealthCheckSource } from '../src/kinds/module.ts';
+import type { HealthCheckSource, KindModule } from '../src/kinds/module.ts';
 import { kinds } from '../src/kinds/registry.ts';
 import { ConditionType, Reason } from '../src/runtime/conditions.ts';
 import { repoRoot } from '../dev/paths.ts';
@@ -25,9 +25,9 @@ export interface ArgoCdKind {
   readonly source: HealthCheckSource;
 }
 
-/** Every Skylift kind with a health check, in the registry's order. Pure. */
-export function argoCdKinds(): ArgoCdKind[] {
-  return kinds.flatMap((k) =>
+/** Every kind of `registry` (default: Skylift's) with a health check, in the registry's order. Pure. */
+export function argoCdKinds(registry: readonly KindModule[] = kinds): ArgoCdKind[] {
+  return registry.flatMap((k) =>
     k.healthCheck !== undefined ? [{ group: k.type.group, kind: k.type.kind, source: k.healthCheck }] : [],
   );
 }
@@ -139,14 +139,17 @@ export function renderHelmValues(scripts: ReadonlyMap<string, string>): string {
 }
 
 /**
- * Every rendered Argo CD file by path relative to `root`: each kind's
- * health.lua, deploy/argocd/argocd-cm.yaml and deploy/argocd/argo-cd-values.yaml.
- * Reads only the Lua sources.
+ * Every rendered Argo CD file by path relative to `root`, for the kinds of `registry` (default:
+ * Skylift's): each kind's health.lua, deploy/argocd/argocd-cm.yaml and
+ * deploy/argocd/argo-cd-values.yaml. Reads only the Lua sources.
  */
-export function renderArgoCdFiles(root: string): Map<string, string> {
+export function renderArgoCdFiles(
+  root: string,
+  registry: readonly KindModule[] = kinds,
+): Map<string, string> {
   const files = new Map<string, string>();
   const scripts = new Map<string, string>();
-  for (const k of argoCdKinds()) {
+  for (const k of argoCdKinds(registry)) {
     const script = renderHealthScript(root, k);
     files.set(`${healthCheckDir(k)}/health.lua`, script);
     scripts.set(configMapKey(k), script);

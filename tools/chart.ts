@@ -17,6 +17,8 @@ export const kustomizeBaseFile = join(repoRoot, 'deploy', 'kustomize', 'base', '
 
 /** What to render the chart with. */
 export interface ChartRender {
+  /** The chart's directory (default {@link chartDir}; a test renders a copy generated for another registry). */
+  readonly chart?: string;
   readonly release?: string;
   readonly namespace?: string;
   /** Values, as a `-f values.yaml` file would give them. */
@@ -43,7 +45,7 @@ export async function helmTemplate(r: ChartRender = {}): Promise<string> {
     return await helm([
       'template',
       r.release ?? 'skylift',
-      chartDir,
+      r.chart ?? chartDir,
       '--namespace',
       r.namespace ?? 'skylift-system',
       '-f',

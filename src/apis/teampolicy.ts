@@ -204,8 +204,22 @@ const status = obj('What the operator observed of this policy.', {
   observedGeneration: int('The metadata.generation last acted on.', { format: 'int64' }),
 });
 
-/** The TeamPolicy CRD with the kinds' guardrail sections. Pure. */
-export function teamPolicyCrd(sections: readonly GuardrailSection[]): CrdManifest {
+/** `DNSRecords, MyIngresses and ManagedDBs`: kind names in the plural, as a sentence lists them. Pure. */
+function pluralList(kinds: readonly string[]): string {
+  const plurals = kinds.map((k) => (k.endsWith('s') ? `${k}es` : `${k}s`));
+  const last = plurals.pop();
+  if (last === undefined) return 'objects';
+  return plurals.length === 0 ? last : `${plurals.join(', ')} and ${last}`;
+}
+
+/**
+ * The TeamPolicy CRD with the kinds' guardrail sections; `guardedKinds` (Kind names, e.g.
+ * DNSRecord) are the kinds those sections limit, named in its description. Pure.
+ */
+export function teamPolicyCrd(
+  sections: readonly GuardrailSection[],
+  guardedKinds: readonly string[],
+): CrdManifest {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -242,7 +256,7 @@ export function teamPolicyCrd(sections: readonly GuardrailSection[]): CrdManifes
           ],
           schema: {
             openAPIV3Schema: obj(
-              'TeamPolicy gives namespaces an AWS identity (an IAM role Skylift assumes) and region, and limits what their DNSRecords, MyIngresses and ManagedDBs may use. Once any TeamPolicy exists, Skylift serves only namespaces a policy selects.',
+              `TeamPolicy gives namespaces an AWS identity (an IAM role Skylift assumes) and region, and limits what their ${pluralList(guardedKinds)} may use. Once any TeamPolicy exists, Skylift serves only namespaces a policy selects.`,
               {
                 apiVersion: str('APIVersion of this object.'),
                 kind: str('Kind of this object.'),

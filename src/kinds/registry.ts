@@ -18,14 +18,23 @@ export function kindNamed(word: string): KindModule | undefined {
   return kinds.find((k) => k.names.includes(w));
 }
 
-/** The TeamPolicy CRD with every kind's guardrail section. Pure. */
-export function teamPolicyDefinition(): CrdManifest {
-  return teamPolicyCrd(kinds.flatMap((k) => (k.guardrails !== undefined ? [k.guardrails] : [])));
+/**
+ * The TeamPolicy CRD with the guardrail section of every kind of `registry` (default: Skylift's
+ * kinds) that has one, naming those kinds in its description. Pure.
+ */
+export function teamPolicyDefinition(registry: readonly KindModule[] = kinds): CrdManifest {
+  const guarded = registry.flatMap((k) =>
+    k.guardrails !== undefined ? [{ kind: k.type.kind, section: k.guardrails }] : [],
+  );
+  return teamPolicyCrd(
+    guarded.map((g) => g.section),
+    guarded.map((g) => g.kind),
+  );
 }
 
-/** Every CRD Skylift installs: the kinds' and TeamPolicy. Pure. */
-export function allCrds(): CrdManifest[] {
-  return [...kinds.map((k) => k.crd()), teamPolicyDefinition()];
+/** Every CRD an installation of `registry` (default: Skylift's kinds) needs: the kinds' and TeamPolicy. Pure. */
+export function allCrds(registry: readonly KindModule[] = kinds): CrdManifest[] {
+  return [...registry.map((k) => k.crd()), teamPolicyDefinition(registry)];
 }
 
 /** A kind's ValidatingAdmissionPolicy: its resource (plural) and spec, as the chart renders it. */
@@ -34,9 +43,9 @@ export interface KindAdmissionPolicy {
   readonly spec: AdmissionPolicySpec;
 }
 
-/** The admission policies of the kinds that have guardrails at admission. Pure. */
-export function admissionPolicies(): KindAdmissionPolicy[] {
-  return kinds.flatMap((k) =>
+/** The admission policies of the kinds of `registry` (default: Skylift's) that have guardrails at admission. Pure. */
+export function admissionPolicies(registry: readonly KindModule[] = kinds): KindAdmissionPolicy[] {
+  return registry.flatMap((k) =>
     k.admission !== undefined
       ? [{ resource: k.type.plural, spec: admissionPolicySpec(k.type, k.admission) }]
       : [],

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { installCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
+import { admissionPolicies } from '../../src/kinds/registry.ts';
 import { helmTemplate } from '../../tools/chart.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { kubectl, type KubectlResult } from '../support/kubectl.ts';
@@ -252,14 +253,15 @@ afterAll(async () => {
 
 describe('the chart’s ValidatingAdmissionPolicies', () => {
   it('type-check against the CRD schemas without warnings, one per kind with its binding', async () => {
-    const kinds = ['dnsrecords', 'manageddbs', 'myingresses'];
+    const kinds = admissionPolicies().map((p) => p.resource);
+    expect(kinds).not.toEqual([]);
     expect(rendered.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual(
       [
         ...kinds.map((p) => `ValidatingAdmissionPolicy/${release}-${p}`),
         ...kinds.map((p) => `ValidatingAdmissionPolicyBinding/${release}-${p}`),
       ].sort(),
     );
-    for (const p of ['dnsrecords', 'myingresses', 'manageddbs']) {
+    for (const p of kinds) {
       const status = await waitFor(
         async () => {
           const r = await kubectl(admin(), [

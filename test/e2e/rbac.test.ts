@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { installCrds } from '../../dev/installCrds.ts';
 import { ensureElbSubnets, ensureHostedZone } from '../../dev/awsAccount.ts';
+import { kinds } from '../../src/kinds/registry.ts';
 import { helmTemplate } from '../../tools/chart.ts';
 import { emulatorEnv, awsClientConfig } from '../../dev/emulator.ts';
 import { renderKubeconfig } from '../../dev/kubeconfig.ts';
@@ -235,12 +236,12 @@ describe('the chart’s RBAC', () => {
         ])
       ).stdout.trim() === 'yes';
     // The aggregation controller fills edit and view shortly after the ClusterRoles appear.
-    for (const kind of ['dnsrecords', 'manageddbs', 'myingresses'])
+    for (const { type } of kinds)
       await waitFor(
-        async () => ((await can('alice', 'create', `${kind}.aws.skylift.dev`)) ? true : undefined),
+        async () => ((await can('alice', 'create', `${type.plural}.${type.group}`)) ? true : undefined),
         {
           timeoutMs: 30_000,
-          description: `edit to include create ${kind}`,
+          description: `edit to include create ${type.plural}`,
         },
       );
     await waitFor(async () => ((await can('bob', 'list', 'dnsrecords.aws.skylift.dev')) ? true : undefined), {

@@ -9,6 +9,8 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { chartDir, helm, helmTemplate } from '../../tools/chart.ts';
+import { chartKindGroups } from '../../tools/generatedFiles.ts';
+import { admissionPolicies, allCrds, kinds } from '../../src/kinds/registry.ts';
 import { chartHeapLimitMiB } from '../../tools/nodeFlags.ts';
 import { repoRoot } from '../../dev/paths.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
@@ -59,6 +61,10 @@ function one(all: Manifest[], kind: string, name?: string): Manifest {
 const podSpec = (deployment: Manifest): PodSpec =>
   (deployment as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
 const rulesOf = (role: Manifest): PolicyRule[] => (role as unknown as { rules: PolicyRule[] }).rules;
+/** Every kind's resource (plural), from the registry. */
+const plurals = kinds.map((k) => k.type.plural);
+/** The name of each kind's admission policy and binding (the kinds with guardrails at admission). */
+const policyNames = admissionPolicies().map((p) => `skylift-${p.resource}`);
 
 /** Applies manifests with `kubectl apply --dry-run=server`; returns kubectl's result. */
 async function serverDryRun(text: string) {
@@ -181,6 +187,20 @@ describe('Helm chart', () => {
     expect(secretVerbs.sort()).toEqual(['create', 'get', 'patch']);
     expect(rules.flatMap((r) => r.resources)).not.toContain('leases');
     expect(rules.flatMap((r) => r.verbs)).not.toContain('delete');
+    // Every kind of the registry (files/kinds.yaml), and its status: nothing more on them.
+    for (const g of chartKindGroups()) {
+      expect(rules).toContainEqual({
+        apiGroups: [g.apiGroup],
+        resources: g.resources,
+        verbs: ['get', 'list', 'watch', 'patch'],
+      });
+      expect(rules).toContainEqual({
+        apiGroups: [g.apiGroup],
+        resources: g.resources.map((r) => `${r}/status`),
+        verbs: ['get', 'patch'],
+      });
+    }
+    expect(chartKindGroups().flatMap((g) => g.resources)).toEqual(plurals);
     const leaseRole = one(defaults, 'Role');
     expect(leaseRole.metadata.namespace).toBe('skylift-system');
     expect(rulesOf(leaseRole).flatMap((r) => r.resources)).toEqual(['leases', 'leases']);
@@ -233,7 +253,7 @@ describe('Helm chart', () => {
     for (const role of [edit, view]) {
       if (role === undefined) throw new Error('missing aggregated ClusterRole');
       const resources = rulesOf(role).flatMap((r) => r.resources);
-      expect(resources.sort()).toEqual(['dnsrecords', 'manageddbs', 'myingresses']);
+      expect(resources.sort()).toEqual([...plurals].sort());
     }
     expect(rulesOf(view as Manifest).flatMap((r) => r.verbs)).toEqual(['get', 'list', 'watch']);
     const off = docs(await helmTemplate({ values: { rbac: { aggregateToDefaultRoles: false } } }));
@@ -245,12 +265,12 @@ describe('Helm chart', () => {
 
   it('installs the CRDs from crds/, kept on uninstall', () => {
     const crds = defaults.filter((m) => m.kind === 'CustomResourceDefinition');
-    expect(crds.map((c) => c.metadata.name).sort()).toEqual([
-      'dnsrecords.aws.skylift.dev',
-      'manageddbs.aws.skylift.dev',
-      'myingresses.aws.skylift.dev',
-      'teampolicies.aws.skylift.dev',
-    ]);
+    expect(crds.map((c) => c.metadata.name).sort()).toEqual(
+      allCrds()
+        .map((c) => c.metadata.name)
+        .sort(),
+    );
+    expect(crds.map((c) => c.metadata.name)).toContain('teampolicies.aws.skylift.dev');
     for (const crd of crds) {
       expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
       const file = readFileSync(
@@ -305,11 +325,8 @@ describe('Helm chart', () => {
     const all = docs(text);
     const policies = all.filter((m) => m.kind === 'ValidatingAdmissionPolicy');
     const bindings = all.filter((m) => m.kind === 'ValidatingAdmissionPolicyBinding');
-    expect(policies.map((p) => p.metadata.name).sort()).toEqual([
-      'skylift-dnsrecords',
-      'skylift-manageddbs',
-      'skylift-myingresses',
-    ]);
+    expect(policies.map((p) => p.metadata.name).sort()).toEqual([...policyNames].sort());
+    expect(policyNames).not.toEqual([]);
     for (const p of policies) {
       const spec = (p as unknown as Vap).spec;
       expect(spec.paramKind).toEqual({ apiVersion: 'aws.skylift.dev/v1alpha1', kind: 'TeamPolicy' });
@@ -341,30 +358,33 @@ describe('Helm chart', () => {
     const r = await serverDryRun(text);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    for (const kind of ['dnsrecords', 'myingresses', 'manageddbs']) {
+    for (const name of policyNames) {
       expect(r.stdout).toContain(
-        `validatingadmissionpolicy.admissionregistration.k8s.io/skylift-${kind} serverside-applied (server dry run)`,
+        `validatingadmissionpolicy.admissionregistration.k8s.io/${name} serverside-applied (server dry run)`,
       );
       expect(r.stdout).toContain(
-        `validatingadmissionpolicybinding.admissionregistration.k8s.io/skylift-${kind} serverside-applied (server dry run)`,
+        `validatingadmissionpolicybinding.admissionregistration.k8s.io/${name} serverside-applied (server dry run)`,
       );
     }
 
     // By default every TeamPolicy; with watchNamespaces only those namespaces; or turned off.
-    const defaultBinding = one(defaults, 'ValidatingAdmissionPolicyBinding', 'skylift-dnsrecords');
-    expect((defaultBinding as unknown as Binding).spec.paramRef.selector).toEqual({ matchLabels: {} });
+    for (const name of policyNames) {
+      const defaultBinding = one(defaults, 'ValidatingAdmissionPolicyBinding', name);
+      expect((defaultBinding as unknown as Binding).spec.paramRef.selector).toEqual({ matchLabels: {} });
+    }
     expect(podSpec(one(defaults, 'Deployment')).containers[0]?.args.join(' ')).not.toContain(
       'team-policy-selector',
     );
     const watching = docs(await helmTemplate({ values: { watchNamespaces: ['team-a'] } }));
-    expect(
-      (one(watching, 'ValidatingAdmissionPolicyBinding', 'skylift-manageddbs') as unknown as Binding).spec
-        .matchResources,
-    ).toEqual({
-      namespaceSelector: {
-        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a'] }],
-      },
-    });
+    for (const name of policyNames) {
+      expect(
+        (one(watching, 'ValidatingAdmissionPolicyBinding', name) as unknown as Binding).spec.matchResources,
+      ).toEqual({
+        namespaceSelector: {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a'] }],
+        },
+      });
+    }
     const off = docs(await helmTemplate({ values: { admissionPolicy: { enabled: false } } }));
     expect(off.filter((m) => m.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
   });

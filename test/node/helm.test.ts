@@ -8,6 +8,7 @@
 // the CRs and what is in AWS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
+import { allCrds } from '../../src/kinds/registry.ts';
 import { simpleRequest } from '../../dev/http.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { chartDir, helm } from '../../tools/chart.ts';
@@ -391,8 +392,8 @@ describe('helm install on the node cluster', () => {
       description: 'operator Pods gone',
     });
     const crds = await kubectl(kc, ['get', 'crd', '-o', 'name']);
-    for (const kind of ['dnsrecords', 'myingresses', 'manageddbs', 'teampolicies'])
-      expect(crds.stdout).toContain(`customresourcedefinition.apiextensions.k8s.io/${kind}.aws.skylift.dev`);
+    for (const crd of allCrds())
+      expect(crds.stdout).toContain(`customresourcedefinition.apiextensions.k8s.io/${crd.metadata.name}`);
     expect(await readObject(admin, dnsRecordType, appNs, 'irsa')).toBeDefined();
     expect(await recordsInAws()).toContain(`irsa-${appNs} A`);
   });

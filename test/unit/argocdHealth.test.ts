@@ -4,11 +4,8 @@
 // case states. Also: every kind has a health check, the committed health.lua,
 // argocd-cm.yaml and Helm values are what the generator renders, and the
 // runner is as strict as Argo CD about libraries and statuses.
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { parse } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   argoCdKinds,
@@ -18,50 +15,39 @@ import {
   type ArgoCdKind,
 } from '../../tools/argocdHealth.ts';
 import { repoRoot } from '../../dev/paths.ts';
+import { kinds as registry } from '../../src/kinds/registry.ts';
 import { rdsFailedStates, rdsWaitStates } from '../../src/providers/rds/states.ts';
-
-const run = promisify(execFile);
-
-interface HealthStatus {
-  status?: string;
-  message?: string;
-}
-
-interface HealthCase {
-  readonly healthStatus: { status: string; message: string };
-  readonly inputPath: string;
-}
+import {
+  healthCasesIn,
+  luahealthPath,
+  readYaml,
+  runHealthScript,
+  type HealthCase,
+  type HealthStatus,
+} from '../support/luaHealth.ts';
 
 let luahealth: string;
 
 beforeAll(async () => {
-  // Builds the runner on first use (a few seconds with a warm Go module cache); prints its path.
-  const { stdout } = await run(join(repoRoot, 'hack/install-luahealth.sh'));
-  luahealth = stdout.trim();
+  luahealth = await luahealthPath();
 }, 300_000);
 
 /** Runs a health script on an object as Argo CD would; rejects when the script fails. */
-async function health(script: string, obj: unknown): Promise<HealthStatus | null> {
-  const child = run(luahealth, [script]);
-  child.child.stdin?.end(JSON.stringify(obj));
-  const { stdout } = await child;
-  return JSON.parse(stdout) as HealthStatus | null;
-}
-
-function readYaml(path: string): unknown {
-  return parse(readFileSync(path, 'utf8'));
+function health(script: string, obj: unknown): Promise<HealthStatus | null> {
+  return runHealthScript(luahealth, script, obj);
 }
 
 function casesOf(k: ArgoCdKind): HealthCase[] {
-  const doc = readYaml(join(repoRoot, healthCheckDir(k), 'health_test.yaml')) as { tests: HealthCase[] };
-  return doc.tests;
+  return healthCasesIn(join(repoRoot, healthCheckDir(k)));
 }
 
 const kinds = argoCdKinds();
 
 describe('every kind in the registry', () => {
   it('has a health check directory with health.lua, health_test.yaml and its testdata', () => {
-    expect(kinds.map((k) => k.kind).sort()).toEqual(['DNSRecord', 'ManagedDB', 'MyIngress']);
+    expect(kinds.map((k) => `${k.group}/${k.kind}`)).toEqual(
+      registry.map((k) => `${k.type.group}/${k.type.kind}`),
+    );
     for (const k of kinds) {
       const dir = join(repoRoot, healthCheckDir(k));
       expect(readdirSync(dir).sort(), k.kind).toEqual(['health.lua', 'health_test.yaml', 'testdata']);
@@ -151,11 +137,9 @@ describe('generated files', () => {
         readFileSync(join(repoRoot, healthCheckDir(k), 'health.lua'), 'utf8'),
       ]),
     );
-    expect(Object.keys(scripts).sort()).toEqual([
-      'resource.customizations.health.aws.skylift.dev_DNSRecord',
-      'resource.customizations.health.aws.skylift.dev_ManagedDB',
-      'resource.customizations.health.aws.skylift.dev_MyIngress',
-    ]);
+    expect(Object.keys(scripts).sort()).toEqual(
+      registry.map((k) => `resource.customizations.health.${k.type.group}_${k.type.kind}`).sort(),
+    );
     expect(cm.data).toEqual(scripts);
     expect(values.configs.cm).toEqual(scripts);
   });

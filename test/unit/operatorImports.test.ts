@@ -41,15 +41,17 @@ const fromPackage = (urls: readonly string[], name: string): string[] =>
   urls.filter((u) => u.includes(`/node_modules/${name}/`));
 const own = (path: string): string => pathToFileURL(join(repoRoot, path)).href;
 
-/** The SDK packages loaded only on first use. */
-const lazySdks = [
-  '@aws-sdk/client-route-53',
-  '@aws-sdk/client-elastic-load-balancing-v2',
-  '@aws-sdk/client-rds',
-  '@aws-sdk/client-ec2',
-  '@aws-sdk/client-acm',
-  '@aws-sdk/client-sts',
-] as const;
+/**
+ * The SDK packages loaded only on first use: every AWS SDK client the product depends on (a new
+ * kind's SDK, once in package.json `dependencies`, is checked here without another edit).
+ */
+const lazySdks = Object.keys(
+  (
+    JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    }
+  ).dependencies,
+).filter((name) => name.startsWith('@aws-sdk/client-'));
 /** The SDKs loaded only by some calls of a kind (its lookups, TeamPolicies), not by its adapter. */
 const lookupSdks = ['@aws-sdk/client-ec2', '@aws-sdk/client-acm', '@aws-sdk/client-sts'] as const;
 /** Which of `among` (default {@link lazySdks}) a process loaded. */
@@ -57,6 +59,17 @@ const lazySdksIn = (urls: readonly string[], among: readonly string[] = lazySdks
   among.filter((p) => fromPackage(urls, p).length > 0);
 
 describe('the operator process', () => {
+  it('has the SDKs of every kind and lookup among the packages checked', () => {
+    expect(lazySdks).toEqual(
+      expect.arrayContaining([
+        '@aws-sdk/client-route-53',
+        '@aws-sdk/client-elastic-load-balancing-v2',
+        '@aws-sdk/client-rds',
+        ...lookupSdks,
+      ]),
+    );
+  });
+
   it('`skylift run --help` loads neither client-node, undici nor the dev stack (nor the yaml parser it uses)', () => {
     const urls = modulesLoadedBy([join(repoRoot, 'src', 'cli', 'main.ts'), 'run', '--help']);
     expect(urls).toContain(own('src/operator/start.ts'));

@@ -48,17 +48,32 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{/*
+RBAC rules on every kind the operator serves, one per API group, from files/kinds.yaml (generated
+from src/kinds/registry.ts by make generate: no template names a kind). Called with a dict: "root"
+(the chart's context), "verbs" (as written in a rule, e.g. "get, patch") and optionally
+"subresource" (e.g. "/status": the rule is on that subresource of each kind instead).
+*/}}
+{{- define "skylift.kindRules" -}}
+{{- $suffix := default "" .subresource -}}
+{{- range $group := .root.Files.Get "files/kinds.yaml" | fromYamlArray -}}
+{{- $resources := list -}}
+{{- range $group.resources -}}
+{{- $resources = append $resources (printf "%s%s" . $suffix) -}}
+{{- end -}}
+- apiGroups: [{{ $group.apiGroup }}]
+  resources: [{{ join ", " $resources }}]
+  verbs: [{{ $.verbs }}]
+{{ end -}}
+{{- end -}}
+
+{{/*
 The operator's rights on the objects it manages, in every watched namespace.
 Least privilege: no wildcards; Secrets only get/create/patch (connection Secrets
 are written with server-side apply and never listed or watched).
 */}}
 {{- define "skylift.managedRules" -}}
-- apiGroups: [aws.skylift.dev]
-  resources: [dnsrecords, myingresses, manageddbs]
-  verbs: [get, list, watch, patch]
-- apiGroups: [aws.skylift.dev]
-  resources: [dnsrecords/status, myingresses/status, manageddbs/status]
-  verbs: [get, patch]
+{{ include "skylift.kindRules" (dict "root" . "verbs" "get, list, watch, patch") -}}
+{{ include "skylift.kindRules" (dict "root" . "verbs" "get, patch" "subresource" "/status") -}}
 - apiGroups: ['']
   resources: [services]
   verbs: [get, list, watch]
