@@ -57,6 +57,8 @@ export function startOperator(
     clock,
     logger: logger.child({ component: 'tenancy' }),
     events,
+    // Several installations in one cluster: each honours only the TeamPolicies this selects.
+    policySelector: options.teamPolicySelector,
   });
   // Every AssumeRole outcome shows on its policy's status (and a failure as an Event).
   const accounts = new AwsAccounts({ own: aws, clientOptions: awsOptions, reports: tenants });

@@ -1,0 +1,94 @@
+// `skylift run --team-policy-selector` (SKYLIFT_TEAM_POLICY_SELECTOR): several installations in one
+// cluster, each honouring only its own TeamPolicies (docs/teams.md). Another installation's policy
+// selecting the same namespace neither refuses nor serves this operator's objects; its own does.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '../../dev/installCrds.ts';
+import { applyTeamPolicy, deleteTeamPolicies, policySelector } from '../../dev/teamPolicies.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import {
+  createDnsRecord,
+  createZone,
+  findRecord,
+  listRecords,
+  route53At,
+  waitForCondition,
+} from '../support/dns.ts';
+import { kubeClient, newNamespace } from '../support/kube.ts';
+import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
+import { stackInfo } from '../support/stack.ts';
+
+const group = 'e2e-policy-selector';
+const otherInstall = 'e2e-policy-selector-other';
+let admin: KubeClient;
+const running: SkyliftProcess[] = [];
+
+beforeAll(async () => {
+  admin = kubeClient();
+  await installCrds(admin);
+});
+afterEach(async () => {
+  for (const p of running.splice(0)) await p.stop();
+});
+afterAll(async () => {
+  await deleteTeamPolicies(admin, group);
+  await deleteTeamPolicies(admin, otherInstall);
+});
+
+describe('skylift run --team-policy-selector', () => {
+  it('honours only the TeamPolicies its selector matches: another installation’s policy neither refuses nor serves', async () => {
+    const ns = await newNamespace(admin, 'e2e-selector');
+    const zone = `${ns}.example.com`;
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(r53, zone);
+    // Another installation's policy over this namespace would refuse the name.
+    await applyTeamPolicy(admin, otherInstall, `${ns}-other`, {
+      namespaces: { names: [ns] },
+      guardrails: { dnsRecords: { names: [`allowed.${zone}`] } },
+    });
+    const operator = spawnSkylift(ns, stackInfo().awsEndpoint, [
+      '--team-policy-selector',
+      policySelector(group),
+      '--log-format',
+      'text',
+    ]);
+    running.push(operator);
+
+    await createDnsRecord(admin, ns, 'www', {
+      zoneName: zone,
+      name: 'www',
+      type: 'A',
+      ttl: 60,
+      records: ['192.0.2.10'],
+    });
+    await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' }, 60_000).catch(
+      (err: unknown) => {
+        throw new Error(`${String(err)}\noperator:\n${operator.output().slice(-3000)}`);
+      },
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A')?.ResourceRecords).toEqual([
+      { Value: '192.0.2.10' },
+    ]);
+
+    // Its own policy, with the same restriction, refuses a new name before any AWS change.
+    await applyTeamPolicy(admin, group, `${ns}-own`, {
+      namespaces: { names: [ns] },
+      guardrails: { dnsRecords: { names: [`allowed.${zone}`] } },
+    });
+    await createDnsRecord(admin, ns, 'api', {
+      zoneName: zone,
+      name: 'api',
+      type: 'A',
+      ttl: 60,
+      records: ['192.0.2.11'],
+    });
+    const refused = await waitForCondition(
+      admin,
+      ns,
+      'api',
+      { type: 'Synced', status: 'False', reason: 'Forbidden' },
+      60_000,
+    );
+    expect(refused.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(`${ns}-own`);
+    expect(findRecord(await listRecords(r53, zoneId), `api.${zone}`, 'A')).toBeUndefined();
+  });
+});
