@@ -829,4 +829,37 @@ describe('DNSRecord after its hosted zone is recreated', () => {
       { timeoutMs: 30_000, description: 'pinned deleted' },
     );
   });
+  // Issue 27, item 8: by zoneName, once no zone had the name, the record could not be deleted (the
+  // finalizer was held) although its message advised deleting it.
+  it('keeps a record by zoneName Terminal once no zone has the name, and lets it be deleted', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-zone-gone', {
+      resyncPeriod: '2s',
+      zoneCacheTtlMs: 1000,
+    });
+    await start();
+    await createDnsRecord(admin, ns, 'orphaned', {
+      zoneName: zone,
+      name: 'orphaned',
+      type: 'A',
+      records: ['192.0.2.53'],
+    });
+    await readyIn(ns, 'orphaned', zoneId);
+
+    await deleteZone(r53, zoneId);
+    const r = await waitForCondition(admin, ns, 'orphaned', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    const message = r.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+    expect(message).toContain(`spec.zoneName ${zone}`);
+    expect(message).toContain('delete this DNSRecord');
+
+    // No zone holds its record any more (Route 53 deletes only empty zones): the deletion completes.
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'orphaned' }));
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'orphaned')) === undefined ? true : undefined),
+      { timeoutMs: 30_000, description: 'orphaned deleted' },
+    );
+  });
 });

@@ -6,7 +6,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { recordsTooLargeError } from '../../src/kinds/dnsrecord/adapter.ts';
 import { dnsRecordFqdn } from '../../src/kinds/dnsrecord/desired.ts';
-import { missingZoneIdError, ZoneDirectory, zoneLookupError } from '../../src/kinds/dnsrecord/zones.ts';
+import {
+  isZoneNameNotFound,
+  missingZoneIdError,
+  ZoneDirectory,
+  zoneLookupError,
+} from '../../src/kinds/dnsrecord/zones.ts';
 import { AwsRetryableError, AwsTerminalError } from '../../src/providers/aws/errors.ts';
 import { ChangeTooLargeError } from '../../src/providers/route53/changeBatcher.ts';
 import { isNoSuchHostedZone } from '../../src/providers/route53/errors.ts';
@@ -62,6 +67,16 @@ describe('zoneLookupError', () => {
       'Throttling',
     );
     expect(zoneLookupError(err)).toBe(err);
+  });
+
+  it('a name no zone has stays recognisable as such once reported (isZoneNameNotFound), and nothing else is', () => {
+    const missing = new ZoneNameNotFoundError('example.com.');
+    expect(isZoneNameNotFound(missing)).toBe(true);
+    expect(isZoneNameNotFound(zoneLookupError(missing))).toBe(true);
+    expect(isZoneNameNotFound(zoneLookupError(new NoSuchZoneError('Z1')))).toBe(false);
+    expect(
+      isZoneNameNotFound(new TerminalError('spec.zoneName example.com.: no hosted zone of that name')),
+    ).toBe(false);
   });
 });
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { compareRecordSets, desiredRecordSet } from '../../src/kinds/dnsrecord/desired.ts';
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import {
+  legacyWildcardOwnerName,
   NameOutsideZoneError,
   normalizeName,
   normalizeValue,
@@ -81,11 +84,22 @@ describe('names', () => {
     expect(long.replace(/" "/g, '').replace(/"/g, '')).toBe('x'.repeat(600));
   });
 
-  it('names ownership records per type and set, replacing a leading wildcard', () => {
+  it('names ownership records per type and set, a leading wildcard in the type label', () => {
     expect(ownerRecordName('www.example.com.', 'A', undefined, '_skylift-owner')).toBe(
       '_skylift-owner.a.www.example.com.',
     );
-    expect(ownerRecordName('*.example.com', 'CNAME', undefined, 'p')).toBe('p.cname._wildcard.example.com.');
+    expect(ownerRecordName('*.example.com', 'CNAME', undefined, 'p')).toBe('p.cname-wildcard.example.com.');
+    // Issue 27, item 1: the literal `_wildcard` name had the wildcard's mark (p.cname._wildcard.example.com.).
+    expect(ownerRecordName('_wildcard.example.com', 'CNAME', undefined, 'p')).toBe(
+      'p.cname._wildcard.example.com.',
+    );
+    expect(ownerRecordName('\\052.example.com', 'CNAME', 'blue', 'p')).toMatch(
+      /^p\.cname-[0-9a-f]{10}-wildcard\.example\.com\.$/,
+    );
+    expect(legacyWildcardOwnerName('*.example.com', 'CNAME', undefined, 'p')).toBe(
+      'p.cname._wildcard.example.com.',
+    );
+    expect(legacyWildcardOwnerName('_wildcard.example.com', 'CNAME', undefined, 'p')).toBeUndefined();
     const blue = ownerRecordName('w.example.com.', 'A', 'blue', 'p');
     const green = ownerRecordName('w.example.com.', 'A', 'green', 'p');
     expect(blue).not.toBe(green);
@@ -185,5 +199,62 @@ describe('desired record sets', () => {
     );
     expect(d).toMatchObject({ SetIdentifier: 'blue', Weight: 10, TTL: 300 });
     expect(compareRecordSets({ ...d, Weight: 20 }, d).diff).toBe('weight 20 → 10');
+  });
+});
+
+describe('ownership record names', () => {
+  /** A label Route 53 accepts, biased towards the ones that collided: `*`, `_wildcard`, hex, `-wildcard`. */
+  const label = fc.oneof(
+    fc.constantFrom(
+      '*',
+      '_wildcard',
+      'wildcard',
+      'a-wildcard',
+      'a',
+      'A',
+      '_skylift-owner',
+      'a-0123456789',
+      '0123456789',
+    ),
+    fc.stringMatching(/^[a-z0-9_*-]{1,12}$/),
+  );
+  const record = fc.record({
+    labels: fc.array(label, { minLength: 1, maxLength: 4 }),
+    type: fc.constantFrom('A', 'AAAA', 'CNAME', 'TXT', 'MX', 'NS', 'SRV', 'CAA'),
+    set: fc.option(fc.constantFrom('blue', 'green', 'a', 'wildcard', '0123456789'), { nil: undefined }),
+  });
+  const fqdn = (labels: readonly string[]): string => `${labels.join('.')}.example.com.`;
+
+  it('are injective: the name, type and set identifier are read back from every ownership name', () => {
+    // A left inverse: whatever two records have the same mark, they read back the same.
+    const readBack = (owner: string) => {
+      const m = /^_skylift-owner\.([a-z]+)(-[0-9a-f]{10})?(-wildcard)?\.(.+)$/.exec(owner);
+      return m === null
+        ? undefined
+        : { type: m[1], set: m[2] ?? '', name: `${m[3] !== undefined ? '*.' : ''}${m[4] ?? ''}` };
+    };
+    fc.assert(
+      fc.property(record, ({ labels, type, set }) => {
+        const owner = ownerRecordName(fqdn(labels), type, set, '_skylift-owner');
+        const setHash =
+          set === undefined ? '' : `-${createHash('sha256').update(set).digest('hex').slice(0, 10)}`;
+        expect(readBack(owner)).toEqual({
+          type: type.toLowerCase(),
+          set: setHash,
+          name: normalizeName(fqdn(labels)),
+        });
+        // The twin that collided before: the same name with `*` and `_wildcard` swapped in front.
+        const [first, ...rest] = labels;
+        const twin = [first === '*' ? '_wildcard' : '*', ...rest];
+        expect(ownerRecordName(fqdn(twin), type, set, '_skylift-owner')).not.toBe(owner);
+      }),
+      { numRuns: 2000, seed: 27 },
+    );
+  });
+
+  it('the old scheme was not: a wildcard and its literal _wildcard twin shared the old name', () => {
+    expect(legacyWildcardOwnerName('*.x.example.com', 'A', undefined, 'p')).toBe(
+      ownerRecordName('_wildcard.x.example.com', 'A', undefined, 'p'),
+    );
   });
 });

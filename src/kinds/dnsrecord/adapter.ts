@@ -9,6 +9,7 @@ import {
 } from '../../providers/route53/changeBatcher.ts';
 import type { ChangeTracker } from '../../providers/route53/changeTracker.ts';
 import {
+  legacyWildcardOwnerName,
   ownerRecordName,
   ownerRecordValue,
   parseOwnerValue,
@@ -32,7 +33,7 @@ import { Reason } from '../../runtime/conditions.ts';
 import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
 import { compareRecordSets, desiredRecordSet, dnsRecordFqdn, type AliasTarget } from './desired.ts';
-import { missingZoneIdError, type ZoneDirectory } from './zones.ts';
+import { isZoneNameNotFound, missingZoneIdError, type ZoneDirectory } from './zones.ts';
 
 /** Ready/Synced reasons particular to DNSRecord. */
 export const DNSReason = {
@@ -75,6 +76,8 @@ interface Target {
   readonly key: string;
   readonly ownerName: string;
   readonly ownerKey: string;
+  /** A wildcard's ownership TXT as Skylift wrote it before issue 27 (legacyWildcardOwnerName); else undefined. */
+  readonly legacyOwnerKey: string | undefined;
 }
 
 /**
@@ -104,8 +107,29 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     try {
       return await this.inZone(mr, (t) => this.observeIn(t, mr, ctx));
     } catch (err) {
-      if (goneWithItsZone(mr, err)) return { exists: false };
+      if (goneWithItsZone(mr, err) || (await this.goneWithItsZoneName(mr, err))) return { exists: false };
       throw err;
+    }
+  }
+
+  /**
+   * True when `err` says no hosted zone has the spec.zoneName of a DNSRecord being deleted, and the
+   * zone its record was written to (status.zoneId) is confirmed gone by its ID, or none was ever
+   * recorded: Route 53 deletes only empty zones, so nothing of this object's is left. "Not found"
+   * by name alone (a lookup that may be stale) is never taken as gone.
+   */
+  private async goneWithItsZoneName(mr: DNSRecord, err: unknown): Promise<boolean> {
+    if (mr.metadata.deletionTimestamp === undefined || mr.spec.zoneId !== undefined) return false;
+    if (!isZoneNameNotFound(err)) return false;
+    const zoneId = typeof mr.status?.zoneId === 'string' ? mr.status.zoneId : undefined;
+    if (zoneId === undefined || zoneId === '') return true;
+    this.d.zones.forget(zoneId);
+    try {
+      await this.d.zones.resolve({ zoneId });
+      return false;
+    } catch (lookup) {
+      if (isNoSuchHostedZone(lookup)) return true;
+      throw lookup;
     }
   }
 
@@ -161,7 +185,9 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     const snap = await this.d.records.get(t.zone.id);
     const rr = snap.records.get(t.key);
     if (rr === undefined) return { exists: false };
-    const ownerRr = snap.records.get(t.ownerKey);
+    const current = snap.records.get(t.ownerKey);
+    const legacy = current === undefined ? await this.ownLegacyMark(t, mr, ctx) : undefined;
+    const ownerRr = current ?? legacy;
     const ownership = ownerRr !== undefined ? parseOwnerValue(txtValue(ownerRr)) : undefined;
 
     const delta: DeltaEntry<DNSRecordField>[] = [];
@@ -173,6 +199,8 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
       if (cmp.diff !== undefined) delta.push({ field: 'record', change: cmp.diff });
       if (ownership?.uid !== ctx.ownership.uid)
         delta.push({ field: 'ownership', change: 'ownership record missing' });
+      else if (legacy !== undefined)
+        delta.push({ field: 'ownership', change: 'ownership record under its old wildcard name' });
     }
 
     let ready: ReadyState = { ready: true, reason: Reason.Available };
@@ -212,11 +240,13 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     // ownership record is still there, the name is ours and UPSERT puts it back.
     const snap = await this.d.records.get(t.zone.id);
     const ownerRr = snap.records.get(t.ownerKey);
+    const legacy = await this.ownLegacyMark(t, mr, ctx);
     const ghost = this.ghosts.delete(ctx.ownership.uid);
-    const ours = ghost || ownerUid(ownerRr) === ctx.ownership.uid;
+    const ours = ghost || ownerUid(ownerRr) === ctx.ownership.uid || legacy !== undefined;
     this.submit(t, ctx, [
       { Action: ours ? 'UPSERT' : 'CREATE', ResourceRecordSet: rr },
       { Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) },
+      ...(legacy !== undefined ? [{ Action: 'DELETE' as const, ResourceRecordSet: legacy }] : []),
     ]);
     return {
       status: {
@@ -233,7 +263,9 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     observed: ExistingObservation<undefined, DNSRecordField>,
     ctx: ReconcileContext,
   ): Promise<Updated> {
-    return this.inZone(mr, (t) => Promise.resolve(this.updateIn(t, mr, observed, ctx)));
+    return this.inZone(mr, async (t) =>
+      this.updateIn(t, mr, observed, ctx, await this.ownLegacyMark(t, mr, ctx)),
+    );
   }
 
   private updateIn(
@@ -241,12 +273,15 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     mr: DNSRecord,
     observed: ExistingObservation<undefined, DNSRecordField>,
     ctx: ReconcileContext,
+    legacy: ResourceRecordSet | undefined,
   ): Updated {
     if (this.inFlight(ctx)) return { description: 'a change is already in flight', pending: true };
     const rr = desiredRecordSet(mr.spec, t.fqdn, this.resolveAlias(mr));
     const changes: Change[] = [{ Action: 'UPSERT', ResourceRecordSet: rr }];
-    if (observed.ownership?.uid !== ctx.ownership.uid)
+    if (observed.ownership?.uid !== ctx.ownership.uid || legacy !== undefined)
       changes.push({ Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) });
+    // The old mark moves to the new name in the same batch, so the record is never without one.
+    if (legacy !== undefined) changes.push({ Action: 'DELETE', ResourceRecordSet: legacy });
     this.submit(t, ctx, changes);
     const diff = describeDelta(observed.delta);
     return {
@@ -261,10 +296,10 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     ctx: ReconcileContext,
   ): Promise<{ gone: boolean }> {
     if (this.inFlight(ctx)) return Promise.resolve({ gone: false });
-    return this.inZone(mr, (t) => this.deleteIn(t, ctx));
+    return this.inZone(mr, (t) => this.deleteIn(t, mr, ctx));
   }
 
-  private async deleteIn(t: Target, ctx: ReconcileContext): Promise<{ gone: boolean }> {
+  private async deleteIn(t: Target, mr: DNSRecord, ctx: ReconcileContext): Promise<{ gone: boolean }> {
     const snap = await this.d.records.get(t.zone.id);
     const changes: Change[] = [];
     const rr = snap.records.get(t.key);
@@ -272,6 +307,8 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     const ownerRr = snap.records.get(t.ownerKey);
     if (ownerRr !== undefined && ownerUid(ownerRr) === ctx.ownership.uid)
       changes.push({ Action: 'DELETE', ResourceRecordSet: ownerRr });
+    const legacy = await this.ownLegacyMark(t, mr, ctx);
+    if (legacy !== undefined) changes.push({ Action: 'DELETE', ResourceRecordSet: legacy });
     if (changes.length === 0) return { gone: true };
     this.submit(t, ctx, changes);
     return { gone: false };
@@ -375,6 +412,12 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     if (ext !== undefined && ext !== '')
       checkExternalName(ext, fqdn, mr.spec.type, mr.spec.setIdentifier, zone.name);
     const ownerName = ownerRecordName(fqdn, mr.spec.type, mr.spec.setIdentifier, this.d.ownerPrefix);
+    const legacyOwnerName = legacyWildcardOwnerName(
+      fqdn,
+      mr.spec.type,
+      mr.spec.setIdentifier,
+      this.d.ownerPrefix,
+    );
     const set = mr.spec.setIdentifier;
     return {
       zone,
@@ -383,7 +426,25 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
       key: recordKey(fqdn, mr.spec.type, mr.spec.setIdentifier),
       ownerName,
       ownerKey: recordKey(ownerName, 'TXT'),
+      legacyOwnerKey: legacyOwnerName !== undefined ? recordKey(legacyOwnerName, 'TXT') : undefined,
     };
+  }
+
+  /**
+   * This object's own ownership TXT under the name Skylift gave a wildcard's mark before issue 27
+   * (which a literal `_wildcard` record's mark also had), to be moved to the new name: only the
+   * object's own uid counts, and never for an adoption (spec.externalName), so a mark another
+   * object wrote there is neither taken nor removed.
+   */
+  private async ownLegacyMark(
+    t: Target,
+    mr: DNSRecord,
+    ctx: ReconcileContext,
+  ): Promise<ResourceRecordSet | undefined> {
+    if (t.legacyOwnerKey === undefined) return undefined;
+    if (mr.spec.externalName !== undefined && mr.spec.externalName !== '') return undefined;
+    const rr = (await this.d.records.get(t.zone.id)).records.get(t.legacyOwnerKey);
+    return ownerUid(rr) === ctx.ownership.uid ? rr : undefined;
   }
 
   private resolveAlias(mr: DNSRecord): AliasTarget | undefined {

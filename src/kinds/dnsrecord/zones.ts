@@ -39,12 +39,21 @@ export function zoneLookupError(err: unknown): unknown {
   if (err instanceof ZoneNameNotFoundError)
     return new TerminalError(
       `spec.zoneName ${err.zoneName}: no hosted zone of that name in this account: create it (Skylift looks again at the resync period), or delete this DNSRecord and create it in an existing zone (the zone is fixed at create)`,
+      { cause: err },
     );
   if (err instanceof AmbiguousZoneNameError)
     return new TerminalError(
       `${err.zones.length} hosted zones are named ${err.zoneName} (${err.zones.map((z) => `${z.id}${z.private ? ' private' : ' public'}`).join(', ')}): set spec.zoneId instead of zoneName`,
     );
   return err;
+}
+
+/** True when `err` is the answer that no hosted zone has a spec.zoneName ({@link zoneLookupError}'s). Pure. */
+export function isZoneNameNotFound(err: unknown): boolean {
+  return (
+    err instanceof ZoneNameNotFoundError ||
+    (err instanceof Error && err.cause instanceof ZoneNameNotFoundError)
+  );
 }
 
 /**

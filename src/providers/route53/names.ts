@@ -117,19 +117,49 @@ function canonicalIPv6(v: string): string {
   }
 }
 
-/** The ownership TXT record's name for a record: `<prefix>.<type>[-<set>].<fqdn>` (a leading `*` becomes `_wildcard`). Pure. */
+/**
+ * The ownership TXT record's name for a record: `<prefix>.<type>[-<set>][-wildcard].<name>`, where
+ * a wildcard `*.<rest>` puts `-wildcard` in the type label and keeps `<rest>` as the name. Injective
+ * over every name, type and set identifier Route 53 accepts (two set identifiers aside whose
+ * SHA-256 share their first 40 bits): the type label holds letters, then an optional `-` and ten
+ * hex digits, then an optional `-wildcard`, so it is read back unambiguously, and the rest is the
+ * name itself. A literal `_wildcard.<rest>` keeps `_wildcard` in its name, so it never meets the
+ * wildcard's mark (it did before issue 27: see {@link legacyWildcardOwnerName}). Pure.
+ */
 export function ownerRecordName(
   fqdn: string,
   type: string,
   setIdentifier: string | undefined,
   prefix: string,
 ): string {
-  const base = normalizeName(fqdn).replace(/^\*\./, '_wildcard.');
+  const name = normalizeName(fqdn);
+  const wildcard = name.startsWith('*.');
+  return `${prefix}.${typeLabel(type, setIdentifier)}${wildcard ? '-wildcard' : ''}.${wildcard ? name.slice(2) : name}`;
+}
+
+/**
+ * Where Skylift before issue 27 put a wildcard record's ownership TXT: `*.` became `_wildcard.`,
+ * the very name of the literal `_wildcard.<rest>` record's mark. Undefined for a name that is not a
+ * wildcard. Read only to carry a record's own old mark over to {@link ownerRecordName}. Pure.
+ */
+export function legacyWildcardOwnerName(
+  fqdn: string,
+  type: string,
+  setIdentifier: string | undefined,
+  prefix: string,
+): string | undefined {
+  const name = normalizeName(fqdn);
+  if (!name.startsWith('*.')) return undefined;
+  return `${prefix}.${typeLabel(type, setIdentifier)}._wildcard.${name.slice(2)}`;
+}
+
+/** `<type>[-<10 hex digits of the set identifier's SHA-256>]`, lower case. Pure. */
+function typeLabel(type: string, setIdentifier: string | undefined): string {
   const set =
     setIdentifier !== undefined && setIdentifier !== ''
       ? `-${createHash('sha256').update(setIdentifier).digest('hex').slice(0, 10)}`
       : '';
-  return `${prefix}.${type.toLowerCase()}${set}.${base}`;
+  return `${type.toLowerCase()}${set}`;
 }
 
 /** The ownership TXT value: heritage, cluster, owner and uid, as one or more quoted strings. Pure. */
