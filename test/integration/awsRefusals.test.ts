@@ -4,9 +4,10 @@
 // windows, an ELB health check timeout not below its interval) the refusal is
 // moto's own, elsewhere the fault proxy answers as AWS does.
 import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { RDSClient } from '@aws-sdk/client-rds';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resourcePath } from '../../src/apis/meta.ts';
-import type { Condition, ManagedObject } from '../../src/apis/managed.ts';
+import { ownershipTagMap, type Condition, type ManagedObject } from '../../src/apis/managed.ts';
 import { installCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { managedDbType, type ManagedDBSpec } from '../../src/kinds/manageddb/api.ts';
@@ -139,6 +140,30 @@ describe('ManagedDB: RDS refusals name the field and a fix', () => {
 
   it('a snapshot RDS does not have names spec.restoreFrom.snapshotIdentifier', async () => {
     const ns = await setup('refuse-mdb-snap');
+    // A snapshot Skylift made for this namespace, so the check before the restore passes; then gone
+    // by the time of the restore call (the refusal injected), as after a delete in between.
+    const { CreateDBInstanceCommand, CreateDBSnapshotCommand } = await import('@aws-sdk/client-rds');
+    const rds = new RDSClient(awsClientConfig(stackInfo().awsEndpoint));
+    const source = `src-${ns}`.slice(0, 60);
+    await rds.send(
+      new CreateDBInstanceCommand({
+        DBInstanceIdentifier: source,
+        Engine: 'postgres',
+        DBInstanceClass: 'db.t3.micro',
+        AllocatedStorage: 20,
+        MasterUsername: 'app',
+        MasterUserPassword: 'made-for-this-1',
+      }),
+    );
+    await rds.send(
+      new CreateDBSnapshotCommand({
+        DBInstanceIdentifier: source,
+        DBSnapshotIdentifier: 'gone-snap',
+        Tags: Object.entries(
+          ownershipTagMap({ uid: 'u-source', owner: `${ns}/source`, cluster: 'test-cluster' }),
+        ).map(([Key, Value]) => ({ Key, Value })),
+      }),
+    );
     proxy.inject({
       service: 'rds',
       operation: 'RestoreDBInstanceFromDBSnapshot',

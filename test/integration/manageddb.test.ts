@@ -1051,6 +1051,68 @@ describe('ManagedDB restoreFrom', () => {
     );
   });
 
+  // Issue 27, item 9: a tenant restored another team's snapshot by its ARN (the ownership lookup
+  // did not find it by ARN and let the restore go ahead). A snapshot that cannot be found and
+  // checked is refused before any restore call: by ARN, by an ARN of another account, or by a name
+  // no snapshot has.
+  it("refuses another namespace's snapshot by its ARN, an ARN of another account and a missing snapshot", async () => {
+    const { CreateDBSnapshotCommand } = await import('@aws-sdk/client-rds');
+    const a = await setup('mdb-arn-a');
+    const source = await create(a, 'source', spec());
+    await waitCondition(a, 'source', 'Ready', 'True');
+    const id = dbIdentifier(a, 'source', source.metadata.uid ?? '');
+    const made = await rds.send(
+      new CreateDBSnapshotCommand({ DBInstanceIdentifier: id, DBSnapshotIdentifier: `${id}-arn` }),
+    );
+    const arn = made.DBSnapshot?.DBSnapshotArn ?? '';
+    expect(arn).toMatch(/^arn:aws:rds:[^:]+:\d+:snapshot:/);
+    const elsewhere = arn.replace(/:(\d{12}):/, ':999988887777:');
+
+    const b = await setup('mdb-arn-b');
+    const restoresBefore = proxy.count({ service: 'rds', operation: 'RestoreDBInstanceFromDBSnapshot' });
+    const restoring = (snapshotIdentifier: string, secret: string) =>
+      spec({ restoreFrom: { snapshotIdentifier }, writeConnectionSecretToRef: { name: secret } });
+    await create(b, 'by-arn', restoring(arn, 'by-arn-conn'));
+    await create(b, 'other-account', restoring(elsewhere, 'other-account-conn'));
+    await create(b, 'missing', restoring(`${id}-never-made`, 'missing-conn'));
+    const message = async (name: string) => {
+      try {
+        return (await waitCondition(b, name, 'Synced', 'False', 'Terminal')).status?.conditions?.find(
+          (c) => c.type === 'Synced',
+        )?.message;
+      } catch (err) {
+        const seen = await readObject<ManagedDB>(admin, managedDbType, b, name);
+        throw new Error(`${String(err)}: ${JSON.stringify(seen?.status?.conditions)}`, { cause: err });
+      }
+    };
+    expect(await message('by-arn')).toContain(
+      `spec.restoreFrom.snapshotIdentifier ${JSON.stringify(arn)} belongs to namespace ${a}`,
+    );
+    expect(await message('other-account')).toContain(
+      `spec.restoreFrom.snapshotIdentifier ${JSON.stringify(elsewhere)} names no DB snapshot in the account and region this namespace is served in`,
+    );
+    expect(await message('missing')).toContain(
+      `spec.restoreFrom.snapshotIdentifier "${id}-never-made" names no DB snapshot in the account and region`,
+    );
+    expect(proxy.count({ service: 'rds', operation: 'RestoreDBInstanceFromDBSnapshot' })).toBe(
+      restoresBefore,
+    );
+
+    // Its own namespace's snapshot by ARN is restored.
+    await create(
+      a,
+      'own-by-arn',
+      spec({
+        restoreFrom: { snapshotIdentifier: arn },
+        writeConnectionSecretToRef: { name: 'own-by-arn-conn' },
+      }),
+    );
+    await waitCondition(a, 'own-by-arn', 'Ready', 'True');
+    expect(proxy.count({ service: 'rds', operation: 'RestoreDBInstanceFromDBSnapshot' })).toBe(
+      restoresBefore + 1,
+    );
+  });
+
   // A restored instance keeps the snapshot's master password — the source's, which the new object's
   // Secret does not hold (its generated password would not work, and whoever knew the old one could
   // still log in). It is set to the Secret's before the object is Ready, once.

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ownershipTagMap } from '../../src/apis/managed.ts';
-import { needsPasswordAfterRestore, restoreRefusal } from '../../src/kinds/manageddb/restore.ts';
+import {
+  needsPasswordAfterRestore,
+  restoreRefusal,
+  snapshotReference,
+  uncheckableSnapshot,
+} from '../../src/kinds/manageddb/restore.ts';
 
 const tags = (owner: string, cluster = 'prod'): Record<string, string> =>
   ownershipTagMap({ uid: 'u1', owner, cluster });
@@ -46,5 +51,35 @@ describe('needsPasswordAfterRestore', () => {
     expect(needsPasswordAfterRestore(from, { 'skylift.dev/restored-password': 'u1' }, 'u1')).toBe(false);
     // A mark copied from the source instance through its snapshot does not count.
     expect(needsPasswordAfterRestore(from, { 'skylift.dev/restored-password': 'u0' }, 'u1')).toBe(true);
+  });
+});
+
+describe('snapshotReference', () => {
+  it('reads a bare identifier, and a DB snapshot ARN with its account and region', () => {
+    expect(snapshotReference('orders-final')).toEqual({ identifier: 'orders-final', arn: undefined });
+    expect(snapshotReference('arn:aws:rds:eu-west-1:111122223333:snapshot:orders-final')).toEqual({
+      identifier: 'orders-final',
+      arn: { region: 'eu-west-1', account: '111122223333' },
+    });
+    expect(snapshotReference('arn:aws:rds:eu-west-1:111122223333:snapshot:rds:orders-2026-11-26')).toEqual({
+      identifier: 'rds:orders-2026-11-26',
+      arn: { region: 'eu-west-1', account: '111122223333' },
+    });
+  });
+
+  it('is undefined for an ARN of anything a DB instance cannot be restored from', () => {
+    expect(snapshotReference('arn:aws:rds:eu-west-1:111122223333:cluster-snapshot:c1')).toBeUndefined();
+    expect(snapshotReference('arn:aws:s3:::bucket/key')).toBeUndefined();
+    expect(snapshotReference('arn:aws:rds:eu-west-1:111122223333:snapshot:')).toBeUndefined();
+    expect(snapshotReference('arn:aws:rds::111122223333:snapshot:s1')).toBeUndefined();
+  });
+
+  it('an uncheckable snapshot is refused naming the field, why, and a fix', () => {
+    expect(uncheckableSnapshot('s1', 'not-found')).toMatch(
+      /^spec\.restoreFrom\.snapshotIdentifier "s1" names no DB snapshot in the account and region this namespace is served in: .*delete this ManagedDB and create it again/,
+    );
+    expect(uncheckableSnapshot('arn:aws:rds:x', 'not-a-snapshot-arn')).toContain(
+      'is not the ARN of a DB snapshot',
+    );
   });
 });

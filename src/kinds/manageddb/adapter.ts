@@ -51,7 +51,13 @@ import {
   requestDoneAnnotation,
   type OnDemandAction,
 } from './requests.ts';
-import { needsPasswordAfterRestore, restoreRefusal, restoredPasswordTag } from './restore.ts';
+import {
+  needsPasswordAfterRestore,
+  restoreRefusal,
+  restoredPasswordTag,
+  snapshotReference,
+  uncheckableSnapshot,
+} from './restore.ts';
 import { planSnapshots, snapshotSchedule } from './snapshots.ts';
 
 /** `status.acceptedEngineVersion`, or nothing when no version was accepted. Pure. */
@@ -468,18 +474,23 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
 
   /**
    * Refuses (Terminal, nothing created) a snapshot that Skylift did not make for this namespace of
-   * this cluster. A snapshot that does not exist is left to the restore call to report. Read-only.
+   * this cluster, and one it cannot check: fails closed, so a refusal never depends on a lookup
+   * succeeding. An ARN is looked up by its identifier, and must be the ARN of what was found (an
+   * ARN of another account or region is never this namespace's). Read-only.
    */
   private async checkRestorable(mr: ManagedDB, snapshotId: string, ctx: ReconcileContext): Promise<void> {
+    const ref = snapshotReference(snapshotId);
+    if (ref === undefined) throw new TerminalError(uncheckableSnapshot(snapshotId, 'not-a-snapshot-arn'));
     const found = await lookup(
       `describe DB snapshot ${snapshotId}`,
       rdsErrorTable,
       (err) => hasErrorCode(err, 'DBSnapshotNotFound'),
       async () =>
-        (await this.d.rds.send(new DescribeDBSnapshotsCommand({ DBSnapshotIdentifier: snapshotId })))
+        (await this.d.rds.send(new DescribeDBSnapshotsCommand({ DBSnapshotIdentifier: ref.identifier })))
           .DBSnapshots?.[0],
     );
-    if (found === undefined) return;
+    if (found === undefined || (ref.arn !== undefined && found.DBSnapshotArn !== snapshotId))
+      throw new TerminalError(uncheckableSnapshot(snapshotId, 'not-found'));
     const refusal = restoreRefusal(
       snapshotId,
       tagMap(found.TagList),

@@ -38,6 +38,43 @@ export function restoreRefusal(
   return `spec.restoreFrom.snapshotIdentifier ${JSON.stringify(snapshotId)} ${whose}: a ManagedDB restores only snapshots Skylift made for ${where}; name one of them (skylift trace mdb/<name> lists an instance's snapshots), or copy the data in another way`;
 }
 
+/** What spec.restoreFrom.snapshotIdentifier names: an identifier, or an ARN with the account and region it is in. */
+export interface SnapshotReference {
+  /** The snapshot's identifier (the ARN's last part). */
+  readonly identifier: string;
+  /** Set when the field is an ARN. */
+  readonly arn: { readonly region: string; readonly account: string } | undefined;
+}
+
+/**
+ * Reads spec.restoreFrom.snapshotIdentifier: `arn:<partition>:rds:<region>:<account>:snapshot:<id>`
+ * or a bare identifier. Undefined for an ARN of anything else (a cluster snapshot, another
+ * service), which a DB instance cannot be restored from. Pure.
+ */
+export function snapshotReference(text: string): SnapshotReference | undefined {
+  if (!text.startsWith('arn:')) return { identifier: text, arn: undefined };
+  const [, , service, region = '', account = '', kind, ...rest] = text.split(':');
+  const identifier = rest.join(':');
+  if (service !== 'rds' || kind !== 'snapshot' || identifier === '' || region === '' || account === '')
+    return undefined;
+  return { identifier, arn: { region, account } };
+}
+
+/**
+ * Why a snapshot named by spec.restoreFrom.snapshotIdentifier cannot be checked, so is not
+ * restored: the field is not a DB snapshot ARN, or no snapshot of that name is in this object's
+ * account and region (a snapshot of another account, shared or public, is never Skylift's for
+ * this namespace; one that does not exist could be made by someone else before the restore). The
+ * restore goes ahead only for a snapshot that was found and whose ownership was read. Pure.
+ */
+export function uncheckableSnapshot(snapshotId: string, reason: 'not-a-snapshot-arn' | 'not-found'): string {
+  const why =
+    reason === 'not-a-snapshot-arn'
+      ? 'is not the ARN of a DB snapshot (arn:aws:rds:<region>:<account>:snapshot:<id>)'
+      : 'names no DB snapshot in the account and region this namespace is served in';
+  return `spec.restoreFrom.snapshotIdentifier ${JSON.stringify(snapshotId)} ${why}: Skylift restores only a snapshot it can find and check was made for this namespace; name one of them (skylift trace mdb/<name> lists an instance's snapshots), then delete this ManagedDB and create it again (the field is fixed at create)`;
+}
+
 /**
  * The tag marking that a restored instance's master password was set to this object's (value: the
  * object's uid, so a mark copied from the source instance through its snapshot does not count).
