@@ -252,6 +252,52 @@ describe('DNSRecord', () => {
     expect(await writes()).toEqual(created);
   });
 
+  // Issue 27, item 14: adopting or observing a record made moments earlier was judged on the
+  // cached zone listing (up to 30 s old): Terminal "does not exist … delete and create again" for
+  // an adoption, NotFound for ObserveOnly, about a record that was there.
+  it('adopts and observes a record made since the zone was last listed, not calling it missing', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-fresh');
+    await start();
+    // The operator lists the zone (and caches the listing) for a record of its own.
+    await createDnsRecord(admin, ns, 'first', {
+      zoneName: zone,
+      name: 'first',
+      type: 'A',
+      records: ['192.0.2.60'],
+    });
+    await waitForCondition(admin, ns, 'first', ready);
+    const made = (name: string) => ({
+      Action: 'CREATE' as const,
+      ResourceRecordSet: {
+        Name: `${name}.${zone}.`,
+        Type: 'A' as const,
+        TTL: 300,
+        ResourceRecords: [{ Value: '192.0.2.61' }],
+      },
+    });
+    await changeRecords(r53, zoneId, [made('outside'), made('watched')]);
+    await createDnsRecord(admin, ns, 'adopt-now', {
+      zoneName: zone,
+      name: 'outside',
+      type: 'A',
+      records: ['192.0.2.62'],
+      externalName: `outside.${zone}/A`,
+    });
+    await createDnsRecord(admin, ns, 'observe-now', {
+      zoneName: zone,
+      name: 'watched',
+      type: 'A',
+      records: ['192.0.2.61'],
+      managementPolicy: 'ObserveOnly',
+    });
+    const adopted = await waitForCondition(admin, ns, 'adopt-now', ready);
+    expect(adopted.status?.conditions?.find((c) => c.type === 'Synced')?.status).toBe('True');
+    await waitForCondition(admin, ns, 'observe-now', ready);
+    expect(findRecord(await listRecords(r53, zoneId), `outside.${zone}`, 'A')?.ResourceRecords).toEqual([
+      { Value: '192.0.2.62' },
+    ]);
+  });
+
   it('refuses a record owned by no one (Conflict) and adopts it through externalName', async () => {
     const { ns, r53, zone, zoneId, start } = await setup('dns-owner');
     await start();

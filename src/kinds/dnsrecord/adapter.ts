@@ -63,6 +63,17 @@ export interface DNSRecordAdapterDeps {
   readonly referenceRetryMs: number;
 }
 
+/** How old a zone listing may be to conclude that a record to adopt or observe is not there. */
+const freshListingMs = 1000;
+
+/** Whether the object names a record that must exist (adoption by spec.externalName, or ObserveOnly). Pure. */
+function mustFindExisting(mr: DNSRecord): boolean {
+  return (
+    (mr.spec.externalName !== undefined && mr.spec.externalName !== '') ||
+    mr.spec.managementPolicy === 'ObserveOnly'
+  );
+}
+
 /** What can differ between a record in Route 53 and its spec. */
 export type DNSRecordField = 'record' | 'ownership';
 
@@ -182,8 +193,14 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
       }
     }
 
-    const snap = await this.d.records.get(t.zone.id);
-    const rr = snap.records.get(t.key);
+    let snap = await this.d.records.get(t.zone.id);
+    let rr = snap.records.get(t.key);
+    if (rr === undefined && mustFindExisting(mr)) {
+      // Adopting or observing: "absent" ends in Terminal or NotFound, so it is judged on a listing
+      // made now, not on one up to the cache's age old (a record made since would be missed).
+      snap = await this.d.records.get(t.zone.id, freshListingMs);
+      rr = snap.records.get(t.key);
+    }
     if (rr === undefined) return { exists: false };
     const current = snap.records.get(t.ownerKey);
     const legacy = current === undefined ? await this.ownLegacyMark(t, mr, ctx) : undefined;
