@@ -420,6 +420,58 @@ describe('MyIngress', () => {
   });
 });
 
+// Issue 27, item 7: a status.arn written by someone with status rights (forged, or left by a
+// restore of old status) made the object follow another load balancer: Conflict, and its own load
+// balancer was never deleted. status.arn is followed only to the object's own load balancer.
+describe('MyIngress with a forged status.arn', () => {
+  it('keeps to its own load balancer, and deletes it (not the other) when deleted', async () => {
+    const ns = await setup('ming-forged', {}, '2s');
+    const create = (name: string) =>
+      admin.create(resourcePath(myIngressType, { namespace: ns }), {
+        apiVersion: 'aws.skylift.dev/v1alpha1',
+        kind: 'MyIngress',
+        metadata: { name },
+        spec: spec(),
+      });
+    await create('shop');
+    await create('other');
+    const own = String((await waitReady(ns, 'shop')).status?.arn);
+    const other = String((await waitReady(ns, 'other')).status?.arn);
+    expect(own).not.toBe(other);
+
+    await admin.patch(
+      `${resourcePath(myIngressType, { namespace: ns, name: 'shop' })}/status`,
+      { status: { arn: other } },
+      'merge',
+    );
+    // The next resync looks at its own load balancer again, Synced, and puts its ARN back.
+    const back = await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'shop');
+        const synced = m?.status?.conditions?.find((c) => c.type === 'Synced');
+        return m?.status?.arn === own && synced?.status === 'True' ? m : undefined;
+      },
+      { timeoutMs: 30_000, description: 'shop back on its own load balancer' },
+    );
+    expect(back.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+
+    await admin.patch(
+      `${resourcePath(myIngressType, { namespace: ns, name: 'shop' })}/status`,
+      { status: { arn: other } },
+      'merge',
+    );
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'shop' }));
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'shop')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'shop deleted' },
+    );
+    const lbs = await elb.send(new DescribeLoadBalancersCommand({})).then((o) => o.LoadBalancers ?? []);
+    expect(lbs.find((l) => l.LoadBalancerArn === own)).toBeUndefined();
+    expect(lbs.find((l) => l.LoadBalancerArn === other)).toBeDefined();
+    expect((await waitReady(ns, 'other')).status?.arn).toBe(other);
+  });
+});
+
 describe('MyIngress creation is never duplicated', () => {
   it('finds its own load balancer, target group, listener and rule when the create answers are lost', async () => {
     const ns = await setup('ming-lost');

@@ -12,7 +12,7 @@ import {
   SetSubnetsCommand,
   type LoadBalancer,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import type { OwnershipTags } from '../../apis/managed.ts';
+import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
 import { ownedTagList, tagList } from '../../providers/aws/tags.ts';
@@ -44,22 +44,31 @@ export class LoadBalancers {
 
   /**
    * The load balancer of `mr`: by `spec.externalName`, else by the ARN
-   * recorded in status, else by its deterministic name; undefined when there
-   * is none. Read-only.
+   * recorded in status when that is its own (its deterministic name, or its
+   * ownership tags name this object), else by its deterministic name;
+   * undefined when there is none. status.arn is a hint, never proof: anyone
+   * with status rights can write it, and following it to another load
+   * balancer would leave this object's own unmanaged. Read-only.
    */
   async find(mr: MyIngress): Promise<LoadBalancer | undefined> {
     const ext = mr.spec.externalName;
     if (ext !== undefined && ext !== '') return this.d.describer.describe(ext);
+    const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, mr.metadata.uid ?? '');
     const recorded = typeof mr.status?.arn === 'string' ? mr.status.arn : undefined;
     if (recorded !== undefined) {
       const lb = await this.d.describer.describe(recorded);
-      if (lb !== undefined) return lb;
+      if (lb !== undefined && (lb.LoadBalancerName === name || (await this.ownedBy(recorded, mr)))) return lb;
     }
-    const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, mr.metadata.uid ?? '');
     const out = await lookup('find load balancer', elbv2ErrorTable, isElbv2NotFound, () =>
       this.d.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })),
     );
     return out?.LoadBalancers?.[0];
+  }
+
+  /** Whether the load balancer `arn`'s ownership tags name `mr` (its uid). Read-only. */
+  private async ownedBy(arn: string, mr: MyIngress): Promise<boolean> {
+    const found = await withTags(this.d.tagDescriber, arn, arn);
+    return found !== undefined && ownershipFromTags(found.tags)?.uid === mr.metadata.uid;
   }
 
   /**
