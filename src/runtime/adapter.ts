@@ -37,6 +37,11 @@ export interface DeltaEntry<F extends string = string> {
    * not a difference from the spec: never counted or reported as drift.
    */
   readonly operation?: true;
+  /**
+   * AWS is as Skylift last left it; what the field follows in Kubernetes moved (a Service's ready
+   * endpoints): a difference from the spec to apply, never counted or reported as drift.
+   */
+  readonly follows?: true;
 }
 
 /**
@@ -45,6 +50,14 @@ export interface DeltaEntry<F extends string = string> {
  */
 export function differsFromSpec(delta: Delta): boolean {
   return delta.some((d) => d.operation !== true);
+}
+
+/**
+ * True when the delta holds drift: AWS moved away from what Skylift left, not an operation and not
+ * a change of what a field follows in Kubernetes. Pure.
+ */
+export function driftIn(delta: Delta): boolean {
+  return delta.some((d) => d.operation !== true && d.follows !== true);
 }
 
 /** Every field that differs; empty when AWS matches the spec. */

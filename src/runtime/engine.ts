@@ -36,6 +36,7 @@ import {
 import {
   describeDelta,
   differsFromSpec,
+  driftIn,
   sameLocation,
   type Connector,
   type ExistingObservation,
@@ -337,8 +338,9 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (!observeOnly && obs.delta.length > 0) {
       const adopting = standing.kind === 'adopting';
       // Drift: AWS moved away from a spec it once matched. Finishing a create (the resource was never
-      // Ready yet) and carrying out requested or scheduled operations are not drift.
-      const drift = wasSynced && wasReady && !adopting && differsFromSpec(obs.delta);
+      // Ready yet), carrying out requested or scheduled operations and following what moved in
+      // Kubernetes (endpoints) are not drift.
+      const drift = wasSynced && wasReady && !adopting && driftIn(obs.delta);
       const updated = await this.step('update', () => adapter.update(p.obj, obs, p.ctx));
       if (updated.pending !== true) p.observed = { kind: 'present', matches: true, ready: obs.ready };
       await this.write(p, updated.writes);

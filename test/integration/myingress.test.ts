@@ -25,6 +25,7 @@ import { resourcePath } from '../../src/apis/meta.ts';
 import type { Condition } from '../../src/apis/managed.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
+import { counterValue } from '../support/gadgetController.ts';
 import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
@@ -641,6 +642,41 @@ describe('MyIngress drift made outside Skylift', () => {
       { timeoutMs: 30_000, description: 'a DriftCorrected Event' },
     );
     expect(drift.note).toMatch(/listener 80 modified/);
+  });
+});
+
+// Issue 27, item 13: a Service's endpoints changing — Pods coming and going — was reported as a
+// Warning DriftCorrected and counted as drift. Following endpoints is an update; a target removed
+// in AWS by hand is still drift (the test above).
+describe('MyIngress following its Service', () => {
+  it('registers changed endpoints as an update, not as drift', async () => {
+    const ns = await setup('ming-follow', {}, '1s');
+    const op = running.at(-1);
+    if (op === undefined) throw new Error('setup started no controller');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const tgArn = (m.status?.targetGroups as { arn: string }[])[0]?.arn ?? '';
+    expect(await targetsOf(tgArn)).toEqual(['10.20.1.10:8080', '10.20.2.11:8080']);
+    // A rollout: one Pod replaced by another.
+    await putEndpoints(ns, [
+      { ip: '10.20.1.10', ready: true },
+      { ip: '10.20.3.12', ready: true },
+    ]);
+    await waitFor(
+      async () =>
+        (await targetsOf(tgArn)).join(',') === '10.20.1.10:8080,10.20.3.12:8080' ? true : undefined,
+      { timeoutMs: 30_000, description: 'the new endpoint registered, the old one gone' },
+    );
+    await waitReady(ns, 'shop');
+    const events = await eventsFor(admin, ns, 'shop');
+    expect(events.filter((e) => e.reason === 'DriftCorrected').map((e) => e.note)).toEqual([]);
+    expect(events.some((e) => e.reason === 'Updated' && /targets/.test(e.note))).toBe(true);
+    expect(await counterValue(op.metrics.driftCorrections, {})).toBe(0);
   });
 });
 

@@ -204,6 +204,7 @@ describe('ingressDelta', () => {
   it.each<{
     reason: string;
     observed: (o: ObservedLoadBalancer) => ObservedLoadBalancer;
+    known?: ReadonlyMap<string, { registered: readonly string[] }>;
     want: DeltaEntry<MyIngressField>[];
   }>([
     {
@@ -224,6 +225,18 @@ describe('ingressDelta', () => {
     {
       reason: 'a target not registered yet',
       observed: (o) => withTargetGroup(o, 'web:80', (t) => ({ ...t, registered: ['10.0.0.1:8080'] })),
+      want: [{ field: 'targets', change: 'targets of web:80: 1 → 2' }],
+    },
+    {
+      reason: 'targets AWS still holds as Skylift left them, the endpoints having moved: follows, not drift',
+      observed: (o) => withTargetGroup(o, 'web:80', (t) => ({ ...t, registered: ['10.0.0.1:8080'] })),
+      known: new Map([['web:80', { registered: ['10.0.0.1:8080'] }]]),
+      want: [{ field: 'targets', change: 'targets of web:80: 1 → 2', follows: true }],
+    },
+    {
+      reason: 'targets that differ from what Skylift left (removed by hand): drift',
+      observed: (o) => withTargetGroup(o, 'web:80', (t) => ({ ...t, registered: ['10.0.0.1:8080'] })),
+      known: new Map([['web:80', { registered: ['10.0.0.1:8080', '10.0.0.2:8080'] }]]),
       want: [{ field: 'targets', change: 'targets of web:80: 1 → 2' }],
     },
     {
@@ -354,8 +367,8 @@ describe('ingressDelta', () => {
       observed: (o) => ({ ...o, tags: { ...o.tags, team: 'ops' } }),
       want: [{ field: 'tags', change: 'tags' }],
     },
-  ])('finds $reason', ({ observed, want }) => {
-    expect(ingressDelta(ingress(spec), ours, observed(matching()))).toEqual(want);
+  ])('finds $reason', ({ observed, known, want }) => {
+    expect(ingressDelta(ingress(spec), ours, observed(matching()), known)).toEqual(want);
   });
 
   it('finds a spec change as well as drift: a new attribute and a new listener', () => {

@@ -7,6 +7,7 @@ import {
   busyObservation,
   describeDelta,
   differsFromSpec,
+  driftIn,
   hasDelta,
   sharedClient,
   type Delta,
@@ -45,6 +46,33 @@ describe('differsFromSpec', () => {
     },
   ])('is $want for $reason', ({ delta, want }) => {
     expect(differsFromSpec(delta)).toBe(want);
+  });
+});
+
+describe('driftIn', () => {
+  it.each([
+    { reason: 'an empty delta', delta: [] as Delta, want: false },
+    {
+      reason: 'only operations',
+      delta: [{ field: 'request', change: 's1', operation: true }] as Delta,
+      want: false,
+    },
+    {
+      reason: 'only fields following Kubernetes (endpoints), which still differ from the spec',
+      delta: [{ field: 'targets', change: '+1/-1', follows: true }] as Delta,
+      want: false,
+    },
+    {
+      reason: 'a field AWS moved beside one that follows Kubernetes',
+      delta: [
+        { field: 'targets', change: '+1', follows: true },
+        { field: 'listeners', change: 'listener 80 modified' },
+      ] as Delta,
+      want: true,
+    },
+  ])('is $want for $reason', ({ delta, want }) => {
+    expect(driftIn(delta)).toBe(want);
+    expect(differsFromSpec(delta)).toBe(delta.some((d) => d.operation !== true));
   });
 });
 

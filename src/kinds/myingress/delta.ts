@@ -46,11 +46,17 @@ export interface ObservedLoadBalancer {
   readonly tags: Readonly<Record<string, string>>;
 }
 
-/** Every field where AWS differs from the spec (ownership against `ours`). Pure. */
+/**
+ * Every field where AWS differs from the spec (ownership against `ours`). `known`: each target
+ * group's targets as Skylift last knew them registered (by backend key), when remembered; targets
+ * that differ only because the wanted set moved (AWS still holds what Skylift left) are marked
+ * `follows`, not drift. Pure.
+ */
 export function ingressDelta(
   mr: MyIngress,
   ours: OwnershipTags,
   o: ObservedLoadBalancer,
+  known?: ReadonlyMap<string, { readonly registered: readonly string[] }>,
 ): DeltaEntry<MyIngressField>[] {
   const delta: DeltaEntry<MyIngressField>[] = [];
   const tgArns = new Map(
@@ -62,12 +68,14 @@ export function ingressDelta(
   for (const t of o.targetGroups) {
     if (t.tg === undefined)
       delta.push({ field: 'targetGroups', change: `target group for ${t.want.key} missing` });
-    else if (t.wanted !== undefined && !sameSet(t.registered, t.wanted))
+    else if (t.wanted !== undefined && !sameSet(t.registered, t.wanted)) {
+      const was = known?.get(t.want.key)?.registered;
       delta.push({
         field: 'targets',
         change: `targets of ${t.want.key}: ${t.registered.length} → ${t.wanted.length}`,
+        ...(was !== undefined && sameSet(was, t.registered) ? { follows: true as const } : {}),
       });
-    else if (!healthCheckMatches(t.tg, t.want))
+    } else if (!healthCheckMatches(t.tg, t.want))
       delta.push({ field: 'healthChecks', change: `health check of ${t.want.key}` });
   }
   const allTgs = o.targetGroups.every((t) => t.tg !== undefined);

@@ -80,7 +80,11 @@ export class Looks {
       if (refreshed !== undefined) {
         this.memory.remember(uid, { ...r, children: childrenOf(refreshed) }, now);
         ctx.logger.debug({ look: 'refreshed', origin: r.origin }, 'load balancer children refreshed');
-        return { observed: refreshed, delta: ingressDelta(mr, ctx.ownership, refreshed), known };
+        return {
+          observed: refreshed,
+          delta: ingressDelta(mr, ctx.ownership, refreshed, r.children.targetGroups),
+          known,
+        };
       }
     }
     const observed = await this.full(mr, ctx, lb, arn);
