@@ -473,6 +473,58 @@ describe('MyIngress with a forged status.arn', () => {
   });
 });
 
+// Issue 27, item 6: deleting a MyIngress with deletionPolicy Orphan and adopting its load balancer
+// in a new object (the documented way to replace the object) left the old object's target group
+// in AWS forever: the new object made its own and never looked at the old one again.
+describe('MyIngress adopting an orphaned load balancer', () => {
+  it('deletes the target group the old object made, once its listener points at its own', async () => {
+    const ns = await setup('ming-readopt');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'old' },
+      spec: { ...spec(), deletionPolicy: 'Orphan' },
+    });
+    const old = await waitReady(ns, 'old');
+    const lbArn = String(old.status?.arn);
+    const oldTg = (old.status?.targetGroups as { arn: string }[])[0]?.arn ?? '';
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'old' }));
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'old')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'old deleted, its load balancer orphaned' },
+    );
+    const tgExists = async (arn: string): Promise<boolean> =>
+      elb.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [arn] })).then(
+        (o) => (o.TargetGroups ?? []).length > 0,
+        () => false,
+      );
+    expect(await tgExists(oldTg)).toBe(true);
+
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'new' },
+      spec: { ...spec(), externalName: lbArn },
+    });
+    const adopted = await waitReady(ns, 'new');
+    expect(adopted.status?.arn).toBe(lbArn);
+    // Its status records its own target group once a look has seen it.
+    const newTg = await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'new');
+        const arn = (m?.status?.targetGroups as { arn: string }[] | undefined)?.[0]?.arn;
+        return arn !== undefined && arn !== oldTg ? arn : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the new object’s own target group in its status' },
+    );
+    expect(await tgExists(newTg)).toBe(true);
+    await waitFor(async () => ((await tgExists(oldTg)) ? undefined : true), {
+      timeoutMs: 30_000,
+      description: 'the old object’s target group deleted',
+    });
+  });
+});
+
 describe('MyIngress creation is never duplicated', () => {
   it('finds its own load balancer, target group, listener and rule when the create answers are lost', async () => {
     const ns = await setup('ming-lost');

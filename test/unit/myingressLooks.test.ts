@@ -31,7 +31,7 @@ import {
   type MyIngressField,
 } from '../../src/kinds/myingress/adapter.ts';
 import type { MyIngress, MyIngressSpec } from '../../src/kinds/myingress/api.ts';
-import { targetGroupName } from '../../src/kinds/myingress/names.ts';
+import { loadBalancerName, targetGroupName } from '../../src/kinds/myingress/names.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
 import type { ExistingObservation, Observation, ReconcileContext } from '../../src/runtime/adapter.ts';
 import { realClock } from '../../src/runtime/clock.ts';
@@ -147,7 +147,13 @@ beforeEach(() => {
   const tags = Object.entries(ownershipTagMap(ctx.ownership)).map(([Key, Value]) => ({ Key, Value }));
   elb.on(DescribeLoadBalancersCommand).resolves({
     LoadBalancers: [
-      { LoadBalancerArn: lbArn, State: { Code: 'active' }, DNSName: 'shop.elb', VpcId: 'vpc-1' },
+      {
+        LoadBalancerArn: lbArn,
+        LoadBalancerName: loadBalancerName('shop', 'shop', 'uid-1'),
+        State: { Code: 'active' },
+        DNSName: 'shop.elb',
+        VpcId: 'vpc-1',
+      },
     ],
   });
   elb.on(DescribeTagsCommand).resolves({ TagDescriptions: [{ ResourceArn: lbArn, Tags: tags }] });
@@ -220,7 +226,8 @@ describe('MyIngress looks', () => {
     slices = [slice('10.0.0.1', '10.0.0.2')];
     const obs = existing(await a.observe(ingress(), ctx));
     expect(calls()).toEqual(['DescribeLoadBalancers', 'DescribeTags', 'DescribeTargetHealth']);
-    expect(obs.delta).toEqual([{ field: 'targets', change: 'targets of web:80: 1 → 2' }]);
+    // Only the endpoints moved, AWS holds what Skylift left: an update, not drift (issue 27, item 13).
+    expect(obs.delta).toEqual([{ field: 'targets', change: 'targets of web:80: 1 → 2', follows: true }]);
   });
 
   it('takes targets registered by someone else into account before registering', async () => {

@@ -147,13 +147,20 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     await this.loadBalancers.syncSecurityGroups(u);
     await this.loadBalancers.syncSubnets(u);
     await this.loadBalancers.syncAttributes(u, d.attributes);
+    // Adopting a load balancer another object made (externalName, or its owner gone): the target
+    // groups that object made for it are adopted with it, and deleted below once unused.
+    const previous = observed.ownership;
+    const inherited =
+      previous !== undefined && previous.uid !== uid && previous.cluster === ctx.ownership.cluster
+        ? await this.targetGroups.inherited(u.arn, previous)
+        : [];
     // Target groups first: listeners and rules point at them.
     const tgArns = await this.targetGroups.sync(u, d.targetGroups);
     const listenerArns = await this.listeners.sync(u, d.listeners, tgArns);
     await this.listeners.syncRules(u, d.rules, listenerArns, tgArns);
     await this.listeners.deleteUnwanted(u, d.listeners);
     // Target groups no longer referenced (recorded in status) go last.
-    await this.targetGroups.deleteUnused(u, new Set(tgArns.values()));
+    await this.targetGroups.deleteUnused(u, new Set(tgArns.values()), inherited);
     if (d.known !== undefined) {
       // Known as before, as the update left it; the next full look stays due when it was.
       this.memory.remember(

@@ -12,7 +12,7 @@ import {
   type TargetGroup,
   type TargetHealthDescription,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { ownershipFromTags } from '../../apis/managed.ts';
+import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
 import { AwsReason, hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
 import { ownedTagList } from '../../providers/aws/tags.ts';
@@ -147,13 +147,42 @@ export class TargetGroups {
    * that are not among `wanted` (ARNs). One still in use is left for a later
    * update.
    */
-  async deleteUnused(u: IngressUpdate, wanted: ReadonlySet<string>): Promise<void> {
-    for (const old of recordedTargetGroups(u.mr)) {
+  async deleteUnused(
+    u: IngressUpdate,
+    wanted: ReadonlySet<string>,
+    inherited: readonly string[] = [],
+  ): Promise<void> {
+    for (const old of new Set([...recordedTargetGroups(u.mr), ...inherited])) {
       if (!wanted.has(old)) {
         await this.delete(old);
         u.done.push('unused target group deleted');
       }
     }
+  }
+
+  /**
+   * The target groups attached to load balancer `lbArn` that Skylift made for its previous owner
+   * `previous` (their ownership tags name it, in this cluster): the children of a load balancer
+   * being adopted, which the adopting object deletes once nothing uses them, as it would its own.
+   * Read-only; throws a typed error when AWS cannot be asked.
+   */
+  async inherited(lbArn: string, previous: OwnershipTags): Promise<string[]> {
+    const attached = await this.d.elbv2
+      .send(new DescribeTargetGroupsCommand({ LoadBalancerArn: lbArn }))
+      .then(
+        (o) => o.TargetGroups ?? [],
+        (err: unknown) => {
+          if (isElbv2NotFound(err)) return [];
+          throw toTypedAwsError('describe target groups', err, elbv2ErrorTable);
+        },
+      );
+    const arns = attached.flatMap((t) => (t.TargetGroupArn !== undefined ? [t.TargetGroupArn] : []));
+    if (arns.length === 0) return [];
+    const tags = await tagsOf(this.d.tagDescriber, arns);
+    return arns.filter((a) => {
+      const owner = ownershipFromTags(tags.get(a) ?? {});
+      return owner?.uid === previous.uid && owner.cluster === previous.cluster;
+    });
   }
 
   /**
