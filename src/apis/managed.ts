@@ -98,3 +98,18 @@ export function ownershipFromTags(
   if (uid === undefined || uid === '') return undefined;
   return { uid, owner: tags[ownershipTagKeys.owner] ?? '', cluster: tags[ownershipTagKeys.cluster] ?? '' };
 }
+
+/**
+ * Who owns a resource, as the object whose marks are `ours` may be told: an object of its own
+ * namespace in this cluster by `namespace/name` and uid; anything else only as "another
+ * namespace" or "another cluster", so a tenant learns no other team's object names or uids from a
+ * Conflict. Pure.
+ */
+export function ownerAsSeenBy(owner: OwnershipTags, ours: OwnershipTags): string {
+  const namespaceOf = (o: string): string => o.split('/')[0] ?? '';
+  if (owner.cluster !== '' && ours.cluster !== '' && owner.cluster !== ours.cluster)
+    return 'a Skylift object of another cluster';
+  if (owner.owner !== '' && namespaceOf(owner.owner) === namespaceOf(ours.owner))
+    return `${owner.owner} (uid ${owner.uid})`;
+  return 'a Skylift object in another namespace';
+}

@@ -28,6 +28,7 @@ import type { ResourceType } from '../apis/meta.ts';
 import {
   createPendingAnnotation,
   finalizerName,
+  ownerAsSeenBy,
   ownershipOf,
   type ManagedObject,
   type ManagedStatus,
@@ -472,7 +473,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       // CR go and leave the resource alone.
       const why =
         owner !== undefined
-          ? `it is owned by ${owner.owner || 'another resource'} (uid ${owner.uid})`
+          ? `it is owned by ${ownerAsSeenBy(owner, p.ctx.ownership)}`
           : 'it carries no Skylift ownership: it was never adopted';
       p.log.info({ owner: owner?.owner }, `releasing the CR without deleting the AWS resource: ${why}`);
       await this.setFinalizer(p, false);

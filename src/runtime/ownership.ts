@@ -1,6 +1,6 @@
 // Whose an observed AWS resource is, as far as the object reconciling it is
 // concerned: its own, one it may adopt, or another object's (a Conflict).
-import type { ManagedObject, OwnershipTags } from '../apis/managed.ts';
+import { ownerAsSeenBy, type ManagedObject, type OwnershipTags } from '../apis/managed.ts';
 import { resourcePath, type ResourceType } from '../apis/meta.ts';
 import { KubeApiError, type KubeClient } from './kube/client.ts';
 
@@ -46,7 +46,7 @@ export function ownershipStanding(f: OwnershipFacts): OwnershipStanding {
   if (owner !== undefined && !f.ownerGone) {
     return {
       kind: 'conflict',
-      message: `the AWS resource${id !== undefined ? ` ${id}` : ''} is owned by ${owner.owner || 'another resource'} (uid ${owner.uid}${owner.cluster !== '' ? `, cluster ${owner.cluster}` : ''}); Skylift will not modify it, nor report on it or write anything from it for another object`,
+      message: `the AWS resource${id !== undefined ? ` ${id}` : ''} is owned by ${ownerAsSeenBy(owner, ours)}; Skylift will not modify it, nor report on it or write anything from it for another object`,
     };
   }
   if (f.observeOnly) return { kind: 'observing' };
@@ -54,7 +54,7 @@ export function ownershipStanding(f: OwnershipFacts): OwnershipStanding {
   if (owner !== undefined) {
     return {
       kind: 'conflict',
-      message: `the AWS resource${id !== undefined ? ` ${id}` : ''} is marked as owned by ${owner.owner || 'another resource'} (uid ${owner.uid}), which no longer exists in this cluster (deleted with deletionPolicy: Orphan, or its finalizer removed by hand); Skylift adopts it only when an object names it in spec.externalName: ${how}`,
+      message: `the AWS resource${id !== undefined ? ` ${id}` : ''} is marked as owned by ${ownerAsSeenBy(owner, ours)}, which no longer exists in this cluster (deleted with deletionPolicy: Orphan, or its finalizer removed by hand); Skylift adopts it only when an object names it in spec.externalName: ${how}`,
     };
   }
   return {

@@ -58,13 +58,10 @@ export function tenancyOf(ns: NamespaceFacts, policies: readonly TeamPolicy[]): 
   const selecting = policies.filter((p) => policySelects(p, ns));
   if (selecting.length === 1 && selecting[0] !== undefined) return { kind: 'policy', policy: selecting[0] };
   if (selecting.length === 0) {
-    const names = policies
-      .map((p) => p.metadata.name)
-      .sort()
-      .slice(0, 5);
+    // No policy's name: they are the platform team's, and other teams' (their status lists them).
     return {
       kind: 'refused',
-      message: `namespace ${ns.name} is not selected by any TeamPolicy (there are ${policies.length}: ${names.join(', ')}${policies.length > 5 ? ', …' : ''}); once a TeamPolicy exists Skylift serves only the namespaces one selects: ask the platform team to add ${ns.name} to a TeamPolicy's spec.namespaces`,
+      message: `namespace ${ns.name} is not selected by any TeamPolicy; once a TeamPolicy exists Skylift serves only the namespaces one selects: ask the platform team to add ${ns.name} to a TeamPolicy's spec.namespaces`,
     };
   }
   const names = selecting.map((p) => p.metadata.name).sort();

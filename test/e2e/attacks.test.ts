@@ -347,7 +347,7 @@ const attacks: readonly Attack[] = [
     reason: 'Forbidden',
     message: () =>
       new RegExp(
-        `^namespace ${stranger} is not selected by any TeamPolicy \\(there are \\d+: .*\\); once a TeamPolicy exists Skylift serves only the namespaces one selects: ask the platform team to add ${stranger} to a TeamPolicy's spec.namespaces$`,
+        `^namespace ${stranger} is not selected by any TeamPolicy; once a TeamPolicy exists Skylift serves only the namespaces one selects: ask the platform team to add ${stranger} to a TeamPolicy's spec.namespaces$`,
       ),
   },
 ];

@@ -161,9 +161,15 @@ describe('createOrFind', () => {
 
   it.each([
     {
-      reason: "another object's resource, naming its owner",
+      reason: "another namespace's object's resource, not naming it",
       tags: ownershipTagMap(theirs),
-      message: 'create instance db-1: the name is taken by a resource owned by other/db',
+      message:
+        'create instance db-1: the name is taken by a resource owned by a Skylift object in another namespace',
+    },
+    {
+      reason: "an object's of the same namespace, naming it",
+      tags: ownershipTagMap({ ...theirs, owner: 'shop/old-db' }),
+      message: 'create instance db-1: the name is taken by a resource owned by shop/old-db (uid uid-theirs)',
     },
     {
       reason: 'a resource without ownership tags',

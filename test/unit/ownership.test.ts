@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ownerAsSeenBy } from '../../src/apis/managed.ts';
 import { ownershipStanding, type OwnershipFacts } from '../../src/runtime/ownership.ts';
 
 const ours = { uid: 'u-ours', owner: 'shop/www', cluster: 'c1' };
@@ -25,8 +26,23 @@ describe('ownershipStanding', () => {
     ]) {
       const s = ownershipStanding(facts);
       expect(s.kind).toBe('conflict');
-      expect(s.kind === 'conflict' && s.message).toContain('is owned by shop/old (uid u-theirs, cluster c1)');
+      expect(s.kind === 'conflict' && s.message).toContain('is owned by shop/old (uid u-theirs);');
     }
+  });
+
+  // Issue 27, item 18: a Conflict named another namespace's object, its uid and the cluster.
+  it("names an owner only within the object's own namespace and cluster", () => {
+    const elsewhere = { uid: 'u-else', owner: 'billing/ledger', cluster: 'c1' };
+    const otherCluster = { uid: 'u-far', owner: 'shop/www', cluster: 'c2' };
+    const message = (owner: typeof theirs): string => {
+      const s = ownershipStanding({ ...base, owner });
+      return s.kind === 'conflict' ? s.message : '';
+    };
+    expect(message(elsewhere)).toContain('is owned by a Skylift object in another namespace;');
+    expect(message(elsewhere)).not.toMatch(/billing|ledger|u-else/);
+    expect(message(otherCluster)).toContain('is owned by a Skylift object of another cluster;');
+    expect(message(otherCluster)).not.toMatch(/c2|u-far/);
+    expect(ownerAsSeenBy(theirs, ours)).toBe('shop/old (uid u-theirs)');
   });
 
   it('a resource whose owner no longer exists is adopted when spec.externalName names it', () => {

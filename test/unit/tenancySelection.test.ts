@@ -55,7 +55,7 @@ describe('tenancyOf', () => {
     const t = tenancyOf(ns('c'), [a, b]);
     expect(t.kind).toBe('refused');
     expect(t.kind === 'refused' && t.message).toBe(
-      "namespace c is not selected by any TeamPolicy (there are 2: team-a, team-b); once a TeamPolicy exists Skylift serves only the namespaces one selects: ask the platform team to add c to a TeamPolicy's spec.namespaces",
+      "namespace c is not selected by any TeamPolicy; once a TeamPolicy exists Skylift serves only the namespaces one selects: ask the platform team to add c to a TeamPolicy's spec.namespaces",
     );
   });
   it('refuses a namespace two policies select, naming both', () => {

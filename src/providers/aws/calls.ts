@@ -2,7 +2,7 @@
 // named after its step, a lookup where "not found" is an answer, and a
 // create that finds its own resource when the first answer was lost.
 import type { OwnershipTags } from '../../apis/managed.ts';
-import { ownershipFromTags } from '../../apis/managed.ts';
+import { ownerAsSeenBy, ownershipFromTags } from '../../apis/managed.ts';
 import { OwnershipConflictError } from '../../runtime/errors.ts';
 import { toTypedAwsError, type classifyAwsError } from './errors.ts';
 
@@ -76,7 +76,7 @@ export async function createOrFind<T>(c: CreateOrFind<T>): Promise<T> {
     const owner = ownershipFromTags(existing.tags);
     if (owner?.uid !== c.ownership.uid) {
       throw new OwnershipConflictError(
-        `${c.what}: the name is taken by ${owner !== undefined ? `a resource owned by ${owner.owner}` : 'a resource Skylift does not manage'}`,
+        `${c.what}: the name is taken by ${owner !== undefined ? `a resource owned by ${ownerAsSeenBy(owner, c.ownership)}` : 'a resource Skylift does not manage'}`,
       );
     }
     return existing.value;
