@@ -309,7 +309,7 @@ describe('TeamPolicy in the reconcile', () => {
     expect(stuck.metadata.finalizers).toContain('aws.skylift.dev/cleanup');
     expect(stuck.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
       new RegExp(
-        `^cannot delete the AWS resource: namespace ${ns} is not selected by any TeamPolicy .*\\. The finalizer aws.skylift.dev/cleanup stays until Skylift may reach AWS for this namespace again; to leave the resource in AWS instead, remove the finalizer$`,
+        `^cannot delete the AWS resource: namespace ${ns} is not selected by any TeamPolicy; .*\\. The finalizer aws.skylift.dev/cleanup stays until Skylift may reach AWS for this namespace again; to leave the resource in AWS instead, remove the finalizer$`,
       ),
     );
     expect(findRecord(await listRecords(r53, zoneId), `api.b.${zone}`, 'A')).toBeDefined();
