@@ -19,6 +19,8 @@ export interface RunOptions extends ControllerSettings {
   readonly region: string;
   /** Only TeamPolicies matching this label selector apply (undefined: all). */
   readonly teamPolicySelector: string | undefined;
+  /** A namespace no TeamPolicy selects is refused even while no TeamPolicy exists (fails closed). */
+  readonly teamPolicyRequired: boolean;
   /** `host:port` for /metrics, /healthz, /readyz. */
   readonly probeAddress: string;
   readonly leaderElection: boolean;
@@ -92,6 +94,9 @@ Every flag can also be set by the environment variable in brackets.
   --label-selector SEL           only manage CRs matching SEL [SKYLIFT_LABEL_SELECTOR] (to shard)
   --team-policy-selector SEL     only TeamPolicies matching SEL apply to this operator
                                  [SKYLIFT_TEAM_POLICY_SELECTOR] (for several installs in one cluster); default all
+  --team-policy-required BOOL    serve only namespaces a TeamPolicy selects, also while none exists (a
+                                 policy deleted and applied again never leaves a gap)
+                                 [SKYLIFT_TEAM_POLICY_REQUIRED] (default false)
   --workers N                    concurrent reconciles per kind [SKYLIFT_WORKERS] (default ${defaultControllerSettings.workers})
   --resync-period DURATION       drift check period, e.g. 10m, 30s [SKYLIFT_RESYNC_PERIOD] (default ${formatDuration(defaultControllerSettings.resyncPeriodMs)})
   --probe-address HOST:PORT      /metrics, /healthz, /readyz [SKYLIFT_PROBE_ADDRESS] (default :8080)
@@ -153,6 +158,7 @@ export function parseRunOptions(
         namespaces: { type: 'string' },
         'label-selector': { type: 'string' },
         'team-policy-selector': { type: 'string' },
+        'team-policy-required': { type: 'string' },
         workers: { type: 'string' },
         'resync-period': { type: 'string' },
         'probe-address': { type: 'string' },
@@ -204,6 +210,10 @@ export function parseRunOptions(
     namespaces,
     labelSelector: get('label-selector', 'SKYLIFT_LABEL_SELECTOR'),
     teamPolicySelector: get('team-policy-selector', 'SKYLIFT_TEAM_POLICY_SELECTOR'),
+    teamPolicyRequired: parseBool(
+      'team-policy-required',
+      get('team-policy-required', 'SKYLIFT_TEAM_POLICY_REQUIRED') ?? 'false',
+    ),
     workers,
     resyncPeriodMs: parseDuration(
       get('resync-period', 'SKYLIFT_RESYNC_PERIOD') ??

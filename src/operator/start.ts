@@ -59,6 +59,7 @@ export function startOperator(
     events,
     // Several installations in one cluster: each honours only the TeamPolicies this selects.
     policySelector: options.teamPolicySelector,
+    policyRequired: options.teamPolicyRequired,
   });
   // Every AssumeRole outcome shows on its policy's status (and a failure as an Event).
   const accounts = new AwsAccounts({ own: aws, clientOptions: awsOptions, reports: tenants });

@@ -52,6 +52,8 @@ export interface TenantDirectoryOptions {
   readonly events?: EventRecorder;
   /** Only TeamPolicies matching this label selector count (several installs in one cluster). */
   readonly policySelector?: string | undefined;
+  /** A namespace no policy selects is refused even while there is no policy at all (fails closed). */
+  readonly policyRequired?: boolean;
   /** How long tenancyOf waits for the first list before failing the reconcile (default 30 s). */
   readonly syncWaitMs?: number;
 }
@@ -123,13 +125,15 @@ export class TenantDirectory implements TenantSource, RunnableController {
     if (!this.synced) await this.waitForSync();
     const ns = this.namespaces.get(namespace);
     const facts: NamespaceFacts = { name: namespace, labels: ns?.metadata.labels ?? {} };
-    return tenancyOf(facts, this.policies.list());
+    return tenancyOf(facts, this.policies.list(), { required: this.o.policyRequired === true });
   }
 
   current(namespace: string): Tenancy | undefined {
     if (!this.synced) return undefined;
     const ns = this.namespaces.get(namespace);
-    return tenancyOf({ name: namespace, labels: ns?.metadata.labels ?? {} }, this.policies.list());
+    return tenancyOf({ name: namespace, labels: ns?.metadata.labels ?? {} }, this.policies.list(), {
+      required: this.o.policyRequired === true,
+    });
   }
 
   onChange(cb: (change: TenancyChange) => void): void {

@@ -50,10 +50,21 @@ export function policySelects(policy: TeamPolicy, ns: NamespaceFacts): boolean {
 }
 
 /**
- * The tenancy of a namespace among all policies: unrestricted when there are none, the one policy
- * that selects it, or refused (with a message naming what to fix) when none or several do. Pure.
+ * The tenancy of a namespace among all policies: unrestricted when there are none (unless
+ * `required`: the installation serves teams, and no policy means no namespace is served), the one
+ * policy that selects it, or refused (with a message naming what to fix) when none or several do.
+ * Pure.
  */
-export function tenancyOf(ns: NamespaceFacts, policies: readonly TeamPolicy[]): Tenancy {
+export function tenancyOf(
+  ns: NamespaceFacts,
+  policies: readonly TeamPolicy[],
+  opts: { readonly required?: boolean } = {},
+): Tenancy {
+  if (policies.length === 0 && opts.required === true)
+    return {
+      kind: 'refused',
+      message: `namespace ${ns.name} is not selected by any TeamPolicy, and this installation serves only namespaces a TeamPolicy selects (--team-policy-required), also while none exists: ask the platform team to add ${ns.name} to a TeamPolicy's spec.namespaces`,
+    };
   if (policies.length === 0) return { kind: 'unrestricted' };
   const selecting = policies.filter((p) => policySelects(p, ns));
   if (selecting.length === 1 && selecting[0] !== undefined) return { kind: 'policy', policy: selecting[0] };

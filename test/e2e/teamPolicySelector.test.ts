@@ -91,4 +91,49 @@ describe('skylift run --team-policy-selector', () => {
     expect(refused.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(`${ns}-own`);
     expect(findRecord(await listRecords(r53, zoneId), `api.${zone}`, 'A')).toBeUndefined();
   });
+  // Issue 27, item 10 (in part): while no TeamPolicy existed — a policy deleted and applied again,
+  // as GitOps or a chart reinstall does — objects were served with the operator's identity and no
+  // guardrails. With --team-policy-required a namespace no policy selects is refused then too.
+  it('with --team-policy-required refuses every namespace while no policy selects it, none existing', async () => {
+    const required = 'e2e-policy-required';
+    const ns = await newNamespace(admin, 'e2e-required');
+    const zone = `${ns}.example.com`;
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(r53, zone);
+    const operator = spawnSkylift(ns, stackInfo().awsEndpoint, [
+      '--team-policy-selector',
+      policySelector(required),
+      '--team-policy-required=true',
+    ]);
+    running.push(operator);
+    try {
+      await createDnsRecord(admin, ns, 'gap', {
+        zoneName: zone,
+        name: 'gap',
+        type: 'A',
+        ttl: 60,
+        records: ['192.0.2.20'],
+      });
+      const refused = await waitForCondition(
+        admin,
+        ns,
+        'gap',
+        { type: 'Synced', status: 'False', reason: 'Forbidden' },
+        60_000,
+      );
+      expect(refused.status?.conditions?.find((c) => c.type === 'Synced')?.message).toBe(
+        `namespace ${ns} is not selected by any TeamPolicy, and this installation serves only namespaces a TeamPolicy selects (--team-policy-required), also while none exists: ask the platform team to add ${ns} to a TeamPolicy's spec.namespaces`,
+      );
+      expect(findRecord(await listRecords(r53, zoneId), `gap.${zone}`, 'A')).toBeUndefined();
+
+      // The policy applied (again): served under it.
+      await applyTeamPolicy(admin, required, `${ns}-team`, { namespaces: { names: [ns] } });
+      await waitForCondition(admin, ns, 'gap', { type: 'Ready', status: 'True' }, 60_000);
+      expect(findRecord(await listRecords(r53, zoneId), `gap.${zone}`, 'A')?.ResourceRecords).toEqual([
+        { Value: '192.0.2.20' },
+      ]);
+    } finally {
+      await deleteTeamPolicies(admin, required);
+    }
+  });
 });

@@ -375,6 +375,12 @@ describe('Helm chart', () => {
     expect(podSpec(one(defaults, 'Deployment')).containers[0]?.args.join(' ')).not.toContain(
       'team-policy-selector',
     );
+    // Failing closed is asked for, not the default (a cluster with no TeamPolicy is one team).
+    expect(podSpec(one(defaults, 'Deployment')).containers[0]?.args.join(' ')).not.toContain(
+      'team-policy-required',
+    );
+    const required = docs(await helmTemplate({ values: { teamPolicyRequired: true } }));
+    expect(podSpec(one(required, 'Deployment')).containers[0]?.args).toContain('--team-policy-required=true');
     const watching = docs(await helmTemplate({ values: { watchNamespaces: ['team-a'] } }));
     for (const name of policyNames) {
       expect(

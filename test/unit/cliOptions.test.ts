@@ -19,7 +19,20 @@ describe('parseRunOptions', () => {
       shutdownDeadlineMs: 20_000,
       awsTimeoutMs: 15_000,
       kubeTimeoutMs: 30_000,
+      teamPolicyRequired: false,
     });
+  });
+
+  it('reads --team-policy-required from the flag or SKYLIFT_TEAM_POLICY_REQUIRED', () => {
+    expect(parseRunOptions(['--team-policy-required=true'], { AWS_REGION: 'x' }).teamPolicyRequired).toBe(
+      true,
+    );
+    expect(
+      parseRunOptions([], { AWS_REGION: 'x', SKYLIFT_TEAM_POLICY_REQUIRED: 'yes' }).teamPolicyRequired,
+    ).toBe(true);
+    expect(() => parseRunOptions(['--team-policy-required', 'sometimes'], { AWS_REGION: 'x' })).toThrow(
+      /--team-policy-required: want true or false/,
+    );
   });
 
   it('reads the environment and lets flags win', () => {

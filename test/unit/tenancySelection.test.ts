@@ -46,6 +46,15 @@ describe('tenancyOf', () => {
   it('is unrestricted when no policy exists', () => {
     expect(tenancyOf(ns('a'), [])).toEqual({ kind: 'unrestricted' });
   });
+  it('refuses every namespace while no policy exists when policies are required (fails closed)', () => {
+    const t = tenancyOf(ns('a'), [], { required: true });
+    expect(t).toEqual({
+      kind: 'refused',
+      message:
+        "namespace a is not selected by any TeamPolicy, and this installation serves only namespaces a TeamPolicy selects (--team-policy-required), also while none exists: ask the platform team to add a to a TeamPolicy's spec.namespaces",
+    });
+    expect(tenancyOf(ns('a'), [a, b], { required: true })).toEqual({ kind: 'policy', policy: a });
+  });
   it('gives the one selecting policy, by name or by label', () => {
     expect(tenancyOf(ns('a'), [a, b])).toEqual({ kind: 'policy', policy: a });
     expect(tenancyOf(ns('b1', { team: 'b' }), [a, b])).toEqual({ kind: 'policy', policy: b });
