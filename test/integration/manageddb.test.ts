@@ -992,6 +992,56 @@ describe('ManagedDB: what RDS changes by itself, and downgrades', () => {
 // final, scheduled or on-request snapshot (their data), or one Skylift never made. By default only
 // snapshots Skylift made for the same namespace are restored; anything else is Terminal, naming the
 // field, before any restore call.
+// Issue 27, items 3 and 4: a connection Secret deleted by a user (or a renamed one) was recreated
+// without a password while the object stayed Ready: the only copy of the credentials was gone. A
+// new master password is written to the Secret first (marked pending), then given to RDS, then the
+// mark goes: the Secret always ends holding the password the instance accepts.
+describe('ManagedDB connection Secret lost', () => {
+  it('writes a new password to a deleted Secret first, then sets it as the master password', async () => {
+    const ns = await newNamespace(admin, 'mdb-secret-lost');
+    running.push(
+      await startController((s) => managedDbController(s, { pollMs: 300 }), {
+        namespace: ns,
+        endpoint: proxy.endpoint,
+        resyncPeriod: '2s',
+      }),
+    );
+    await create(ns, 'orders', spec({ writeConnectionSecretToRef: { name: 'orders-conn' } }));
+    await waitCondition(ns, 'orders', 'Ready', 'True');
+    const before = await secret(ns, 'orders-conn');
+    expect(before.password).toEqual(expect.any(String));
+    const passwordsSent: string[] = [];
+    const unwatch = proxy.watch((call) => {
+      if (call.operation !== 'ModifyDBInstance') return;
+      const password = new URLSearchParams(call.body).get('MasterUserPassword');
+      if (password !== null) passwordsSent.push(password);
+    });
+    try {
+      await admin.delete(`/api/v1/namespaces/${ns}/secrets/orders-conn`);
+      const after = await waitFor(
+        async () => {
+          const s = await admin
+            .get<{ metadata: { annotations?: Record<string, string> } }>(
+              `/api/v1/namespaces/${ns}/secrets/orders-conn`,
+            )
+            .catch(() => undefined);
+          if (s === undefined || s.metadata.annotations?.['skylift.dev/password-pending'] !== undefined)
+            return undefined;
+          const data = await secret(ns, 'orders-conn');
+          return (data.password ?? '') !== '' ? data : undefined;
+        },
+        { timeoutMs: 60_000, description: 'the Secret back with a password RDS was given' },
+      );
+      expect(after.password).not.toBe(before.password);
+      expect(passwordsSent).toEqual([after.password]);
+      expect(after.uri).toContain(encodeURIComponent(after.password ?? ''));
+      await waitCondition(ns, 'orders', 'Ready', 'True');
+    } finally {
+      unwatch();
+    }
+  });
+});
+
 describe('ManagedDB restoreFrom', () => {
   it("refuses another namespace's snapshot and one Skylift did not make, restores its own namespace's", async () => {
     const { CreateDBInstanceCommand, CreateDBSnapshotCommand } = await import('@aws-sdk/client-rds');

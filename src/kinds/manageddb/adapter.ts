@@ -41,8 +41,9 @@ import {
   connectionSecretRelease,
   connectionSecretWrite,
   readConnectionSecret,
+  readConnectionSecretState,
 } from './connectionSecret.ts';
-import { instanceIdentifier } from './identity.ts';
+import { connectionSecretName, instanceIdentifier } from './identity.ts';
 import { acceptedEngineVersion, engineVersionToAccept, modificationsFor } from './modifications.ts';
 import {
   lastRequestStatus,
@@ -178,7 +179,12 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
           change: `requested ${request.action} ${request.id}`,
           operation: true,
         });
-      if (db.Endpoint?.Address !== undefined) writes = await this.connectionSecretWrites(mr, db);
+      if (db.Endpoint?.Address !== undefined) {
+        const kept = await this.connectionSecretWrites(mr, db);
+        writes = kept.writes;
+        if (kept.lost !== undefined && !delta.some((d) => d.field === 'password'))
+          delta.push({ field: 'password', change: kept.lost });
+      }
       const cron = snapshotSchedule(mr);
       if (cron !== undefined) {
         const plan = planSnapshots(
@@ -346,12 +352,16 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       changes.push('tagged');
     }
     const resetPassword = observed.delta.some((d) => d.field === 'password');
+    let passwordSet: Writes | undefined;
     if (resetPassword) {
-      await this.setPasswordAfterRestore(mr, db, ctx);
+      const restored = needsPasswordAfterRestore(mr.spec.restoreFrom, tagMap(db.TagList), ctx.ownership.uid);
+      passwordSet = await this.setPasswordAfterRestore(mr, db, ctx, restored);
       changes.push(
-        mr.spec.password?.managedByAWS === true
-          ? 'restored instance: master password now managed by AWS'
-          : "restored instance: master password set to the connection Secret's",
+        !restored
+          ? "master password set to the connection Secret's"
+          : mr.spec.password?.managedByAWS === true
+            ? 'restored instance: master password now managed by AWS'
+            : "restored instance: master password set to the connection Secret's",
       );
     }
     if (Object.keys(input).length > 0) {
@@ -388,10 +398,11 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       writes = { annotations: { [requestDoneAnnotation]: `${request.id} ${result}` } };
       acted = request.action !== 'snapshot';
     }
+    const allWrites = writes === undefined ? passwordSet : { ...passwordSet, ...writes };
     return {
       description: changes.join('; '),
       pending: Object.keys(input).length > 0 || acted || resetPassword,
-      ...(writes !== undefined ? { writes } : {}),
+      ...(allWrites !== undefined ? { writes: allWrites } : {}),
     };
   }
 
@@ -442,14 +453,20 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
    * password.managedByAWS), then mark the instance so it is done once. Repeating it after a crash
    * sets the same password again.
    */
-  private async setPasswordAfterRestore(mr: ManagedDB, db: DBInstance, ctx: ReconcileContext): Promise<void> {
+  private async setPasswordAfterRestore(
+    mr: ManagedDB,
+    db: DBInstance,
+    ctx: ReconcileContext,
+    restored: boolean,
+  ): Promise<Writes | undefined> {
     const id = db.DBInstanceIdentifier ?? instanceIdentifier(mr);
     const managed = mr.spec.password?.managedByAWS === true;
-    const password = managed ? undefined : (await readConnectionSecret(this.d.kube, mr))?.password;
+    const secret = managed ? undefined : await readConnectionSecretState(this.d.kube, mr);
+    const password = secret?.data.password;
     if (!managed && (password === undefined || password === ''))
       throw new RetryableError(
         DBReason.SecretMissing,
-        `the connection Secret has no password to give the instance ${id} restored from spec.restoreFrom`,
+        `the connection Secret has no password to give the instance ${id}${restored ? ' restored from spec.restoreFrom' : ''}`,
       );
     await awsCall(`set the master password of ${id}`, rdsErrorTable, () =>
       this.d.rds.send(
@@ -461,7 +478,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       ),
     );
     const arn = db.DBInstanceArn;
-    if (arn !== undefined)
+    if (restored && arn !== undefined)
       await awsCall(`mark ${id} as given its password`, rdsErrorTable, () =>
         this.d.rds.send(
           new AddTagsToResourceCommand({
@@ -470,6 +487,8 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
           }),
         ),
       );
+    // RDS has the Secret's password: the Secret is no longer marked pending.
+    return secret?.pending === true ? { companions: [connectionSecretWrite(mr, secret.data)] } : undefined;
   }
 
   /**
@@ -570,12 +589,44 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     return out.DBSnapshots ?? [];
   }
 
-  /** The connection Secret's write when what it holds differs from the instance's endpoint (its password is kept). */
-  private async connectionSecretWrites(mr: ManagedDB, db: DBInstance): Promise<Writes | undefined> {
-    const current = (await readConnectionSecret(this.d.kube, mr)) ?? {};
+  /**
+   * The connection Secret's write when what it holds differs from the instance's endpoint, its
+   * password kept; and, when the Secret has no password (deleted, renamed, emptied) or holds one
+   * RDS was not given yet, why the instance's master password must be set to the Secret's: a lost
+   * password is replaced by a new one, written to the Secret (marked pending) before RDS is told.
+   * With password.managedByAWS, AWS keeps the password and nothing is lost.
+   */
+  private async connectionSecretWrites(
+    mr: ManagedDB,
+    db: DBInstance,
+  ): Promise<{ writes?: Writes; lost?: string }> {
+    const secret = await readConnectionSecretState(this.d.kube, mr);
+    const current = secret?.data ?? {};
+    const managed = mr.spec.password?.managedByAWS === true;
+    // An adopted instance's password is its owner's to change (docs/manageddb.md, "Adoption").
+    const adopted = (mr.spec.externalName ?? '') !== '';
+    if (!managed && !adopted && (current.password ?? '') === '') {
+      const password = randomBytes(24).toString('base64url');
+      return {
+        writes: {
+          companions: [connectionSecretWrite(mr, connectionData(mr, db, password), { pending: true })],
+        },
+        lost: `the connection Secret ${connectionSecretName(mr)} has no password (deleted, renamed or emptied): a new master password, written to the Secret before the instance is given it`,
+      };
+    }
+    const pending = !managed && secret?.pending === true;
     const want = connectionData(mr, db, current.password);
-    if (Object.entries(want).every(([k, v]) => current[k] === v)) return undefined;
-    return { companions: [connectionSecretWrite(mr, want)] };
+    const writes = Object.entries(want).every(([k, v]) => current[k] === v)
+      ? undefined
+      : { companions: [connectionSecretWrite(mr, want, { pending })] };
+    return {
+      ...(writes !== undefined ? { writes } : {}),
+      ...(pending
+        ? {
+            lost: `the connection Secret ${connectionSecretName(mr)} holds a master password the instance was not given yet`,
+          }
+        : {}),
+    };
   }
 
   private describe(id: string): Promise<DBInstance | undefined> {

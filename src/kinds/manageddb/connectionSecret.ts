@@ -38,15 +38,32 @@ export function connectionData(
   };
 }
 
-/** The write that puts `data` into the connection Secret (the engine applies it, owned by the ManagedDB). Pure. */
-export function connectionSecretWrite(mr: ManagedDB, data: Record<string, string>): CompanionWrite {
+/**
+ * The annotation on a connection Secret whose password RDS has not been given yet: written with a
+ * new password, before the ModifyDBInstance that sets it, and removed after; a reconcile that finds
+ * it sets the instance's password to the Secret's (again), so a crash in between loses nothing.
+ */
+export const passwordPendingAnnotation = 'skylift.dev/password-pending';
+
+/**
+ * The write that puts `data` into the connection Secret (the engine applies it, owned by the
+ * ManagedDB), marked `pending` when its password is not yet the instance's. Pure.
+ */
+export function connectionSecretWrite(
+  mr: ManagedDB,
+  data: Record<string, string>,
+  opts: { readonly pending?: boolean } = {},
+): CompanionWrite {
   return {
     op: 'apply',
     type: secretType,
     object: {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: connectionSecretName(mr) },
+      metadata: {
+        name: connectionSecretName(mr),
+        ...(opts.pending === true ? { annotations: { [passwordPendingAnnotation]: 'true' } } : {}),
+      },
       type: 'Opaque',
       stringData: data,
     },
@@ -69,6 +86,14 @@ export async function readConnectionSecret(
   kube: KubeClient,
   mr: ManagedDB,
 ): Promise<Record<string, string> | undefined> {
+  return (await readConnectionSecretState(kube, mr))?.data;
+}
+
+/** As {@link readConnectionSecret}, with whether its password is still to be given to RDS. Read-only. */
+export async function readConnectionSecretState(
+  kube: KubeClient,
+  mr: ManagedDB,
+): Promise<{ readonly data: Record<string, string>; readonly pending: boolean } | undefined> {
   const name = connectionSecretName(mr);
   if (name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) {
     throw new TerminalError(
@@ -91,7 +116,10 @@ export async function readConnectionSecret(
       `the connection Secret ${name} already exists and is ${owner !== undefined ? `${owner.kind} ${owner.name}'s` : 'not managed by Skylift'}${(s.type ?? 'Opaque') !== 'Opaque' ? ` (type ${s.type ?? ''})` : ''}; Skylift will not take it over: set spec.writeConnectionSecretToRef.name to a Secret name that is not in use`,
     );
   }
-  return Object.fromEntries(
-    Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
-  );
+  return {
+    data: Object.fromEntries(
+      Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+    ),
+    pending: s.metadata.annotations?.[passwordPendingAnnotation] === 'true',
+  };
 }
