@@ -45,6 +45,34 @@ function spawnDev(dir: string, args: readonly string[] = [], entry: readonly str
   return { child, exited: once(child, 'exit') as Promise<[number | null, string | null]>, output: () => out };
 }
 
+/**
+ * `skylift dev` (through the CLI, which starts the workshop as its child) on the test stack with no
+ * operator and no samples, once it has printed its banner.
+ */
+async function bareSkyliftDev(dir: string): Promise<DevProcess> {
+  const info = stackInfo();
+  const dev = spawnDev(
+    dir,
+    [
+      '--kubeconfig',
+      info.adminKubeconfig,
+      '--aws-endpoint',
+      info.awsEndpoint,
+      '--no-operator',
+      '--no-samples',
+    ],
+    skyliftDev,
+  );
+  await waitFor(
+    () => {
+      if (dev.child.exitCode !== null) throw new AbortWait(`skylift dev exited early:\n${dev.output()}`);
+      return dev.output().includes('Press Ctrl-C') ? true : undefined;
+    },
+    { timeoutMs: 60_000, description: 'skylift dev --no-operator to print its banner' },
+  );
+  return dev;
+}
+
 /** Waits for the summary `skylift dev` prints once every sample is Ready. */
 async function waitForSamplesReady(dev: DevProcess): Promise<void> {
   try {
@@ -250,28 +278,9 @@ describe('skylift dev', () => {
   });
 
   it('with --no-operator runs no operator, and still stops cleanly on Ctrl-C', async () => {
-    const info = stackInfo();
     const dir = await scratchDir('dev-no-operator');
     // Through `skylift dev`: the Ctrl-C sent to it reaches the workshop it started, once.
-    const dev = spawnDev(
-      dir,
-      [
-        '--kubeconfig',
-        info.adminKubeconfig,
-        '--aws-endpoint',
-        info.awsEndpoint,
-        '--no-operator',
-        '--no-samples',
-      ],
-      skyliftDev,
-    );
-    await waitFor(
-      () => {
-        if (dev.child.exitCode !== null) throw new AbortWait(`skylift dev exited early:\n${dev.output()}`);
-        return dev.output().includes('Press Ctrl-C') ? true : undefined;
-      },
-      { timeoutMs: 60_000, description: 'skylift dev --no-operator to print its banner' },
-    );
+    const dev = await bareSkyliftDev(dir);
     expect(dev.output()).toContain('Operator    not started (--no-operator)');
     // `make run` would be allowed: no live in-process operator is recorded.
     expect(existsSync(join(dir, 'operator.in-process'))).toBe(false);
@@ -281,27 +290,8 @@ describe('skylift dev', () => {
     expect(dev.output()).toContain('Stopped.');
   });
   it('through skylift dev, SIGKILLed: the workshop it started notices and stops what it started', async () => {
-    const info = stackInfo();
     const dir = await scratchDir('dev-killed');
-    const dev = spawnDev(
-      dir,
-      [
-        '--kubeconfig',
-        info.adminKubeconfig,
-        '--aws-endpoint',
-        info.awsEndpoint,
-        '--no-operator',
-        '--no-samples',
-      ],
-      skyliftDev,
-    );
-    await waitFor(
-      () => {
-        if (dev.child.exitCode !== null) throw new AbortWait(`skylift dev exited early:\n${dev.output()}`);
-        return dev.output().includes('Press Ctrl-C') ? true : undefined;
-      },
-      { timeoutMs: 60_000, description: 'skylift dev to print its banner' },
-    );
+    const dev = await bareSkyliftDev(dir);
     const pid = dev.child.pid ?? 0;
     const [workshop] = await childrenOf(pid);
     expect(workshop).toBeGreaterThan(0);
