@@ -9,6 +9,7 @@ import { crdFileName } from '../src/apis/crd.ts';
 import type { KindModule } from '../src/kinds/module.ts';
 import { admissionPolicies, allCrds, kinds } from '../src/kinds/registry.ts';
 import { renderKindReference } from './reference.ts';
+import { teamPolicyFieldContract, teamPolicyType } from '../src/apis/teampolicy.ts';
 
 /** Directories whose files `make generate` owns entirely (stale files there are removed). */
 export const generatedDirs = ['crds', 'deploy/helm/skylift/files/crds', 'docs/reference'] as const;
@@ -70,7 +71,11 @@ export function renderGeneratedFiles(
     files.set(`deploy/helm/skylift/files/crds/${name}`, text);
     const doc = `${crd.spec.names.kind.toLowerCase()}.md`;
     references.push(`- [${crd.spec.names.kind}](${doc})`);
-    files.set(`docs/reference/${doc}`, renderKindReference(crd));
+    const contract =
+      crd.spec.names.kind === teamPolicyType.kind
+        ? teamPolicyFieldContract
+        : registry.find((k) => k.type.kind === crd.spec.names.kind)?.fieldContract;
+    files.set(`docs/reference/${doc}`, renderKindReference(crd, contract));
   }
   files.set(
     'crds/kustomization.yaml',

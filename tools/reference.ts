@@ -2,6 +2,7 @@
 // schema, so the reference says exactly what `kubectl explain` and admission
 // say and cannot drift from the code.
 import type { CrdManifest } from '../src/apis/crd.ts';
+import type { FieldContract, FieldTreatment } from '../src/apis/fieldContract.ts';
 import type { Schema } from '../src/apis/schema.ts';
 
 /** One row of the reference table: a field path and what the schema says of it. */
@@ -12,8 +13,20 @@ interface FieldRow {
   readonly schema: Schema;
 }
 
-/** Markdown reference of one CRD: printer columns, then every spec and status field. Pure. */
-export function renderKindReference(crd: CrdManifest): string {
+/** What a change after create does, as the reference's cell says it. Pure. */
+function treatmentCell(t: FieldTreatment | undefined): string {
+  if (t === undefined) return '';
+  if ('fixed' in t) return escapeCell(`fixed at create: ${t.fixed}`);
+  if ('applied' in t) return escapeCell(`applied in AWS: ${t.applied}`);
+  return escapeCell(`Kubernetes only: ${t.kubernetes}`);
+}
+
+/**
+ * Markdown reference of one CRD: printer columns, then every spec and status
+ * field; with the kind's field contract, each spec field that has an entry
+ * says what a change after create does (its subfields follow it). Pure.
+ */
+export function renderKindReference(crd: CrdManifest, contract?: FieldContract): string {
   const version = crd.spec.versions[0];
   if (version === undefined) throw new Error(`${crd.metadata.name} has no version`);
   const root = version.schema.openAPIV3Schema;
@@ -39,10 +52,15 @@ export function renderKindReference(crd: CrdManifest): string {
       for (const r of rules) lines.push(`- ${r.message}`);
       lines.push('');
     }
-    lines.push('| field | type | description |', '| --- | --- | --- |');
+    const withContract = part === 'spec' && contract !== undefined;
+    lines.push(
+      withContract ? '| field | type | description | after create |' : '| field | type | description |',
+      withContract ? '| --- | --- | --- | --- |' : '| --- | --- | --- |',
+    );
     for (const row of fieldRows(schema, part)) {
+      const after = withContract ? ` ${treatmentCell(contract[row.path.slice('spec.'.length)])} |` : '';
       lines.push(
-        `| \`${row.path}\`${row.required ? ' (required)' : ''} | ${row.type} | ${describe(row.schema)} |`,
+        `| \`${row.path}\`${row.required ? ' (required)' : ''} | ${row.type} | ${describe(row.schema)} |${after}`,
       );
     }
     lines.push('');

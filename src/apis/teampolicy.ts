@@ -5,6 +5,7 @@ import type { KubeObject, ResourceType } from './meta.ts';
 import type { Condition } from './managed.ts';
 import { apiCategory, apiGroup, apiVersion, type CrdManifest } from './crd.ts';
 import { arr, int, obj, str, stringMap, type Schema } from './schema.ts';
+import type { FieldContract } from './fieldContract.ts';
 
 export const teamPolicyType: ResourceType = {
   group: apiGroup,
@@ -271,3 +272,13 @@ export function teamPolicyCrd(
     },
   };
 }
+
+/** What becomes of each TeamPolicy spec field after create: all of it acts in Skylift only (src/apis/fieldContract.ts). */
+export const teamPolicyFieldContract: FieldContract = {
+  namespaces: { kubernetes: 'which namespaces the policy serves, from the next reconcile of their objects' },
+  aws: {
+    kubernetes:
+      'the identity (AssumeRole) and region the namespaces’ AWS calls use from the next reconcile; objects already in another account or region are refused, not recreated',
+  },
+  guardrails: { kubernetes: 'what the namespaces’ objects may ask for, checked before every AWS write' },
+};

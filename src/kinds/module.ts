@@ -4,6 +4,7 @@
 // exports one KindModule; src/kinds/registry.ts lists them.
 import type { Logger } from 'pino';
 import type { CrdManifest } from '../apis/crd.ts';
+import type { FieldContract } from '../apis/fieldContract.ts';
 import type { ManagedObject } from '../apis/managed.ts';
 import type { ResourceType } from '../apis/meta.ts';
 import type { GuardrailSection } from '../apis/teampolicy.ts';
@@ -95,6 +96,8 @@ export interface KindModule {
   readonly traceShows: string;
   /** The CRD, fully rendered (schema with descriptions, CEL rules, printer columns). Pure. */
   crd(): CrdManifest;
+  /** What becomes of each spec field after create; covers every field of the CRD's spec. */
+  readonly fieldContract: FieldContract;
   /** This kind's section of a TeamPolicy's spec.guardrails (its schema; the kind's connector checks it). */
   readonly guardrails?: GuardrailSection;
   /**

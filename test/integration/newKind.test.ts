@@ -28,6 +28,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { crdFileName } from '../../src/apis/crd.ts';
 import { finalizerName, ownershipTagKeys } from '../../src/apis/managed.ts';
+import { userTagKeysTag } from '../../src/providers/aws/tags.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { parseRunOptions, UsageError } from '../../src/operator/options.ts';
 import { simpleRequest } from '../../dev/http.ts';
@@ -437,6 +438,7 @@ describe('a kind defined outside src/ (Queue → SQS)', () => {
     expect(attrs.Attributes).toMatchObject({ VisibilityTimeout: '45', QueueArn: created.status?.arn });
     expect(await tags(url)).toEqual({
       team: 'payments',
+      [userTagKeysTag]: 'team',
       [ownershipTagKeys.owner]: `${ns}/${name}`,
       [ownershipTagKeys.uid]: uid,
       [ownershipTagKeys.cluster]: 'test-cluster',
@@ -488,7 +490,7 @@ describe('a kind defined outside src/ (Queue → SQS)', () => {
     // Spec change: SQS follows, the new generation is observed, an Updated (not drift) Event.
     await admin.patch(
       resourcePath(queueType, { namespace: ns, name }),
-      { spec: { visibilityTimeoutSeconds: 120 } },
+      { spec: { visibilityTimeoutSeconds: 120, tags: { team: null, env: 'prod' } } },
       'merge',
     );
     await waitFor(async () => ((await visibility(url)) === '120' ? true : undefined), {
@@ -504,6 +506,14 @@ describe('a kind defined outside src/ (Queue → SQS)', () => {
     );
     const updated = await eventWith(ns, name, 'Updated', 'visibilityTimeoutSeconds 45 → 120');
     expect(updated.type).toBe('Normal');
+    // A tag dropped from the spec leaves the queue; the new one and the record of the keys follow.
+    expect(await tags(url)).toEqual({
+      env: 'prod',
+      [userTagKeysTag]: 'env',
+      [ownershipTagKeys.owner]: `${ns}/${name}`,
+      [ownershipTagKeys.uid]: uid,
+      [ownershipTagKeys.cluster]: 'test-cluster',
+    });
 
     // Delete: the queue goes, then the finalizer, then the CR.
     await deleteQueue(ns, name);

@@ -22,6 +22,7 @@ const gadgets: KindModule = {
   type: gadgetType,
   names: ['gadget', 'gadgets'],
   traceShows: 'nothing (a test kind)',
+  fieldContract: {},
   crd: () => {
     throw new Error('the tests install the Gadget CRD themselves');
   },

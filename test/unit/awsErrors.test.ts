@@ -251,11 +251,15 @@ describe('AWS tags', () => {
 
   it.each([
     { reason: 'no user tags', user: undefined, extra: {} },
-    { reason: 'user tags beside them', user: { team: 'web' }, extra: { team: 'web' } },
+    {
+      reason: 'user tags beside them, with the record of their keys',
+      user: { team: 'web' },
+      extra: { team: 'web', 'skylift.dev/user-tags': 'team' },
+    },
     {
       reason: 'user tags with the same keys lose',
       user: { 'skylift.dev/uid': 'forged', 'skylift.dev/owner': 'me/mine', team: 'web' },
-      extra: { team: 'web' },
+      extra: { team: 'web', 'skylift.dev/user-tags': 'team' },
     },
   ])('puts the ownership tags on the list, and they win: $reason', ({ user, extra }) => {
     const list = ownedTagList(user, ownership);

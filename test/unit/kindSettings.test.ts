@@ -164,6 +164,7 @@ function recordingKind(seen: Map<string, string>[]): KindModule {
     type,
     names: ['widget', 'widgets'],
     traceShows: 'nothing',
+    fieldContract: {},
     crd: () => {
       throw new Error('no CRD in this test');
     },

@@ -198,3 +198,48 @@ describe('modificationsFor: engineVersion against the version accepted before', 
     expect(engineVersionToAccept(mr)).toBe(record);
   });
 });
+
+describe('modificationsFor: fields issue 27 found accepted and ignored', () => {
+  const gp3: DBInstance = { ...db, StorageType: 'gp3' };
+  it.each([
+    {
+      reason: 'storageType changed',
+      spec: { storageType: 'io1' as const, iops: 3000 },
+      have: gp3,
+      input: { StorageType: 'io1', Iops: 3000 },
+    },
+    {
+      reason: 'iops changed',
+      spec: { storageType: 'io1' as const, iops: 4000 },
+      have: { ...db, StorageType: 'io1', Iops: 3000 },
+      input: { Iops: 4000 },
+    },
+    {
+      reason: 'maxAllocatedStorage removed (autoscaling off: the limit set to the allocated storage)',
+      spec: {},
+      have: { ...gp3, MaxAllocatedStorage: 100 },
+      input: { MaxAllocatedStorage: 20 },
+    },
+    {
+      reason: 'password.managedByAWS turned on',
+      spec: { password: { managedByAWS: true } },
+      have: gp3,
+      input: { ManageMasterUserPassword: true },
+    },
+    { reason: 'nothing changed', spec: {}, have: gp3, input: {} },
+    {
+      reason: 'AWS already manages the password',
+      spec: { password: { managedByAWS: true } },
+      have: { ...gp3, MasterUserSecret: { SecretArn: 'arn:aws:secretsmanager:x' } },
+      input: {},
+    },
+    {
+      reason: 'a storage type change already pending',
+      spec: { storageType: 'gp2' as const },
+      have: { ...gp3, PendingModifiedValues: { StorageType: 'gp2' } },
+      input: {},
+    },
+  ])('$reason', ({ spec: extra, have, input }) => {
+    expect(modificationsFor(mdb(extra), have).input).toEqual(input);
+  });
+});

@@ -150,7 +150,12 @@ function matching(): ObservedLoadBalancer {
       ['idle_timeout.timeout_seconds', '120'],
       ['routing.http2.enabled', 'true'],
     ]),
-    tags: { team: 'web', 'skylift.dev/uid': uid, 'aws:cloudformation:stack': 'x' },
+    tags: {
+      team: 'web',
+      'skylift.dev/user-tags': 'team',
+      'skylift.dev/uid': uid,
+      'aws:cloudformation:stack': 'x',
+    },
   };
 }
 
@@ -365,6 +370,11 @@ describe('ingressDelta', () => {
     {
       reason: 'a tag with another value',
       observed: (o) => ({ ...o, tags: { ...o.tags, team: 'ops' } }),
+      want: [{ field: 'tags', change: 'tags' }],
+    },
+    {
+      reason: 'a tag Skylift applied that the spec dropped',
+      observed: (o) => ({ ...o, tags: { ...o.tags, tier: 'gold', 'skylift.dev/user-tags': 'team,tier' } }),
       want: [{ field: 'tags', change: 'tags' }],
     },
   ])('finds $reason', ({ observed, known, want }) => {

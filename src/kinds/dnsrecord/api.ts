@@ -3,6 +3,7 @@ import type { ResourceType } from '../../apis/meta.ts';
 import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
 import { arr, bool, immutable, int, obj, str, type Schema } from '../../apis/schema.ts';
+import { managedFieldContract, type FieldContract } from '../../apis/fieldContract.ts';
 
 /** Record types Skylift manages. */
 export const dnsRecordTypes = ['A', 'AAAA', 'CNAME', 'TXT', 'MX', 'SRV', 'CAA', 'NS', 'PTR'] as const;
@@ -226,3 +227,19 @@ export function dnsRecordCrd(): CrdManifest {
     status,
   });
 }
+
+const upsert = 'ChangeResourceRecordSets UPSERT of the record set (with its ownership record)';
+
+/** What becomes of each DNSRecord spec field after create (src/apis/fieldContract.ts). */
+export const dnsRecordFieldContract: FieldContract = {
+  zoneId: { fixed: 'a record set lives in one hosted zone' },
+  zoneName: { fixed: 'a record set lives in one hosted zone' },
+  name: { fixed: 'the name identifies the record set; another name is another DNSRecord' },
+  type: { fixed: 'the type identifies the record set; another type is another DNSRecord' },
+  setIdentifier: { fixed: 'the set identifier identifies a weighted record set' },
+  ttl: { applied: upsert },
+  records: { applied: upsert },
+  aliasTarget: { applied: upsert },
+  weight: { applied: upsert },
+  ...managedFieldContract,
+};

@@ -1,7 +1,7 @@
 // The DNSRecord kind: a Route 53 record set.
 import type { ManagedObject } from '../../apis/managed.ts';
 import type { KindModule } from '../module.ts';
-import { dnsRecordCrd, dnsRecordType } from './api.ts';
+import { dnsRecordCrd, dnsRecordType, dnsRecordFieldContract } from './api.ts';
 import { dnsRecordController } from './controller.ts';
 import { dnsRecordFlags, parseDNSRecordSettings } from './settings.ts';
 import { dnsRecordGuardrailSection, dnsRecordAdmission } from './guardrails.ts';
@@ -11,6 +11,7 @@ export const dnsRecordKind: KindModule = {
   names: ['dnsrecord', 'dnsrecords', 'dnsr', `${dnsRecordType.plural}.${dnsRecordType.group}`],
   traceShows: 'hosted zone → record set and ownership TXT record; the MyIngress an alias follows',
   crd: dnsRecordCrd,
+  fieldContract: dnsRecordFieldContract,
   guardrails: dnsRecordGuardrailSection,
   admission: dnsRecordAdmission,
   flags: dnsRecordFlags,

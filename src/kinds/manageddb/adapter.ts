@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   AddTagsToResourceCommand,
+  RemoveTagsFromResourceCommand,
   CreateDBInstanceCommand,
   CreateDBSnapshotCommand,
   DeleteDBInstanceCommand,
@@ -16,7 +17,13 @@ import {
 import { ownershipFromTags, ownershipTagMap } from '../../apis/managed.ts';
 import { awsCall, createOrFind, lookup } from '../../providers/aws/calls.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
-import { ownedTagList, tagList, tagMap } from '../../providers/aws/tags.ts';
+import {
+  hasUserTagChanges,
+  ownedTagList,
+  tagList,
+  tagMap,
+  userTagChanges,
+} from '../../providers/aws/tags.ts';
 import { rdsAvailableStates, rdsErrorTable, rdsFailedStates } from '../../providers/rds/states.ts';
 import type {
   Created,
@@ -75,7 +82,8 @@ export const DBReason = {
 } as const;
 
 /** What can differ between an RDS instance and its ManagedDB. */
-export type ManagedDBField = 'instance' | 'ownership' | 'password' | 'request' | 'snapshot' | 'prune';
+export type ManagedDBField =
+  'instance' | 'ownership' | 'tags' | 'password' | 'request' | 'snapshot' | 'prune';
 
 /** What observe saw, handed to update and delete. */
 export interface ManagedDBDetails {
@@ -167,6 +175,8 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       // The spec passed (in sync, or a modification follows): a later spec lowered below it is a downgrade.
       Object.assign(status, acceptedVersionStatus(engineVersionToAccept(mr)));
       if (ownership?.uid !== ctx.ownership.uid) delta.push({ field: 'ownership', change: 'ownership tags' });
+      else if (hasUserTagChanges(userTagChanges(mr.spec.tags, tagMap(db.TagList))))
+        delta.push({ field: 'tags', change: 'tags' });
       if (needsPasswordAfterRestore(mr.spec.restoreFrom, tagMap(db.TagList), ctx.ownership.uid))
         delta.push({
           field: 'password',
@@ -351,6 +361,10 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       );
       changes.push('tagged');
     }
+    if (observed.delta.some((d) => d.field === 'tags') && db.DBInstanceArn !== undefined) {
+      await this.syncUserTags(mr, db.DBInstanceArn, tagMap(db.TagList));
+      changes.push('tags');
+    }
     const resetPassword = observed.delta.some((d) => d.field === 'password');
     let passwordSet: Writes | undefined;
     if (resetPassword) {
@@ -473,7 +487,13 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
         new ModifyDBInstanceCommand({
           DBInstanceIdentifier: id,
           ApplyImmediately: true,
-          ...(managed ? { ManageMasterUserPassword: true } : { MasterUserPassword: password }),
+          ...(managed
+            ? { ManageMasterUserPassword: true }
+            : {
+                MasterUserPassword: password,
+                // Turning AWS management off (spec.password.managedByAWS now false) takes the password with it.
+                ...(db.MasterUserSecret?.SecretArn !== undefined ? { ManageMasterUserPassword: false } : {}),
+              }),
         }),
       ),
     );
@@ -615,10 +635,13 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       };
     }
     const pending = !managed && secret?.pending === true;
-    const want = connectionData(mr, db, current.password);
-    const writes = Object.entries(want).every(([k, v]) => current[k] === v)
-      ? undefined
-      : { companions: [connectionSecretWrite(mr, want, { pending })] };
+    // Managed by AWS, the Secret's password goes once RDS has the secret that replaces it.
+    const replaced = managed && db.MasterUserSecret?.SecretArn !== undefined;
+    const want = connectionData(mr, db, replaced ? undefined : current.password);
+    const same =
+      Object.entries(want).every(([k, v]) => current[k] === v) &&
+      Object.keys(current).every((k) => k in want);
+    const writes = same ? undefined : { companions: [connectionSecretWrite(mr, want, { pending })] };
     return {
       ...(writes !== undefined ? { writes } : {}),
       ...(pending
@@ -627,6 +650,28 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
           }
         : {}),
     };
+  }
+
+  /**
+   * Brings the instance's user tags to the spec's: removes the keys Skylift applied that the spec
+   * dropped, adds and changes the rest with the record of their keys, then drops record tags no
+   * longer needed (providers/aws/tags.ts); tags others put on the instance stay.
+   */
+  private async syncUserTags(mr: ManagedDB, arn: string, have: Record<string, string>): Promise<void> {
+    const c = userTagChanges(mr.spec.tags, have);
+    const remove = async (keys: string[]): Promise<void> => {
+      if (keys.length === 0) return;
+      await awsCall('untag DB instance', rdsErrorTable, () =>
+        this.d.rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: keys })),
+      );
+    };
+    await remove(c.remove);
+    const add = tagList(c.add);
+    if (add.length > 0)
+      await awsCall('tag DB instance', rdsErrorTable, () =>
+        this.d.rds.send(new AddTagsToResourceCommand({ ResourceName: arn, Tags: add })),
+      );
+    await remove(c.removeAfter);
   }
 
   private describe(id: string): Promise<DBInstance | undefined> {

@@ -13,6 +13,7 @@ import {
   stringMap,
   type Schema,
 } from '../../apis/schema.ts';
+import { managedFieldContract, type FieldContract } from '../../apis/fieldContract.ts';
 
 export const managedDbType: ResourceType = {
   group: apiGroup,
@@ -189,6 +190,11 @@ const spec: Schema = obj(
         message: 'storageType io1 and io2 need iops',
       },
       { rule: '!has(oldSelf.dbName) || has(self.dbName)', message: 'dbName cannot be removed' },
+      {
+        rule: '!has(oldSelf.vpcSecurityGroupIds) || has(self.vpcSecurityGroupIds)',
+        message:
+          'vpcSecurityGroupIds cannot be removed once set: list the security groups the instance should have (the VPC’s default one, for RDS’s default)',
+      },
     ],
   },
 );
@@ -240,3 +246,53 @@ export function managedDbCrd(): CrdManifest {
     status,
   });
 }
+
+const modify = (what: string): { applied: string } => ({ applied: `ModifyDBInstance ${what}` });
+
+/** What becomes of each ManagedDB spec field after create (src/apis/fieldContract.ts). */
+export const managedDbFieldContract: FieldContract = {
+  engine: { fixed: 'RDS cannot change an instance’s engine' },
+  dbName: { fixed: 'RDS names the initial database at create only' },
+  masterUsername: { fixed: 'RDS sets the master user name at create only' },
+  subnetGroupName: { fixed: 'RDS moves an instance to another subnet group only through a new instance' },
+  storageEncrypted: { fixed: 'RDS encrypts storage at create only' },
+  restoreFrom: { fixed: 'a snapshot is restored only when the instance is created' },
+  engineVersion: modify('EngineVersion'),
+  instanceClass: modify('DBInstanceClass'),
+  allocatedStorage: modify('AllocatedStorage'),
+  maxAllocatedStorage: modify(
+    'MaxAllocatedStorage (removed: set to the allocated storage, which turns autoscaling off)',
+  ),
+  storageType: modify('StorageType'),
+  iops: modify('Iops'),
+  multiAZ: modify('MultiAZ'),
+  'password.managedByAWS': modify(
+    'ManageMasterUserPassword (turned off: with a new MasterUserPassword, written to the connection Secret first)',
+  ),
+  vpcSecurityGroupIds: modify('VpcSecurityGroupIds (once set, cannot be removed: name the groups to use)'),
+  publiclyAccessible: modify('PubliclyAccessible'),
+  'backup.retentionDays': modify('BackupRetentionPeriod'),
+  'backup.window': modify('PreferredBackupWindow'),
+  maintenanceWindow: modify('PreferredMaintenanceWindow'),
+  deletionProtection: modify('DeletionProtection'),
+  tags: {
+    applied: 'AddTagsToResource and RemoveTagsFromResource (only tag keys Skylift applied are removed)',
+  },
+  allowMajorVersionUpgrade: {
+    kubernetes:
+      'allows the next engineVersion change to cross a major version (sent with that ModifyDBInstance)',
+  },
+  applyImmediately: {
+    kubernetes: 'how later modifications are sent: at once, or in the maintenance window',
+  },
+  'backup.snapshotSchedule': { kubernetes: 'when Skylift takes its scheduled snapshots (CreateDBSnapshot)' },
+  'backup.keepSnapshots': {
+    kubernetes: 'how many scheduled snapshots Skylift keeps (DeleteDBSnapshot of older ones)',
+  },
+  finalSnapshot: { kubernetes: 'read when the object is deleted (DeleteDBInstance SkipFinalSnapshot)' },
+  writeConnectionSecretToRef: {
+    kubernetes:
+      'the Secret Skylift keeps the credentials in; renamed, the new Secret gets a new password set in RDS first',
+  },
+  ...managedFieldContract,
+};

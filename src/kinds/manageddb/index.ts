@@ -5,7 +5,7 @@ import type { KindModule } from '../module.ts';
 import { databaseGuardrailSection, managedDbAdmission } from './guardrails.ts';
 import { connectionSecretName } from './identity.ts';
 import { dbCommand } from './command.ts';
-import { managedDbCrd, managedDbType, type ManagedDB } from './api.ts';
+import { managedDbCrd, managedDbType, managedDbFieldContract, type ManagedDB } from './api.ts';
 import { managedDbController } from './controller.ts';
 import { managedDbFlags, parseManagedDBSettings } from './settings.ts';
 
@@ -15,6 +15,7 @@ export const managedDbKind: KindModule = {
   traceShows:
     'DB instance (status, endpoint, pending modifications); connection Secret (keys only); on-demand requests (pending, last done)',
   crd: managedDbCrd,
+  fieldContract: managedDbFieldContract,
   guardrails: databaseGuardrailSection,
   admission: managedDbAdmission,
   flags: managedDbFlags,

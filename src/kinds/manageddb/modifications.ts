@@ -107,6 +107,30 @@ export function modificationsFor(
   if (differs(s.maxAllocatedStorage, db.MaxAllocatedStorage)) {
     input.MaxAllocatedStorage = s.maxAllocatedStorage;
     changes.push('max storage');
+  } else if (
+    s.maxAllocatedStorage === undefined &&
+    db.MaxAllocatedStorage !== undefined &&
+    db.MaxAllocatedStorage > (input.AllocatedStorage ?? db.AllocatedStorage ?? 0)
+  ) {
+    // Removed from the spec: RDS turns autoscaling off when the limit is the allocated storage.
+    input.MaxAllocatedStorage = input.AllocatedStorage ?? db.AllocatedStorage;
+    changes.push('storage autoscaling off');
+  }
+  const storageType = s.storageType ?? 'gp3';
+  if (db.StorageType !== undefined && differs(storageType, db.StorageType, pending.StorageType)) {
+    input.StorageType = storageType;
+    if (s.iops !== undefined) input.Iops = s.iops;
+    changes.push(`storage type ${db.StorageType ?? ''} → ${storageType}`);
+  }
+  if (differs(s.iops, db.Iops, pending.Iops)) {
+    input.Iops = s.iops;
+    changes.push(`iops ${String(db.Iops ?? '')} → ${String(s.iops)}`);
+  }
+  // Turning AWS management on is a modification; turning it off needs a new password, which the
+  // adapter writes to the connection Secret first (connectionSecret.ts).
+  if (s.password?.managedByAWS === true && db.MasterUserSecret?.SecretArn === undefined) {
+    input.ManageMasterUserPassword = true;
+    changes.push('master password managed by AWS');
   }
   if (differs(s.multiAZ ?? false, db.MultiAZ ?? false, pending.MultiAZ)) {
     input.MultiAZ = s.multiAZ ?? false;

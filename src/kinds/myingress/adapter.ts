@@ -142,7 +142,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     const applied = new AppliedChildren(childrenOf({ ...d, ownership: observed.ownership }));
     const u: IngressUpdate = { mr, ctx, lb: d.lb, arn: d.lb.LoadBalancerArn ?? '', done: [], applied };
     await this.loadBalancers.tagOwnership(u, observed.ownership);
-    await this.loadBalancers.syncUserTags(u, observed.ownership, observed.delta);
+    await this.loadBalancers.syncUserTags(u, observed.ownership, observed.delta, d.tags);
     await this.loadBalancers.syncIpAddressType(u);
     await this.loadBalancers.syncSecurityGroups(u);
     await this.loadBalancers.syncSubnets(u);

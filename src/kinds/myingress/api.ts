@@ -3,6 +3,7 @@ import type { ResourceType } from '../../apis/meta.ts';
 import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
 import { arr, bool, immutable, int, obj, str, stringMap, type Schema } from '../../apis/schema.ts';
+import { managedFieldContract, type FieldContract } from '../../apis/fieldContract.ts';
 
 /** The MyIngress resource type (DNSRecord aliases follow a MyIngress's load balancer too). */
 export const myIngressType: ResourceType = {
@@ -290,6 +291,11 @@ const spec: Schema = obj(
         rule: '!has(self.rules) || self.rules.all(r, !has(r.listenerPort) || self.listeners.exists(l, l.port == r.listenerPort))',
         message: 'a rule’s listenerPort must be the port of one of the listeners',
       },
+      {
+        rule: '!has(oldSelf.securityGroups) || has(self.securityGroups)',
+        message:
+          'securityGroups cannot be removed once set: list the security groups the load balancer should have (the VPC’s default one, for AWS’s default)',
+      },
     ],
   },
 );
@@ -338,3 +344,32 @@ export function myIngressCrd(): CrdManifest {
     status,
   });
 }
+
+const listenerCall = 'CreateListener or ModifyListener';
+const actionCall =
+  'ModifyListener or ModifyRule with the new action (a forward creates or reuses the target group of its Service and port, RegisterTargets)';
+const healthCheckCall = 'ModifyTargetGroup (health check settings of the target group)';
+
+/** What becomes of each MyIngress spec field after create (src/apis/fieldContract.ts). */
+export const myIngressFieldContract: FieldContract = {
+  scheme: { fixed: 'AWS sets a load balancer’s scheme at create only' },
+  subnets: { applied: 'SetSubnets' },
+  subnetSelector: { applied: 'SetSubnets with the subnets its tags match (DescribeSubnets)' },
+  securityGroups: { applied: 'SetSecurityGroups (once set, cannot be removed: name the groups to use)' },
+  ipAddressType: { applied: 'SetIpAddressType' },
+  'listeners[].port': { applied: listenerCall },
+  'listeners[].protocol': { applied: listenerCall },
+  'listeners[].certificateArn': { applied: listenerCall },
+  'listeners[].sslPolicy': { applied: listenerCall },
+  'listeners[].defaultAction': { applied: actionCall },
+  'listeners[].defaultAction.forward.service.healthCheck': { applied: healthCheckCall },
+  'rules[].priority': { applied: 'SetRulePriorities' },
+  'rules[].listenerPort': { applied: 'CreateRule on the new listener, DeleteRule on the old one' },
+  'rules[].hosts': { applied: 'ModifyRule (conditions)' },
+  'rules[].paths': { applied: 'ModifyRule (conditions)' },
+  'rules[].action': { applied: actionCall },
+  'rules[].action.forward.service.healthCheck': { applied: healthCheckCall },
+  attributes: { applied: 'ModifyLoadBalancerAttributes' },
+  tags: { applied: 'AddTags and RemoveTags (only tag keys Skylift applied are removed)' },
+  ...managedFieldContract,
+};

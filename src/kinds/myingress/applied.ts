@@ -36,6 +36,12 @@ export class AppliedChildren {
     this.tagged = true;
   }
 
+  /** Tags removed from the load balancer. */
+  removedTags(keys: readonly string[]): void {
+    const gone = new Set(keys);
+    this.tags = Object.fromEntries(Object.entries(this.tags).filter(([k]) => !gone.has(k)));
+  }
+
   /** Attributes set on the load balancer. */
   setAttributes(attrs: Iterable<readonly [string, string]>): void {
     for (const [k, v] of attrs) this.attributes.set(k, v);

@@ -3,6 +3,7 @@ import type { Listener, LoadBalancer, Rule, TargetGroup } from '@aws-sdk/client-
 import type { OwnershipTags } from '../../apis/managed.ts';
 import type { DeltaEntry } from '../../runtime/adapter.ts';
 import type { MyIngress } from './api.ts';
+import { hasUserTagChanges, userTagChanges } from '../../providers/aws/tags.ts';
 import {
   listenerMatches,
   ruleMatches,
@@ -129,8 +130,7 @@ export function ingressDelta(
     delta.push({ field: 'securityGroups', change: 'security groups' });
   if ((mr.spec.ipAddressType ?? 'ipv4') !== (o.lb.IpAddressType ?? 'ipv4'))
     delta.push({ field: 'ipAddressType', change: 'ip address type' });
-  if (Object.entries(mr.spec.tags ?? {}).some(([k, v]) => o.tags[k] !== v))
-    delta.push({ field: 'tags', change: 'tags' });
+  if (hasUserTagChanges(userTagChanges(mr.spec.tags, o.tags))) delta.push({ field: 'tags', change: 'tags' });
   return delta;
 }
 

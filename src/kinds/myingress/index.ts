@@ -2,7 +2,7 @@
 import type { ManagedObject } from '../../apis/managed.ts';
 import type { KindModule } from '../module.ts';
 import { loadBalancerGuardrailSection, myIngressAdmission } from './guardrails.ts';
-import { myIngressCrd, myIngressType } from './api.ts';
+import { myIngressCrd, myIngressType, myIngressFieldContract } from './api.ts';
 import { BackendReason } from './backends.ts';
 import { myIngressController } from './controller.ts';
 import { myIngressFlags, parseMyIngressSettings } from './settings.ts';
@@ -12,6 +12,7 @@ export const myIngressKind: KindModule = {
   names: ['myingress', 'myingresses', 'ming', `${myIngressType.plural}.${myIngressType.group}`],
   traceShows: 'load balancer → listeners → rules; target groups → targets with health',
   crd: myIngressCrd,
+  fieldContract: myIngressFieldContract,
   guardrails: loadBalancerGuardrailSection,
   admission: myIngressAdmission,
   flags: myIngressFlags,

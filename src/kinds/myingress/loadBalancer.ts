@@ -7,6 +7,7 @@ import {
   DescribeLoadBalancerAttributesCommand,
   DescribeLoadBalancersCommand,
   ModifyLoadBalancerAttributesCommand,
+  RemoveTagsCommand,
   SetIpAddressTypeCommand,
   SetSecurityGroupsCommand,
   SetSubnetsCommand,
@@ -15,7 +16,7 @@ import {
 import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
-import { ownedTagList, tagList } from '../../providers/aws/tags.ts';
+import { ownedTagList, tagList, userTagChanges } from '../../providers/aws/tags.ts';
 import { elbv2ErrorTable, isElbv2NotFound } from '../../providers/elbv2/errors.ts';
 import { hasDelta, type Delta, type ReconcileContext } from '../../runtime/adapter.ts';
 import { TerminalError } from '../../runtime/errors.ts';
@@ -137,18 +138,37 @@ export class LoadBalancers {
     u.done.push('tagged');
   }
 
-  /** Adds the user's tags when the load balancer is already this object's and they differ. */
+  /**
+   * Brings the user's tags to the spec's when the load balancer is already
+   * this object's: removes the keys Skylift applied that the spec dropped,
+   * adds and changes the rest with the record of their keys, then drops
+   * record tags no longer needed (providers/aws/tags.ts). Tags others put on
+   * the load balancer are left alone.
+   */
   async syncUserTags(
     u: IngressUpdate,
     ownership: OwnershipTags | undefined,
     delta: Delta<MyIngressField>,
+    have: Readonly<Record<string, string>>,
   ): Promise<void> {
-    const userTags = tagList(u.mr.spec.tags ?? {});
-    if (userTags.length === 0 || ownership?.uid !== u.ctx.ownership.uid || !hasDelta(delta, 'tags')) return;
-    await elbv2Call('tag load balancer', () =>
-      this.d.elbv2.send(new AddTagsCommand({ ResourceArns: [u.arn], Tags: userTags })),
-    );
-    u.applied.addedTags(userTags);
+    if (ownership?.uid !== u.ctx.ownership.uid || !hasDelta(delta, 'tags')) return;
+    const c = userTagChanges(u.mr.spec.tags, have);
+    const remove = async (keys: string[]): Promise<void> => {
+      if (keys.length === 0) return;
+      await elbv2Call('untag load balancer', () =>
+        this.d.elbv2.send(new RemoveTagsCommand({ ResourceArns: [u.arn], TagKeys: keys })),
+      );
+      u.applied.removedTags(keys);
+    };
+    await remove(c.remove);
+    const add = tagList(c.add);
+    if (add.length > 0) {
+      await elbv2Call('tag load balancer', () =>
+        this.d.elbv2.send(new AddTagsCommand({ ResourceArns: [u.arn], Tags: add })),
+      );
+      u.applied.addedTags(add);
+    }
+    await remove(c.removeAfter);
     u.done.push('tags');
   }
 

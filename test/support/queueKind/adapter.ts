@@ -10,12 +10,13 @@ import {
   ListQueueTagsCommand,
   SetQueueAttributesCommand,
   TagQueueCommand,
+  UntagQueueCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { ownershipFromTags, ownershipTagMap, type OwnershipTags } from '../../../src/apis/managed.ts';
 import { awsCall, createOrFind, lookup, type ErrorTable } from '../../../src/providers/aws/calls.ts';
 import { hasErrorCode } from '../../../src/providers/aws/errors.ts';
-import { ownedTagList, tagMap } from '../../../src/providers/aws/tags.ts';
+import { hasUserTagChanges, ownedTagList, tagMap, userTagChanges } from '../../../src/providers/aws/tags.ts';
 import {
   describeDelta,
   hasDelta,
@@ -89,11 +90,6 @@ function wantedVisibility(spec: QueueSpec): number {
   return spec.visibilityTimeoutSeconds ?? defaultVisibilityTimeoutSeconds;
 }
 
-/** The spec's tags the queue lacks or carries with another value. Pure. */
-function missingTags(spec: QueueSpec, have: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(spec.tags ?? {}).filter(([k, v]) => have[k] !== v));
-}
-
 /** What differs between the queue and the spec (and ownership tags to add on adoption). Pure. */
 export function queueDelta(spec: QueueSpec, seen: QueueDetails, ours: OwnershipTags): Delta<QueueField> {
   const delta: DeltaEntry<QueueField>[] = [];
@@ -104,17 +100,20 @@ export function queueDelta(spec: QueueSpec, seen: QueueDetails, ours: OwnershipT
       change: `visibilityTimeoutSeconds ${String(seen.visibilityTimeoutSeconds ?? '?')} → ${want}`,
     });
   }
-  const tags = Object.keys(missingTags(spec, seen.tags));
-  if (tags.length > 0) delta.push({ field: 'tags', change: `tags ${tags.sort().join(', ')}` });
+  const tags = userTagChanges(spec.tags, seen.tags);
+  if (hasUserTagChanges(tags)) {
+    const keys = [...tags.remove, ...Object.keys(tags.add).filter((k) => k in (spec.tags ?? {}))];
+    delta.push({ field: 'tags', change: `tags ${keys.sort().join(', ')}` });
+  }
   if (ownershipFromTags(seen.tags)?.uid !== ours.uid)
     delta.push({ field: 'ownership', change: 'ownership tags' });
   return delta;
 }
 
 /**
- * The Queue adapter. Tags the user removes from the spec stay on the queue:
- * without a record of what Skylift put there, a tag someone else added
- * cannot be told from one the spec dropped.
+ * The Queue adapter. Tags follow the spec: those Skylift applied and the
+ * spec dropped are removed; tags someone else put on the queue stay
+ * (providers/aws/tags.ts records which keys are the user's).
  */
 export class QueueAdapter implements ExternalClient<Queue, QueueDetails, QueueField> {
   private readonly sqs: SQSClient;
@@ -200,16 +199,25 @@ export class QueueAdapter implements ExternalClient<Queue, QueueDetails, QueueFi
       );
       done.push(...observed.delta.filter((d) => d.field === 'visibilityTimeout'));
     }
+    const changes = hasDelta(observed.delta, 'tags') ? userTagChanges(mr.spec.tags, tags) : undefined;
+    const untag = async (keys: string[]): Promise<void> => {
+      if (keys.length === 0) return;
+      await awsCall(`untag queue ${name}`, sqsErrorTable, () =>
+        this.sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: keys })),
+      );
+    };
+    await untag(changes?.remove ?? []);
     const toTag = {
-      ...(hasDelta(observed.delta, 'tags') ? missingTags(mr.spec, tags) : {}),
+      ...(changes?.add ?? {}),
       ...(hasDelta(observed.delta, 'ownership') ? ownershipTagMap(ctx.ownership) : {}),
     };
     if (Object.keys(toTag).length > 0) {
       await awsCall(`tag queue ${name}`, sqsErrorTable, () =>
         this.sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: toTag })),
       );
-      done.push(...observed.delta.filter((d) => d.field === 'tags' || d.field === 'ownership'));
     }
+    await untag(changes?.removeAfter ?? []);
+    done.push(...observed.delta.filter((d) => d.field === 'tags' || d.field === 'ownership'));
     const description = describeDelta(done);
     return description !== undefined ? { description } : {};
   }

@@ -1,10 +1,15 @@
 // The Queue test kind's API: an SQS queue, in its own API group so it is
 // plainly not a product kind. Mirrors src/kinds/<kind>/api.ts.
-import { managedSpecProperties, managedStatusProperties } from '../../../src/apis/common.ts';
+import {
+  managedSpecProperties,
+  managedSpecRules,
+  managedStatusProperties,
+} from '../../../src/apis/common.ts';
 import { managedCrd, type CrdManifest } from '../../../src/apis/crd.ts';
 import type { ManagedObject, ManagedSpec } from '../../../src/apis/managed.ts';
 import type { ResourceType } from '../../../src/apis/meta.ts';
 import { int, obj, str, stringMap, type Schema } from '../../../src/apis/schema.ts';
+import { managedFieldContract, type FieldContract } from '../../../src/apis/fieldContract.ts';
 
 export const queueType: ResourceType = {
   group: 'test.skylift.dev',
@@ -26,22 +31,26 @@ export interface QueueSpec extends ManagedSpec {
 
 export type Queue = ManagedObject<QueueSpec>;
 
-const spec: Schema = obj('The desired SQS queue.', {
-  visibilityTimeoutSeconds: int('Seconds a received message stays invisible to other consumers.', {
-    minimum: 0,
-    maximum: 43_200,
-    default: defaultVisibilityTimeoutSeconds,
-  }),
-  tags: stringMap('Extra tags on the queue (skylift.dev/* keys are reserved).', {
-    'x-kubernetes-validations': [
-      {
-        rule: "self.all(k, !k.startsWith('skylift.dev/'))",
-        message: 'tag keys starting with skylift.dev/ are reserved',
-      },
-    ],
-  }),
-  ...managedSpecProperties,
-});
+const spec: Schema = obj(
+  'The desired SQS queue.',
+  {
+    visibilityTimeoutSeconds: int('Seconds a received message stays invisible to other consumers.', {
+      minimum: 0,
+      maximum: 43_200,
+      default: defaultVisibilityTimeoutSeconds,
+    }),
+    tags: stringMap('Extra tags on the queue (skylift.dev/* keys are reserved).', {
+      'x-kubernetes-validations': [
+        {
+          rule: "self.all(k, !k.startsWith('skylift.dev/'))",
+          message: 'tag keys starting with skylift.dev/ are reserved',
+        },
+      ],
+    }),
+    ...managedSpecProperties,
+  },
+  { 'x-kubernetes-validations': [...managedSpecRules] },
+);
 
 const status: Schema = obj('What Skylift observed in SQS.', {
   url: str('Queue URL.'),
@@ -63,3 +72,10 @@ export function queueCrd(): CrdManifest {
     status,
   });
 }
+
+/** What becomes of each Queue spec field after create (src/apis/fieldContract.ts). */
+export const queueFieldContract: FieldContract = {
+  visibilityTimeoutSeconds: { applied: 'SetQueueAttributes VisibilityTimeout' },
+  tags: { applied: 'TagQueue and UntagQueue (only tag keys Skylift applied are removed)' },
+  ...managedFieldContract,
+};

@@ -4,7 +4,7 @@
 // loads no SQS code: the adapter and the trace are imported on first use.
 import type { ManagedObject } from '../../../src/apis/managed.ts';
 import type { KindModule } from '../../../src/kinds/module.ts';
-import { queueCrd, queueType } from './api.ts';
+import { queueCrd, queueFieldContract, queueType } from './api.ts';
 import { queueController } from './controller.ts';
 import { queueAdmission, queueGuardrailSection } from './guardrails.ts';
 import { parseQueueSettings, queueFlags } from './settings.ts';
@@ -15,6 +15,7 @@ export const queueKind: KindModule = {
   names: ['queue', 'queues', 'tq', `${queueType.plural}.${queueType.group}`],
   traceShows: 'the SQS queue and its attributes',
   crd: queueCrd,
+  fieldContract: queueFieldContract,
   guardrails: queueGuardrailSection,
   admission: queueAdmission,
   flags: queueFlags,
