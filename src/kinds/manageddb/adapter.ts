@@ -625,13 +625,18 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     const managed = mr.spec.password?.managedByAWS === true;
     // An adopted instance's password is its owner's to change (docs/manageddb.md, "Adoption").
     const adopted = (mr.spec.externalName ?? '') !== '';
-    if (!managed && !adopted && (current.password ?? '') === '') {
+    // spec.password.managedByAWS turned off: RDS needs a password of Skylift's (ModifyDBInstance
+    // takes it with ManageMasterUserPassword false), written first as for a lost one.
+    const managedOff = db.MasterUserSecret?.SecretArn !== undefined && secret?.pending !== true;
+    if (!managed && !adopted && ((current.password ?? '') === '' || managedOff)) {
       const password = randomBytes(24).toString('base64url');
       return {
         writes: {
           companions: [connectionSecretWrite(mr, connectionData(mr, db, password), { pending: true })],
         },
-        lost: `the connection Secret ${connectionSecretName(mr)} has no password (deleted, renamed or emptied): a new master password, written to the Secret before the instance is given it`,
+        lost: managedOff
+          ? 'spec.password.managedByAWS is off: a new master password, written to the connection Secret before the instance is given it'
+          : `the connection Secret ${connectionSecretName(mr)} has no password (deleted, renamed or emptied): a new master password, written to the Secret before the instance is given it`,
       };
     }
     const pending = !managed && secret?.pending === true;

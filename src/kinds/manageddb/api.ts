@@ -191,6 +191,11 @@ const spec: Schema = obj(
       },
       { rule: '!has(oldSelf.dbName) || has(self.dbName)', message: 'dbName cannot be removed' },
       {
+        rule: "!has(oldSelf.iops) || has(self.iops) || (has(self.storageType) && self.storageType == 'gp2')",
+        message:
+          'iops cannot be removed while storageType is io1, io2 or gp3: set the IOPS you want (gp3 includes 3,000 below 400 GiB), or storageType gp2',
+      },
+      {
         rule: '!has(oldSelf.vpcSecurityGroupIds) || has(self.vpcSecurityGroupIds)',
         message:
           'vpcSecurityGroupIds cannot be removed once set: list the security groups the instance should have (the VPC’s default one, for RDS’s default)',

@@ -65,7 +65,11 @@ export function connectionSecretWrite(
         ...(opts.pending === true ? { annotations: { [passwordPendingAnnotation]: 'true' } } : {}),
       },
       type: 'Opaque',
-      stringData: data,
+      // data, not stringData: server-side apply then owns each key, so a key left out (secretArn once
+      // AWS no longer manages the password) is removed.
+      data: Object.fromEntries(
+        Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]),
+      ),
     },
   };
 }

@@ -1,0 +1,113 @@
+// The generated half of the field contract check (src/apis/fieldContract.ts): for a kind, one
+// probe per field the contract says is applied in AWS changes it after create (and back), waits
+// for Synced=True at the new generation, and reads AWS at once: Synced means applied. One probe
+// per fixed field checks that the apiserver refuses the change. Which fields need a probe comes
+// from the contract, so a new applied or fixed field without one fails `probesCover`.
+import type { FieldContract } from '../../src/apis/fieldContract.ts';
+import type { Condition, ManagedObject } from '../../src/apis/managed.ts';
+import { resourcePath, type ResourceType } from '../../src/apis/meta.ts';
+import { waitFor } from '../../dev/wait.ts';
+import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
+import { readObject } from './kube.ts';
+
+/** One change of a field after create: a merge patch of spec, and what AWS must show once Synced. */
+export interface ProbeStep {
+  readonly patch: Record<string, unknown>;
+  readonly aws: unknown;
+}
+
+/** How a probe shows that a field the contract calls applied reaches AWS. */
+export interface FieldProbe {
+  /** The contract key it proves. */
+  readonly field: string;
+  /** What AWS shows for the field before the first step (the object as created). */
+  readonly before: unknown;
+  /** The changes, in order (the last one usually puts the field back). */
+  readonly steps: readonly ProbeStep[];
+  /** Reads the field's value from AWS (the emulator), in the shape of `before` and `aws`. */
+  readonly read: () => Promise<unknown>;
+}
+
+/** A change of a field the contract calls fixed: the apiserver must refuse it. */
+export interface FixedProbe {
+  readonly field: string;
+  readonly patch: Record<string, unknown>;
+}
+
+/** The contract keys of a treatment (`applied`, `fixed`). Pure. */
+export function contractKeys(contract: FieldContract, treatment: 'applied' | 'fixed'): string[] {
+  return Object.entries(contract)
+    .filter(([, t]) => treatment in t)
+    .map(([k]) => k)
+    .sort();
+}
+
+/** The applied and fixed fields that have no probe (empty when every one has). Pure. */
+export function missingProbes(
+  contract: FieldContract,
+  probes: readonly FieldProbe[],
+  fixed: readonly FixedProbe[],
+): string[] {
+  const proved = new Set([...probes.map((p) => p.field), ...fixed.map((p) => p.field)]);
+  return [...contractKeys(contract, 'applied'), ...contractKeys(contract, 'fixed')].filter(
+    (k) => !proved.has(k),
+  );
+}
+
+/** Waits until the object's Synced condition is True for its current generation; returns the object. */
+export async function waitSyncedAtGeneration<T extends ManagedObject>(
+  admin: KubeClient,
+  type: ResourceType,
+  ns: string,
+  name: string,
+  what: string,
+): Promise<T> {
+  return waitFor(
+    async () => {
+      const o = await readObject<T>(admin, type, ns, name);
+      const synced: Condition | undefined = o?.status?.conditions?.find((c) => c.type === 'Synced');
+      return synced?.status === 'True' && synced.observedGeneration === o?.metadata.generation
+        ? o
+        : undefined;
+    },
+    { timeoutMs: 60_000, description: `${ns}/${name} Synced at its generation after ${what}` },
+  );
+}
+
+/**
+ * Runs each probe against the object `name` (created and Synced): checks AWS shows `before`,
+ * then for each step patches the spec, waits for Synced=True at the new generation and checks
+ * AWS shows the step's value at once.
+ */
+export async function runProbe(
+  admin: KubeClient,
+  type: ResourceType,
+  ns: string,
+  name: string,
+  probe: FieldProbe,
+  check: (field: string, got: unknown, want: unknown) => void,
+): Promise<void> {
+  check(`${probe.field} as created`, await probe.read(), probe.before);
+  for (const [i, step] of probe.steps.entries()) {
+    await admin.patch(resourcePath(type, { namespace: ns, name }), { spec: step.patch }, 'merge');
+    await waitSyncedAtGeneration(admin, type, ns, name, `${probe.field} step ${i + 1}`);
+    check(`${probe.field} after ${JSON.stringify(step.patch)}`, await probe.read(), step.aws);
+  }
+}
+
+/** The apiserver's refusal of a fixed field's change: its message, or undefined when it was accepted. */
+export async function refusal(
+  admin: KubeClient,
+  type: ResourceType,
+  ns: string,
+  name: string,
+  probe: FixedProbe,
+): Promise<string | undefined> {
+  try {
+    await admin.patch(resourcePath(type, { namespace: ns, name }), { spec: probe.patch }, 'merge');
+    return undefined;
+  } catch (err) {
+    if (err instanceof KubeApiError && err.statusCode === 422) return err.message;
+    throw err;
+  }
+}
