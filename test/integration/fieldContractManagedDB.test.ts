@@ -1,6 +1,6 @@
 // ManagedDB's field contract, generated half (test/support/fieldProbes.ts): every field the
 // contract says is applied in AWS is changed after create (and back where RDS can go back), and
-// RDS shows it as soon as the object is Synced at the new generation; every fixed field's change is
+// RDS shows it as soon as the object is Ready and Synced at the new generation; every fixed field's change is
 // refused by the apiserver. A field added to the contract without a probe fails the first test.
 import { CreateSecurityGroupCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { DescribeDBInstancesCommand, RDSClient, type DBInstance } from '@aws-sdk/client-rds';
@@ -22,7 +22,7 @@ import {
   missingProbes,
   refusal,
   runProbe,
-  waitSyncedAtGeneration,
+  waitSettledAtGeneration,
   type FieldProbe,
   type FixedProbe,
 } from '../support/fieldProbes.ts';
@@ -213,7 +213,7 @@ beforeAll(async () => {
     spec: base(),
   });
   id = dbIdentifier(ns, name, created.metadata.uid ?? '');
-  await waitSyncedAtGeneration(admin, managedDbType, ns, name, 'create');
+  await waitSettledAtGeneration(admin, managedDbType, ns, name, 'create');
 });
 afterAll(async () => {
   await controller.stop();
@@ -225,7 +225,7 @@ describe('ManagedDB field contract', () => {
   });
 
   it.each(probes().map((p) => ({ field: p.field, p })))(
-    '$field: changed after create, RDS shows it once Synced',
+    '$field: changed after create, RDS shows it once Ready and Synced at its generation',
     async ({ field }) => {
       const p = probes().find((x) => x.field === field);
       if (p === undefined) throw new Error(field);

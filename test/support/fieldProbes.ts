@@ -1,6 +1,6 @@
 // The generated half of the field contract check (src/apis/fieldContract.ts): for a kind, one
 // probe per field the contract says is applied in AWS changes it after create (and back), waits
-// for Synced=True at the new generation, and reads AWS at once: Synced means applied. One probe
+// for Ready and Synced at the new generation, and reads AWS at once: settled means applied. One probe
 // per fixed field checks that the apiserver refuses the change. Which fields need a probe comes
 // from the contract, so a new applied or fixed field without one fails `probesCover`.
 import type { FieldContract } from '../../src/apis/fieldContract.ts';
@@ -54,8 +54,11 @@ export function missingProbes(
   );
 }
 
-/** Waits until the object's Synced condition is True for its current generation; returns the object. */
-export async function waitSyncedAtGeneration<T extends ManagedObject>(
+/**
+ * Waits until the object is Ready and Synced, both for its current generation (Synced alone may
+ * mean a change was handed to AWS, e.g. queued in a Route 53 batch); returns the object.
+ */
+export async function waitSettledAtGeneration<T extends ManagedObject>(
   admin: KubeClient,
   type: ResourceType,
   ns: string,
@@ -65,18 +68,19 @@ export async function waitSyncedAtGeneration<T extends ManagedObject>(
   return waitFor(
     async () => {
       const o = await readObject<T>(admin, type, ns, name);
-      const synced: Condition | undefined = o?.status?.conditions?.find((c) => c.type === 'Synced');
-      return synced?.status === 'True' && synced.observedGeneration === o?.metadata.generation
-        ? o
-        : undefined;
+      const settled = (type: string): boolean => {
+        const c: Condition | undefined = o?.status?.conditions?.find((x) => x.type === type);
+        return c?.status === 'True' && c.observedGeneration === o?.metadata.generation;
+      };
+      return settled('Ready') && settled('Synced') ? o : undefined;
     },
-    { timeoutMs: 60_000, description: `${ns}/${name} Synced at its generation after ${what}` },
+    { timeoutMs: 60_000, description: `${ns}/${name} Ready and Synced at its generation after ${what}` },
   );
 }
 
 /**
  * Runs each probe against the object `name` (created and Synced): checks AWS shows `before`,
- * then for each step patches the spec, waits for Synced=True at the new generation and checks
+ * then for each step patches the spec, waits for Ready and Synced at the new generation and checks
  * AWS shows the step's value at once.
  */
 export async function runProbe(
@@ -90,7 +94,7 @@ export async function runProbe(
   check(`${probe.field} as created`, await probe.read(), probe.before);
   for (const [i, step] of probe.steps.entries()) {
     await admin.patch(resourcePath(type, { namespace: ns, name }), { spec: step.patch }, 'merge');
-    await waitSyncedAtGeneration(admin, type, ns, name, `${probe.field} step ${i + 1}`);
+    await waitSettledAtGeneration(admin, type, ns, name, `${probe.field} step ${i + 1}`);
     check(`${probe.field} after ${JSON.stringify(step.patch)}`, await probe.read(), step.aws);
   }
 }

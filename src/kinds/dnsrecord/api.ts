@@ -237,7 +237,7 @@ export const dnsRecordFieldContract: FieldContract = {
   name: { fixed: 'the name identifies the record set; another name is another DNSRecord' },
   type: { fixed: 'the type identifies the record set; another type is another DNSRecord' },
   setIdentifier: { fixed: 'the set identifier identifies a weighted record set' },
-  ttl: { applied: upsert },
+  ttl: { applied: `${upsert}; an alias has no TTL of its own (it is the target's)` },
   records: { applied: upsert },
   aliasTarget: { applied: upsert },
   weight: { applied: upsert },
