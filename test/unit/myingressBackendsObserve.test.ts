@@ -106,7 +106,13 @@ beforeEach(() => {
   const tags = Object.entries(ownershipTagMap(ctx.ownership)).map(([Key, Value]) => ({ Key, Value }));
   elb.on(DescribeLoadBalancersCommand).resolves({
     LoadBalancers: [
-      { LoadBalancerArn: lbArn, State: { Code: 'active' }, DNSName: 'shop.elb', VpcId: 'vpc-1' },
+      {
+        LoadBalancerArn: lbArn,
+        AvailabilityZones: [{ SubnetId: 'subnet-1' }, { SubnetId: 'subnet-2' }],
+        State: { Code: 'active' },
+        DNSName: 'shop.elb',
+        VpcId: 'vpc-1',
+      },
     ],
   });
   elb.on(DescribeTagsCommand).resolves({ TagDescriptions: [{ ResourceArn: lbArn, Tags: tags }] });

@@ -126,6 +126,7 @@ const rule2: Rule = {
 function matching(): ObservedLoadBalancer {
   const lb: LoadBalancer = {
     LoadBalancerArn: 'arn:lb/1',
+    AvailabilityZones: [{ SubnetId: 'subnet-2' }, { SubnetId: 'subnet-1' }],
     SecurityGroups: ['sg-2', 'sg-1'],
     IpAddressType: 'dualstack',
     State: { Code: 'active' },
@@ -356,6 +357,14 @@ describe('ingressDelta', () => {
       reason: 'one security group fewer',
       observed: (o) => ({ ...o, lb: { ...o.lb, SecurityGroups: ['sg-1'] } }),
       want: [{ field: 'securityGroups', change: 'security groups' }],
+    },
+    {
+      reason: 'other subnets than the spec lists',
+      observed: (o) => ({
+        ...o,
+        lb: { ...o.lb, AvailabilityZones: [{ SubnetId: 'subnet-1' }, { SubnetId: 'subnet-9' }] },
+      }),
+      want: [{ field: 'subnets', change: 'subnets' }],
     },
     {
       reason: 'another IP address type',

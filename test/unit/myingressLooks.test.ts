@@ -149,6 +149,7 @@ beforeEach(() => {
     LoadBalancers: [
       {
         LoadBalancerArn: lbArn,
+        AvailabilityZones: [{ SubnetId: 'subnet-1' }, { SubnetId: 'subnet-2' }],
         LoadBalancerName: loadBalancerName('shop', 'shop', 'uid-1'),
         State: { Code: 'active' },
         DNSName: 'shop.elb',
@@ -297,7 +298,13 @@ describe('MyIngress looks after create and update', () => {
   beforeEach(() => {
     elb.on(CreateLoadBalancerCommand).resolves({
       LoadBalancers: [
-        { LoadBalancerArn: lbArn, State: { Code: 'provisioning' }, DNSName: 'shop.elb', VpcId: 'vpc-1' },
+        {
+          LoadBalancerArn: lbArn,
+          AvailabilityZones: [{ SubnetId: 'subnet-1' }, { SubnetId: 'subnet-2' }],
+          State: { Code: 'provisioning' },
+          DNSName: 'shop.elb',
+          VpcId: 'vpc-1',
+        },
       ],
     });
     elb.on(CreateTargetGroupCommand).resolves({

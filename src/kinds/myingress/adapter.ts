@@ -19,7 +19,7 @@ import { ConditionType, getCondition, Reason } from '../../runtime/conditions.ts
 import { busyPollInterval } from '../../runtime/polling.ts';
 import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
 import { AppliedChildren } from './applied.ts';
-import type { MyIngressField } from './delta.ts';
+import { sameSet, subnetsOf, type MyIngressField } from './delta.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
 import { tagsOf } from './elbv2.ts';
 import { Listeners } from './listeners.ts';
@@ -145,7 +145,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     await this.loadBalancers.syncUserTags(u, observed.ownership, observed.delta, d.tags);
     await this.loadBalancers.syncIpAddressType(u);
     await this.loadBalancers.syncSecurityGroups(u);
-    await this.loadBalancers.syncSubnets(u);
+    await this.loadBalancers.syncSubnets(u, d.selectedSubnets);
     await this.loadBalancers.syncAttributes(u, d.attributes);
     // Adopting a load balancer another object made (externalName, or its owner gone): the target
     // groups that object made for it are adopted with it, and deleted below once unused.
@@ -233,6 +233,15 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   ): Promise<IngressObservation> {
     const { observed, delta, known } = await this.looks.look(mr, ctx, lb, arn);
     const { ownership, listeners, rules, targetGroups, attributes, tags } = observed;
+    // A subnet selector is resolved (DescribeSubnets) when the spec changed and at each full look,
+    // so an edited selector, or subnets tagged since, move the load balancer.
+    const resolveSelector =
+      mr.spec.subnetSelector !== undefined &&
+      mr.spec.managementPolicy !== 'ObserveOnly' &&
+      (mr.status?.observedGeneration !== mr.metadata.generation || known.origin === 'described');
+    const selectedSubnets = resolveSelector ? await this.loadBalancers.subnets(mr) : undefined;
+    if (selectedSubnets !== undefined && !sameSet(subnetsOf(lb), selectedSubnets))
+      delta.push({ field: 'subnets', change: 'subnets (spec.subnetSelector)' });
     const lbReady = ingressReady(mr, lb, listeners);
     const backends = this.backendsReady(mr);
     // A load balancer still on its way is polled; a missing Service is not (its informer
@@ -249,7 +258,17 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       delta,
       ready: ingressReadiness(lbReady, backends.ready),
       status: ingressStatus(baseStatus(lb, arn), listeners, rules, targetGroups),
-      details: { found: 'loadBalancer', lb, listeners, rules, targetGroups, attributes, tags, known },
+      details: {
+        found: 'loadBalancer',
+        lb,
+        listeners,
+        rules,
+        targetGroups,
+        attributes,
+        tags,
+        known,
+        ...(selectedSubnets !== undefined ? { selectedSubnets } : {}),
+      },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
     };
   }

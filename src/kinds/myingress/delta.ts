@@ -22,6 +22,7 @@ export type MyIngressField =
   | 'rules'
   | 'attributes'
   | 'securityGroups'
+  | 'subnets'
   | 'ipAddressType'
   | 'tags';
 
@@ -125,6 +126,9 @@ export function ingressDelta(
   for (const [k, v] of attrs)
     if ((o.attributes.get(k) ?? defaultAttribute(k)) !== v)
       delta.push({ field: 'attributes', change: `attribute ${k}` });
+  const subnets = mr.spec.subnets;
+  if (subnets !== undefined && !sameSet(subnetsOf(o.lb), subnets))
+    delta.push({ field: 'subnets', change: 'subnets' });
   const sg = mr.spec.securityGroups;
   if (sg !== undefined && !sameSet(o.lb.SecurityGroups ?? [], sg))
     delta.push({ field: 'securityGroups', change: 'security groups' });
@@ -132,6 +136,11 @@ export function ingressDelta(
     delta.push({ field: 'ipAddressType', change: 'ip address type' });
   if (hasUserTagChanges(userTagChanges(mr.spec.tags, o.tags))) delta.push({ field: 'tags', change: 'tags' });
   return delta;
+}
+
+/** The subnets a load balancer is in. Pure. */
+export function subnetsOf(lb: LoadBalancer): string[] {
+  return (lb.AvailabilityZones ?? []).map((z) => z.SubnetId ?? '').filter((s) => s !== '');
 }
 
 /** The load balancer attributes the spec asks for. Pure. */

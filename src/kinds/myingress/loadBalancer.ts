@@ -192,9 +192,12 @@ export class LoadBalancers {
     u.done.push('security groups');
   }
 
-  /** Sets the spec's subnets, if it lists them (a subnet selector is only read at create). */
-  async syncSubnets(u: IngressUpdate): Promise<void> {
-    const subnets = u.mr.spec.subnets;
+  /**
+   * Sets the spec's subnets, or those its selector matched when observe
+   * resolved it (`selected`); nothing when neither is known.
+   */
+  async syncSubnets(u: IngressUpdate, selected: readonly string[] | undefined): Promise<void> {
+    const subnets = u.mr.spec.subnets ?? (selected !== undefined ? [...selected] : undefined);
     if (
       subnets === undefined ||
       sameSet(
@@ -228,7 +231,7 @@ export class LoadBalancers {
   }
 
   /** The spec's subnets, or those its selector's tags match (at least two, else TerminalError). Read-only. */
-  private async subnets(mr: MyIngress): Promise<string[]> {
+  async subnets(mr: MyIngress): Promise<string[]> {
     if (mr.spec.subnets !== undefined) return mr.spec.subnets;
     const tags = mr.spec.subnetSelector?.tags ?? {};
     const out = await elbv2Call('find subnets by tag', async () => {

@@ -35,6 +35,8 @@ export type MyIngressDetails =
       readonly tags: Readonly<Record<string, string>>;
       /** How the children were known; absent while deleting (not looked at). */
       readonly known?: KnownChildren;
+      /** The subnets spec.subnetSelector matches, when observe resolved it (see observeLive). */
+      readonly selectedSubnets?: readonly string[];
     }
   /** Only target groups are left of a deleted object. */
   | { readonly found: 'leftovers'; readonly leftoverTargetGroups: string[] };

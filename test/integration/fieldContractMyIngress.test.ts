@@ -1,0 +1,479 @@
+// MyIngress's field contract, generated half (test/support/fieldProbes.ts): every field the
+// contract says is applied in AWS is changed after create (and back), and ELBv2 shows it as soon as
+// the object is Ready and Synced at the new generation; every fixed field's change is refused by
+// the apiserver. A field added to the contract without a probe fails the first test.
+import { ACMClient, RequestCertificateCommand } from '@aws-sdk/client-acm';
+import {
+  CreateSecurityGroupCommand,
+  CreateSubnetCommand,
+  CreateTagsCommand,
+  CreateVpcCommand,
+  EC2Client,
+} from '@aws-sdk/client-ec2';
+import {
+  DescribeListenersCommand,
+  DescribeLoadBalancerAttributesCommand,
+  DescribeLoadBalancersCommand,
+  DescribeRulesCommand,
+  DescribeTagsCommand,
+  DescribeTargetGroupsCommand,
+  ElasticLoadBalancingV2Client,
+  type Listener,
+  type LoadBalancer,
+  type Rule,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '../../dev/installCrds.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
+import {
+  myIngressFieldContract,
+  myIngressType,
+  type ListenerSpec,
+  type MyIngress,
+  type MyIngressSpec,
+  type RuleSpec,
+} from '../../src/kinds/myingress/api.ts';
+import { myIngressController } from '../../src/kinds/myingress/controller.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { startController, type RunningController } from '../support/controllers.ts';
+import {
+  missingProbes,
+  refusal,
+  runProbe,
+  waitSettledAtGeneration,
+  type FieldProbe,
+  type FixedProbe,
+} from '../support/fieldProbes.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { stackInfo } from '../support/stack.ts';
+
+let admin: KubeClient;
+let elb: ElasticLoadBalancingV2Client;
+let controller: RunningController;
+let ns: string;
+/** Subnets: two for the spec, two more that only the selector's tag matches. */
+let subnets: string[] = [];
+let groups: string[] = [];
+let certs: string[] = [];
+let bucket = '';
+const name = 'probed';
+
+async function loadBalancer(): Promise<LoadBalancer> {
+  const arn = (await readObject<MyIngress>(admin, myIngressType, ns, name))?.status?.arn;
+  const out = await elb.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [String(arn)] }));
+  const lb = out.LoadBalancers?.[0];
+  if (lb === undefined) throw new Error('no load balancer');
+  return lb;
+}
+
+async function listeners(): Promise<Listener[]> {
+  const lb = await loadBalancer();
+  const out = await elb.send(new DescribeListenersCommand({ LoadBalancerArn: lb.LoadBalancerArn }));
+  return [...(out.Listeners ?? [])].sort((a, b) => (a.Port ?? 0) - (b.Port ?? 0));
+}
+
+async function listenerOn(port: number): Promise<Listener | undefined> {
+  return (await listeners()).find((l) => l.Port === port);
+}
+
+/** The non-default rules of each listener, by port. */
+async function rulesByPort(): Promise<Map<number, Rule[]>> {
+  const out = new Map<number, Rule[]>();
+  for (const l of await listeners()) {
+    const rs = await elb.send(new DescribeRulesCommand({ ListenerArn: l.ListenerArn }));
+    out.set(
+      l.Port ?? 0,
+      (rs.Rules ?? [])
+        .filter((r) => r.IsDefault !== true)
+        .sort((a, b) => Number(a.Priority) - Number(b.Priority)),
+    );
+  }
+  return out;
+}
+
+async function ruleAt(priority: number): Promise<Rule | undefined> {
+  return [...(await rulesByPort()).values()].flat().find((r) => Number(r.Priority) === priority);
+}
+
+const conditionValues = (r: Rule | undefined, field: string): string[] =>
+  (r?.Conditions ?? [])
+    .filter((c) => c.Field === field)
+    .flatMap((c) => c.HostHeaderConfig?.Values ?? c.PathPatternConfig?.Values ?? c.Values ?? [])
+    .sort();
+
+/** Health check paths of the target groups the load balancer uses, sorted. */
+async function healthCheckPaths(): Promise<string[]> {
+  const lb = await loadBalancer();
+  const out = await elb.send(new DescribeTargetGroupsCommand({ LoadBalancerArn: lb.LoadBalancerArn }));
+  return (out.TargetGroups ?? []).map((t) => t.HealthCheckPath ?? '').sort();
+}
+
+const web = (
+  path: string,
+): { forward: { service: { name: string; port: number; healthCheck: { path: string } } } } => ({
+  forward: { service: { name: 'web', port: 80, healthCheck: { path } } },
+});
+
+const baseListeners = (tls: Partial<ListenerSpec> = {}, webPath = '/healthz'): ListenerSpec[] => [
+  { port: 80, protocol: 'HTTP', defaultAction: web(webPath) },
+  {
+    port: 8443,
+    protocol: 'HTTPS',
+    certificateArn: certs[0] ?? '',
+    sslPolicy: 'ELBSecurityPolicy-TLS13-1-2-2021-06',
+    defaultAction: { fixedResponse: { statusCode: 404 } },
+    ...tls,
+  },
+];
+
+const baseRules = (r10: Partial<RuleSpec> = {}, r20: Partial<RuleSpec> = {}): RuleSpec[] => [
+  {
+    priority: 10,
+    listenerPort: 80,
+    paths: ['/old/*'],
+    action: { fixedResponse: { statusCode: 410, body: 'gone' } },
+    ...r10,
+  },
+  {
+    priority: 20,
+    listenerPort: 80,
+    hosts: ['api.example.com'],
+    action: { forward: { service: { name: 'api', port: 80, healthCheck: { path: '/api-healthz' } } } },
+    ...r20,
+  },
+];
+
+const base = (): MyIngressSpec => ({
+  subnets: subnets.slice(0, 2),
+  scheme: 'internal',
+  securityGroups: [groups[0] ?? ''],
+  ipAddressType: 'ipv4',
+  listeners: baseListeners(),
+  rules: baseRules(),
+  attributes: { idleTimeoutSeconds: 60 },
+  tags: { team: 'web' },
+});
+
+const probe = (
+  field: string,
+  read: () => Promise<unknown>,
+  before: unknown,
+  ...steps: [Record<string, unknown>, unknown][]
+): FieldProbe => ({ field, before, steps: steps.map(([patch, aws]) => ({ patch, aws })), read });
+
+const lbSubnets = async (): Promise<string[]> =>
+  ((await loadBalancer()).AvailabilityZones ?? []).map((z) => z.SubnetId ?? '').sort();
+
+const probes = (): FieldProbe[] => [
+  probe(
+    'subnets',
+    lbSubnets,
+    subnets.slice(0, 2).sort(),
+    [{ subnets: [subnets[0], subnets[2]] }, [subnets[0], subnets[2]].sort()],
+    [{ subnets: subnets.slice(0, 2) }, subnets.slice(0, 2).sort()],
+  ),
+  probe(
+    'subnetSelector',
+    lbSubnets,
+    subnets.slice(0, 2).sort(),
+    [{ subnets: null, subnetSelector: { tags: { 'probe-tier': 'selected' } } }, subnets.slice(2, 4).sort()],
+    [{ subnetSelector: null, subnets: subnets.slice(0, 2) }, subnets.slice(0, 2).sort()],
+  ),
+  probe(
+    'securityGroups',
+    async () => [...((await loadBalancer()).SecurityGroups ?? [])].sort(),
+    [groups[0]],
+    [{ securityGroups: groups }, [...groups].sort()],
+    [{ securityGroups: [groups[0]] }, [groups[0]]],
+  ),
+  probe(
+    'ipAddressType',
+    async () => (await loadBalancer()).IpAddressType,
+    'ipv4',
+    [{ ipAddressType: 'dualstack' }, 'dualstack'],
+    [{ ipAddressType: 'ipv4' }, 'ipv4'],
+  ),
+  probe(
+    'listeners[].port',
+    async () => (await listeners()).map((l) => l.Port),
+    [80, 8443],
+    [{ listeners: baseListeners({ port: 9443 }) }, [80, 9443]],
+    [{ listeners: baseListeners() }, [80, 8443]],
+  ),
+  probe(
+    'listeners[].protocol',
+    async () => (await listenerOn(8443))?.Protocol,
+    'HTTPS',
+    [
+      {
+        listeners: [
+          baseListeners()[0],
+          { port: 8443, protocol: 'HTTP', defaultAction: { fixedResponse: { statusCode: 404 } } },
+        ],
+      },
+      'HTTP',
+    ],
+    [{ listeners: baseListeners() }, 'HTTPS'],
+  ),
+  probe(
+    'listeners[].certificateArn',
+    async () => (await listenerOn(8443))?.Certificates?.map((c) => c.CertificateArn),
+    [certs[0]],
+    [{ listeners: baseListeners({ certificateArn: certs[1] ?? '' }) }, [certs[1]]],
+    [{ listeners: baseListeners() }, [certs[0]]],
+  ),
+  probe(
+    'listeners[].sslPolicy',
+    async () => (await listenerOn(8443))?.SslPolicy,
+    'ELBSecurityPolicy-TLS13-1-2-2021-06',
+    [{ listeners: baseListeners({ sslPolicy: 'ELBSecurityPolicy-2016-08' }) }, 'ELBSecurityPolicy-2016-08'],
+    [{ listeners: baseListeners() }, 'ELBSecurityPolicy-TLS13-1-2-2021-06'],
+  ),
+  probe(
+    'listeners[].defaultAction',
+    async () => {
+      const a = (await listenerOn(8443))?.DefaultActions?.[0];
+      return { type: a?.Type, status: a?.FixedResponseConfig?.StatusCode ?? a?.RedirectConfig?.StatusCode };
+    },
+    { type: 'fixed-response', status: '404' },
+    [
+      { listeners: baseListeners({ defaultAction: { fixedResponse: { statusCode: 503, body: 'down' } } }) },
+      { type: 'fixed-response', status: '503' },
+    ],
+    [
+      {
+        listeners: baseListeners({
+          defaultAction: { redirect: { host: 'example.com', statusCode: 'HTTP_302' } },
+        }),
+      },
+      { type: 'redirect', status: 'HTTP_302' },
+    ],
+    [{ listeners: baseListeners() }, { type: 'fixed-response', status: '404' }],
+  ),
+  probe(
+    'listeners[].defaultAction.forward.service.healthCheck',
+    healthCheckPaths,
+    ['/api-healthz', '/healthz'],
+    [{ listeners: baseListeners({}, '/ready') }, ['/api-healthz', '/ready']],
+    [{ listeners: baseListeners() }, ['/api-healthz', '/healthz']],
+  ),
+  probe(
+    'rules[].priority',
+    async () => ((await rulesByPort()).get(80) ?? []).map((r) => r.Priority),
+    ['10', '20'],
+    [{ rules: baseRules({ priority: 15 }) }, ['15', '20']],
+    [{ rules: baseRules() }, ['10', '20']],
+  ),
+  probe(
+    'rules[].listenerPort',
+    async () => [...(await rulesByPort())].map(([port, rs]) => [port, rs.map((r) => r.Priority)]),
+    [
+      [80, ['10', '20']],
+      [8443, []],
+    ],
+    [
+      { rules: baseRules({ listenerPort: 8443 }) },
+      [
+        [80, ['20']],
+        [8443, ['10']],
+      ],
+    ],
+    [
+      { rules: baseRules() },
+      [
+        [80, ['10', '20']],
+        [8443, []],
+      ],
+    ],
+  ),
+  probe(
+    'rules[].hosts',
+    async () => conditionValues(await ruleAt(20), 'host-header'),
+    ['api.example.com'],
+    [
+      { rules: baseRules({}, { hosts: ['api.example.com', 'api2.example.com'] }) },
+      ['api.example.com', 'api2.example.com'],
+    ],
+    [{ rules: baseRules() }, ['api.example.com']],
+  ),
+  probe(
+    'rules[].paths',
+    async () => conditionValues(await ruleAt(10), 'path-pattern'),
+    ['/old/*'],
+    [{ rules: baseRules({ paths: ['/old/*', '/legacy/*'] }) }, ['/legacy/*', '/old/*']],
+    [{ rules: baseRules() }, ['/old/*']],
+  ),
+  probe(
+    'rules[].action',
+    async () => {
+      const a = (await ruleAt(10))?.Actions?.[0];
+      return { type: a?.Type, status: a?.FixedResponseConfig?.StatusCode };
+    },
+    { type: 'fixed-response', status: '410' },
+    [
+      { rules: baseRules({ action: { fixedResponse: { statusCode: 418 } } }) },
+      { type: 'fixed-response', status: '418' },
+    ],
+    [{ rules: baseRules() }, { type: 'fixed-response', status: '410' }],
+  ),
+  probe(
+    'rules[].action.forward.service.healthCheck',
+    healthCheckPaths,
+    ['/api-healthz', '/healthz'],
+    [
+      {
+        rules: baseRules(
+          {},
+          {
+            action: { forward: { service: { name: 'api', port: 80, healthCheck: { path: '/api-ready' } } } },
+          },
+        ),
+      },
+      ['/api-ready', '/healthz'],
+    ],
+    [{ rules: baseRules() }, ['/api-healthz', '/healthz']],
+  ),
+  probe(
+    'attributes',
+    async () => {
+      const lb = await loadBalancer();
+      const out = await elb.send(
+        new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: lb.LoadBalancerArn }),
+      );
+      const a = new Map((out.Attributes ?? []).map((x) => [x.Key ?? '', x.Value ?? '']));
+      return {
+        idle: a.get('idle_timeout.timeout_seconds') ?? '60',
+        http2: a.get('routing.http2.enabled') ?? 'true',
+        logs: a.get('access_logs.s3.enabled') ?? 'false',
+      };
+    },
+    { idle: '60', http2: 'true', logs: 'false' },
+    [
+      { attributes: { idleTimeoutSeconds: 120, http2: false, accessLogs: { bucket, prefix: 'probe' } } },
+      { idle: '120', http2: 'false', logs: 'true' },
+    ],
+    [
+      { attributes: { idleTimeoutSeconds: 60, http2: null, accessLogs: null } },
+      { idle: '60', http2: 'true', logs: 'false' },
+    ],
+  ),
+  probe(
+    'tags',
+    async () => {
+      const lb = await loadBalancer();
+      const out = await elb.send(new DescribeTagsCommand({ ResourceArns: [lb.LoadBalancerArn ?? ''] }));
+      return Object.fromEntries(
+        (out.TagDescriptions?.[0]?.Tags ?? [])
+          .filter((t) => !(t.Key ?? '').startsWith('skylift.dev/'))
+          .map((t) => [t.Key ?? '', t.Value ?? '']),
+      );
+    },
+    { team: 'web' },
+    [{ tags: { team: 'api', env: 'prod' } }, { team: 'api', env: 'prod' }],
+    [{ tags: { team: 'web', env: null } }, { team: 'web' }],
+  ),
+];
+
+const fixed: FixedProbe[] = [
+  { field: 'scheme', patch: { scheme: 'internet-facing' } },
+  { field: 'externalName', patch: { externalName: 'other' } },
+];
+
+async function service(svc: string, ip: string): Promise<void> {
+  await admin.create(`/api/v1/namespaces/${ns}/services`, {
+    metadata: { name: svc },
+    spec: { ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
+  });
+  await admin.create(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `${svc}-1`,
+      labels: {
+        'kubernetes.io/service-name': svc,
+        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+      },
+    },
+    addressType: 'IPv4',
+    ports: [{ port: 8080, protocol: 'TCP' }],
+    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+  });
+}
+
+beforeAll(async () => {
+  admin = kubeClient();
+  await installCrds(admin);
+  const direct = awsClientConfig(stackInfo().awsEndpoint);
+  elb = new ElasticLoadBalancingV2Client(direct);
+  const ec2 = new EC2Client(direct);
+  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.40.0.0/16' }));
+  const vpcId = vpc.Vpc?.VpcId ?? '';
+  subnets = [];
+  for (const [i, az] of ['us-east-1a', 'us-east-1b', 'us-east-1c', 'us-east-1d'].entries()) {
+    const s = await ec2.send(
+      new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: `10.40.${i + 1}.0/24`, AvailabilityZone: az }),
+    );
+    subnets.push(s.Subnet?.SubnetId ?? '');
+  }
+  await ec2.send(
+    new CreateTagsCommand({
+      Resources: subnets.slice(2, 4),
+      Tags: [{ Key: 'probe-tier', Value: 'selected' }],
+    }),
+  );
+  groups = [];
+  for (const g of ['probe-lb-a', 'probe-lb-b']) {
+    const out = await ec2.send(
+      new CreateSecurityGroupCommand({ GroupName: g, Description: g, VpcId: vpcId }),
+    );
+    groups.push(out.GroupId ?? '');
+  }
+  const acm = new ACMClient(direct);
+  certs = [];
+  for (const d of ['a.probe.example.com', 'b.probe.example.com']) {
+    const out = await acm.send(new RequestCertificateCommand({ DomainName: d }));
+    certs.push(out.CertificateArn ?? '');
+  }
+  bucket = 'probe-logs';
+  ns = await newNamespace(admin, 'ming-contract');
+  await service('web', '10.40.1.10');
+  await service('api', '10.40.2.10');
+  controller = await startController((s) => myIngressController(s, { pollMs: 300 }), {
+    namespace: ns,
+    endpoint: stackInfo().awsEndpoint,
+  });
+  await admin.create<MyIngress>(resourcePath(myIngressType, { namespace: ns }), {
+    apiVersion: 'aws.skylift.dev/v1alpha1',
+    kind: 'MyIngress',
+    metadata: { name },
+    spec: base(),
+  });
+  await waitSettledAtGeneration(admin, myIngressType, ns, name, 'create');
+});
+afterAll(async () => {
+  await controller.stop();
+});
+
+describe('MyIngress field contract', () => {
+  it('has a probe for every field it says is applied in AWS or fixed at create', () => {
+    expect(missingProbes(myIngressFieldContract, probes(), fixed)).toEqual([]);
+  });
+
+  it.each(probes().map((p) => ({ field: p.field })))(
+    '$field: changed after create, ELBv2 shows it once Ready and Synced at its generation',
+    async ({ field }) => {
+      const p = probes().find((x) => x.field === field);
+      if (p === undefined) throw new Error(field);
+      await runProbe(admin, myIngressType, ns, name, p, (what, got, want) => {
+        expect(got, what).toEqual(want);
+      });
+    },
+  );
+
+  it.each(fixed)('$field: a change after create is refused by the apiserver', async (p) => {
+    expect(await refusal(admin, myIngressType, ns, name, p)).toMatch(
+      /immutable|cannot be set, changed or removed/,
+    );
+  });
+});
