@@ -82,14 +82,29 @@ export interface CompanionObject {
 }
 
 /**
+ * What an `apply` companion write requires of the object as it is, so a claim
+ * on a name is atomic: `absent` creates it and fails (OwnershipConflictError
+ * with `taken` as the message) when the name is already in use; `uid` applies
+ * only to the very object the adapter read (refused, 422, if it was replaced since).
+ */
+export type CompanionPrecondition =
+  { readonly absent: true; readonly taken: string } | { readonly uid: string };
+
+/**
  * A write to a companion object, carried out by the engine:
  * `apply` creates or updates it by server-side apply (field manager
  * `skylift`), labelled as Skylift's and owned by the CR, so Kubernetes
- * removes it with the CR; `disown` drops the CR's owner reference so it
+ * removes it with the CR — under `expect`, only if the object is as the
+ * adapter saw it; `disown` drops the CR's owner reference so it
  * outlives the CR (deletionPolicy Orphan). Both are idempotent.
  */
 export type CompanionWrite =
-  | { readonly op: 'apply'; readonly type: ResourceType; readonly object: CompanionObject }
+  | {
+      readonly op: 'apply';
+      readonly type: ResourceType;
+      readonly object: CompanionObject;
+      readonly expect?: CompanionPrecondition;
+    }
   | { readonly op: 'disown'; readonly type: ResourceType; readonly name: string };
 
 /** Kubernetes writes an adapter asks for; the engine makes them, in this order, with its own clock. */

@@ -4,6 +4,7 @@
 import type { ManagedObject } from '../apis/managed.ts';
 import { apiVersionOf, resourcePath, type KubeObject, type ResourceType } from '../apis/meta.ts';
 import type { CompanionWrite } from './adapter.ts';
+import { OwnershipConflictError } from './errors.ts';
 import { KubeApiError, type KubeClient } from './kube/client.ts';
 
 /** The label every companion object carries. */
@@ -23,26 +24,53 @@ export async function writeCompanion(
   const namespace = owner.metadata.namespace;
   if (w.op === 'apply') {
     const name = w.object.metadata.name;
+    const expect = w.expect;
+    const body = {
+      ...w.object,
+      metadata: {
+        ...w.object.metadata,
+        namespace,
+        labels: managedByLabel,
+        // Removed with the CR by Kubernetes' garbage collector.
+        ownerReferences: [
+          {
+            apiVersion: apiVersionOf(ownerType),
+            kind: ownerType.kind,
+            name: owner.metadata.name,
+            uid: owner.metadata.uid ?? '',
+            controller: true,
+          },
+        ],
+        // The apiserver refuses the patch (422, uid immutable) when the object is not the one read.
+        ...(expect !== undefined && 'uid' in expect ? { uid: expect.uid } : {}),
+      },
+    };
+    let claimed: string | undefined;
+    if (expect !== undefined && 'absent' in expect) {
+      // A claim: only one writer can create a name; the others learn it is taken. Created bare (the
+      // CR's owner reference and label only), so every field of the content below is the apply's,
+      // and a key the apply later leaves out is removed.
+      try {
+        const made = await client.create<KubeObject>(resourcePath(w.type, { namespace }), {
+          apiVersion: w.object.apiVersion,
+          kind: w.object.kind,
+          metadata: {
+            name,
+            namespace,
+            labels: body.metadata.labels,
+            ownerReferences: body.metadata.ownerReferences,
+          },
+        });
+        claimed = made.metadata.uid;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.statusCode === 409)
+          throw new OwnershipConflictError(expect.taken);
+        throw err;
+      }
+    }
     await client.patch(
       resourcePath(w.type, { namespace, name }),
-      {
-        ...w.object,
-        metadata: {
-          ...w.object.metadata,
-          namespace,
-          labels: managedByLabel,
-          // Removed with the CR by Kubernetes' garbage collector.
-          ownerReferences: [
-            {
-              apiVersion: apiVersionOf(ownerType),
-              kind: ownerType.kind,
-              name: owner.metadata.name,
-              uid: owner.metadata.uid ?? '',
-              controller: true,
-            },
-          ],
-        },
-      },
+      claimed !== undefined ? { ...body, metadata: { ...body.metadata, uid: claimed } } : body,
       'apply',
       { fieldManager: 'skylift', force: true },
     );

@@ -467,6 +467,65 @@ describe('ManagedDB connection Secrets it does not own', () => {
     expect(owners).toEqual([first.metadata.uid]);
   });
 
+  it('lets one of two objects applied together claim a new Secret: one instance per pair, the other a Conflict (issue 27, item 2)', async () => {
+    const ns = await setup('mdb-claimrace');
+    const pairs = Array.from({ length: 12 }, (_, i) => i);
+    // Both objects of a pair name one Secret that does not exist yet, created at the same moment.
+    const created = (
+      await Promise.all(
+        pairs.flatMap((i) => [
+          create(ns, `a-${i}`, spec({ writeConnectionSecretToRef: { name: `conn-${i}` } })),
+          create(ns, `b-${i}`, spec({ writeConnectionSecretToRef: { name: `conn-${i}` } })),
+        ]),
+      )
+    ).map((m) => ({ name: m.metadata.name, uid: m.metadata.uid ?? '' }));
+    for (const i of pairs) {
+      // One of the two is Ready, the other refused with Conflict; the Secret is the winner's.
+      const outcome = await waitFor(
+        async () => {
+          const [a, b] = await Promise.all(
+            ['a', 'b'].map((x) => readObject<ManagedDB>(admin, managedDbType, ns, `${x}-${i}`)),
+          );
+          const cond = (m: ManagedDB | undefined, type: string): string | undefined => {
+            const c = m?.status?.conditions?.find((x) => x.type === type);
+            return c === undefined ? undefined : `${c.status}/${c.reason ?? ''}`;
+          };
+          const states = [a, b].map((m) =>
+            cond(m, 'Ready') === 'True/Available'
+              ? 'ready'
+              : cond(m, 'Synced') === 'False/Conflict'
+                ? 'conflict'
+                : 'busy',
+          );
+          return states.includes('busy') ? undefined : { a, b, states };
+        },
+        { timeoutMs: 90_000, description: `pair ${i} settled` },
+      );
+      expect([...outcome.states].sort(), `pair ${i}`).toEqual(['conflict', 'ready']);
+      const winner = outcome.states[0] === 'ready' ? outcome.a : outcome.b;
+      const owners = (
+        await admin.get<{ metadata: { ownerReferences?: { uid: string }[] } }>(
+          `/api/v1/namespaces/${ns}/secrets/conn-${i}`,
+        )
+      ).metadata.ownerReferences?.map((r) => r.uid);
+      expect(owners, `conn-${i} owners`).toEqual([winner?.metadata.uid]);
+    }
+    // One RDS instance per pair: the loser never reached AWS.
+    const existing = await Promise.all(
+      created.map(async (m) => {
+        try {
+          await rds.send(
+            new DescribeDBInstancesCommand({ DBInstanceIdentifier: dbIdentifier(ns, m.name, m.uid) }),
+          );
+          return 1;
+        } catch {
+          return 0;
+        }
+      }),
+    );
+    expect(existing.reduce((a: number, b: number) => a + b, 0)).toBe(pairs.length);
+  });
+
   it('refuses a Secret of another type, and an unusable Secret name, with a Terminal message naming the field', async () => {
     const ns = await setup('mdb-badsecret');
     await handMade(ns, 'tls-conn', 'kubernetes.io/tls');

@@ -49,6 +49,7 @@ import {
   connectionSecretWrite,
   readConnectionSecret,
   readConnectionSecretState,
+  type SecretSeen,
 } from './connectionSecret.ts';
 import { connectionSecretName, instanceIdentifier } from './identity.ts';
 import { acceptedEngineVersion, engineVersionToAccept, modificationsFor } from './modifications.ts';
@@ -255,22 +256,27 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     };
   }
 
-  /** The generated master password goes into the connection Secret before the instance exists (so a crash cannot lose it). */
+  /**
+   * Claims the connection Secret before any AWS call: a Secret of this name that is not this
+   * object's is a Conflict (read), and a new one is created atomically, so of two objects naming it
+   * at once one gets it and the other creates nothing. The generated master password goes into it
+   * now, before the instance exists, so a crash cannot lose it.
+   */
   async prepareCreate(mr: ManagedDB): Promise<Writes> {
-    if (mr.spec.password?.managedByAWS === true) return {};
     const uid = mr.metadata.uid ?? '';
-    const existing = await readConnectionSecret(this.d.kube, mr);
-    if (existing?.password !== undefined && existing.password !== '') {
-      this.passwords.set(uid, existing.password);
+    const state = await readConnectionSecretState(this.d.kube, mr);
+    const seen = state === undefined ? undefined : { uid: state.uid };
+    const base = { username: mr.spec.masterUsername, engine: mr.spec.engine };
+    if (mr.spec.password?.managedByAWS === true)
+      return state !== undefined ? {} : { companions: [connectionSecretWrite(mr, base, seen)] };
+    const existing = state?.data.password;
+    if (existing !== undefined && existing !== '') {
+      this.passwords.set(uid, existing);
       return {};
     }
     const password = randomBytes(24).toString('base64url');
     this.passwords.set(uid, password);
-    return {
-      companions: [
-        connectionSecretWrite(mr, { password, username: mr.spec.masterUsername, engine: mr.spec.engine }),
-      ],
-    };
+    return { companions: [connectionSecretWrite(mr, { ...state?.data, ...base, password }, seen)] };
   }
 
   async create(mr: ManagedDB, ctx: ReconcileContext): Promise<Created> {
@@ -508,7 +514,9 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
         ),
       );
     // RDS has the Secret's password: the Secret is no longer marked pending.
-    return secret?.pending === true ? { companions: [connectionSecretWrite(mr, secret.data)] } : undefined;
+    return secret?.pending === true
+      ? { companions: [connectionSecretWrite(mr, secret.data, { uid: secret.uid })] }
+      : undefined;
   }
 
   /**
@@ -632,7 +640,9 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       const password = randomBytes(24).toString('base64url');
       return {
         writes: {
-          companions: [connectionSecretWrite(mr, connectionData(mr, db, password), { pending: true })],
+          companions: [
+            connectionSecretWrite(mr, connectionData(mr, db, password), seenOf(secret), { pending: true }),
+          ],
         },
         lost: managedOff
           ? 'spec.password.managedByAWS is off: a new master password, written to the connection Secret before the instance is given it'
@@ -646,7 +656,9 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     const same =
       Object.entries(want).every(([k, v]) => current[k] === v) &&
       Object.keys(current).every((k) => k in want);
-    const writes = same ? undefined : { companions: [connectionSecretWrite(mr, want, { pending })] };
+    const writes = same
+      ? undefined
+      : { companions: [connectionSecretWrite(mr, want, seenOf(secret), { pending })] };
     return {
       ...(writes !== undefined ? { writes } : {}),
       ...(pending
@@ -689,4 +701,9 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
           .DBInstances?.[0],
     );
   }
+}
+
+/** The Secret as read, for a write's precondition. Pure. */
+function seenOf(secret: { readonly uid: string } | undefined): SecretSeen {
+  return secret === undefined ? undefined : { uid: secret.uid };
 }

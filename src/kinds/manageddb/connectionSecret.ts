@@ -45,18 +45,32 @@ export function connectionData(
  */
 export const passwordPendingAnnotation = 'skylift.dev/password-pending';
 
+/** What the Secret is as the adapter last read it: its uid, or absent (undefined). */
+export type SecretSeen = { readonly uid: string } | undefined;
+
 /**
  * The write that puts `data` into the connection Secret (the engine applies it, owned by the
- * ManagedDB), marked `pending` when its password is not yet the instance's. Pure.
+ * ManagedDB), marked `pending` when its password is not yet the instance's. Atomic against the
+ * Secret as `seen`: absent, it is claimed (created; another object's claim first makes this one a
+ * Conflict, before any AWS call); read, only that very Secret is written. Pure.
  */
 export function connectionSecretWrite(
   mr: ManagedDB,
   data: Record<string, string>,
+  seen: SecretSeen,
   opts: { readonly pending?: boolean } = {},
 ): CompanionWrite {
+  const name = connectionSecretName(mr);
   return {
     op: 'apply',
     type: secretType,
+    expect:
+      seen === undefined
+        ? {
+            absent: true,
+            taken: `the connection Secret ${name} was just created by someone else (another ManagedDB naming it, or a person); Skylift will not take it over: set spec.writeConnectionSecretToRef.name to a Secret name that is not in use`,
+          }
+        : { uid: seen.uid },
     object: {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -97,7 +111,9 @@ export async function readConnectionSecret(
 export async function readConnectionSecretState(
   kube: KubeClient,
   mr: ManagedDB,
-): Promise<{ readonly data: Record<string, string>; readonly pending: boolean } | undefined> {
+): Promise<
+  { readonly data: Record<string, string>; readonly pending: boolean; readonly uid: string } | undefined
+> {
   const name = connectionSecretName(mr);
   if (name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) {
     throw new TerminalError(
@@ -125,5 +141,6 @@ export async function readConnectionSecretState(
       Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
     ),
     pending: s.metadata.annotations?.[passwordPendingAnnotation] === 'true',
+    uid: s.metadata.uid ?? '',
   };
 }
