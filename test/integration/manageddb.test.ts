@@ -47,12 +47,13 @@ async function setup(prefix: string): Promise<string> {
   return ns;
 }
 
+/** A spec; a restore has no dbName (the snapshot's database comes with it). */
 const spec = (extra: Partial<ManagedDBSpec> = {}): ManagedDBSpec => ({
   engine: 'postgres',
   engineVersion: '16',
   instanceClass: 'db.t3.micro',
   allocatedStorage: 20,
-  dbName: 'app',
+  ...(extra.restoreFrom === undefined ? { dbName: 'app' } : {}),
   masterUsername: 'app',
   writeConnectionSecretToRef: { name: 'db-conn' },
   ...extra,
@@ -488,7 +489,7 @@ describe('ManagedDB connection Secrets it does not own', () => {
           );
           const cond = (m: ManagedDB | undefined, type: string): string | undefined => {
             const c = m?.status?.conditions?.find((x) => x.type === type);
-            return c === undefined ? undefined : `${c.status}/${c.reason ?? ''}`;
+            return c === undefined ? undefined : `${c.status}/${c.reason}`;
           };
           const states = [a, b].map((m) =>
             cond(m, 'Ready') === 'True/Available'
@@ -787,11 +788,27 @@ describe('ManagedDB adoption and ownership', () => {
         writeConnectionSecretToRef: { name: 'a-conn' },
       }),
     );
-    await waitCondition(ns, 'adopter', 'Ready', 'True');
+    // Its password was never Skylift's: the Secret cannot hold it, and the object says so with a
+    // fix that works (issue 27, item 5) instead of being Ready over a Secret without a password.
+    const unknown = await waitCondition(ns, 'adopter', 'Ready', 'False', 'PasswordUnknown');
+    expect(unknown.status?.conditions?.find((c) => c.type === 'Ready')?.message).toContain(
+      'set spec.password.managedByAWS to true',
+    );
     expect((await instance(id))?.TagList).toEqual(
       expect.arrayContaining([{ Key: 'skylift.dev/uid', Value: m.metadata.uid }]),
     );
     expect((await secret(ns, 'a-conn')).host).toBe((await instance(id))?.Endpoint?.Address);
+    expect((await secret(ns, 'a-conn')).password).toBeUndefined();
+    await admin.patch(
+      resourcePath(managedDbType, { namespace: ns, name: 'adopter' }),
+      { spec: { password: { managedByAWS: true } } },
+      'merge',
+    );
+    await waitCondition(ns, 'adopter', 'Ready', 'True');
+    await waitFor(async () => ((await secret(ns, 'a-conn')).secretArn !== undefined ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'the Secret has the secretArn of the password RDS now manages',
+    });
 
     await admin.delete(resourcePath(managedDbType, { namespace: ns, name: 'adopter' }));
     await waitFor(
@@ -1225,6 +1242,37 @@ describe('ManagedDB restoreFrom', () => {
   // A restored instance keeps the snapshot's master password — the source's, which the new object's
   // Secret does not hold (its generated password would not work, and whoever knew the old one could
   // still log in). It is set to the Secret's before the object is Ready, once.
+  it('refuses a restore whose masterUsername is not the snapshot’s, naming it, and creates nothing (issue 27, item 5)', async () => {
+    const { CreateDBSnapshotCommand } = await import('@aws-sdk/client-rds');
+    const ns = await setup('mdb-restore-user');
+    const source = await create(ns, 'source', spec());
+    await waitCondition(ns, 'source', 'Ready', 'True');
+    const id = dbIdentifier(ns, 'source', source.metadata.uid ?? '');
+    await rds.send(
+      new CreateDBSnapshotCommand({ DBInstanceIdentifier: id, DBSnapshotIdentifier: `${id}-u` }),
+    );
+    const copy = await create(
+      ns,
+      'wronguser',
+      spec({
+        restoreFrom: { snapshotIdentifier: `${id}-u` },
+        masterUsername: 'other',
+        writeConnectionSecretToRef: { name: 'wu-conn' },
+      }),
+    );
+    const refused = await waitCondition(ns, 'wronguser', 'Synced', 'False', 'Terminal');
+    expect(refused.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'create the ManagedDB again with spec.masterUsername: app',
+    );
+    await expect(
+      rds.send(
+        new DescribeDBInstancesCommand({
+          DBInstanceIdentifier: dbIdentifier(ns, 'wronguser', copy.metadata.uid ?? ''),
+        }),
+      ),
+    ).rejects.toThrow();
+  });
+
   it("sets the restored instance's master password to the connection Secret's before Ready, once", async () => {
     const { CreateDBSnapshotCommand, ListTagsForResourceCommand } = await import('@aws-sdk/client-rds');
     const ns = await setup('mdb-restore-pw');
@@ -1252,8 +1300,10 @@ describe('ManagedDB restoreFrom', () => {
       );
       const ready = await waitCondition(ns, 'restored', 'Ready', 'True');
       const copyId = dbIdentifier(ns, 'restored', copy.metadata.uid ?? '');
-      const { password } = await secret(ns, 'restored-conn');
+      const { password, username, dbname } = await secret(ns, 'restored-conn');
       expect(password).toEqual(expect.any(String));
+      // The restored instance's user and database (the snapshot's), not empty (issue 27, item 5).
+      expect({ username, dbname }).toEqual({ username: 'app', dbname: 'app' });
       expect(passwordsSent).toEqual([{ id: copyId, password }]);
       const arn = typeof ready.status?.arn === 'string' ? ready.status.arn : '';
       const tags = (await rds.send(new ListTagsForResourceCommand({ ResourceName: arn }))).TagList ?? [];

@@ -64,6 +64,7 @@ import {
   needsPasswordAfterRestore,
   restoreRefusal,
   restoredPasswordTag,
+  restoredUserMismatch,
   snapshotReference,
   uncheckableSnapshot,
 } from './restore.ts';
@@ -80,6 +81,8 @@ export const DBReason = {
   SnapshotFailed: 'SnapshotFailed',
   /** The generated password vanished from the connection Secret between prepareCreate and create. */
   SecretMissing: 'SecretMissing',
+  /** An adopted instance's master password is not Skylift's to know: the Secret cannot hold it. */
+  PasswordUnknown: 'PasswordUnknown',
 } as const;
 
 /** What can differ between an RDS instance and its ManagedDB. */
@@ -167,6 +170,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     let details: ManagedDBDetails = { db, prune: [] };
     let writes: Writes | undefined;
     let failure: { reason: string; message: string } | undefined;
+    let passwordUnknown = false;
     if (
       available &&
       mr.metadata.deletionTimestamp === undefined &&
@@ -193,6 +197,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       if (db.Endpoint?.Address !== undefined) {
         const kept = await this.connectionSecretWrites(mr, db);
         writes = kept.writes;
+        passwordUnknown = kept.unknown === true;
         if (kept.lost !== undefined && !delta.some((d) => d.field === 'password'))
           delta.push({ field: 'password', change: kept.lost });
       }
@@ -236,13 +241,20 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
         };
       }
     }
-    const ready: ReadyState = available
-      ? { ready: true, reason: Reason.Available }
-      : {
+    const ready: ReadyState = passwordUnknown
+      ? {
           ready: false,
-          reason: state === 'creating' ? Reason.Creating : Reason.Unavailable,
-          message: `RDS status is ${state}`,
-        };
+          reason: DBReason.PasswordUnknown,
+          message: `the instance was adopted (spec.externalName) and Skylift does not know its master password, so the connection Secret ${connectionSecretName(mr)} has none: set spec.password.managedByAWS to true (RDS then keeps the password in Secrets Manager and the Secret gets its secretArn)`,
+          actionRequired: true,
+        }
+      : available
+        ? { ready: true, reason: Reason.Available }
+        : {
+            ready: false,
+            reason: state === 'creating' ? Reason.Creating : Reason.Unavailable,
+            message: `RDS status is ${state}`,
+          };
     return {
       exists: true,
       ownership,
@@ -546,6 +558,8 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       this.d.restoreNamespaces?.(mr.metadata.namespace ?? '') ?? [],
     );
     if (refusal !== undefined) throw new TerminalError(refusal);
+    const mismatch = restoredUserMismatch(snapshotId, found.MasterUsername, mr.spec.masterUsername);
+    if (mismatch !== undefined) throw new TerminalError(mismatch);
   }
 
   /** The password prepareCreate put (or found) in the connection Secret; read back if this process did not prepare it. */
@@ -627,7 +641,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
   private async connectionSecretWrites(
     mr: ManagedDB,
     db: DBInstance,
-  ): Promise<{ writes?: Writes; lost?: string }> {
+  ): Promise<{ writes?: Writes; lost?: string; unknown?: boolean }> {
     const secret = await readConnectionSecretState(this.d.kube, mr);
     const current = secret?.data ?? {};
     const managed = mr.spec.password?.managedByAWS === true;
@@ -661,6 +675,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
       : { companions: [connectionSecretWrite(mr, want, seenOf(secret), { pending })] };
     return {
       ...(writes !== undefined ? { writes } : {}),
+      ...(adopted && !managed && (current.password ?? '') === '' ? { unknown: true } : {}),
       ...(pending
         ? {
             lost: `the connection Secret ${connectionSecretName(mr)} holds a master password the instance was not given yet`,

@@ -191,6 +191,11 @@ const spec: Schema = obj(
       },
       { rule: '!has(oldSelf.dbName) || has(self.dbName)', message: 'dbName cannot be removed' },
       {
+        rule: '!has(self.restoreFrom) || !has(self.dbName)',
+        message:
+          'dbName is not used with restoreFrom: a restored instance keeps its snapshot’s database (the connection Secret’s dbname says which); leave dbName out',
+      },
+      {
         rule: "!has(oldSelf.iops) || has(self.iops) || (has(self.storageType) && self.storageType == 'gp2')",
         message:
           'iops cannot be removed while storageType is io1, io2 or gp3: set the IOPS you want (gp3 includes 3,000 below 400 GiB), or storageType gp2',

@@ -20,8 +20,9 @@ export function connectionData(
 ): Record<string, string> {
   const host = db.Endpoint?.Address ?? '';
   const port = String(db.Endpoint?.Port ?? defaultPort[mr.spec.engine]);
-  const username = mr.spec.masterUsername;
-  const dbname = mr.spec.dbName ?? '';
+  // What the instance has: a restored one keeps its snapshot's user and database.
+  const username = db.MasterUsername ?? mr.spec.masterUsername;
+  const dbname = db.DBName ?? mr.spec.dbName ?? '';
   const scheme = mr.spec.engine === 'postgres' ? 'postgresql' : 'mysql';
   return {
     host,

@@ -92,3 +92,17 @@ export function needsPasswordAfterRestore(
 ): boolean {
   return restoreFrom !== undefined && tags[restoredPasswordTag] !== uid;
 }
+
+/**
+ * Why a snapshot whose master user is `snapshotUser` cannot be restored into an object whose spec
+ * names `specUser` (a restored instance keeps the snapshot's user, so the Secret would name the
+ * wrong one), or undefined when they agree or the snapshot does not say. Pure.
+ */
+export function restoredUserMismatch(
+  snapshotId: string,
+  snapshotUser: string | undefined,
+  specUser: string,
+): string | undefined {
+  if (snapshotUser === undefined || snapshotUser === specUser) return undefined;
+  return `spec.masterUsername ${JSON.stringify(specUser)} is not the master user of snapshot ${JSON.stringify(snapshotId)} (${JSON.stringify(snapshotUser)}), and a restored instance keeps the snapshot's: create the ManagedDB again with spec.masterUsername: ${snapshotUser} (it cannot be changed after create); nothing was created`;
+}
