@@ -113,6 +113,9 @@ const db = (name: string, spec: Record<string, unknown>): Manifest => ({
     instanceClass: 'db.t4g.micro',
     allocatedStorage: 20,
     masterUsername: 'app',
+    // Within team A's network (the others' policies do not limit it).
+    vpcSecurityGroupIds: ['sg-0aa'],
+    subnetGroupName: 'team-a-db',
     ...spec,
   },
 });
@@ -128,11 +131,19 @@ const guardrailsA = {
     subnets: { ids: ['subnet-0a1', 'subnet-0b2'] },
     securityGroups: { ids: ['sg-0a1'] },
     certificates: { arns: ['arn:aws:acm:us-east-1:111122223333:certificate/team-a-*'] },
+    accessLogBuckets: ['team-a-logs*'],
   },
   databases: {
     engines: ['postgres'],
     instanceClasses: ['db.t4g.*', 'db.m5.large'],
     maxAllocatedStorageGiB: 100,
+    securityGroupIds: ['sg-0aa'],
+    subnetGroups: ['team-a-*'],
+    storageTypes: ['gp3', 'gp2'],
+    maxIops: 3000,
+    multiAZ: 'Forbidden',
+    maxBackupRetentionDays: 14,
+    maxScheduledSnapshots: 10,
   },
 };
 
@@ -477,6 +488,65 @@ describe('ManagedDB', () => {
     const publicly = `forbids spec.publiclyAccessible: databases with a public address are not allowed in this namespace (spec.guardrails.databases.publicAccess is not Allowed); set spec.publiclyAccessible: false (reach the database from inside the VPC), or ask the platform team to allow public access`;
     await expectRefused(nsA, db('public', { publiclyAccessible: true }), `TeamPolicy ${byName} ${publicly}`);
     await expectRefused(nsB, db('public', { publiclyAccessible: true }), `TeamPolicy ${byLabel} ${publicly}`);
+  });
+
+  it('refuses another team’s network and costs beyond the policy (issue 27, item 11), saying what the reconcile says', async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      [
+        'sg',
+        { vpcSecurityGroupIds: ['sg-0aa', 'sg-0bb'] },
+        'forbids spec.vpcSecurityGroupIds: sg-0bb is not among the security groups this namespace’s databases may be in (sg-0aa); set spec.vpcSecurityGroupIds to allowed groups, or ask the platform team to add them to spec.guardrails.databases.securityGroupIds',
+      ],
+      [
+        'subnets',
+        { subnetGroupName: 'team-b-db' },
+        'forbids spec.subnetGroupName: team-b-db is not among the DB subnet groups this namespace’s databases may be in (team-a-*); the subnet group is fixed at create: delete this ManagedDB and create it with spec.subnetGroupName set to an allowed group, or ask the platform team to add it to spec.guardrails.databases.subnetGroups',
+      ],
+      [
+        'io2',
+        { storageType: 'io2', iops: 3000 },
+        'forbids spec.storageType: io2 is not among the storage types this namespace’s databases may use (gp3, gp2); set spec.storageType to an allowed type, or ask the platform team to add it to spec.guardrails.databases.storageTypes',
+      ],
+      [
+        'iops',
+        { iops: 12000 },
+        'forbids spec.iops: 12000 IOPS are more than this namespace’s databases may provision (3000); set spec.iops to at most 3000, or ask the platform team to raise spec.guardrails.databases.maxIops',
+      ],
+      [
+        'multiaz',
+        { multiAZ: true },
+        'forbids spec.multiAZ: Multi-AZ databases (a standby in another Availability Zone) are not allowed in this namespace; set spec.multiAZ: false, or ask the platform team to allow spec.guardrails.databases.multiAZ',
+      ],
+      [
+        'retention',
+        { backup: { retentionDays: 30 } },
+        'forbids spec.backup.retentionDays: 30 days of automated backups are more than this namespace’s databases may keep (14); set spec.backup.retentionDays to at most 14, or ask the platform team to raise spec.guardrails.databases.maxBackupRetentionDays',
+      ],
+      [
+        'snapshots',
+        { backup: { snapshotSchedule: '0 3 * * *', keepSnapshots: 30 } },
+        'forbids spec.backup.keepSnapshots: keeping 30 scheduled snapshots is more than this namespace’s databases may (10); set spec.backup.keepSnapshots to at most 10, or ask the platform team to raise spec.guardrails.databases.maxScheduledSnapshots',
+      ],
+    ];
+    for (const [name, spec, message] of cases)
+      await expectRefused(nsA, db(name, spec), `TeamPolicy ${byName} ${message}`);
+    await expectRefused(
+      nsA,
+      ingress('logs', { attributes: { accessLogs: { bucket: 'team-b-logs' } } }),
+      `TeamPolicy ${byName} forbids spec.attributes.accessLogs.bucket: team-b-logs is not among the buckets this namespace’s load balancers may write access logs to (team-a-logs*); name an allowed bucket, or ask the platform team to add it to spec.guardrails.loadBalancers.accessLogBuckets`,
+    );
+    await expectAdmitted(
+      nsA,
+      ingress('own-logs', { attributes: { accessLogs: { bucket: 'team-a-logs-1' } } }),
+    );
+    await expectAdmitted(
+      nsA,
+      db('within', {
+        storageType: 'gp3',
+        iops: 3000,
+        backup: { retentionDays: 14, snapshotSchedule: '0 3 * * *', keepSnapshots: 10 },
+      }),
+    );
   });
 
   it('admits allowed databases and unselected namespaces', async () => {

@@ -84,6 +84,12 @@ describe('MyIngress guardrails', () => {
       'TeamPolicy search forbids spec.scheme: internet-facing load balancers are not allowed in this namespace (allowed: internal); the scheme is fixed at create: delete this MyIngress and create it with spec.scheme: internal, or ask the platform team to add internet-facing to spec.guardrails.loadBalancers.schemes',
     );
     expect(await lbRefusal({ schemes: ['internal'] }, ingress())).toBeUndefined();
+    // Issue 27, item 11: access logs only into the team's own buckets.
+    const logs = (bucket: string): MyIngressSpec => ingress({ attributes: { accessLogs: { bucket } } });
+    expect(await lbRefusal({ accessLogBuckets: ['team-a-logs*'] }, logs('team-a-logs-1'))).toBeUndefined();
+    expect(await lbRefusal({ accessLogBuckets: ['team-a-logs*'] }, logs('team-b-logs'))).toContain(
+      'forbids spec.attributes.accessLogs.bucket: team-b-logs is not among the buckets this namespace’s load balancers may write access logs to (team-a-logs*); name an allowed bucket, or ask the platform team to add it to spec.guardrails.loadBalancers.accessLogBuckets',
+    );
     // The CRD defaults scheme to internet-facing; an absent scheme is that.
     expect(await lbRefusal({ schemes: ['internal'] }, ingress({}, ['scheme']))).toMatch(/spec.scheme/);
   });
@@ -219,6 +225,102 @@ describe('ManagedDB guardrails', () => {
       /forbids spec.maxAllocatedStorage: 1000 GiB/,
     );
   });
+  // Issue 27, item 11: another team's network, and what costs money.
+  it.each([
+    {
+      reason: 'a security group not listed',
+      g: { securityGroupIds: ['sg-0aa'] },
+      spec: { vpcSecurityGroupIds: ['sg-0aa', 'sg-0bb'] },
+      refused:
+        'forbids spec.vpcSecurityGroupIds: sg-0bb is not among the security groups this namespace’s databases may be in (sg-0aa); set spec.vpcSecurityGroupIds to allowed groups, or ask the platform team to add them to spec.guardrails.databases.securityGroupIds',
+    },
+    {
+      reason: 'no security group, where the policy lists them (RDS would use the VPC’s default)',
+      g: { securityGroupIds: ['sg-0aa'] },
+      spec: {},
+      refused:
+        'forbids spec.vpcSecurityGroupIds: a database must name its security groups in this namespace (allowed: sg-0aa)',
+    },
+    {
+      reason: 'listed security groups',
+      g: { securityGroupIds: ['sg-0aa'] },
+      spec: { vpcSecurityGroupIds: ['sg-0aa'] },
+    },
+    {
+      reason: 'another team’s DB subnet group',
+      g: { subnetGroups: ['team-a-*'] },
+      spec: { subnetGroupName: 'team-b-db' },
+      refused:
+        'forbids spec.subnetGroupName: team-b-db is not among the DB subnet groups this namespace’s databases may be in (team-a-*); the subnet group is fixed at create',
+    },
+    {
+      reason: 'RDS’s default subnet group when not listed',
+      g: { subnetGroups: ['team-a-*'] },
+      spec: {},
+      refused: 'forbids spec.subnetGroupName: default is not among',
+    },
+    {
+      reason: 'an allowed subnet group by prefix',
+      g: { subnetGroups: ['team-a-*'] },
+      spec: { subnetGroupName: 'team-a-db' },
+    },
+    {
+      reason: 'a storage type not listed (gp3 by default)',
+      g: { storageTypes: ['gp2' as const] },
+      spec: {},
+      refused:
+        'forbids spec.storageType: gp3 is not among the storage types this namespace’s databases may use (gp2)',
+    },
+    {
+      reason: 'more IOPS than allowed',
+      g: { maxIops: 3000 },
+      spec: { storageType: 'io1' as const, iops: 10000 },
+      refused:
+        'forbids spec.iops: 10000 IOPS are more than this namespace’s databases may provision (3000); set spec.iops to at most 3000',
+    },
+    {
+      reason: 'Multi-AZ where forbidden',
+      g: { multiAZ: 'Forbidden' as const },
+      spec: { multiAZ: true },
+      refused:
+        'forbids spec.multiAZ: Multi-AZ databases (a standby in another Availability Zone) are not allowed in this namespace; set spec.multiAZ: false',
+    },
+    { reason: 'Multi-AZ where the policy is silent', g: {}, spec: { multiAZ: true } },
+    {
+      reason: 'the default 7 days of backups over a limit of 3',
+      g: { maxBackupRetentionDays: 3 },
+      spec: {},
+      refused:
+        'forbids spec.backup.retentionDays: 7 days of automated backups are more than this namespace’s databases may keep (3); set spec.backup.retentionDays to at most 3',
+    },
+    {
+      reason: 'scheduled snapshots where forbidden (0)',
+      g: { maxScheduledSnapshots: 0 },
+      spec: { backup: { snapshotSchedule: '0 3 * * *' } },
+      refused:
+        'forbids spec.backup.keepSnapshots: scheduled snapshots are not allowed in this namespace; remove spec.backup.snapshotSchedule',
+    },
+    {
+      reason: 'more scheduled snapshots kept than allowed',
+      g: { maxScheduledSnapshots: 5 },
+      spec: { backup: { snapshotSchedule: '0 3 * * *', keepSnapshots: 30 } },
+      refused:
+        'forbids spec.backup.keepSnapshots: keeping 30 scheduled snapshots is more than this namespace’s databases may (5); set spec.backup.keepSnapshots to at most 5',
+    },
+    {
+      reason: 'keepSnapshots without a schedule',
+      g: { maxScheduledSnapshots: 0 },
+      spec: { backup: { keepSnapshots: 30 } },
+    },
+  ])(
+    '$reason',
+    ({ g, spec, refused }: { g: DatabaseGuardrails; spec: Partial<ManagedDBSpec>; refused?: string }) => {
+      const got = dbRefusal(g, db(spec));
+      if (refused === undefined) expect(got).toBeUndefined();
+      else expect(got).toContain(refused);
+    },
+  );
+
   it('refuses a public address unless allowed', () => {
     expect(dbRefusal({}, db({ publiclyAccessible: true }))).toMatch(/forbids spec.publiclyAccessible/);
     expect(dbRefusal({ publicAccess: 'Allowed' }, db({ publiclyAccessible: true }))).toBeUndefined();

@@ -32,6 +32,7 @@ export interface LoadBalancerGuardrails {
   securityGroups?: IdsOrTags;
   certificates?: { arns?: string[]; tags?: Record<string, string> };
   endpointSliceManagers?: string[];
+  accessLogBuckets?: string[];
 }
 
 const idsOrTags = (what: string, idPattern: string) =>
@@ -60,6 +61,11 @@ export const loadBalancerGuardrailSection: GuardrailSection = {
         ),
         tags: stringMap('Tags an allowed certificate carries in ACM (all of them).'),
       },
+    ),
+    accessLogBuckets: arr(
+      'The S3 buckets a load balancer may write its access logs to (spec.attributes.accessLogs.bucket); an entry ending in * allows every bucket starting with the rest. Absent: any (the bucket’s own policy still decides).',
+      str('A bucket name or a prefix with *.', { minLength: 1, maxLength: 63 }),
+      { maxItems: 64 },
     ),
     endpointSliceManagers: arr(
       'Other managers (the endpointslice.kubernetes.io/managed-by label) whose EndpointSlices may give a MyIngress its targets, besides Kubernetes’ EndpointSlice controller (always trusted), e.g. a mesh’s controller. Whoever can create such a slice can put any address behind the load balancer.',
@@ -124,6 +130,15 @@ export async function checkMyIngress(
       'spec.scheme',
       `${scheme} load balancers are not allowed in this namespace (allowed: ${g.schemes.join(', ') || 'none'})`,
       `the scheme is fixed at create: delete this MyIngress and create it with spec.scheme: ${g.schemes[0] ?? 'internal'}, or ask the platform team to add ${scheme} to spec.guardrails.loadBalancers.schemes`,
+    );
+  }
+  const bucket = spec.attributes?.accessLogs?.bucket;
+  if (g.accessLogBuckets !== undefined && bucket !== undefined && !arnAllowed(bucket, g.accessLogBuckets)) {
+    throw forbidden(
+      policy,
+      'spec.attributes.accessLogs.bucket',
+      `${bucket} is not among the buckets this namespace’s load balancers may write access logs to (${g.accessLogBuckets.join(', ') || 'none'})`,
+      'name an allowed bucket, or ask the platform team to add it to spec.guardrails.loadBalancers.accessLogBuckets',
     );
   }
   if (g.subnets !== undefined) await checkSubnets(policy, spec, g.subnets, lookups);
@@ -331,6 +346,7 @@ export const myIngressAdmission: KindAdmission = {
       expression: `${LB}.?securityGroups.hasValue() && !${LB}.?securityGroups.?tags.hasValue() ? variables.groups.filter(g, !(g in ${LB}.?securityGroups.?ids.orValue([]))) : []`,
     },
     { name: 'arns', expression: `${LB}.?certificates.?arns.orValue([])` },
+    { name: 'logBuckets', expression: `${LB}.?accessLogBuckets.orValue([])` },
     {
       name: 'badCertificates',
       // Certificates allowed by tag need ACM: then an ARN not listed cannot be decided here.
@@ -386,6 +402,18 @@ export const myIngressAdmission: KindAdmission = {
       ),
       message:
         'a TeamPolicy forbids spec.securityGroups: some security groups are not among the groups this namespace may use',
+    },
+    {
+      expression: `!${LB}.?accessLogBuckets.hasValue() || !has(object.spec.attributes) || !has(object.spec.attributes.accessLogs) || ${celListedOrPrefixed('object.spec.attributes.accessLogs.bucket', 'variables.logBuckets')}`,
+      messageExpression: forbidsMessage(
+        'spec.attributes.accessLogs.bucket',
+        `object.spec.attributes.accessLogs.bucket + ' is not among the buckets this namespace’s load balancers may write access logs to (' + ${celJoinOrNone('variables.logBuckets')} + ')'`,
+        celString(
+          '; name an allowed bucket, or ask the platform team to add it to spec.guardrails.loadBalancers.accessLogBuckets',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.attributes.accessLogs.bucket: a bucket this namespace’s load balancers may not write access logs to',
     },
     {
       expression: 'size(variables.badCertificates) == 0',
