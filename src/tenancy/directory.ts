@@ -129,9 +129,12 @@ export class TenantDirectory implements TenantSource, RunnableController {
       logger: o.logger,
     });
     this.policies.on((type, obj, old) => {
+      // Only the status changed. A policy deleted and created again while the watch was down comes
+      // back from the relist as a change of the same name, at the same generation: a new uid.
       if (
         type === WatchEventType.Modified &&
         old !== undefined &&
+        old.metadata.uid === obj.metadata.uid &&
         old.metadata.generation === obj.metadata.generation
       )
         return;

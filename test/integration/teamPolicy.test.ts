@@ -8,7 +8,6 @@ import { resourcePath, type KubeObject } from '../../src/apis/meta.ts';
 import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
 import { installCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { TeamsMarker, TenantDirectory } from '../../src/tenancy/directory.ts';
 import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
@@ -24,7 +23,9 @@ import {
   type RunningDnsController,
 } from '../support/dns.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { startTcpProxy } from '../support/tcpProxy.ts';
+import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { kubeConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
 import {
   applyTeamPolicy,
   deleteTeamPolicies,
@@ -429,6 +430,69 @@ describe('TeamPolicy in the reconcile', () => {
       await controller.stop();
       await directory.stop();
       await deleteTeamPolicies(admin, own);
+    }
+  });
+
+  it('re-judges its objects when a policy is deleted and created again (same name, new rules) while the operator could not watch', async () => {
+    const own = `${group}-recreated-${randomBytes(3).toString('hex')}`;
+    const partition = await startTcpProxy(kubeConfig().cluster.server);
+    const cutOff = new KubeClient({
+      ...kubeConfig(),
+      cluster: { ...kubeConfig().cluster, server: partition.url },
+    });
+    const directory = await startTenants(cutOff, own);
+    const ns = await newNamespace(admin, 'tp-recreated');
+    const zone = `${ns}.example.com`;
+    await createZone(route53At(stackInfo().awsEndpoint), zone);
+    const controller = await startDnsController({
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      tenants: directory,
+    });
+    const policy = `${own}-team`;
+    try {
+      await applyTeamPolicy(admin, own, policy, {
+        namespaces: { names: [ns] },
+        guardrails: { dnsRecords: { names: [`a.${zone}`] } },
+      });
+      await createDnsRecord(admin, ns, 'www', { zoneName: zone, ...a('www.a') });
+      await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
+
+      // The operator cannot reach the apiserver while the policy is deleted and created again
+      // (generation 1 both times), now without the record's name.
+      partition.cut();
+      await deleteTeamPolicy(admin, policy);
+      await waitFor(
+        async () =>
+          (await readTeamPolicy(admin, policy).catch(() => undefined)) === undefined ? true : undefined,
+        {
+          timeoutMs: 10_000,
+          description: `${policy} gone`,
+        },
+      );
+      await applyTeamPolicy(admin, own, policy, {
+        namespaces: { names: [ns] },
+        guardrails: { dnsRecords: { names: [`b.${zone}`] } },
+      });
+      partition.restore();
+      const refused = await waitForCondition(
+        admin,
+        ns,
+        'www',
+        { type: 'Synced', status: 'False', reason: 'Forbidden' },
+        20_000,
+      );
+      expect(refused.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
+        new RegExp(
+          `^TeamPolicy ${policy} forbids spec.name: www.a.${ns}.example.com is not within the names`,
+        ),
+      );
+    } finally {
+      partition.restore();
+      await controller.stop();
+      await directory.stop();
+      await deleteTeamPolicies(admin, own);
+      await partition.stop();
     }
   });
 
