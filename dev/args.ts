@@ -46,8 +46,9 @@ State, logs and the files below go to .skylift/dev/ (override with SKYLIFT_DEV_D
 
 Writes .skylift/dev/kubeconfig (admin) when it starts the control plane and
 .skylift/dev/aws.env (to source) when it starts moto. Any other flag goes to the operator
-(see skylift run --help); dev defaults: --leader-elect=false, --probe-address on a free
-loopback port, --log-format text, --log-level warn, --rds-poll-interval 2s, --region us-east-1.
+(see skylift run --help); dev defaults: --leader-elect=false, --leader-election-namespace default
+(where it records that it serves teams), --probe-address on a free loopback port, --log-format
+text, --log-level warn, --rds-poll-interval 2s, --region us-east-1.
 `;
 
 /** Parses `skylift dev` flags; unknown ones are left for the operator. Pure. */

@@ -76,6 +76,9 @@ export async function runDev(argv: readonly string[]): Promise<number> {
         '--region',
         process.env.AWS_REGION ?? emulatorCredentials.region,
         '--leader-elect=false',
+        // Its teams marker (docs/teams.md) in a namespace every cluster has.
+        '--leader-election-namespace',
+        'default',
         '--probe-address',
         `127.0.0.1:${await freePort()}`,
         '--log-format',

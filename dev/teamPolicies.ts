@@ -7,7 +7,7 @@ import { teamPolicyType, type TeamPolicy, type TeamPolicySpec } from '../src/api
 import { realClock } from '../src/runtime/clock.ts';
 import { isKubeNotFound } from '../src/runtime/errors.ts';
 import type { KubeClient } from '../src/runtime/kube/client.ts';
-import { TenantDirectory } from '../src/tenancy/directory.ts';
+import { TenantDirectory, type TeamsMarker } from '../src/tenancy/directory.ts';
 
 /** The label a test's TeamPolicies carry. */
 export const testPolicyLabel = 'skylift.test/policies';
@@ -57,13 +57,22 @@ export function readTeamPolicy(client: KubeClient, name: string): Promise<TeamPo
   return client.get<TeamPolicy>(resourcePath(teamPolicyType, { name }));
 }
 
-/** A started TenantDirectory honouring `group`'s policies (stop it when done). */
+/** Where the directories of `group` record that they serve teams (in namespace default). Pure. */
+export function teamsMarkerFor(group: string): TeamsMarker {
+  return { namespace: 'default', name: `skylift-teams-${group}` };
+}
+
+/**
+ * A started TenantDirectory honouring `group`'s policies (stop it when done), recording that it
+ * serves teams in {@link teamsMarkerFor}(group).
+ */
 export async function startTenants(client: KubeClient, group: string): Promise<TenantDirectory> {
   const tenants = new TenantDirectory({
     client,
     clock: realClock,
     logger: pino({ level: process.env.SKYLIFT_TEST_LOG_LEVEL ?? 'silent' }),
     policySelector: policySelector(group),
+    teamsMarker: teamsMarkerFor(group),
   });
   await tenants.start();
   return tenants;

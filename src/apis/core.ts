@@ -25,6 +25,14 @@ export const secretType: ResourceType = {
   namespaced: true,
 };
 
+export const configMapType: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+};
+
 export const namespaceType: ResourceType = {
   group: '',
   version: 'v1',

@@ -15,7 +15,7 @@ import { createAwsClients } from '../providers/aws/clients.ts';
 import { controllerSettingsOf } from '../runtime/settings.ts';
 import { startTracing } from '../runtime/tracing.ts';
 import { AwsAccounts } from '../tenancy/accounts.ts';
-import { TenantDirectory } from '../tenancy/directory.ts';
+import { teamsMarkerOf, TenantDirectory } from '../tenancy/directory.ts';
 
 /** A running operator process's handle. */
 export interface RunningOperator {
@@ -60,6 +60,8 @@ export function startOperator(
     // Several installations in one cluster: each honours only the TeamPolicies this selects.
     policySelector: options.teamPolicySelector,
     policyRequired: options.teamPolicyRequired,
+    // Once a policy has been seen, recorded beside the leader-election Lease: fails closed for good.
+    teamsMarker: teamsMarkerOf(options),
   });
   // Every AssumeRole outcome shows on its policy's status (and a failure as an Event).
   const accounts = new AwsAccounts({ own: aws, clientOptions: awsOptions, reports: tenants });

@@ -107,6 +107,12 @@ interface Pass<T extends ManagedObject, D, F extends string> {
   obj: T;
   /** The status as the apiserver holds it: what a status write is a patch against. */
   written: ManagedStatus;
+  /**
+   * The status this engine last wrote, when the object was read before that write landed in the
+   * cache (or changed since): the apiserver may hold this instead of `written`, so a status write
+   * is a patch against both.
+   */
+  readonly alsoWritten?: ManagedStatus;
   readonly statusBefore: ManagedStatus;
   status: ManagedStatus;
   readonly log: Logger;
@@ -138,6 +144,17 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
   private readonly held = new Map<string, { readonly status: ManagedStatus; readonly at: number }>();
   /** When {@link hold} last swept {@link held} of entries never seen again. */
   private heldSweptAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The last status written per object (by uid) and the resourceVersion that write made, until a
+   * pass reads the object at that version: the informer's cache lags the writes, and a pass that
+   * starts from an older copy must not take that copy's status for what the apiserver holds.
+   */
+  private readonly ownWrites = new Map<
+    string,
+    { readonly resourceVersion: string | undefined; readonly status: ManagedStatus; readonly at: number }
+  >();
+  /** When {@link recordWrite} last swept {@link ownWrites} of entries never seen again. */
+  private ownWritesSweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: EngineOptions<T, D, F>) {
     this.o = opts;
@@ -169,9 +186,11 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     );
     // What a held-back pass learnt (a change ID, an ARN) is where the next pass expects it: in status.
     const heldStatus = this.heldStatusOf(obj);
+    const alsoWritten = this.ownWriteOf(obj);
     const pass: Pass<T, D, F> = {
       obj: heldStatus !== undefined ? { ...obj, status: heldStatus } : obj,
       written: obj.status ?? {},
+      ...(alsoWritten !== undefined ? { alsoWritten } : {}),
       statusBefore: obj.status ?? {},
       status: structuredClone(heldStatus ?? obj.status ?? {}),
       log,
@@ -667,8 +686,38 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (p.skipStatus === true) return;
     if (p.obj.metadata.deletionTimestamp !== undefined && !hasFinalizer(p.obj)) return; // object is about to vanish
     if (p.obj.metadata.generation !== undefined) p.status.observedGeneration = p.obj.metadata.generation;
-    p.obj = await this.writes.status(p.obj, p.status, p.written);
+    const before = p.obj;
+    p.obj = await this.writes.status(p.obj, p.status, p.written, p.alsoWritten);
     p.written = p.obj.status ?? {};
+    if (p.obj !== before) this.recordWrite(p.obj);
+  }
+
+  /**
+   * The status this engine last wrote for `obj`, when `obj` (as the cache gives it) is not the
+   * version that write made: the cache may not have caught up with it. Forgets it once it has.
+   */
+  private ownWriteOf(obj: T): ManagedStatus | undefined {
+    const w = this.ownWrites.get(uidOf(obj));
+    if (w === undefined) return undefined;
+    if (w.resourceVersion !== undefined && w.resourceVersion === obj.metadata.resourceVersion) {
+      this.ownWrites.delete(uidOf(obj));
+      return undefined;
+    }
+    return w.status;
+  }
+
+  /** Remembers the status just written to `obj`. Entries never read back go after ten minutes. */
+  private recordWrite(obj: T): void {
+    const now = this.o.clock.now();
+    if (this.ownWrites.size >= 256 && now - this.ownWritesSweptAt >= 60_000) {
+      this.ownWritesSweptAt = now;
+      for (const [uid, w] of this.ownWrites) if (now - w.at >= 600_000) this.ownWrites.delete(uid);
+    }
+    this.ownWrites.set(uidOf(obj), {
+      resourceVersion: obj.metadata.resourceVersion,
+      status: structuredClone(obj.status ?? {}),
+      at: now,
+    });
   }
 
   /**
@@ -733,6 +782,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (!present) {
       this.markers.forget(p.obj);
       this.held.delete(uidOf(p.obj));
+      this.ownWrites.delete(uidOf(p.obj));
     }
   }
 

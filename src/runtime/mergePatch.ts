@@ -24,17 +24,26 @@ export function deepEqual(a: unknown, b: unknown): boolean {
  * Returns undefined when nothing differs. Pure.
  */
 export function mergePatchFor(from: unknown, to: unknown): unknown {
-  if (deepEqual(from, to)) return undefined;
-  if (!isObject(from) || !isObject(to)) return to ?? null;
+  return mergePatchForAny([from], to);
+}
+
+/**
+ * One RFC 7386 JSON merge patch that turns each of `froms` into `to` (for a target whose current
+ * state is one of them, not known which): every key that differs in any of them, with its new value
+ * or null. Undefined when none differs. Pure.
+ */
+export function mergePatchForAny(froms: readonly unknown[], to: unknown): unknown {
+  if (froms.every((from) => deepEqual(from, to))) return undefined;
+  if (!isObject(to) || !froms.every(isObject)) return to ?? null;
   const patch: Record<string, unknown> = {};
-  for (const key of new Set([...Object.keys(from), ...Object.keys(to)])) {
-    const a = from[key];
+  for (const key of new Set([...froms.flatMap((f) => Object.keys(f)), ...Object.keys(to)])) {
     const b = to[key];
+    const as = froms.map((f) => f[key]);
     if (b === undefined) {
-      if (a !== undefined) patch[key] = null;
+      if (as.some((a) => a !== undefined)) patch[key] = null;
       continue;
     }
-    const sub = a === undefined ? b : mergePatchFor(a, b);
+    const sub = as.some((a) => a === undefined) ? b : mergePatchForAny(as, b);
     if (sub !== undefined) patch[key] = sub;
   }
   return Object.keys(patch).length === 0 ? undefined : patch;

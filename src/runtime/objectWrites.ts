@@ -10,7 +10,7 @@ import {
 } from '../apis/managed.ts';
 import { resourcePath, type ResourceType } from '../apis/meta.ts';
 import type { KubeClient } from './kube/client.ts';
-import { mergePatchFor } from './mergePatch.ts';
+import { mergePatchForAny } from './mergePatch.ts';
 
 /** True when the object carries Skylift's finalizer. Pure. */
 export function hasFinalizer(obj: ManagedObject): boolean {
@@ -37,10 +37,16 @@ export class ObjectWrites<T extends ManagedObject> {
 
   /**
    * Patches the status to `status` when it differs from `written` (what the apiserver holds; default
-   * `obj.status`); writes nothing (and returns the object) when it does not.
+   * `obj.status`), or from `alsoWritten` (what it may hold instead: a status written after `obj` was
+   * read); writes nothing (and returns the object) when it differs from neither.
    */
-  async status(obj: T, status: ManagedStatus, written: ManagedStatus = obj.status ?? {}): Promise<T> {
-    const patch = mergePatchFor(written, status);
+  async status(
+    obj: T,
+    status: ManagedStatus,
+    written: ManagedStatus = obj.status ?? {},
+    alsoWritten?: ManagedStatus,
+  ): Promise<T> {
+    const patch = mergePatchForAny(alsoWritten !== undefined ? [written, alsoWritten] : [written], status);
     if (patch === undefined) return obj;
     const updated = await this.client.patch<T>(this.path(obj, 'status'), { status: patch }, 'merge');
     return {

@@ -1,20 +1,28 @@
 // The operator's view of TeamPolicies and namespaces: which policy serves a namespace, told to the
 // controllers when that may have changed, and each policy's status (the namespaces it selects,
-// overlaps with other policies, the last AssumeRole of its role).
+// overlaps with other policies, the last AssumeRole of its role). Once it has seen a TeamPolicy it
+// fails closed for good: it records that the installation serves teams (the teams marker, a
+// ConfigMap) and from then on a namespace no policy selects is refused even while none exists.
 import type { Logger } from 'pino';
-import { namespaceType } from '../apis/core.ts';
+import { configMapType, namespaceType } from '../apis/core.ts';
 import type { KubeObject } from '../apis/meta.ts';
 import { resourcePath } from '../apis/meta.ts';
 import { PolicyReason, teamPolicyType, type TeamPolicy, type TeamPolicyStatus } from '../apis/teampolicy.ts';
-import type { Clock } from '../runtime/clock.ts';
+import { sleep, type Clock } from '../runtime/clock.ts';
 import { setCondition } from '../runtime/conditions.ts';
 import type { RunnableController } from '../runtime/controller.ts';
-import { RetryableError } from '../runtime/errors.ts';
+import { isKubeConflict, isKubeNotFound, RetryableError } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { Informer, WatchEventType } from '../runtime/kube/informer.ts';
 import type { KubeClient } from '../runtime/kube/client.ts';
 import { mergePatchFor } from '../runtime/mergePatch.ts';
-import { policySelections, tenancyOf, type NamespaceFacts, type Tenancy } from './selection.ts';
+import {
+  policySelections,
+  tenancyOf,
+  type NamespaceFacts,
+  type Requirement,
+  type Tenancy,
+} from './selection.ts';
 
 /** Namespaces whose tenancy may have changed, or every namespace. */
 export type TenancyChange = ReadonlySet<string> | 'all';
@@ -44,6 +52,20 @@ export interface TenantSource {
   reportAssumeRole(policyName: string, report: AssumeRoleReport): void;
 }
 
+/** Where an installation records that it serves teams: a ConfigMap, by namespace and name. */
+export interface TeamsMarker {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** The marker's data key, and the value that says the installation serves teams. */
+export const teamsMarkerKey = 'teamsServed';
+
+/** The ConfigMap of the operator's namespace that records it serves teams: `<leader election id>-teams`. Pure. */
+export function teamsMarkerOf(o: { leaderElectionNamespace: string; leaderElectionId: string }): TeamsMarker {
+  return { namespace: o.leaderElectionNamespace, name: `${o.leaderElectionId}-teams` };
+}
+
 /** Options for {@link TenantDirectory}. */
 export interface TenantDirectoryOptions {
   readonly client: KubeClient;
@@ -54,6 +76,12 @@ export interface TenantDirectoryOptions {
   readonly policySelector?: string | undefined;
   /** A namespace no policy selects is refused even while there is no policy at all (fails closed). */
   readonly policyRequired?: boolean;
+  /**
+   * Where the installation records that it serves teams. Read at start (only "not found" reads as
+   * not recorded; any other failure is retried, and nothing is served meanwhile); written before
+   * the first object is served under a TeamPolicy. Recorded, it has the effect of `policyRequired`.
+   */
+  readonly teamsMarker: TeamsMarker;
   /** How long tenancyOf waits for the first list before failing the reconcile (default 30 s). */
   readonly syncWaitMs?: number;
 }
@@ -72,9 +100,21 @@ export class TenantDirectory implements TenantSource, RunnableController {
   private statusWrite: Promise<void> = Promise.resolve();
   private statusDirty = false;
   private stopped = false;
+  private readonly stopping = new AbortController();
+  /** Whether the teams marker exists: undefined until read at start. */
+  private markerRecorded: boolean | undefined;
+  private readonly markerRead: Promise<void>;
+  private resolveMarkerRead: () => void = () => undefined;
+  /** The write of the teams marker under way, if any. */
+  private markerWrite: Promise<void> | undefined;
+  /** A TeamPolicy has been seen by this process (before the marker says so, too). */
+  private teamsSeen = false;
 
   constructor(o: TenantDirectoryOptions) {
     this.o = o;
+    this.markerRead = new Promise((r) => {
+      this.resolveMarkerRead = r;
+    });
     this.policies = new Informer<TeamPolicy>({
       client: o.client,
       type: teamPolicyType,
@@ -89,9 +129,12 @@ export class TenantDirectory implements TenantSource, RunnableController {
       logger: o.logger,
     });
     this.policies.on((type, obj, old) => {
+      // Only the status changed. A policy deleted and created again while the watch was down comes
+      // back from the relist as a change of the same name, at the same generation: a new uid.
       if (
         type === WatchEventType.Modified &&
         old !== undefined &&
+        old.metadata.uid === obj.metadata.uid &&
         old.metadata.generation === obj.metadata.generation
       )
         return;
@@ -103,37 +146,145 @@ export class TenantDirectory implements TenantSource, RunnableController {
     });
   }
 
+  /** Both informers have listed, and the teams marker has been read. */
   get synced(): boolean {
-    return this.policies.hasSynced && this.namespaces.hasSynced;
+    return this.policies.hasSynced && this.namespaces.hasSynced && this.markerRecorded !== undefined;
   }
 
-  /** Starts both informers and waits for their first list. */
+  /** Starts both informers and reads the teams marker; waits for the first lists and the read. */
   async start(): Promise<void> {
     this.policies.start();
     this.namespaces.start();
-    await Promise.all([this.policies.waitForSync(), this.namespaces.waitForSync()]);
+    await Promise.all([this.policies.waitForSync(), this.namespaces.waitForSync(), this.readMarker()]);
     this.refreshStatus();
+    if (this.policies.list().length > 0) this.noteTeams();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     await Promise.all([this.policies.stop(), this.namespaces.stop()]);
     await this.statusWrite;
+    await this.markerWrite?.catch(() => undefined);
   }
 
   async tenancyOf(namespace: string): Promise<Tenancy> {
     if (!this.synced) await this.waitForSync();
-    const ns = this.namespaces.get(namespace);
-    const facts: NamespaceFacts = { name: namespace, labels: ns?.metadata.labels ?? {} };
-    return tenancyOf(facts, this.policies.list(), { required: this.o.policyRequired === true });
+    const policies = this.policies.list();
+    // Nothing is served under a policy before the installation has recorded that it serves teams:
+    // a restart with every policy deleted must not find it serving namespaces as a single team.
+    if (policies.length > 0) await this.recordTeams();
+    return this.tenancyNow(namespace, policies);
   }
 
   current(namespace: string): Tenancy | undefined {
     if (!this.synced) return undefined;
+    return this.tenancyNow(namespace, this.policies.list());
+  }
+
+  private tenancyNow(namespace: string, policies: readonly TeamPolicy[]): Tenancy {
     const ns = this.namespaces.get(namespace);
-    return tenancyOf({ name: namespace, labels: ns?.metadata.labels ?? {} }, this.policies.list(), {
-      required: this.o.policyRequired === true,
+    const serving = policies.length > 0 || this.teamsSeen || this.markerRecorded === true;
+    // A namespace not listed (yet) has labels nobody knows: judged with none, a policy selecting
+    // by a label it lacks ("every namespace not given to a team") would serve it, maybe as the wrong team.
+    if (ns === undefined && serving)
+      return {
+        kind: 'refused',
+        message: `namespace ${namespace} is not known yet (not listed by the operator), so which TeamPolicy selects it cannot be told: it is served once it is`,
+      };
+    const facts: NamespaceFacts = { name: namespace, labels: ns?.metadata.labels ?? {} };
+    return tenancyOf(facts, policies, this.requirement());
+  }
+
+  /** Whether, and why, a namespace no policy selects is refused while no policy exists. */
+  private requirement(): Requirement {
+    if (this.o.policyRequired === true) return { required: true };
+    if (this.teamsSeen || this.markerRecorded === true)
+      return {
+        required: true,
+        because: `it has served teams since a TeamPolicy was first seen; recorded in ConfigMap ${this.o.teamsMarker.namespace}/${this.o.teamsMarker.name}`,
+      };
+    return {};
+  }
+
+  /** Reads the teams marker until it answers (only "not found" means not recorded). */
+  private async readMarker(): Promise<void> {
+    const m = this.o.teamsMarker;
+    for (let attempt = 1; this.markerRecorded === undefined && !this.stopped; attempt++) {
+      try {
+        const cm = await this.o.client.get<{ data?: Record<string, string> }>(
+          resourcePath(configMapType, { namespace: m.namespace, name: m.name }),
+        );
+        this.markerRecorded = cm.data?.[teamsMarkerKey] === 'true';
+      } catch (err) {
+        if (isKubeNotFound(err)) {
+          this.markerRecorded = false;
+          break;
+        }
+        this.o.logger.warn(
+          { err: err instanceof Error ? err.message : String(err), configMap: `${m.namespace}/${m.name}` },
+          'cannot read whether this installation serves teams; serving nothing until it can',
+        );
+        await sleep(this.o.clock, Math.min(30_000, 200 * 2 ** attempt), this.stopping.signal);
+      }
+    }
+    if (this.markerRecorded !== undefined) this.resolveMarkerRead();
+  }
+
+  /** A TeamPolicy exists: from now on fail closed, and record it (in the background). */
+  private noteTeams(): void {
+    this.teamsSeen = true;
+    this.recordTeams().catch((err: unknown) => {
+      this.o.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'cannot record that this installation serves teams; retried at the next reconcile',
+      );
     });
+  }
+
+  /**
+   * Writes the teams marker unless it exists (one write at a time). Throws a RetryableError when it
+   * cannot: nothing may be served under a policy until it is recorded.
+   */
+  private recordTeams(): Promise<void> {
+    this.teamsSeen = true;
+    if (this.markerRecorded === true) return Promise.resolve();
+    const m = this.o.teamsMarker;
+    this.markerWrite ??= this.o.client
+      .create(resourcePath(configMapType, { namespace: m.namespace }), {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: m.name,
+          namespace: m.namespace,
+          labels: { 'app.kubernetes.io/managed-by': 'skylift' },
+          annotations: {
+            'skylift.dev/description':
+              'This Skylift installation serves teams: a namespace no TeamPolicy selects is refused, also while none exists. To serve every namespace as one team again, delete every TeamPolicy, then this ConfigMap, then restart the operator (docs/teams.md).',
+          },
+        },
+        data: { [teamsMarkerKey]: 'true', since: new Date(this.o.clock.now()).toISOString() },
+      })
+      .then(
+        () => {
+          this.markerRecorded = true;
+        },
+        (err: unknown) => {
+          // Someone (another replica, an earlier run) recorded it first.
+          if (isKubeConflict(err)) {
+            this.markerRecorded = true;
+            return;
+          }
+          throw new RetryableError(
+            'TeamsNotRecorded',
+            `cannot record that this installation serves teams in ConfigMap ${m.namespace}/${m.name} (${err instanceof Error ? err.message : String(err)}); nothing is served under a TeamPolicy until it is: may the operator create ConfigMaps in ${m.namespace}, and does that namespace exist?`,
+          );
+        },
+      )
+      .finally(() => {
+        this.markerWrite = undefined;
+      });
+    return this.markerWrite;
   }
 
   onChange(cb: (change: TenancyChange) => void): void {
@@ -160,7 +311,9 @@ export class TenantDirectory implements TenantSource, RunnableController {
     const waitMs = this.o.syncWaitMs ?? 30_000;
     let timer: NodeJS.Timeout | undefined;
     const synced = await Promise.race([
-      Promise.all([this.policies.waitForSync(), this.namespaces.waitForSync()]).then(() => true),
+      Promise.all([this.policies.waitForSync(), this.namespaces.waitForSync(), this.markerRead]).then(
+        () => true,
+      ),
       new Promise<boolean>((r) => {
         timer = setTimeout(() => r(false), waitMs);
       }),
@@ -169,11 +322,12 @@ export class TenantDirectory implements TenantSource, RunnableController {
     if (!synced)
       throw new RetryableError(
         'PoliciesNotLoaded',
-        'TeamPolicies and namespaces are not listed yet (is the TeamPolicy CRD installed, and may the operator list namespaces?); retrying',
+        `TeamPolicies and namespaces are not listed yet, or whether this installation serves teams is not read yet (is the TeamPolicy CRD installed, may the operator list namespaces and read ConfigMap ${this.o.teamsMarker.namespace}/${this.o.teamsMarker.name}?); retrying`,
       );
   }
 
   private changed(change: TenancyChange): void {
+    if (this.policies.hasSynced && this.policies.list().length > 0 && !this.stopped) this.noteTeams();
     for (const l of this.listeners) l(change);
     this.refreshStatus();
   }

@@ -49,6 +49,14 @@ export function policySelects(policy: TeamPolicy, ns: NamespaceFacts): boolean {
   return sel.selector !== undefined && selectorMatches(sel.selector, ns.labels);
 }
 
+/** When a namespace no policy selects is refused even while no policy exists, and why. */
+export interface Requirement {
+  /** True: the installation serves teams, and no policy means no namespace is served. */
+  readonly required?: boolean;
+  /** Why, in the refusal's words (default: the --team-policy-required flag). */
+  readonly because?: string;
+}
+
 /**
  * The tenancy of a namespace among all policies: unrestricted when there are none (unless
  * `required`: the installation serves teams, and no policy means no namespace is served), the one
@@ -58,12 +66,12 @@ export function policySelects(policy: TeamPolicy, ns: NamespaceFacts): boolean {
 export function tenancyOf(
   ns: NamespaceFacts,
   policies: readonly TeamPolicy[],
-  opts: { readonly required?: boolean } = {},
+  opts: Requirement = {},
 ): Tenancy {
   if (policies.length === 0 && opts.required === true)
     return {
       kind: 'refused',
-      message: `namespace ${ns.name} is not selected by any TeamPolicy, and this installation serves only namespaces a TeamPolicy selects (--team-policy-required), also while none exists: ask the platform team to add ${ns.name} to a TeamPolicy's spec.namespaces`,
+      message: `namespace ${ns.name} is not selected by any TeamPolicy, and this installation serves only namespaces a TeamPolicy selects (${opts.because ?? '--team-policy-required'}), also while none exists: ask the platform team to add ${ns.name} to a TeamPolicy's spec.namespaces`,
     };
   if (policies.length === 0) return { kind: 'unrestricted' };
   const selecting = policies.filter((p) => policySelects(p, ns));

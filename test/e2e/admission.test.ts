@@ -683,3 +683,76 @@ describe('a tightened policy', () => {
     expect(rest.code).toBe(0);
   });
 });
+
+// Issue 27, item 10: with teamPolicyRequired, admission fails closed too: while no TeamPolicy of
+// the installation exists, every create and update of its kinds is refused (the bindings'
+// parameterNotFoundAction: Deny), and admitted again once one exists.
+describe('teamPolicyRequired', () => {
+  it('refuses every create while no TeamPolicy exists, and admits once one does', async () => {
+    const client = kubeClient();
+    const releaseReq = await newNamespace(client, 'skylift-adm-required');
+    const nsReq = await newNamespace(client, 'adm-required');
+    const label = { 'skylift.test/policies': `admission-required-${suffix}` };
+    const required = parseAllDocuments(
+      await helmTemplate({
+        release: releaseReq,
+        namespace: releaseReq,
+        // Only this namespace: the other test files' objects are not refused meanwhile.
+        values: { teamPolicyRequired: true, teamPolicySelector: label, watchNamespaces: [nsReq] },
+      }),
+    )
+      .map((d) => d.toJS() as Manifest | null)
+      .filter((m): m is Manifest => m !== null && m.kind.startsWith('ValidatingAdmissionPolicy'));
+    const record = dns('www', { zoneName: 'example.com', name: 'www' });
+    const dryRun = (): Promise<KubectlResult> =>
+      kubectl(admin(), ['create', '--dry-run=server', '-n', nsReq, '-f', '-'], stringify(record));
+    try {
+      const applied = await kubectl(
+        admin(),
+        ['apply', '--server-side', '-f', '-'],
+        required.map((m) => stringify(m)).join('---\n'),
+      );
+      expect(applied.code, applied.stderr).toBe(0);
+      const refused = await waitFor(
+        async () => {
+          const r = await dryRun();
+          return r.code !== 0 ? r : undefined;
+        },
+        { timeoutMs: 30_000, description: 'a DNSRecord refused while no TeamPolicy exists' },
+      );
+      expect(refused.stderr).toBe(
+        // The apiserver's own words (a configuration failure is Invalid, not Forbidden).
+        `The dnsrecords "www" is invalid: : ValidatingAdmissionPolicy '${releaseReq}-dnsrecords' with binding '${releaseReq}-dnsrecords' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction\n`,
+      );
+      const p = await kubectl(
+        admin(),
+        ['apply', '-f', '-'],
+        stringify({
+          ...teamPolicy(`admission-required-${suffix}`, { namespaces: { names: [nsReq] } }),
+          metadata: { name: `admission-required-${suffix}`, labels: label },
+        }),
+      );
+      expect(p.code, p.stderr).toBe(0);
+      await waitFor(async () => ((await dryRun()).code === 0 ? true : undefined), {
+        timeoutMs: 30_000,
+        description: 'the DNSRecord admitted once a TeamPolicy exists',
+      });
+    } finally {
+      await kubectl(admin(), [
+        'delete',
+        'validatingadmissionpolicybinding,validatingadmissionpolicy',
+        ...new Set(required.map((m) => m.metadata.name)),
+        '--ignore-not-found',
+      ]);
+      await kubectl(admin(), ['delete', 'teampolicy', `admission-required-${suffix}`, '--ignore-not-found']);
+      await kubectl(admin(), [
+        'delete',
+        'namespace',
+        releaseReq,
+        nsReq,
+        '--ignore-not-found',
+        '--wait=false',
+      ]);
+    }
+  });
+});

@@ -105,7 +105,14 @@ describe('the chart’s RBAC', () => {
       (await kubectl(admin(), ['auth', 'can-i', ...args, '--as', as])).stdout.trim();
     expect(await canI('patch', 'myingresses.aws.skylift.dev', '-n', appNs)).toBe('yes');
     expect(await canI('create', 'secrets', '-n', appNs)).toBe('yes');
+    // The teams marker (docs/teams.md): made and read in the release namespace, never changed.
+    expect(await canI('create', 'configmaps', '-n', releaseNs)).toBe('yes');
+    expect(await canI('get', 'configmaps/skylift-leader-teams', '-n', releaseNs)).toBe('yes');
     for (const denied of [
+      ['get', 'configmaps', '-n', releaseNs],
+      ['update', 'configmaps/skylift-leader-teams', '-n', releaseNs],
+      ['delete', 'configmaps/skylift-leader-teams', '-n', releaseNs],
+      ['create', 'configmaps', '-n', appNs],
       ['list', 'secrets', '-n', appNs],
       ['watch', 'secrets', '-A'],
       ['delete', 'secrets', '-n', appNs],

@@ -1,6 +1,7 @@
 // `skylift run --team-policy-selector` (SKYLIFT_TEAM_POLICY_SELECTOR): several installations in one
 // cluster, each honouring only its own TeamPolicies (docs/teams.md). Another installation's policy
 // selecting the same namespace neither refuses nor serves this operator's objects; its own does.
+// Once it has seen a policy it fails closed, also after a restart (docs/teams.md).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../dev/installCrds.ts';
 import { applyTeamPolicy, deleteTeamPolicies, policySelector } from '../../dev/teamPolicies.ts';
@@ -134,6 +135,56 @@ describe('skylift run --team-policy-selector', () => {
       ]);
     } finally {
       await deleteTeamPolicies(admin, required);
+    }
+  });
+  // Issue 27, item 10: failing closed by itself once a TeamPolicy has been seen, and across a
+  // restart; the operator records it in ConfigMap <leader-election-id>-teams of its namespace.
+  it('fails closed by itself once it has seen a TeamPolicy, also after a restart with none left', async () => {
+    const seen = 'e2e-policy-seen';
+    const ns = await newNamespace(admin, 'e2e-seen');
+    const zone = `${ns}.example.com`;
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(r53, zone);
+    const args = ['--team-policy-selector', policySelector(seen)];
+    const first = spawnSkylift(ns, stackInfo().awsEndpoint, args);
+    running.push(first);
+    try {
+      await applyTeamPolicy(admin, seen, `${ns}-team`, { namespaces: { names: [ns] } });
+      await createDnsRecord(admin, ns, 'www', {
+        zoneName: zone,
+        name: 'www',
+        type: 'A',
+        ttl: 60,
+        records: ['192.0.2.30'],
+      });
+      await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' }, 60_000);
+      await deleteTeamPolicies(admin, seen);
+      await first.stop();
+
+      const second = spawnSkylift(ns, stackInfo().awsEndpoint, args);
+      running.push(second);
+      await createDnsRecord(admin, ns, 'gap', {
+        zoneName: zone,
+        name: 'gap',
+        type: 'A',
+        ttl: 60,
+        records: ['192.0.2.31'],
+      });
+      const refused = await waitForCondition(
+        admin,
+        ns,
+        'gap',
+        { type: 'Synced', status: 'False', reason: 'Forbidden' },
+        60_000,
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}\noperator:\n${second.output().slice(-3000)}`);
+      });
+      expect(refused.status?.conditions?.find((c) => c.type === 'Synced')?.message).toBe(
+        `namespace ${ns} is not selected by any TeamPolicy, and this installation serves only namespaces a TeamPolicy selects (it has served teams since a TeamPolicy was first seen; recorded in ConfigMap ${ns}/skylift-leader-teams), also while none exists: ask the platform team to add ${ns} to a TeamPolicy's spec.namespaces`,
+      );
+      expect(findRecord(await listRecords(r53, zoneId), `gap.${zone}`, 'A')).toBeUndefined();
+    } finally {
+      await deleteTeamPolicies(admin, seen);
     }
   });
 });

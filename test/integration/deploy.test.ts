@@ -176,11 +176,16 @@ describe('Helm chart', () => {
     ).rejects.toThrow(/webIdentityToken.enabled needs serviceAccount.roleArn/);
   });
 
-  it('grants least privilege: no wildcards, Secrets only get/create/patch, the Lease only in its namespace', () => {
+  it('grants least privilege: no wildcards, Secrets only get/create/patch, the Lease and the teams marker only in its namespace', () => {
     const clusterRole = defaults.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift');
     if (clusterRole === undefined) throw new Error("no ClusterRole 'skylift' (the operator's)");
     const rules = rulesOf(clusterRole);
-    for (const r of [...rules, ...rulesOf(one(defaults, 'Role'))]) {
+    const namespaced = defaults.filter((m) => m.kind === 'Role');
+    expect(namespaced.map((m) => m.metadata.name).sort()).toEqual([
+      'skylift-leader-election',
+      'skylift-teams',
+    ]);
+    for (const r of [...rules, ...namespaced.flatMap(rulesOf)]) {
       expect([...r.verbs, ...r.resources, ...r.apiGroups]).not.toContain('*');
     }
     const secretVerbs = rules.filter((r) => r.resources.includes('secrets')).flatMap((r) => r.verbs);
@@ -201,7 +206,15 @@ describe('Helm chart', () => {
       });
     }
     expect(chartKindGroups().flatMap((g) => g.resources)).toEqual(plurals);
-    const leaseRole = one(defaults, 'Role');
+    // The teams marker (docs/teams.md): create it, and read only it; never update or delete it.
+    const teamsRole = one(defaults, 'Role', 'skylift-teams');
+    expect(teamsRole.metadata.namespace).toBe('skylift-system');
+    expect(rulesOf(teamsRole)).toEqual([
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['skylift-leader-teams'], verbs: ['get'] },
+    ]);
+    expect(one(defaults, 'RoleBinding', 'skylift-teams').metadata.namespace).toBe('skylift-system');
+    const leaseRole = one(defaults, 'Role', 'skylift-leader-election');
     expect(leaseRole.metadata.namespace).toBe('skylift-system');
     expect(rulesOf(leaseRole).flatMap((r) => r.resources)).toEqual(['leases', 'leases']);
     // Everything but create only on the operator's own Lease (a watch of it by name, too).
@@ -381,6 +394,13 @@ describe('Helm chart', () => {
     );
     const required = docs(await helmTemplate({ values: { teamPolicyRequired: true } }));
     expect(podSpec(one(required, 'Deployment')).containers[0]?.args).toContain('--team-policy-required=true');
+    // And admission refuses every create and update while no TeamPolicy exists.
+    for (const name of policyNames) {
+      expect(
+        (one(required, 'ValidatingAdmissionPolicyBinding', name) as unknown as Binding).spec.paramRef
+          .parameterNotFoundAction,
+      ).toBe('Deny');
+    }
     const watching = docs(await helmTemplate({ values: { watchNamespaces: ['team-a'] } }));
     for (const name of policyNames) {
       expect(

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../dev/wait.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { Engine, type ReconcileOutcome } from '../../src/runtime/engine.ts';
-import { RetryableError, TerminalError } from '../../src/runtime/errors.ts';
+import { ForbiddenError, RetryableError, TerminalError } from '../../src/runtime/errors.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath, type KubeObject } from '../../src/apis/meta.ts';
@@ -60,6 +60,8 @@ beforeAll(async () => {
 /** The AWS account and region the harness's adapter reaches (`location`), changeable between passes. */
 interface Reach {
   location: ResourceLocation;
+  /** Set: the adapter's authorize refuses every object with this message (as a TeamPolicy would). */
+  refusal?: string;
 }
 
 async function harness(opts: { firstStatusHoldMs?: number; reach?: Reach } = {}): Promise<Harness> {
@@ -96,6 +98,10 @@ async function harness(opts: { firstStatusHoldMs?: number; reach?: Reach } = {})
                 update: (mr, obs, ctx) => adapter.update(mr, obs, ctx),
                 delete: (mr, obs) => adapter.delete(mr, obs),
                 location: { ...reach.location },
+                authorize: () =>
+                  reach.refusal !== undefined
+                    ? Promise.reject(new ForbiddenError(reach.refusal))
+                    : Promise.resolve(),
               }),
           },
     client,
@@ -498,6 +504,33 @@ describe('engine: the held first status', () => {
     expect(obj.status?.id).toBe(h.cloud.all()[0]?.id);
     expect(getConditionOf(obj, 'Ready')).toMatchObject({ status: 'False', reason: 'Provisioning' });
     expect(await h.engine.writeHeld([obj], Number.POSITIVE_INFINITY)).toBe(0);
+  });
+});
+
+// Issue 27, item 15: the informer's cache lags the engine's own status writes by a few
+// milliseconds. A pass that starts from a copy older than the last write must still write what
+// differs from that write: an object refused and served again at once (a TeamPolicy applied in the
+// same apply as another) stayed Forbidden until the resync, 10 minutes later.
+describe('engine status over a cache behind its own writes', () => {
+  it('writes Synced=True after a Forbidden it wrote, from a copy taken before that write', async () => {
+    const reach: Reach = { location: { account: '111111111111', region: 'us-east-1' } };
+    const h = await harness({ reach });
+    await h.apply('lagging', { size: 1 });
+    await h.reconcile('lagging');
+    await h.reconcile('lagging');
+    const cached = await h.read('lagging');
+    expect(getConditionOf(cached, 'Synced')).toMatchObject({ status: 'True' });
+    expect(getConditionOf(cached, 'Ready')).toMatchObject({ status: 'True' });
+
+    reach.refusal = 'namespace x is not selected by any TeamPolicy';
+    await h.engine.reconcile(structuredClone(cached));
+    expect(await h.condition('lagging', 'Synced')).toMatchObject({ status: 'False', reason: 'Forbidden' });
+
+    // Served again, and the next pass starts from the cache, which has not seen the Forbidden yet.
+    delete reach.refusal;
+    await h.engine.reconcile(structuredClone(cached));
+    expect(await h.condition('lagging', 'Synced')).toMatchObject({ status: 'True' });
+    expect(await h.condition('lagging', 'Ready')).toMatchObject({ status: 'True' });
   });
 });
 

@@ -128,19 +128,21 @@ async function grantChartRbac(all: readonly Manifest[]): Promise<void> {
   const subjects = [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: stackInfo().operatorUser }];
   const roles = all.filter(
     (m) =>
-      (m.kind === 'Role' && m.metadata.name === fullname) ||
+      (m.kind === 'Role' && (m.metadata.name === fullname || m.metadata.name === `${fullname}-teams`)) ||
       (m.kind === 'ClusterRole' && m.metadata.name === `${fullname}-tenancy`),
   );
   const bindings = all
     .filter(
       (m) =>
-        (m.kind === 'RoleBinding' && m.metadata.name === fullname) ||
+        (m.kind === 'RoleBinding' &&
+          (m.metadata.name === fullname || m.metadata.name === `${fullname}-teams`)) ||
         (m.kind === 'ClusterRoleBinding' && m.metadata.name === `${fullname}-tenancy`),
     )
     // Named apart from the chart's own bindings, which the server-side dry run below creates.
     .map((m) => ({ ...m, metadata: { ...m.metadata, name: `${m.metadata.name}-operator-user` }, subjects }));
-  expect(roles.map((r) => r.kind).sort()).toEqual(['ClusterRole', 'Role', 'Role', 'Role']);
-  expect(bindings).toHaveLength(4);
+  // The kinds' Role in each watched namespace, the teams marker's in the release namespace.
+  expect(roles.map((r) => r.kind).sort()).toEqual(['ClusterRole', 'Role', 'Role', 'Role', 'Role']);
+  expect(bindings).toHaveLength(5);
   const r = await kubectl(
     stackInfo().adminKubeconfig,
     ['apply', '--server-side', '--field-manager=skylift-test', '-f', '-'],
@@ -191,6 +193,9 @@ beforeAll(async () => {
       '--team-policy-selector',
       policySelector(group),
       '--leader-elect=false',
+      // Where the chart's Role lets it record that it serves teams: the release namespace.
+      '--leader-election-namespace',
+      ns,
       '--probe-address',
       '127.0.0.1:0',
       '--cluster-id',
@@ -533,6 +538,8 @@ describe('a kind defined outside src/ (Queue → SQS)', () => {
         '--team-policy-selector',
         policySelector(group),
         '--leader-elect=false',
+        '--leader-election-namespace',
+        ns,
         '--queue-poll-interval',
         '300ms',
       ],

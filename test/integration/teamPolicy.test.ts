@@ -1,13 +1,14 @@
 // TeamPolicies in the reconcile, on the real apiserver and moto behind the proxy: the DNSRecord
 // controller served through a TenantDirectory. What a namespace may not do is Synced=False reason
 // Forbidden with a message naming the policy and the field, and makes no AWS change.
+import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resourcePath } from '../../src/apis/meta.ts';
+import { configMapType } from '../../src/apis/core.ts';
+import { resourcePath, type KubeObject } from '../../src/apis/meta.ts';
 import { dnsRecordType, type DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
 import { installCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
-import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import type { TenantDirectory } from '../../src/tenancy/directory.ts';
+import type { TeamsMarker, TenantDirectory } from '../../src/tenancy/directory.ts';
 import type { Route53Client } from '@aws-sdk/client-route-53';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import type { AwsCall } from '../../dev/awsOperation.ts';
@@ -22,13 +23,16 @@ import {
   type RunningDnsController,
 } from '../support/dns.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { startTcpProxy } from '../support/tcpProxy.ts';
+import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { kubeConfig, stackInfo, startFaultProxy } from '../support/stack.ts';
 import {
   applyTeamPolicy,
   deleteTeamPolicies,
   deleteTeamPolicy,
   readTeamPolicy,
   startTenants,
+  teamsMarkerFor,
 } from '../../dev/teamPolicies.ts';
 
 const group = 'integration-teampolicy';
@@ -370,15 +374,166 @@ describe('TeamPolicy in the reconcile', () => {
     );
   });
 
-  it('serves every namespace again, as before, once the last policy is deleted', async () => {
-    const ns = await newNamespace(admin, 'tp-none');
+  // Issue 27, item 10: while no TeamPolicy existed — every policy deleted and applied again, as a
+  // GitOps sync or a chart reinstall does — objects were carried out with the operator's identity
+  // and no guardrails, and stayed after the policies returned.
+  it('fails closed once a policy has been seen: every policy deleted, a restart with none, until the platform team deletes the marker', async () => {
+    const own = `${group}-closed-${randomBytes(3).toString('hex')}`;
+    const marker = teamsMarkerFor(own);
+    let directory = await startTenants(admin, own);
+    const ns = await newNamespace(admin, 'tp-closed');
+    const zone = `${ns}.example.com`;
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zoneId = await createZone(r53, zone);
+    let controller = await startDnsController({
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      tenants: directory,
+    });
+    try {
+      await applyTeamPolicy(admin, own, `${own}-team`, {
+        namespaces: { names: [ns] },
+        guardrails: { dnsRecords: { names: [`allowed.${zone}`] } },
+      });
+      await createDnsRecord(admin, ns, 'apex', { zoneName: zone, ...a('www') });
+      await syncedMessage(ns, 'apex', (m) => m.startsWith(`TeamPolicy ${own}-team forbids spec.name`));
+
+      // Every policy deleted: refused, nothing in Route 53.
+      await deleteTeamPolicies(admin, own);
+      const closed = `namespace ${ns} is not selected by any TeamPolicy, and this installation serves only namespaces a TeamPolicy selects (it has served teams since a TeamPolicy was first seen; recorded in ConfigMap ${marker.namespace}/${marker.name}), also while none exists: ask the platform team to add ${ns} to a TeamPolicy's spec.namespaces`;
+      await syncedMessage(ns, 'apex', (m) => m === closed);
+      await createDnsRecord(admin, ns, 'new', { zoneName: zone, ...a('new') });
+      await syncedMessage(ns, 'new', (m) => m === closed);
+      // Recorded in its marker once the policy was seen.
+      expect((await readConfigMap(marker))?.data).toMatchObject({ teamsServed: 'true' });
+
+      // A restart with no policy at all: still refused (the marker is read at start).
+      await controller.stop();
+      await directory.stop();
+      directory = await startTenants(admin, own);
+      controller = await startDnsController({ namespace: ns, endpoint: proxy.endpoint, tenants: directory });
+      await createDnsRecord(admin, ns, 'after-restart', { zoneName: zone, ...a('after') });
+      await syncedMessage(ns, 'after-restart', (m) => m === closed);
+      expect(findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A')).toBeUndefined();
+      expect(findRecord(await listRecords(r53, zoneId), `new.${zone}`, 'A')).toBeUndefined();
+      expect(findRecord(await listRecords(r53, zoneId), `after.${zone}`, 'A')).toBeUndefined();
+
+      // Turned off deliberately: the marker deleted, then a restart: one team again.
+      await controller.stop();
+      await directory.stop();
+      await admin.delete(resourcePath(configMapType, { namespace: marker.namespace, name: marker.name }));
+      directory = await startTenants(admin, own);
+      controller = await startDnsController({ namespace: ns, endpoint: proxy.endpoint, tenants: directory });
+      await waitForCondition(admin, ns, 'after-restart', { type: 'Ready', status: 'True' });
+      expect(findRecord(await listRecords(r53, zoneId), `after.${zone}`, 'A')).toBeDefined();
+    } finally {
+      await controller.stop();
+      await directory.stop();
+      await deleteTeamPolicies(admin, own);
+    }
+  });
+
+  it('re-judges its objects when a policy is deleted and created again (same name, new rules) while the operator could not watch', async () => {
+    const own = `${group}-recreated-${randomBytes(3).toString('hex')}`;
+    const partition = await startTcpProxy(kubeConfig().cluster.server);
+    const cutOff = new KubeClient({
+      ...kubeConfig(),
+      cluster: { ...kubeConfig().cluster, server: partition.url },
+    });
+    const directory = await startTenants(cutOff, own);
+    const ns = await newNamespace(admin, 'tp-recreated');
     const zone = `${ns}.example.com`;
     await createZone(route53At(stackInfo().awsEndpoint), zone);
-    await applyTeamPolicy(admin, group, `${ns}-elsewhere`, { namespaces: { names: [`${ns}-x`] } });
-    await controllerFor(ns);
-    await createDnsRecord(admin, ns, 'www', { zoneName: zone, ...a('www') });
-    await waitForCondition(admin, ns, 'www', { type: 'Synced', status: 'False', reason: 'Forbidden' });
-    await deleteTeamPolicies(admin, group);
-    await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
+    const controller = await startDnsController({
+      namespace: ns,
+      endpoint: proxy.endpoint,
+      tenants: directory,
+    });
+    const policy = `${own}-team`;
+    try {
+      await applyTeamPolicy(admin, own, policy, {
+        namespaces: { names: [ns] },
+        guardrails: { dnsRecords: { names: [`a.${zone}`] } },
+      });
+      await createDnsRecord(admin, ns, 'www', { zoneName: zone, ...a('www.a') });
+      await waitForCondition(admin, ns, 'www', { type: 'Ready', status: 'True' });
+
+      // The operator cannot reach the apiserver while the policy is deleted and created again
+      // (generation 1 both times), now without the record's name.
+      partition.cut();
+      await deleteTeamPolicy(admin, policy);
+      await waitFor(
+        async () =>
+          (await readTeamPolicy(admin, policy).catch(() => undefined)) === undefined ? true : undefined,
+        {
+          timeoutMs: 10_000,
+          description: `${policy} gone`,
+        },
+      );
+      await applyTeamPolicy(admin, own, policy, {
+        namespaces: { names: [ns] },
+        guardrails: { dnsRecords: { names: [`b.${zone}`] } },
+      });
+      partition.restore();
+      const refused = await waitForCondition(
+        admin,
+        ns,
+        'www',
+        { type: 'Synced', status: 'False', reason: 'Forbidden' },
+        20_000,
+      );
+      expect(refused.status?.conditions?.find((c) => c.type === 'Synced')?.message).toMatch(
+        new RegExp(
+          `^TeamPolicy ${policy} forbids spec.name: www.a.${ns}.example.com is not within the names`,
+        ),
+      );
+    } finally {
+      partition.restore();
+      await controller.stop();
+      await directory.stop();
+      await deleteTeamPolicies(admin, own);
+      await partition.stop();
+    }
+  });
+
+  it('refuses a namespace it has not listed yet instead of judging it without its labels', async () => {
+    const ns = await newNamespace(admin, 'tp-unlisted');
+    // Every namespace not given to a team: a namespace whose labels are unknown would match.
+    await applyTeamPolicy(admin, group, `${ns}-unassigned`, {
+      namespaces: { selector: { matchExpressions: [{ key: 'skylift.dev/team', operator: 'DoesNotExist' }] } },
+    });
+    await waitFor(async () => ((await tenants.tenancyOf(ns)).kind === 'policy' ? true : undefined), {
+      timeoutMs: 10_000,
+      description: `${ns} served by ${ns}-unassigned`,
+    });
+    const unlisted = `${ns}-unlisted`;
+    expect(await tenants.tenancyOf(unlisted)).toEqual({
+      kind: 'refused',
+      message: `namespace ${unlisted} is not known yet (not listed by the operator), so which TeamPolicy selects it cannot be told: it is served once it is`,
+    });
   });
 });
+
+/** Waits until DNSRecord `ns/name`'s Synced=False message satisfies `ok`; returns the message. */
+async function syncedMessage(ns: string, name: string, ok: (m: string) => boolean): Promise<string> {
+  let last = '';
+  return waitFor(
+    async () => {
+      const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, name);
+      const c = r?.status?.conditions?.find((x) => x.type === 'Synced');
+      last = c?.message ?? '';
+      return c?.status === 'False' && ok(last) ? last : undefined;
+    },
+    {
+      timeoutMs: 20_000,
+      description: `${ns}/${name} Synced=False with the expected message (last: ${last})`,
+    },
+  );
+}
+
+/** The ConfigMap `marker`, or undefined. */
+function readConfigMap(
+  marker: TeamsMarker,
+): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> {
+  return readObject(admin, configMapType, marker.namespace, marker.name);
+}

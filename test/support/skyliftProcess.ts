@@ -18,15 +18,20 @@ export interface SkyliftProcess {
 /**
  * Starts `skylift run` for one namespace (no leader election, probes on a
  * free port) against the stack's apiserver (admin kubeconfig) and AWS at
- * `awsEndpoint` (the emulator or a fault proxy in front of it).
+ * `awsEndpoint` (the emulator or a fault proxy in front of it). Its teams marker
+ * (docs/teams.md) is in the first of `namespace` unless `extraArgs` sets
+ * --leader-election-namespace.
  */
 export function spawnSkylift(
   namespace: string,
   awsEndpoint: string,
   extraArgs: readonly string[] = [],
 ): SkyliftProcess {
+  const own = extraArgs.some((a) => a.startsWith('--leader-election-namespace'))
+    ? []
+    : ['--leader-election-namespace', namespace.split(',')[0] ?? namespace];
   return spawnSkyliftRun({
-    args: ['--namespaces', namespace, '--leader-elect=false', ...extraArgs],
+    args: ['--namespaces', namespace, '--leader-elect=false', ...own, ...extraArgs],
     env: emulatorEnv(awsEndpoint),
   });
 }

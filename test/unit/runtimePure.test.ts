@@ -20,7 +20,7 @@ import { parseAddress } from '../../src/runtime/httpServer.ts';
 import { objectKey, resourcePath, splitKey } from '../../src/apis/meta.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
 import { ownershipFromTags, ownershipOf, ownershipTagMap } from '../../src/apis/managed.ts';
-import { deepEqual, mergePatchFor } from '../../src/runtime/mergePatch.ts';
+import { deepEqual, mergePatchFor, mergePatchForAny } from '../../src/runtime/mergePatch.ts';
 import { significant } from '../../src/runtime/controller.ts';
 import { TokenBucket } from '../../src/runtime/tokenBucket.ts';
 import { FakeClock } from '../support/fakeClock.ts';
@@ -178,6 +178,36 @@ describe('mergePatchFor', () => {
   });
   it('treats undefined members as absent', () => {
     expect(deepEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+  });
+});
+
+describe('mergePatchForAny', () => {
+  it.each([
+    { reason: 'equal to every base', froms: [{ a: 1 }, { a: 1 }], to: { a: 1 }, want: undefined },
+    {
+      reason: 'differs from one base only (the cache is behind the last write)',
+      froms: [
+        { a: 1, s: 'True' },
+        { a: 1, s: 'False' },
+      ],
+      to: { a: 1, s: 'True' },
+      want: { s: 'True' },
+    },
+    {
+      reason: 'keys that differ in either, nested',
+      froms: [{ n: { x: 1, y: 2 } }, { n: { x: 0, y: 3 } }],
+      to: { n: { x: 1, y: 3 } },
+      want: { n: { x: 1, y: 3 } },
+    },
+    { reason: 'a key in one base only is removed', froms: [{}, { b: 1 }], to: {}, want: { b: null } },
+    {
+      reason: 'a key missing from one base is set whole',
+      froms: [{ n: { x: 1 } }, {}],
+      to: { n: { x: 1 } },
+      want: { n: { x: 1 } },
+    },
+  ])('$reason', ({ froms, to, want }) => {
+    expect(mergePatchForAny(froms, to)).toEqual(want);
   });
 });
 

@@ -55,6 +55,13 @@ describe('tenancyOf', () => {
     });
     expect(tenancyOf(ns('a'), [a, b], { required: true })).toEqual({ kind: 'policy', policy: a });
   });
+  it('says why policies are required when told (the installation has served teams)', () => {
+    const t = tenancyOf(ns('a'), [], { required: true, because: 'it has served teams' });
+    expect(t.kind === 'refused' ? t.message : '').toContain(
+      'serves only namespaces a TeamPolicy selects (it has served teams), also while none exists',
+    );
+    expect(tenancyOf(ns('a'), [], { because: 'ignored unless required' })).toEqual({ kind: 'unrestricted' });
+  });
   it('gives the one selecting policy, by name or by label', () => {
     expect(tenancyOf(ns('a'), [a, b])).toEqual({ kind: 'policy', policy: a });
     expect(tenancyOf(ns('b1', { team: 'b' }), [a, b])).toEqual({ kind: 'policy', policy: b });

@@ -7,6 +7,7 @@ import { defaultDNSRecordSettings, type DNSRecordSettings } from './settings.ts'
 import type { DNSRecordField } from './adapter.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { tenantConnector } from '../../tenancy/connector.ts';
+import { RetryableError } from '../../runtime/errors.ts';
 import { checkDnsRecord, dnsGuardrailsOf } from './guardrails.ts';
 import { dnsRecordFqdn } from './desired.ts';
 import type { ZoneDirectory } from './zones.ts';
@@ -38,8 +39,14 @@ export function dnsRecordController(
       accounts: accountsOf(s),
       adapterFor,
       guard: async (mr, g) => {
+        if (dnsGuardrailsOf(g.policy) === undefined) return;
         const zones = zonesOf.get(g.aws);
-        if (zones === undefined || dnsGuardrailsOf(g.policy) === undefined) return;
+        // Built with the adapter, before any guard runs; missing, nothing is checked: refuse.
+        if (zones === undefined)
+          throw new RetryableError(
+            'GuardrailUnchecked',
+            'the TeamPolicy guardrails cannot be checked yet (no zone lookup for this account); retrying',
+          );
         const zone = await zones.resolve(mr.spec);
         checkDnsRecord(g.policy, mr.spec, zone, dnsRecordFqdn(mr.spec.name, zone.name));
       },
