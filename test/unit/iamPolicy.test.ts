@@ -294,3 +294,35 @@ describe('deploy/iam/policy.json', () => {
     );
   });
 });
+
+// Issue 27, item 9: IAM as a second line — a team role may restore only its own namespaces' snapshots.
+describe('deploy/iam/team-restore-own-snapshots.json', () => {
+  const guard = JSON.parse(
+    readFileSync(join(repoRoot, 'deploy/iam/team-restore-own-snapshots.json'), 'utf8'),
+  ) as { Statement: Statement[] };
+
+  /** Whether the example denies a restore of a snapshot whose owner tag is `owner` (undefined: untagged). */
+  const denies = (owner: string | undefined): boolean =>
+    guard.Statement.some((s) => {
+      if (s.Effect !== 'Deny' || ![s.Action].flat().includes('rds:RestoreDBInstanceFromDBSnapshot'))
+        return false;
+      const patterns = [s.Condition?.StringNotLike?.['aws:ResourceTag/skylift.dev/owner'] ?? []].flat();
+      const like = (p: string, v: string): boolean =>
+        new RegExp(
+          `^${p
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*/g, '.*')
+            .replace(/\?/g, '.')}$`,
+        ).test(v);
+      // StringNotLike on a missing key is true: an untagged snapshot is denied too.
+      return owner === undefined || !patterns.some((p) => like(p, owner));
+    });
+
+  it("denies restoring another namespace's, another team's or an untagged snapshot, and allows the team's own", () => {
+    expect(denies('payments/orders')).toBe(false);
+    expect(denies('payments-staging/orders')).toBe(false);
+    expect(denies('search/orders')).toBe(true);
+    expect(denies('paymentsx/orders')).toBe(true);
+    expect(denies(undefined)).toBe(true);
+  });
+});
