@@ -9,21 +9,31 @@ import { writeCompanion } from '../../src/runtime/companions.ts';
 import { OwnershipConflictError } from '../../src/runtime/errors.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
+import { managedDbType } from '../../src/kinds/manageddb/api.ts';
 
-const ownerType: ResourceType = {
-  group: 'aws.skylift.dev',
-  version: 'v1alpha1',
-  plural: 'manageddbs',
-  kind: 'ManagedDB',
-  namespaced: true,
-};
+const ownerType: ResourceType = managedDbType;
 
 let admin: KubeClient;
 let ns: string;
-const owner = (uid: string): ManagedObject => ({
-  metadata: { name: `owner-${uid}`, namespace: ns, uid },
-  spec: {},
-});
+/**
+ * A real owner object (a ManagedDB no controller serves): the stack runs Kubernetes' garbage
+ * collector, which deletes a dependent whose owner does not exist.
+ */
+const owners = new Map<string, ManagedObject>();
+async function owner(key: string): Promise<ManagedObject> {
+  const known = owners.get(key);
+  if (known !== undefined) return known;
+  const made = await admin.create<ManagedObject>(resourcePath(managedDbType, { namespace: ns }), {
+    apiVersion: 'aws.skylift.dev/v1alpha1',
+    kind: 'ManagedDB',
+    metadata: { name: `owner-${key}` },
+    spec: { engine: 'postgres', instanceClass: 'db.t3.micro', allocatedStorage: 20, masterUsername: 'app' },
+  });
+  owners.set(key, made);
+  return made;
+}
 const secret = (name: string, data: Record<string, string>) => ({
   apiVersion: 'v1',
   kind: 'Secret',
@@ -45,14 +55,16 @@ const read = async (name: string): Promise<{ uid: string; keys: string[]; owners
 
 beforeAll(async () => {
   admin = kubeClient();
+  await installCrds(admin);
   ns = await newNamespace(admin, 'companions');
 });
 
 describe('companion writes', () => {
   it('lets exactly one of many simultaneous claims on a name win; the others are a Conflict with the given message', async () => {
+    for (const uid of ['u1', 'u2', 'u3', 'u4']) await owner(uid);
     const results = await Promise.allSettled(
-      ['u1', 'u2', 'u3', 'u4'].map((uid) =>
-        writeCompanion(admin, ownerType, owner(uid), {
+      ['u1', 'u2', 'u3', 'u4'].map(async (uid) =>
+        writeCompanion(admin, ownerType, await owner(uid), {
           op: 'apply',
           type: secretType,
           object: secret('claimed', { password: uid }),
@@ -71,14 +83,14 @@ describe('companion writes', () => {
   });
 
   it('removes a key a later apply leaves out, from a claimed Secret too', async () => {
-    await writeCompanion(admin, ownerType, owner('k1'), {
+    await writeCompanion(admin, ownerType, await owner('k1'), {
       op: 'apply',
       type: secretType,
       object: secret('keys', { password: 'p', secretArn: 'arn' }),
       expect: { absent: true, taken: 'taken' },
     });
     const { uid } = await read('keys');
-    await writeCompanion(admin, ownerType, owner('k1'), {
+    await writeCompanion(admin, ownerType, await owner('k1'), {
       op: 'apply',
       type: secretType,
       object: secret('keys', { password: 'p' }),
@@ -88,7 +100,7 @@ describe('companion writes', () => {
   });
 
   it('never writes to a Secret that replaced the one read (uid precondition)', async () => {
-    await writeCompanion(admin, ownerType, owner('r1'), {
+    await writeCompanion(admin, ownerType, await owner('r1'), {
       op: 'apply',
       type: secretType,
       object: secret('replaced', { password: 'mine' }),
@@ -97,7 +109,7 @@ describe('companion writes', () => {
     const { uid } = await read('replaced');
     await admin.delete(`/api/v1/namespaces/${ns}/secrets/replaced`);
     await admin.create(`/api/v1/namespaces/${ns}/secrets`, secret('replaced', { password: 'someone-elses' }));
-    const err = await writeCompanion(admin, ownerType, owner('r1'), {
+    const err = await writeCompanion(admin, ownerType, await owner('r1'), {
       op: 'apply',
       type: secretType,
       object: secret('replaced', { password: 'mine' }),
