@@ -578,6 +578,37 @@ describe('DNSRecord', () => {
     expect(findRecord(await listRecords(r53, zoneId), `lost.${zone}`, 'A')).toBeDefined();
   });
 
+  // Issue 27, item 17: an AWS outage while a record was first created stalled the connect step (STS
+  // GetCallerIdentity, the account of status.location) and the object showed ReconcileError.
+  it('shows AWS not answering at the connect step as Synced=False AWSUnreachable, then recovers', async () => {
+    const ns = await newNamespace(admin, 'dns-connect');
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zone = `${ns}.example.com`;
+    const zoneId = await createZone(r53, zone);
+    const silent = proxy.inject({ service: 'sts', fault: { kind: 'hang' } });
+    running.push(
+      await startDnsController({ namespace: ns, endpoint: proxy.endpoint, awsTimeoutMs: 500, accounts: {} }),
+    );
+    await createDnsRecord(admin, ns, 'first', {
+      zoneName: zone,
+      name: 'first',
+      type: 'A',
+      records: ['192.0.2.11'],
+    });
+    const stuck = await waitForCondition(admin, ns, 'first', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'AWSUnreachable',
+    });
+    const message = stuck.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+    expect(message).toMatch(/^connect: /);
+    expect(message).toContain('the AWS endpoint did not answer');
+    expect(silent.hits).toBeGreaterThan(0);
+    silent.remove();
+    await waitForCondition(admin, ns, 'first', ready, 90_000);
+    expect(findRecord(await listRecords(r53, zoneId), `first.${zone}`, 'A')).toBeDefined();
+  });
+
   // Issue 14, item 6: with Route 53 not answering at all (the emulator stopped), a new object got no
   // status: the SDK clients had no request timeout, so the first call never returned.
   it('shows an AWS endpoint that never answers as Synced=False AWSUnreachable, then recovers', async () => {
