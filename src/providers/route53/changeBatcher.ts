@@ -4,12 +4,13 @@ import type { Clock, TimerHandle } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
 import {
-  AwsReason,
   AwsRetryableError,
   AwsTerminalError,
   awsErrorCode,
   awsErrorOperation,
   classifyAwsError,
+  retryAdvice,
+  retryReasonOf,
 } from '../aws/errors.ts';
 import { isAlreadyExists, isNoSuchHostedZone, isNotFoundOnDelete, route53ErrorTable } from './errors.ts';
 import { recordKey } from './names.ts';
@@ -358,7 +359,7 @@ export class ChangeBatcher {
       this.o.random,
     );
     const throttled = cls === 'throttling';
-    const reason = cls === 'unreachable' ? AwsReason.AwsUnreachable : AwsReason.AwsError;
+    const reason = retryReasonOf(cls);
     this.o.onBatch?.(
       zoneId,
       batch.length,
@@ -377,7 +378,8 @@ export class ChangeBatcher {
       return 0;
     }
     // Stable text (no countdown): an unchanged note writes no status.
-    const note = `${throttled ? 'Route 53 is throttling' : 'Route 53 failed'} (${awsErrorCode(err) ?? message}); the zone's batch is retried with backoff`;
+    const advice = retryAdvice[cls];
+    const note = `${throttled ? 'Route 53 is throttling' : 'Route 53 failed'} (${awsErrorCode(err) ?? message}${advice !== undefined ? `: ${advice}` : ''}); the zone's batch is retried with backoff`;
     for (const t of batch) {
       t.state = 'queued';
       t.note = note;
