@@ -578,6 +578,44 @@ describe('DNSRecord', () => {
     expect(findRecord(await listRecords(r53, zoneId), `lost.${zone}`, 'A')).toBeDefined();
   });
 
+  // Issue 27, item 16: Route 53 throttling the deletion's change batch showed Synced=True (Deleting).
+  it('shows Route 53 throttling a deletion as Synced=False Throttled, then deletes the record', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-throttled-delete');
+    await start();
+    await createDnsRecord(admin, ns, 'gone', {
+      zoneName: zone,
+      name: 'gone',
+      type: 'A',
+      records: ['192.0.2.12'],
+    });
+    await waitForCondition(admin, ns, 'gone', ready);
+    const throttle = proxy.inject({
+      service: 'route53',
+      operation: 'ChangeResourceRecordSets',
+      fault: { kind: 'throttle', code: 'Throttling' },
+    });
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'gone' }));
+    const throttled = await waitForCondition(admin, ns, 'gone', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Throttled',
+    });
+    expect(throttled.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'Route 53 is throttling',
+    );
+    expect(throttled.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Throttled',
+    });
+    expect(throttle.hits).toBeGreaterThan(0);
+    throttle.remove();
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'gone')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'gone deleted once Route 53 takes the change' },
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `gone.${zone}`, 'A')).toBeUndefined();
+  });
+
   // Issue 27, item 17: an AWS outage while a record was first created stalled the connect step (STS
   // GetCallerIdentity, the account of status.location) and the object showed ReconcileError.
   it('shows AWS not answering at the connect step as Synced=False AWSUnreachable, then recovers', async () => {

@@ -173,13 +173,16 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
         // the engine reports naming its owner or advising spec.externalName.
         if (refusal !== 'exists') throw ticket.error ?? new Error('Route 53 change failed');
       } else if (ticket.state !== 'applied') {
-        // The change stays queued and the zone's batch is retried; this pass reports the failure.
-        if (ticket.failing !== undefined)
-          throw new RetryableError(ticket.failing.reason, ticket.failing.message);
-        const throttled = ticket.note?.includes('throttling') === true;
+        // The change stays queued and the zone's batch is retried; this pass reports the failure,
+        // whether the object is live or being deleted. Throttling passes by itself: the ticket is
+        // looked at again at the poll interval, not after a backoff that grows with each look.
+        const failing = ticket.failing;
+        if (failing?.reason === DNSReason.Throttled)
+          throw new RequeueAfter(this.d.pollMs, failing.message, DNSReason.Throttled);
+        if (failing !== undefined) throw new RetryableError(failing.reason, failing.message);
         return busyObservation({
           ownership: ctx.ownership,
-          reason: throttled ? DNSReason.Throttled : DNSReason.Pending,
+          reason: DNSReason.Pending,
           message: ticket.note ?? 'change queued for Route 53',
           status,
           details: undefined,

@@ -67,8 +67,9 @@ export interface ChangeTicket {
   /** Why it is still waiting, e.g. throttling. */
   note?: string;
   /**
-   * Set while the zone's last attempt failed (not throttling) and the batch
-   * waits to be retried: the reconcile reports it as a failure, not progress.
+   * Set while the zone's last attempt failed (throttled, with reason Throttled, or
+   * otherwise) and the batch waits to be retried: the reconcile reports it as a
+   * failure, not progress.
    */
   failing?: { readonly reason: string; readonly message: string };
   /** Bisection group after a failed batch; tickets of different groups never share a batch. */
@@ -383,8 +384,7 @@ export class ChangeBatcher {
     for (const t of batch) {
       t.state = 'queued';
       t.note = note;
-      if (throttled) delete t.failing;
-      else t.failing = { reason, message: note };
+      t.failing = { reason, message: note };
     }
     log.warn(
       { zoneId, tickets: batch.length, err: message, delayMs: delay },
