@@ -769,6 +769,35 @@ describe('DNSRecord', () => {
   });
 });
 
+// Issue 27, item 18: two objects of one namespace asking for one record at once: the second was
+// told only that "another object" was writing it.
+describe('DNSRecord asking for a record another object is writing', () => {
+  it('is a Conflict naming that object when it is in the same namespace', async () => {
+    const { ns, zone, start } = await setup('dns-duplicate', { batchWindowMs: 1500 });
+    await start();
+    const spec = { zoneName: zone, name: 'dup', type: 'A' as const, records: ['192.0.2.13'] };
+    const [one, two] = await Promise.all([
+      createDnsRecord(admin, ns, 'one', spec),
+      createDnsRecord(admin, ns, 'two', spec),
+    ]);
+    const conflicted = await waitFor(
+      async () => {
+        for (const name of ['one', 'two']) {
+          const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, name);
+          const synced = r?.status?.conditions?.find((c) => c.type === 'Synced');
+          if (synced?.reason === 'Conflict') return { name, message: synced.message };
+        }
+        return undefined;
+      },
+      { timeoutMs: 30_000, description: 'one of the two to be a Conflict' },
+    );
+    const other = conflicted.name === 'one' ? two : one;
+    expect(conflicted.message).toContain(`${ns}/${other.metadata.name} (uid ${other.metadata.uid ?? ''})`);
+    expect(conflicted.message).toContain(`dup.${zone}`);
+    await waitForCondition(admin, ns, other.metadata.name, ready);
+  });
+});
+
 describe('DNSRecord aliases to a MyIngress', () => {
   it('waits for the MyIngress to report its load balancer, then follows it', async () => {
     await ensureMyIngressCrd(admin);

@@ -3,6 +3,7 @@ import type { DNSRecord, DNSRecordSpec } from './api.ts';
 import type { MyIngressAliasStatus } from '../myingress/api.ts';
 import {
   ChangeTooLargeError,
+  RecordSetBusyError,
   route53Limits,
   type ChangeBatcher,
   type ChangeTicket,
@@ -32,6 +33,7 @@ import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
+import { ownerAsSeenBy, type OwnershipTags } from '../../apis/managed.ts';
 import { compareRecordSets, desiredRecordSet, dnsRecordFqdn, type AliasTarget } from './desired.ts';
 import { isZoneNameNotFound, missingZoneIdError, type ZoneDirectory } from './zones.ts';
 
@@ -397,8 +399,9 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
   private submit(t: Target, ctx: ReconcileContext, changes: Change[]): void {
     let ticket: ChangeTicket;
     try {
-      ticket = this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes);
+      ticket = this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes, ctx.ownership);
     } catch (err) {
+      if (err instanceof RecordSetBusyError) throw recordSetBusyError(err, t, ctx.ownership);
       throw err instanceof ChangeTooLargeError ? recordsTooLargeError(err) : err;
     }
     this.tickets.set(ctx.ownership.uid, ticket);
@@ -515,6 +518,23 @@ export function zoneGoneError(
     DNSReason.ZoneGone,
     `hosted zone ${zone.id} that spec.zoneName ${zone.name} stood for no longer exists: looking the name up again`,
     { cause },
+  );
+}
+
+/**
+ * The Conflict of an object whose change was refused because another object is writing the same
+ * record set: names that object when the object may know it (its own namespace and cluster,
+ * {@link ownerAsSeenBy}), else only where it is. Pure.
+ */
+export function recordSetBusyError(
+  err: RecordSetBusyError,
+  t: Pick<Target, 'identity' | 'zone'>,
+  ours: OwnershipTags,
+): OwnershipConflictError {
+  const who = err.other !== undefined ? ownerAsSeenBy(err.other, ours) : 'another Skylift object';
+  return new OwnershipConflictError(
+    `${who} is writing the record set ${t.identity} in zone ${t.zone.name} (${t.zone.id}) at the same time; Skylift will not let two objects own one record: delete one of the two, or give it another spec.name, type or setIdentifier`,
+    { cause: err },
   );
 }
 
