@@ -279,6 +279,8 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
           reason: Reason.Creating,
           message: 'waiting for a pending create to become visible',
         });
+        // Waiting is what this pass had to do: it succeeded.
+        this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
         p.inProgress = true;
         return { kind: 'done', requeueAfterMs: Math.min(grace - waited, this.poll()) };
       }
@@ -749,7 +751,9 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (getCondition(p.status.conditions, ConditionType.Synced)?.status !== 'True') return undefined;
     const at = pendingCreate(p.obj);
     if (at === undefined) return undefined;
-    const left = at + (this.o.firstStatusHoldMs ?? engineDefaults.firstStatusHoldMs) - this.o.clock.now();
+    const hold = this.o.firstStatusHoldMs ?? engineDefaults.firstStatusHoldMs;
+    // A marker ahead of this clock (another replica's) holds back no more than the hold itself.
+    const left = Math.min(hold, at + hold - this.o.clock.now());
     return left > 0 ? left : undefined;
   }
 

@@ -403,6 +403,43 @@ describe('engine lifecycle', () => {
     expect(h.cloud.all()).toHaveLength(1);
   });
 
+  // Issue 27, item 16: a marker set by hand in the future held the create back for ever, showing
+  // Ready=False Creating and no Synced condition at all.
+  it('does not wait on a create-pending marker far in the future, and says Synced while it waits on one', async () => {
+    const h = await harness({ firstStatusHoldMs: 0 });
+    const mark = async (name: string, at: number): Promise<void> => {
+      await h.apply(name, { size: 1 });
+      await h.client.patch(
+        resourcePath(gadgetType, { namespace: h.ns, name }),
+        {
+          metadata: {
+            finalizers: [finalizerName],
+            annotations: { [createPendingAnnotation]: new Date(at).toISOString() },
+          },
+        },
+        'merge',
+      );
+    };
+    // A day ahead: no create of this engine's (nor of a replica whose clock is a little ahead) wrote it.
+    await mark('future', Date.now() + 86_400_000);
+    await h.reconcile('future');
+    expect(h.cloud.calls.create).toBe(1);
+    await h.reconcile('future');
+    expect(await h.condition('future', 'Ready')).toMatchObject({ status: 'True', reason: 'Available' });
+    expect(await h.condition('future', 'Synced')).toMatchObject({ status: 'True' });
+
+    // Seconds ahead (a replica's clock): waited on, within a bound, and the pass itself succeeded.
+    await mark('ahead', Date.now() + 5000);
+    const wait = await h.reconcile('ahead');
+    expect(wait.kind === 'done' ? wait.requeueAfterMs : 0).toBeLessThanOrEqual(pollMs);
+    expect(h.cloud.calls.create).toBe(1);
+    expect(await h.condition('ahead', 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
+    expect(await h.condition('ahead', 'Synced')).toMatchObject({
+      status: 'True',
+      reason: 'ReconcileSuccess',
+    });
+  });
+
   it('lets go of a new object whose resource was seen and is gone, without waiting out its marker', async () => {
     const h = await harness();
     await h.apply('brief', { size: 1 });
