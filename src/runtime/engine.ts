@@ -259,6 +259,8 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
 
     if (!obs.exists) {
       if (observeOnly) {
+        // Nothing of a resource that is gone is reported any more (its state, identifiers, children).
+        p.status = keepCommon(p.status);
         this.setReady(p, { status: 'False', reason: Reason.NotFound, message: notFoundMessage(p.obj) });
         this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
         return { kind: 'done', requeueAfterMs: this.resync() };
