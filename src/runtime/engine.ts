@@ -708,6 +708,21 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     return written;
   }
 
+  /**
+   * True when `obj`'s status is the one this engine last wrote to it; false when someone else wrote
+   * it since (a forged Ready=True, say), which is worth a pass to put right.
+   */
+  wroteStatus(obj: T): boolean {
+    return this.writes.wroteStatus(obj);
+  }
+
+  /** Forgets what this engine holds about `obj` (it was deleted). */
+  forget(obj: T): void {
+    this.writes.forget(obj);
+    this.markers.forget(obj);
+    this.held.delete(uidOf(obj));
+  }
+
   /** The status held back for `obj` at its last pass, while `obj` has none written and the hold lasts. */
   private heldStatusOf(obj: T): ManagedStatus | undefined {
     const h = this.held.get(uidOf(obj));
@@ -737,6 +752,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (!present) {
       this.markers.forget(p.obj);
       this.held.delete(uidOf(p.obj));
+      this.writes.forget(p.obj);
     }
   }
 

@@ -199,6 +199,27 @@ describe('engine lifecycle', () => {
     expect(await eventReasons(h, 'g1', 'Created')).toEqual([`created gadget ${gadget?.id ?? ''}`]);
   });
 
+  // Issue 27, item 16: the controller reconciles a status someone else wrote (a forged Ready=True),
+  // and must not take the engine's own writes, as the apiserver gives them back, for one.
+  it('knows its own status writes as the apiserver returns them, and not one written by someone else', async () => {
+    const h = await harness({ firstStatusHoldMs: 0 });
+    await h.apply('own', { size: 1 });
+    await h.reconcile('own');
+    expect(h.engine.wroteStatus(await h.read('own'))).toBe(true);
+    await h.reconcile('own');
+    const ready = await h.read('own');
+    expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(h.engine.wroteStatus(ready)).toBe(true);
+    await h.client.patch(
+      resourcePath(gadgetType, { namespace: h.ns, name: 'own', subresource: 'status' }),
+      { status: { size: 99 } },
+      'merge',
+    );
+    expect(h.engine.wroteStatus(await h.read('own'))).toBe(false);
+    await h.reconcile('own');
+    expect(h.engine.wroteStatus(await h.read('own'))).toBe(true);
+  });
+
   it('without a first-status hold, records the identity with Ready=False Creating right after the create', async () => {
     const h = await harness({ firstStatusHoldMs: 0 });
     await h.apply('g0', { size: 1 });
