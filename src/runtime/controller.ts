@@ -65,6 +65,8 @@ export interface ControllerOptions<
     onChange(cb: (namespaces: ReadonlySet<string> | 'all') => void): void;
   };
   readonly random?: () => number;
+  /** The actions the kind accepts in the request annotation (see EngineOptions.requestActions). */
+  readonly requestActions?: readonly string[];
 }
 
 /**
@@ -110,6 +112,7 @@ export class Controller<
       ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
       ...(opts.createGraceMs !== undefined ? { createGraceMs: opts.createGraceMs } : {}),
       ...(opts.random !== undefined ? { random: opts.random } : {}),
+      ...(opts.requestActions !== undefined ? { requestActions: opts.requestActions } : {}),
     });
     const scopes =
       opts.namespaces !== undefined && opts.namespaces.length > 0 ? opts.namespaces : [undefined];

@@ -30,6 +30,7 @@ import {
   finalizerName,
   ownerAsSeenBy,
   ownershipOf,
+  requestAnnotation,
   type ManagedObject,
   type ManagedStatus,
   type OwnershipTags,
@@ -53,6 +54,7 @@ import { ownerGone, ownershipStanding, type OwnershipStanding } from './ownershi
 import { CreateMarkers } from './createMarkers.ts';
 import { hasFinalizer, ObjectWrites, pendingCreate } from './objectWrites.ts';
 import { defaultControllerSettings } from './settings.ts';
+import { requestRefusal } from './requests.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
 import { inReconcileSpan, type ReconcileSpan, type ReconcileSpanTarget } from './tracing.ts';
 
@@ -80,6 +82,12 @@ export interface EngineOptions<T extends ManagedObject, D = undefined, F extends
    */
   readonly firstStatusHoldMs?: number;
   readonly random?: () => number;
+  /**
+   * The actions the kind accepts in the request annotation (`<action> <id>`); default none. Any
+   * other value is reported (Synced=False Terminal, one Warning Event) beside an otherwise
+   * successful pass.
+   */
+  readonly requestActions?: readonly string[];
 }
 
 /** The engine's own defaults. */
@@ -186,6 +194,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         obj.metadata.deletionTimestamp !== undefined
           ? await this.reconcileDelete(pass)
           : await this.reconcileLive(pass);
+      if (obj.metadata.deletionTimestamp === undefined) this.checkRequest(pass);
       result = outcome.kind === 'done' && outcome.requeueAfterMs !== undefined ? 'requeue_after' : 'success';
     } catch (err) {
       ({ outcome, result } = this.handleError(pass, err));
@@ -592,6 +601,29 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         this.readyAfterFailure(p, d.reason, d.message);
         return { outcome: { kind: 'backoff' }, result: 'error' };
     }
+  }
+
+  /**
+   * After a live pass that succeeded: a request annotation the kind does not accept is reported as
+   * Synced=False Terminal naming it and the accepted values (the pass's work stands, Ready too), with
+   * a Warning Event when Synced first says so.
+   */
+  private checkRequest(p: Pass<T, D, F>): void {
+    const refusal = requestRefusal(
+      p.obj.metadata.annotations?.[requestAnnotation],
+      this.o.requestActions ?? [],
+      this.o.type.kind,
+    );
+    if (refusal === undefined) return;
+    this.setSynced(p, { status: 'False', reason: Reason.Terminal, message: refusal });
+    const before = getCondition(p.statusBefore.conditions, ConditionType.Synced);
+    if (conditionChanged(before, getCondition(p.status.conditions, ConditionType.Synced)))
+      this.event(p, {
+        type: 'Warning',
+        reason: EventReason.TerminalError,
+        action: 'Reconcile',
+        note: refusal,
+      });
   }
 
   /** The adapter bound to this object (connected once per reconcile). */

@@ -6,7 +6,7 @@ import { installCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
-import { finalizerName } from '../../src/apis/managed.ts';
+import { finalizerName, requestAnnotation } from '../../src/apis/managed.ts';
 import { route53Pending, type AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import {
   changeRecords,
@@ -21,7 +21,7 @@ import {
   type RunningDnsController,
 } from '../support/dns.ts';
 import { counterValue } from '../support/gadgetController.ts';
-import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { ensureMyIngressCrd, putMyIngress } from '../support/myingressStub.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
@@ -766,6 +766,53 @@ describe('DNSRecord', () => {
       { timeoutMs: 30_000, description: 'the DNSRecord gone' },
     );
     await deleteZone(r53, zoneId);
+  });
+});
+
+// Issue 27, item 18: a request annotation the kind does not know was silently ignored.
+describe('DNSRecord with a request annotation', () => {
+  it('says it accepts no requests, naming the annotation, and keeps its record in sync', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-request');
+    await start();
+    await createDnsRecord(admin, ns, 'www', {
+      zoneName: zone,
+      name: 'www',
+      type: 'A',
+      records: ['192.0.2.14'],
+    });
+    await waitForCondition(admin, ns, 'www', ready);
+    const path = resourcePath(dnsRecordType, { namespace: ns, name: 'www' });
+    await admin.patch(path, { metadata: { annotations: { [requestAnnotation]: 'snapshot now' } } }, 'merge');
+    const refused = await waitForCondition(admin, ns, 'www', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    const message = refused.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+    expect(message).toContain(`${requestAnnotation} is "snapshot now"`);
+    expect(message).toContain('DNSRecord accepts no requests');
+    // The record itself is fine, and a spec change still reaches Route 53.
+    expect(refused.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    await admin.patch(path, { spec: { records: ['192.0.2.15'] } }, 'merge');
+    await waitFor(
+      async () =>
+        findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A')?.ResourceRecords?.[0]?.Value ===
+        '192.0.2.15'
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'the changed record in Route 53' },
+    );
+    await waitFor(
+      async () => {
+        const events = await eventsFor(admin, ns, 'www');
+        return events.some((e) => e.type === 'Warning' && e.note.includes(requestAnnotation))
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 15_000, description: 'a Warning Event naming the annotation' },
+    );
+    await admin.patch(path, { metadata: { annotations: { [requestAnnotation]: null } } }, 'merge');
+    await waitForCondition(admin, ns, 'www', { type: 'Synced', status: 'True' });
   });
 });
 

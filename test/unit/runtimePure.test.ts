@@ -18,6 +18,7 @@ import {
 import { microTime } from '../../src/runtime/events.ts';
 import { parseAddress } from '../../src/runtime/httpServer.ts';
 import { statusDigest } from '../../src/runtime/objectWrites.ts';
+import { parseRequest, requestRefusal } from '../../src/runtime/requests.ts';
 import { objectKey, resourcePath, splitKey } from '../../src/apis/meta.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
 import { ownershipFromTags, ownershipOf, ownershipTagMap } from '../../src/apis/managed.ts';
@@ -313,5 +314,37 @@ describe('statusDigest', () => {
     expect(statusDigest(undefined)).toBe(statusDigest({}));
     expect(statusDigest({ ...a, conditions: [cond('False')] })).not.toBe(statusDigest(a));
     expect(statusDigest({ ...a, observedGeneration: 3 })).not.toBe(statusDigest(a));
+  });
+});
+
+describe('request annotations', () => {
+  const db = ['snapshot', 'reboot', 'failover'];
+  // Issue 27, item 18: an annotation no kind accepts was ignored without a word.
+  it.each([
+    { reason: 'absent', raw: undefined, actions: db, want: undefined },
+    { reason: 'accepted, spaces around', raw: ' snapshot r1 ', actions: db, want: undefined },
+    {
+      reason: 'an unknown action',
+      raw: 'snapshott r1',
+      actions: db,
+      want: 'annotation aws.skylift.dev/request is "snapshott r1", which is not a request: ManagedDB accepts "snapshot <id>", "reboot <id>", "failover <id>"',
+    },
+    {
+      reason: 'an action without an id',
+      raw: 'snapshot',
+      actions: db,
+      want: 'ManagedDB accepts "snapshot <id>"',
+    },
+    {
+      reason: 'a kind that accepts none',
+      raw: 'snapshot r1',
+      actions: [],
+      want: 'ManagedDB accepts no requests; nothing was done for it. Remove the annotation',
+    },
+  ])('$reason', ({ raw, actions, want }) => {
+    const refusal = requestRefusal(raw, actions, 'ManagedDB');
+    if (want === undefined) expect(refusal).toBeUndefined();
+    else expect(refusal).toContain(want);
+    expect(parseRequest(raw, actions) === undefined).toBe(raw === undefined || want !== undefined);
   });
 });

@@ -12,7 +12,7 @@ import { loadKubeconfig } from '../../runtime/kube/kubeconfigLoad.ts';
 import { formatDuration, parseDuration, SettingsError } from '../../runtime/settings.ts';
 import type { KindCommand } from '../module.ts';
 import { managedDbType, type ManagedDB } from './api.ts';
-import { isRefusal, requestDoneAnnotation, requestState } from './requests.ts';
+import { isRefusal, onDemandActions, requestDoneAnnotation, requestState } from './requests.ts';
 
 /** Exit codes of `skylift db` (2, a usage error, is every command's). */
 export const dbExitCode = {
@@ -79,7 +79,7 @@ async function requestDbOperation(argv: readonly string[]): Promise<number> {
   const [action, name] = positionals;
   if (
     action === undefined ||
-    !['snapshot', 'reboot', 'failover'].includes(action) ||
+    !(onDemandActions as readonly string[]).includes(action) ||
     name === undefined ||
     positionals.length !== 2
   ) {
