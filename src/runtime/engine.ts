@@ -615,8 +615,13 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       this.o.type.kind,
     );
     if (refusal === undefined) return;
-    this.setSynced(p, { status: 'False', reason: Reason.Terminal, message: refusal });
+    // Judged against Synced as the pass found it (not the True this pass set), so a refusal that
+    // stands keeps its lastTransitionTime and a resync writes nothing.
     const before = getCondition(p.statusBefore.conditions, ConditionType.Synced);
+    p.status.conditions = (p.status.conditions ?? []).flatMap((c) =>
+      c.type !== ConditionType.Synced ? [c] : before !== undefined ? [before] : [],
+    );
+    this.setSynced(p, { status: 'False', reason: Reason.Terminal, message: refusal });
     if (conditionChanged(before, getCondition(p.status.conditions, ConditionType.Synced)))
       this.event(p, {
         type: 'Warning',

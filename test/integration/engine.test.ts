@@ -6,7 +6,7 @@ import { sharedClient, type ResourceLocation } from '../../src/runtime/adapter.t
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../dev/wait.ts';
-import { realClock } from '../../src/runtime/clock.ts';
+import { realClock, type Clock } from '../../src/runtime/clock.ts';
 import { Engine, type ReconcileOutcome } from '../../src/runtime/engine.ts';
 import { RetryableError, TerminalError } from '../../src/runtime/errors.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
@@ -16,6 +16,7 @@ import {
   createPendingAnnotation,
   finalizerName,
   ownershipTagMap,
+  requestAnnotation,
   type Condition,
 } from '../../src/apis/managed.ts';
 import { secretType } from '../../src/apis/core.ts';
@@ -30,6 +31,7 @@ import {
   type GadgetSpec,
 } from '../support/gadget.ts';
 import { ensureCrd, eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { FakeClock } from '../support/fakeClock.ts';
 
 const resyncPeriodMs = 60_000;
 const pollMs = 1000;
@@ -62,7 +64,9 @@ interface Reach {
   location: ResourceLocation;
 }
 
-async function harness(opts: { firstStatusHoldMs?: number; reach?: Reach } = {}): Promise<Harness> {
+async function harness(
+  opts: { firstStatusHoldMs?: number; reach?: Reach; clock?: Clock } = {},
+): Promise<Harness> {
   const { reach, ...engineOpts } = opts;
   const client = kubeClient();
   let statusWrites = 0;
@@ -218,6 +222,31 @@ describe('engine lifecycle', () => {
     expect(h.engine.wroteStatus(await h.read('own'))).toBe(false);
     await h.reconcile('own');
     expect(h.engine.wroteStatus(await h.read('own'))).toBe(true);
+  });
+
+  // Issue 27, item 18: a request annotation the kind does not accept was ignored without a word.
+  it('reports a request annotation the kind does not accept once, and writes nothing more at a resync', async () => {
+    const clock = new FakeClock(Date.now());
+    const h = await harness({ firstStatusHoldMs: 0, clock });
+    await h.apply('asked', { size: 1 });
+    await h.reconcile('asked');
+    await h.reconcile('asked');
+    await h.client.patch(
+      resourcePath(gadgetType, { namespace: h.ns, name: 'asked' }),
+      { metadata: { annotations: { [requestAnnotation]: 'polish now' } } },
+      'merge',
+    );
+    await h.reconcile('asked');
+    const synced = await h.condition('asked', 'Synced');
+    expect(synced).toMatchObject({ status: 'False', reason: 'Terminal' });
+    expect(synced?.message).toContain('Gadget accepts no requests');
+    expect(await h.condition('asked', 'Ready')).toMatchObject({ status: 'True' });
+    expect(await eventReasons(h, 'asked', 'TerminalError')).toEqual([synced?.message]);
+    const writes = h.statusWrites();
+    clock.advance(60_000);
+    await h.reconcile('asked');
+    expect(h.statusWrites()).toBe(writes);
+    expect((await h.condition('asked', 'Synced'))?.lastTransitionTime).toBe(synced?.lastTransitionTime);
   });
 
   it('without a first-status hold, records the identity with Ready=False Creating right after the create', async () => {
