@@ -134,7 +134,7 @@ export class LifecycleRunner {
    * Waits (bounded) until the DNSRecord says AWS does not answer: Synced=False AWSUnreachable.
    * Throws a LifecycleViolation naming the invariant, what the object said last and the state.
    */
-  async waitForUnreachable(m: LifecycleModel, name: string): Promise<void> {
+  async waitForUnreachable(m: LifecycleModel, name: string, step: string): Promise<void> {
     let last: Observed | undefined;
     try {
       await waitFor(
@@ -157,6 +157,7 @@ export class LifecycleRunner {
         m,
         `invariant broken: ${outageInvariant} (within ${unreachableWithinMs / 1000} s): DNSRecord ${name} says ${why ?? 'so only now'}`,
         last,
+        step,
       );
     }
   }
@@ -165,8 +166,10 @@ export class LifecycleRunner {
    * A LifecycleViolation for what a command saw itself: the step, every step so far, the state
    * (`observed`, when the command has it) and the operator's log tail.
    */
-  violation(m: LifecycleModel, what: string, observed?: Observed): LifecycleViolation {
-    return new LifecycleViolation(`during step ${m.steps.length + 1}: ${what}\n${this.report(m, observed)}`);
+  violation(m: LifecycleModel, what: string, observed?: Observed, step?: string): LifecycleViolation {
+    return new LifecycleViolation(
+      `during step ${m.steps.length + 1}${step !== undefined ? ` "${step}"` : ''}: ${what}\n${this.report(m, observed)}`,
+    );
   }
 
   /** The steps so far, the state and the operator's log tail, for a failure report. */
