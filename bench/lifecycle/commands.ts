@@ -467,7 +467,7 @@ class AwsOutage implements LifecycleCommand {
         await r.patch('DNSRecord', rec.name, { spec: { records: rec.values } });
         subject = { kind: 'DNSRecord', name: rec.name };
       }
-      await r.waitForUnreachable(subject.name);
+      await r.waitForUnreachable(m, subject.name, this.toString());
     } finally {
       r.world.resumeAws();
     }

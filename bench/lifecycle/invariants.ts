@@ -162,6 +162,41 @@ export function judge(m: LifecycleModel, o: Observed, ctx: JudgeContext): Verdic
   return { broken, waiting };
 }
 
+/** The invariant a step that stops AWS answering checks (see {@link outageProblem}). */
+export const outageInvariant =
+  'an object whose AWS calls get no answer says so: Synced=False reason=AWSUnreachable';
+
+/**
+ * Why `cr` does not (yet) report an AWS outage as {@link outageInvariant} asks, or undefined when
+ * it does. Pure.
+ */
+export function outageProblem(cr: ObservedCr | undefined): string | undefined {
+  if (cr === undefined) return 'the object is missing from the apiserver';
+  if (cr.synced?.status === 'False' && cr.synced.reason === 'AWSUnreachable') return undefined;
+  return describe(cr);
+}
+
+/**
+ * The state of the world, one line per object, record set and tagged AWS resource, for a failure
+ * report: where every object stood, and what AWS held, when the invariant broke. Pure.
+ */
+export function describeState(o: Observed): string[] {
+  const lines = o.crs.map(
+    (c) =>
+      `${c.kind} ${c.name} (uid ${c.uid}): generation ${c.generation}, observed ${c.observedGeneration ?? 'none'}${c.deleting ? ', being deleted' : ''}, finalizers ${c.finalizers.join(',') || 'none'}; ${describe(c)}`,
+  );
+  if (lines.length === 0) lines.push('no Skylift objects');
+  for (const r of o.records)
+    if (r.Type !== 'NS' && r.Type !== 'SOA')
+      lines.push(
+        `record ${r.Name ?? ''} ${r.Type ?? ''}: ${(r.ResourceRecords ?? []).map((x) => x.Value ?? '').join(',') || (r.AliasTarget?.DNSName ?? '')}`,
+      );
+  for (const x of o.inventory.loadBalancers) lines.push(`load balancer ${x.name} of uid ${x.owner.uid}`);
+  for (const x of o.inventory.targetGroups) lines.push(`target group ${x.name} of uid ${x.owner.uid}`);
+  for (const x of o.inventory.dbInstances) lines.push(`DB instance ${x.identifier} of uid ${x.owner.uid}`);
+  return lines;
+}
+
 /** Why an object has not settled at its generation, or undefined when it has. Pure. */
 export function settledProblem(cr: ObservedCr): string | undefined {
   const { ready, synced } = cr;

@@ -86,6 +86,9 @@ export async function runLifecycle(o: LifecycleOptions): Promise<LifecycleReport
     seed: o.seed,
     numRuns: o.runs,
     endOnFailure: true,
+    // What broke (the LifecycleViolation: the invariant, the steps, the state) in the report's own
+    // message, not only as its cause, which `make chaos` and its JSON report would not show.
+    includeErrorInReport: true,
     ...(o.path !== undefined ? { path: o.path } : {}),
   });
   const sorted = [...settleTimes].sort((a, b) => a - b);

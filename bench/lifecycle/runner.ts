@@ -5,9 +5,9 @@
 import { apiGroup, apiVersion } from '../../src/apis/crd.ts';
 import { AbortWait, waitFor } from '../../dev/wait.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
-import { judge, type Verdict } from './invariants.ts';
+import { describeState, judge, outageInvariant, outageProblem, type Verdict } from './invariants.ts';
 import type { Host, LifecycleKind, LifecycleModel, ModelObject } from './model.ts';
-import type { LifecycleWorld } from './world.ts';
+import type { LifecycleWorld, Observed } from './world.ts';
 
 /** How long a step may take to settle before the run fails. */
 export const defaultSettleMs = 60_000;
@@ -130,27 +130,53 @@ export class LifecycleRunner {
     return s.metadata.resourceVersion ?? '';
   }
 
-  /** Waits (bounded) until the DNSRecord says AWS does not answer: Synced=False AWSUnreachable. */
-  async waitForUnreachable(name: string): Promise<void> {
-    await waitFor(
-      async () => {
-        const o = await this.world.observe();
-        const cr = o.crs.find((c) => c.kind === 'DNSRecord' && c.name === name);
-        return cr?.synced?.status === 'False' && cr.synced.reason === 'AWSUnreachable' ? true : undefined;
-      },
-      {
-        timeoutMs: unreachableWithinMs,
-        intervalMs: 250,
-        description: `DNSRecord ${name} to report Synced=False AWSUnreachable while AWS does not answer`,
-      },
+  /**
+   * Waits (bounded) until the DNSRecord says AWS does not answer: Synced=False AWSUnreachable.
+   * Throws a LifecycleViolation naming the invariant, what the object said last and the state.
+   */
+  async waitForUnreachable(m: LifecycleModel, name: string, step: string): Promise<void> {
+    let last: Observed | undefined;
+    try {
+      await waitFor(
+        async () => {
+          last = await this.world.observe();
+          const cr = last.crs.find((c) => c.kind === 'DNSRecord' && c.name === name);
+          return outageProblem(cr) === undefined ? true : undefined;
+        },
+        {
+          timeoutMs: unreachableWithinMs,
+          intervalMs: 250,
+          description: `DNSRecord ${name} to report Synced=False AWSUnreachable while AWS does not answer`,
+        },
+      );
+    } catch (err) {
+      const seen = last?.crs.find((c) => c.kind === 'DNSRecord' && c.name === name);
+      const why =
+        last === undefined ? (err instanceof Error ? err.message : String(err)) : outageProblem(seen);
+      throw this.violation(
+        m,
+        `invariant broken: ${outageInvariant} (within ${unreachableWithinMs / 1000} s): DNSRecord ${name} says ${why ?? 'so only now'}`,
+        last,
+        step,
+      );
+    }
+  }
+
+  /**
+   * A LifecycleViolation for what a command saw itself: the step, every step so far, the state
+   * (`observed`, when the command has it) and the operator's log tail.
+   */
+  violation(m: LifecycleModel, what: string, observed?: Observed, step?: string): LifecycleViolation {
+    return new LifecycleViolation(
+      `during step ${m.steps.length + 1}${step !== undefined ? ` "${step}"` : ''}: ${what}\n${this.report(m, observed)}`,
     );
   }
 
-  /** A LifecycleViolation for what a command saw itself, with every step so far. */
-  violation(m: LifecycleModel, what: string): LifecycleViolation {
-    return new LifecycleViolation(
-      `during step ${m.steps.length + 1}: ${what}\nsteps:\n  ${m.steps.map((s, i) => `${i + 1}. ${s}`).join('\n  ')}`,
-    );
+  /** The steps so far, the state and the operator's log tail, for a failure report. */
+  private report(m: LifecycleModel, observed: Observed | undefined): string {
+    const steps = m.steps.map((s, i) => `${i + 1}. ${s}`).join('\n  ');
+    const state = observed !== undefined ? describeState(observed) : ['not observed'];
+    return `steps:\n  ${steps}\nstate:\n  ${state.join('\n  ')}\noperator log tail:\n${this.world.operatorTail()}`;
   }
 
   /** Waits (bounded) until an object switched to ObserveOnly has let go: observed at its generation, no finalizer. */
@@ -175,10 +201,12 @@ export class LifecycleRunner {
     m.steps.push(step);
     const started = Date.now();
     let last: Verdict | undefined;
+    let seen: Observed | undefined;
     try {
       await waitFor(
         async () => {
-          const verdict = judge(m, await this.world.observe(), { zoneName: this.world.zoneName });
+          seen = await this.world.observe();
+          const verdict = judge(m, seen, { zoneName: this.world.zoneName });
           last = verdict;
           if (verdict.broken.length > 0) throw new AbortWait('broken');
           return verdict.waiting.length === 0 ? true : undefined;
@@ -191,10 +219,10 @@ export class LifecycleRunner {
         v === undefined
           ? [err instanceof Error ? err.message : String(err)]
           : v.broken.length > 0
-            ? v.broken.map((b) => `broken: ${b}`)
-            : v.waiting.map((w) => `not settled after ${this.settleMs / 1000} s: ${w}`);
+            ? v.broken.map((b) => `invariant broken (safety): ${b}`)
+            : v.waiting.map((w) => `invariant broken (not settled after ${this.settleMs / 1000} s): ${w}`);
       throw new LifecycleViolation(
-        `after step ${m.steps.length} "${step}":\n  ${what.join('\n  ')}\nsteps:\n  ${m.steps.map((s, i) => `${i + 1}. ${s}`).join('\n  ')}\noperator log tail:\n${this.world.operatorTail()}`,
+        `after step ${m.steps.length} "${step}":\n  ${what.join('\n  ')}\n${this.report(m, seen)}`,
       );
     }
     this.settleTimes.push(Date.now() - started);

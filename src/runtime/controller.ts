@@ -10,6 +10,7 @@ import { requestAnnotation, type ManagedObject } from '../apis/managed.ts';
 import type { Metrics } from './metrics.ts';
 import { defaultControllerSettings, type ControllerSettings } from './settings.ts';
 import { WorkQueue } from './workqueue.ts';
+import { deepEqual } from './mergePatch.ts';
 import { getCondition, ConditionType } from './conditions.ts';
 
 /** Another resource type whose changes should reconcile primary objects (e.g. Services for MyIngress). */
@@ -64,13 +65,16 @@ export interface ControllerOptions<
     onChange(cb: (namespaces: ReadonlySet<string> | 'all') => void): void;
   };
   readonly random?: () => number;
+  /** The actions the kind accepts in the request annotation (see EngineOptions.requestActions). */
+  readonly requestActions?: readonly string[];
 }
 
 /**
  * One kind's control loop: informers (primary and secondary, per namespace
  * when scoped) → a deduplicating work queue → N workers running the engine.
- * Primary changes are enqueued only when they matter (spec generation or
- * deletion), so the engine's own status writes do not loop back.
+ * Primary changes are enqueued only when they matter (spec generation,
+ * deletion, a request, or a status the engine did not write), so the
+ * engine's own status writes do not loop back.
  */
 export class Controller<
   T extends ManagedObject,
@@ -108,14 +112,24 @@ export class Controller<
       ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
       ...(opts.createGraceMs !== undefined ? { createGraceMs: opts.createGraceMs } : {}),
       ...(opts.random !== undefined ? { random: opts.random } : {}),
+      ...(opts.requestActions !== undefined ? { requestActions: opts.requestActions } : {}),
     });
     const scopes =
       opts.namespaces !== undefined && opts.namespaces.length > 0 ? opts.namespaces : [undefined];
     for (const namespace of scopes) {
       const inf = this.informer<T>(opts.type, namespace);
       inf.on((type, obj, old) => {
-        if (type === WatchEventType.Deleted) return;
-        if (type === WatchEventType.Modified && old !== undefined && !significant(old, obj)) return;
+        if (type === WatchEventType.Deleted) {
+          this.engine.forget(obj);
+          return;
+        }
+        if (
+          type === WatchEventType.Modified &&
+          old !== undefined &&
+          !significant(old, obj) &&
+          !this.statusWrittenByOthers(old, obj)
+        )
+          return;
         this.queue.add(objectKey(obj.metadata));
       });
       this.primary.push(inf);
@@ -143,6 +157,16 @@ export class Controller<
         opts.clock.now(),
       ),
     }));
+  }
+
+  /**
+   * True when the status changed to one the engine did not write: someone with status rights (or
+   * another process) wrote it, and what it claims (a forged Ready=True) is put right now rather
+   * than at the next resync. The engine's own status writes are not (they would loop back).
+   */
+  private statusWrittenByOthers(old: T, obj: T): boolean {
+    if (deepEqual(old.status, obj.status)) return false;
+    return !this.engine.wroteStatus(obj);
   }
 
   /** The cached primary object for a key. */

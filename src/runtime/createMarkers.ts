@@ -28,19 +28,22 @@ export class CreateMarkers {
 
   /**
    * When the create `obj`'s marker records was started (ms since the epoch),
-   * if that marker still holds at `now`: younger than the grace and not
-   * settled. Undefined otherwise.
+   * if that marker still holds at `now`: within the grace of `now` and not
+   * settled. Undefined otherwise. A marker ahead of `now` by less than the
+   * grace (another replica's clock) holds until it is older than the grace; one
+   * further ahead was written by no create (a hand-set or forged annotation)
+   * and never holds, so nothing waits on it for ever.
    */
   holding(obj: ManagedObject, now: number): number | undefined {
-    const at = pendingCreate(obj);
-    if (at === undefined || now - at >= this.graceMs) return undefined;
+    const at = this.current(obj, now);
+    if (at === undefined) return undefined;
     return this.settledAt.get(uidOf(obj)) === at ? undefined : at;
   }
 
   /** The resource was observed: the marker `obj` carries no longer holds. */
   settled(obj: ManagedObject, now: number): void {
-    const at = pendingCreate(obj);
-    if (at === undefined || now - at >= this.graceMs) return;
+    const at = this.current(obj, now);
+    if (at === undefined) return;
     this.sweep(now);
     this.settledAt.set(uidOf(obj), at);
   }
@@ -58,6 +61,12 @@ export class CreateMarkers {
   /** How many markers are recorded (for tests). */
   get size(): number {
     return this.settledAt.size;
+  }
+
+  /** The time of `obj`'s marker if it lies within the grace of `now` (either side), else undefined. */
+  private current(obj: ManagedObject, now: number): number | undefined {
+    const at = pendingCreate(obj);
+    return at === undefined || Math.abs(now - at) >= this.graceMs ? undefined : at;
   }
 
   /** Drops markers older than the grace: at most once per grace period, and only once there are many. */

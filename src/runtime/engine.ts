@@ -30,6 +30,7 @@ import {
   finalizerName,
   ownerAsSeenBy,
   ownershipOf,
+  requestAnnotation,
   type ManagedObject,
   type ManagedStatus,
   type OwnershipTags,
@@ -53,6 +54,7 @@ import { ownerGone, ownershipStanding, type OwnershipStanding } from './ownershi
 import { CreateMarkers } from './createMarkers.ts';
 import { hasFinalizer, ObjectWrites, pendingCreate } from './objectWrites.ts';
 import { defaultControllerSettings } from './settings.ts';
+import { requestRefusal } from './requests.ts';
 import type { Metrics, ReconcileResult } from './metrics.ts';
 import { inReconcileSpan, type ReconcileSpan, type ReconcileSpanTarget } from './tracing.ts';
 
@@ -80,6 +82,12 @@ export interface EngineOptions<T extends ManagedObject, D = undefined, F extends
    */
   readonly firstStatusHoldMs?: number;
   readonly random?: () => number;
+  /**
+   * The actions the kind accepts in the request annotation (`<action> <id>`); default none. Any
+   * other value is reported (Synced=False Terminal, one Warning Event) beside an otherwise
+   * successful pass.
+   */
+  readonly requestActions?: readonly string[];
 }
 
 /** The engine's own defaults. */
@@ -205,6 +213,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
         obj.metadata.deletionTimestamp !== undefined
           ? await this.reconcileDelete(pass)
           : await this.reconcileLive(pass);
+      if (obj.metadata.deletionTimestamp === undefined) this.checkRequest(pass);
       result = outcome.kind === 'done' && outcome.requeueAfterMs !== undefined ? 'requeue_after' : 'success';
     } catch (err) {
       ({ outcome, result } = this.handleError(pass, err));
@@ -278,6 +287,8 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
 
     if (!obs.exists) {
       if (observeOnly) {
+        // Nothing of a resource that is gone is reported any more (its state, identifiers, children).
+        p.status = keepCommon(p.status);
         this.setReady(p, { status: 'False', reason: Reason.NotFound, message: notFoundMessage(p.obj) });
         this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
         return { kind: 'done', requeueAfterMs: this.resync() };
@@ -298,6 +309,8 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
           reason: Reason.Creating,
           message: 'waiting for a pending create to become visible',
         });
+        // Waiting is what this pass had to do: it succeeded.
+        this.setSynced(p, { status: 'True', reason: Reason.ReconcileSuccess });
         p.inProgress = true;
         return { kind: 'done', requeueAfterMs: Math.min(grace - waited, this.poll()) };
       }
@@ -609,6 +622,34 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     }
   }
 
+  /**
+   * After a live pass that succeeded: a request annotation the kind does not accept is reported as
+   * Synced=False Terminal naming it and the accepted values (the pass's work stands, Ready too), with
+   * a Warning Event when Synced first says so.
+   */
+  private checkRequest(p: Pass<T, D, F>): void {
+    const refusal = requestRefusal(
+      p.obj.metadata.annotations?.[requestAnnotation],
+      this.o.requestActions ?? [],
+      this.o.type.kind,
+    );
+    if (refusal === undefined) return;
+    // Judged against Synced as the pass found it (not the True this pass set), so a refusal that
+    // stands keeps its lastTransitionTime and a resync writes nothing.
+    const before = getCondition(p.statusBefore.conditions, ConditionType.Synced);
+    p.status.conditions = (p.status.conditions ?? []).flatMap((c) =>
+      c.type !== ConditionType.Synced ? [c] : before !== undefined ? [before] : [],
+    );
+    this.setSynced(p, { status: 'False', reason: Reason.Terminal, message: refusal });
+    if (conditionChanged(before, getCondition(p.status.conditions, ConditionType.Synced)))
+      this.event(p, {
+        type: 'Warning',
+        reason: EventReason.TerminalError,
+        action: 'Reconcile',
+        note: refusal,
+      });
+  }
+
   /** The adapter bound to this object (connected once per reconcile). */
   private async connect(p: Pass<T, D, F>): Promise<ExternalClient<T, D, F>> {
     p.adapter ??= await this.step('connect', () => this.o.connector.connect(p.obj, p.ctx));
@@ -753,6 +794,21 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     return written;
   }
 
+  /**
+   * True when `obj`'s status is the one this engine last wrote to it; false when someone else wrote
+   * it since (a forged Ready=True, say), which is worth a pass to put right.
+   */
+  wroteStatus(obj: T): boolean {
+    return this.writes.wroteStatus(obj);
+  }
+
+  /** Forgets what this engine holds about `obj` (it was deleted). */
+  forget(obj: T): void {
+    this.writes.forget(obj);
+    this.markers.forget(obj);
+    this.held.delete(uidOf(obj));
+  }
+
   /** The status held back for `obj` at its last pass, while `obj` has none written and the hold lasts. */
   private heldStatusOf(obj: T): ManagedStatus | undefined {
     const h = this.held.get(uidOf(obj));
@@ -783,6 +839,7 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
       this.markers.forget(p.obj);
       this.held.delete(uidOf(p.obj));
       this.ownWrites.delete(uidOf(p.obj));
+      this.writes.forget(p.obj);
     }
   }
 
@@ -799,7 +856,9 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     if (getCondition(p.status.conditions, ConditionType.Synced)?.status !== 'True') return undefined;
     const at = pendingCreate(p.obj);
     if (at === undefined) return undefined;
-    const left = at + (this.o.firstStatusHoldMs ?? engineDefaults.firstStatusHoldMs) - this.o.clock.now();
+    const hold = this.o.firstStatusHoldMs ?? engineDefaults.firstStatusHoldMs;
+    // A marker ahead of this clock (another replica's) holds back no more than the hold itself.
+    const left = Math.min(hold, at + hold - this.o.clock.now());
     return left > 0 ? left : undefined;
   }
 

@@ -9,6 +9,7 @@ import {
   type ManagedStatus,
 } from '../apis/managed.ts';
 import { resourcePath, type ResourceType } from '../apis/meta.ts';
+import { createHash } from 'node:crypto';
 import type { KubeClient } from './kube/client.ts';
 import { mergePatchForAny } from './mergePatch.ts';
 
@@ -25,14 +26,58 @@ export function pendingCreate(obj: ManagedObject): number | undefined {
   return Number.isNaN(t) ? 0 : t;
 }
 
+/**
+ * A digest of a status as the apiserver holds it: key order, and keys that are undefined or null
+ * (absent once merge-patched), make no difference. Pure.
+ */
+export function statusDigest(status: ManagedStatus | undefined): string {
+  return createHash('sha256')
+    .update(canonicalJson(status ?? {}))
+    .digest('base64');
+}
+
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x ?? null)).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined && o[k] !== null)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
 /** Writes to one kind's objects. Every method may block on the apiserver and throws its errors (409 on a lost race). */
 export class ObjectWrites<T extends ManagedObject> {
   private readonly client: KubeClient;
   private readonly type: ResourceType;
+  /**
+   * The last status written to each object (by uid), see {@link wroteStatus}: the digest of the
+   * status sent, and of the status the apiserver answered it stored (fields its schema does not
+   * know are pruned).
+   */
+  private readonly statuses = new Map<string, { readonly sent: string; stored?: string }>();
 
   constructor(client: KubeClient, type: ResourceType) {
     this.client = client;
     this.type = type;
+  }
+
+  /**
+   * True when `obj`'s status is the one these writes last wrote to it: a status that changed to
+   * anything else was written by someone else (a user with status rights, another process).
+   */
+  wroteStatus(obj: T): boolean {
+    const last = this.statuses.get(uidOf(obj));
+    if (last === undefined) return false;
+    const now = statusDigest(obj.status);
+    return now === last.sent || now === last.stored;
+  }
+
+  /** Forgets what was written to `obj` (it is gone, or let go). */
+  forget(obj: T): void {
+    this.statuses.delete(uidOf(obj));
   }
 
   /**
@@ -48,7 +93,12 @@ export class ObjectWrites<T extends ManagedObject> {
   ): Promise<T> {
     const patch = mergePatchForAny(alsoWritten !== undefined ? [written, alsoWritten] : [written], status);
     if (patch === undefined) return obj;
+    // Recorded before the write, as its watch event may come before its answer; the status stored
+    // is recorded from the answer.
+    const last: { readonly sent: string; stored?: string } = { sent: statusDigest(status) };
+    this.statuses.set(uidOf(obj), last);
     const updated = await this.client.patch<T>(this.path(obj, 'status'), { status: patch }, 'merge');
+    last.stored = statusDigest(updated.status);
     return {
       ...obj,
       metadata: { ...obj.metadata, resourceVersion: updated.metadata.resourceVersion },
@@ -124,4 +174,8 @@ export class ObjectWrites<T extends ManagedObject> {
       ...(subresource !== undefined ? { subresource } : {}),
     });
   }
+}
+
+function uidOf(obj: ManagedObject): string {
+  return obj.metadata.uid ?? `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
 }

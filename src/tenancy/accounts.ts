@@ -14,7 +14,7 @@ import { LazyClient } from '../providers/aws/lazyClient.ts';
 import type { AdaptiveRateLimiter } from '../providers/aws/rateLimiter.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { RequeueAfter, RetryableError } from '../runtime/errors.ts';
-import { classifyAwsError } from '../providers/aws/errors.ts';
+import { AwsReason, AwsRetryableError, classifyAwsError, toTypedAwsError } from '../providers/aws/errors.ts';
 import type { TenantSource } from './directory.ts';
 
 /** Where a tenancy's AWS clients come from. */
@@ -257,13 +257,23 @@ export class AwsAccounts implements AwsAccountSource {
     return this.ownAccountId;
   }
 
-  /** The operator's own account, as STS GetCallerIdentity answers it. */
+  /**
+   * The operator's own account, as STS GetCallerIdentity answers it. A failed call is a typed AWS
+   * error (AWSUnreachable when STS did not answer, AWSCredentials when it refused the credentials).
+   */
   private async callerAccount(): Promise<string> {
     const client = await this.client();
     const { GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
-    const out = await client.send(new GetCallerIdentityCommand({}));
-    if (out.Account === undefined) throw new Error('GetCallerIdentity answered without an account');
-    return out.Account;
+    const what = "look up the operator's AWS account (sts:GetCallerIdentity)";
+    let account: string | undefined;
+    try {
+      account = (await client.send(new GetCallerIdentityCommand({}))).Account;
+    } catch (err) {
+      throw toTypedAwsError(what, err);
+    }
+    if (account === undefined)
+      throw new AwsRetryableError(AwsReason.AwsError, `${what}: answered without an account`, undefined);
+    return account;
   }
 
   destroy(): void {

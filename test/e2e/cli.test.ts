@@ -282,6 +282,44 @@ async function brokenApiserver(
   };
 }
 
+// Issue 27, item 18: `skylift db --wait 5s` took 30 s against an apiserver that never answers: its
+// calls had the client's default deadline, not what was left of --wait.
+describe('skylift db with an apiserver that never answers', () => {
+  it('gives up within --wait, saying the apiserver did not answer', async () => {
+    const apiserver = await brokenApiserver('silent');
+    try {
+      const started = Date.now();
+      const child = spawn(
+        process.execPath,
+        [
+          join(repoRoot, 'src/cli/main.ts'),
+          'db',
+          'snapshot',
+          'orders',
+          '-n',
+          'default',
+          '--wait',
+          '3s',
+          '--kubeconfig',
+          apiserver.kubeconfig,
+        ],
+        { env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const tookMs = Date.now() - started;
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/the Kubernetes API server \S+ did not answer PATCH \S+ within 3 s/);
+      expect(stderr).not.toMatch(/\n\s+at /);
+      // --wait plus the start of a Node process on a loaded machine; the client's default deadline is 30 s.
+      expect(tookMs).toBeLessThan(15_000);
+    } finally {
+      await apiserver.close();
+    }
+  });
+});
+
 // Issue 14, item 7: `skylift run` with the apiserver unreachable ignored SIGTERM (still running 11
 // minutes later, the shutdown deadline being 20 s), and its only log line was "fetch failed".
 describe('skylift run with an apiserver that does not answer', () => {

@@ -34,17 +34,28 @@ afterAll(async () => {
 
 describe('refused AWS credentials', () => {
   it.each([
-    { code: 'InvalidClientTokenId', status: 403 },
-    { code: 'ExpiredToken', status: 403 },
+    { code: 'InvalidClientTokenId', status: 403, operation: undefined, calls: 'every call' },
+    { code: 'ExpiredToken', status: 403, operation: undefined, calls: 'every call' },
+    // Issue 27, item 18: refused only for the change batch (the listings went through) was AWSError.
+    {
+      code: 'InvalidClientTokenId',
+      status: 403,
+      operation: 'ChangeResourceRecordSets',
+      calls: 'the change batch only',
+    },
   ])(
-    '$code is Synced=False AWSCredentials, retried, and Ready once AWS accepts them again',
-    async ({ code, status }) => {
-      const ns = await newNamespace(admin, `creds-${code.toLowerCase()}`);
+    '$code is Synced=False AWSCredentials, retried, and Ready once AWS accepts them again (refused: $calls)',
+    async ({ code, status, operation }) => {
+      const ns = await newNamespace(
+        admin,
+        `creds-${code.toLowerCase()}${operation !== undefined ? '-batch' : ''}`,
+      );
       const zone = `${ns}.example.com`;
       await createZone(route53At(stackInfo().awsEndpoint), zone);
       controller = await startDnsController({ namespace: ns, endpoint: proxy.endpoint, resyncPeriod: '10m' });
       const refusal = proxy.inject({
         service: 'route53',
+        ...(operation !== undefined ? { operation } : {}),
         fault: {
           kind: 'error',
           status,

@@ -217,6 +217,57 @@ describe('controller loop', () => {
   });
 });
 
+// Issue 27, item 16: a Ready=True written by someone else with status rights stayed until the next
+// resync (the status change was not worth a reconcile).
+describe('a status written by someone else', () => {
+  it('is put right at once, not at the next resync', async () => {
+    const ns = await newNamespace(admin, 'forged');
+    const cloud = new FakeCloud();
+    cloud.notReady = {
+      ready: false,
+      reason: 'WaitingForSomeone',
+      message: 'a person must act',
+      actionRequired: true,
+    };
+    const { metrics } = startManager(admin, { cloud, identity: 'forged', namespaces: [ns] });
+    await createGadget(admin, ns, 'g', 1);
+    const notReady = await waitFor(
+      async () => {
+        const g = await readObject<Gadget>(admin, gadgetType, ns, 'g');
+        return g?.status?.conditions?.find((c) => c.type === ConditionType.Ready)?.reason ===
+          'WaitingForSomeone'
+          ? g
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'g Ready=False WaitingForSomeone' },
+    );
+    const reconciles = async (): Promise<number> =>
+      (await counterValue(metrics.reconcileTotal, { controller: 'gadget', result: 'success' })) +
+      (await counterValue(metrics.reconcileTotal, { controller: 'gadget', result: 'requeue_after' }));
+    const passes = await reconciles();
+    const forged = (notReady.status?.conditions ?? []).map((c) =>
+      c.type === ConditionType.Ready ? { ...c, status: 'True', reason: 'Available', message: '' } : c,
+    );
+    await admin.patch(
+      resourcePath(gadgetType, { namespace: ns, name: 'g', subresource: 'status' }),
+      { status: { conditions: forged } },
+      'merge',
+    );
+    // The resync period is a minute: only a reconcile caused by the forged status puts it right.
+    await waitFor(
+      async () => {
+        const g = await readObject<Gadget>(admin, gadgetType, ns, 'g');
+        return g?.status?.conditions?.find((c) => c.type === ConditionType.Ready)?.status === 'False'
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 15_000, description: 'the forged Ready=True put right' },
+    );
+    // A pass for the forged status put it right (the resync is a minute away).
+    expect(await reconciles()).toBeGreaterThan(passes);
+  });
+});
+
 describe('watch recovery', () => {
   it('keeps reconciling after kube-apiserver, then etcd, is stopped and started again, and restarts stalled watches', async () => {
     const dir = await scratchDir('restart');

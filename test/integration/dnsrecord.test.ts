@@ -6,7 +6,7 @@ import { installCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
-import { finalizerName } from '../../src/apis/managed.ts';
+import { finalizerName, requestAnnotation } from '../../src/apis/managed.ts';
 import { route53Pending, type AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import {
   changeRecords,
@@ -21,7 +21,7 @@ import {
   type RunningDnsController,
 } from '../support/dns.ts';
 import { counterValue } from '../support/gadgetController.ts';
-import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { ensureMyIngressCrd, putMyIngress } from '../support/myingressStub.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
@@ -578,6 +578,75 @@ describe('DNSRecord', () => {
     expect(findRecord(await listRecords(r53, zoneId), `lost.${zone}`, 'A')).toBeDefined();
   });
 
+  // Issue 27, item 16: Route 53 throttling the deletion's change batch showed Synced=True (Deleting).
+  it('shows Route 53 throttling a deletion as Synced=False Throttled, then deletes the record', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-throttled-delete');
+    await start();
+    await createDnsRecord(admin, ns, 'gone', {
+      zoneName: zone,
+      name: 'gone',
+      type: 'A',
+      records: ['192.0.2.12'],
+    });
+    await waitForCondition(admin, ns, 'gone', ready);
+    const throttle = proxy.inject({
+      service: 'route53',
+      operation: 'ChangeResourceRecordSets',
+      fault: { kind: 'throttle', code: 'Throttling' },
+    });
+    await admin.delete(resourcePath(dnsRecordType, { namespace: ns, name: 'gone' }));
+    const throttled = await waitForCondition(admin, ns, 'gone', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Throttled',
+    });
+    expect(throttled.status?.conditions?.find((c) => c.type === 'Synced')?.message).toContain(
+      'Route 53 is throttling',
+    );
+    expect(throttled.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'Throttled',
+    });
+    expect(throttle.hits).toBeGreaterThan(0);
+    throttle.remove();
+    await waitFor(
+      async () => ((await readObject(admin, dnsRecordType, ns, 'gone')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'gone deleted once Route 53 takes the change' },
+    );
+    expect(findRecord(await listRecords(r53, zoneId), `gone.${zone}`, 'A')).toBeUndefined();
+  });
+
+  // Issue 27, item 17: an AWS outage while a record was first created stalled the connect step (STS
+  // GetCallerIdentity, the account of status.location) and the object showed ReconcileError.
+  it('shows AWS not answering at the connect step as Synced=False AWSUnreachable, then recovers', async () => {
+    const ns = await newNamespace(admin, 'dns-connect');
+    const r53 = route53At(stackInfo().awsEndpoint);
+    const zone = `${ns}.example.com`;
+    const zoneId = await createZone(r53, zone);
+    const silent = proxy.inject({ service: 'sts', fault: { kind: 'hang' } });
+    running.push(
+      await startDnsController({ namespace: ns, endpoint: proxy.endpoint, awsTimeoutMs: 500, accounts: {} }),
+    );
+    await createDnsRecord(admin, ns, 'first', {
+      zoneName: zone,
+      name: 'first',
+      type: 'A',
+      records: ['192.0.2.11'],
+    });
+    const stuck = await waitForCondition(admin, ns, 'first', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'AWSUnreachable',
+    });
+    const message = stuck.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+    expect(message).toMatch(/^connect: /);
+    expect(message).toContain('the AWS endpoint did not answer');
+    expect(silent.hits).toBeGreaterThan(0);
+    silent.remove();
+    await waitForCondition(admin, ns, 'first', ready, 90_000);
+    expect(findRecord(await listRecords(r53, zoneId), `first.${zone}`, 'A')).toBeDefined();
+  });
+
   // Issue 14, item 6: with Route 53 not answering at all (the emulator stopped), a new object got no
   // status: the SDK clients had no request timeout, so the first call never returned.
   it('shows an AWS endpoint that never answers as Synced=False AWSUnreachable, then recovers', async () => {
@@ -697,6 +766,82 @@ describe('DNSRecord', () => {
       { timeoutMs: 30_000, description: 'the DNSRecord gone' },
     );
     await deleteZone(r53, zoneId);
+  });
+});
+
+// Issue 27, item 18: a request annotation the kind does not know was silently ignored.
+describe('DNSRecord with a request annotation', () => {
+  it('says it accepts no requests, naming the annotation, and keeps its record in sync', async () => {
+    const { ns, r53, zone, zoneId, start } = await setup('dns-request');
+    await start();
+    await createDnsRecord(admin, ns, 'www', {
+      zoneName: zone,
+      name: 'www',
+      type: 'A',
+      records: ['192.0.2.14'],
+    });
+    await waitForCondition(admin, ns, 'www', ready);
+    const path = resourcePath(dnsRecordType, { namespace: ns, name: 'www' });
+    await admin.patch(path, { metadata: { annotations: { [requestAnnotation]: 'snapshot now' } } }, 'merge');
+    const refused = await waitForCondition(admin, ns, 'www', {
+      type: 'Synced',
+      status: 'False',
+      reason: 'Terminal',
+    });
+    const message = refused.status?.conditions?.find((c) => c.type === 'Synced')?.message ?? '';
+    expect(message).toContain(`${requestAnnotation} is "snapshot now"`);
+    expect(message).toContain('DNSRecord accepts no requests');
+    // The record itself is fine, and a spec change still reaches Route 53.
+    expect(refused.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    await admin.patch(path, { spec: { records: ['192.0.2.15'] } }, 'merge');
+    await waitFor(
+      async () =>
+        findRecord(await listRecords(r53, zoneId), `www.${zone}`, 'A')?.ResourceRecords?.[0]?.Value ===
+        '192.0.2.15'
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'the changed record in Route 53' },
+    );
+    await waitFor(
+      async () => {
+        const events = await eventsFor(admin, ns, 'www');
+        return events.some((e) => e.type === 'Warning' && e.note.includes(requestAnnotation))
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 15_000, description: 'a Warning Event naming the annotation' },
+    );
+    await admin.patch(path, { metadata: { annotations: { [requestAnnotation]: null } } }, 'merge');
+    await waitForCondition(admin, ns, 'www', { type: 'Synced', status: 'True' });
+  });
+});
+
+// Issue 27, item 18: two objects of one namespace asking for one record at once: the second was
+// told only that "another object" was writing it.
+describe('DNSRecord asking for a record another object is writing', () => {
+  it('is a Conflict naming that object when it is in the same namespace', async () => {
+    const { ns, zone, start } = await setup('dns-duplicate', { batchWindowMs: 1500 });
+    await start();
+    const spec = { zoneName: zone, name: 'dup', type: 'A' as const, records: ['192.0.2.13'] };
+    const [one, two] = await Promise.all([
+      createDnsRecord(admin, ns, 'one', spec),
+      createDnsRecord(admin, ns, 'two', spec),
+    ]);
+    const conflicted = await waitFor(
+      async () => {
+        for (const name of ['one', 'two']) {
+          const r = await readObject<DNSRecord>(admin, dnsRecordType, ns, name);
+          const synced = r?.status?.conditions?.find((c) => c.type === 'Synced');
+          if (synced?.reason === 'Conflict') return { name, message: synced.message };
+        }
+        return undefined;
+      },
+      { timeoutMs: 30_000, description: 'one of the two to be a Conflict' },
+    );
+    const other = conflicted.name === 'one' ? two : one;
+    expect(conflicted.message).toContain(`${ns}/${other.metadata.name} (uid ${other.metadata.uid ?? ''})`);
+    expect(conflicted.message).toContain(`dup.${zone}`);
+    await waitForCondition(admin, ns, other.metadata.name, ready);
   });
 });
 

@@ -6,7 +6,7 @@ import { sharedClient, type ResourceLocation } from '../../src/runtime/adapter.t
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../dev/wait.ts';
-import { realClock } from '../../src/runtime/clock.ts';
+import { realClock, type Clock } from '../../src/runtime/clock.ts';
 import { Engine, type ReconcileOutcome } from '../../src/runtime/engine.ts';
 import { ForbiddenError, RetryableError, TerminalError } from '../../src/runtime/errors.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
@@ -16,6 +16,7 @@ import {
   createPendingAnnotation,
   finalizerName,
   ownershipTagMap,
+  requestAnnotation,
   type Condition,
 } from '../../src/apis/managed.ts';
 import { secretType } from '../../src/apis/core.ts';
@@ -30,6 +31,7 @@ import {
   type GadgetSpec,
 } from '../support/gadget.ts';
 import { ensureCrd, eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { FakeClock } from '../support/fakeClock.ts';
 
 const resyncPeriodMs = 60_000;
 const pollMs = 1000;
@@ -64,7 +66,9 @@ interface Reach {
   refusal?: string;
 }
 
-async function harness(opts: { firstStatusHoldMs?: number; reach?: Reach } = {}): Promise<Harness> {
+async function harness(
+  opts: { firstStatusHoldMs?: number; reach?: Reach; clock?: Clock } = {},
+): Promise<Harness> {
   const { reach, ...engineOpts } = opts;
   const client = kubeClient();
   let statusWrites = 0;
@@ -203,6 +207,52 @@ describe('engine lifecycle', () => {
     expect(h.gadgetWrites()).toBe(2);
     expect(h.cloud.calls.create).toBe(1);
     expect(await eventReasons(h, 'g1', 'Created')).toEqual([`created gadget ${gadget?.id ?? ''}`]);
+  });
+
+  // Issue 27, item 16: the controller reconciles a status someone else wrote (a forged Ready=True),
+  // and must not take the engine's own writes, as the apiserver gives them back, for one.
+  it('knows its own status writes as the apiserver returns them, and not one written by someone else', async () => {
+    const h = await harness({ firstStatusHoldMs: 0 });
+    await h.apply('own', { size: 1 });
+    await h.reconcile('own');
+    expect(h.engine.wroteStatus(await h.read('own'))).toBe(true);
+    await h.reconcile('own');
+    const ready = await h.read('own');
+    expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(h.engine.wroteStatus(ready)).toBe(true);
+    await h.client.patch(
+      resourcePath(gadgetType, { namespace: h.ns, name: 'own', subresource: 'status' }),
+      { status: { size: 99 } },
+      'merge',
+    );
+    expect(h.engine.wroteStatus(await h.read('own'))).toBe(false);
+    await h.reconcile('own');
+    expect(h.engine.wroteStatus(await h.read('own'))).toBe(true);
+  });
+
+  // Issue 27, item 18: a request annotation the kind does not accept was ignored without a word.
+  it('reports a request annotation the kind does not accept once, and writes nothing more at a resync', async () => {
+    const clock = new FakeClock(Date.now());
+    const h = await harness({ firstStatusHoldMs: 0, clock });
+    await h.apply('asked', { size: 1 });
+    await h.reconcile('asked');
+    await h.reconcile('asked');
+    await h.client.patch(
+      resourcePath(gadgetType, { namespace: h.ns, name: 'asked' }),
+      { metadata: { annotations: { [requestAnnotation]: 'polish now' } } },
+      'merge',
+    );
+    await h.reconcile('asked');
+    const synced = await h.condition('asked', 'Synced');
+    expect(synced).toMatchObject({ status: 'False', reason: 'Terminal' });
+    expect(synced?.message).toContain('Gadget accepts no requests');
+    expect(await h.condition('asked', 'Ready')).toMatchObject({ status: 'True' });
+    expect(await eventReasons(h, 'asked', 'TerminalError')).toEqual([synced?.message]);
+    const writes = h.statusWrites();
+    clock.advance(60_000);
+    await h.reconcile('asked');
+    expect(h.statusWrites()).toBe(writes);
+    expect((await h.condition('asked', 'Synced'))?.lastTransitionTime).toBe(synced?.lastTransitionTime);
   });
 
   it('without a first-status hold, records the identity with Ready=False Creating right after the create', async () => {
@@ -407,6 +457,43 @@ describe('engine lifecycle', () => {
     await h.reconcile('pending');
     expect(h.cloud.calls.create).toBe(1);
     expect(h.cloud.all()).toHaveLength(1);
+  });
+
+  // Issue 27, item 16: a marker set by hand in the future held the create back for ever, showing
+  // Ready=False Creating and no Synced condition at all.
+  it('does not wait on a create-pending marker far in the future, and says Synced while it waits on one', async () => {
+    const h = await harness({ firstStatusHoldMs: 0 });
+    const mark = async (name: string, at: number): Promise<void> => {
+      await h.apply(name, { size: 1 });
+      await h.client.patch(
+        resourcePath(gadgetType, { namespace: h.ns, name }),
+        {
+          metadata: {
+            finalizers: [finalizerName],
+            annotations: { [createPendingAnnotation]: new Date(at).toISOString() },
+          },
+        },
+        'merge',
+      );
+    };
+    // A day ahead: no create of this engine's (nor of a replica whose clock is a little ahead) wrote it.
+    await mark('future', Date.now() + 86_400_000);
+    await h.reconcile('future');
+    expect(h.cloud.calls.create).toBe(1);
+    await h.reconcile('future');
+    expect(await h.condition('future', 'Ready')).toMatchObject({ status: 'True', reason: 'Available' });
+    expect(await h.condition('future', 'Synced')).toMatchObject({ status: 'True' });
+
+    // Seconds ahead (a replica's clock): waited on, within a bound, and the pass itself succeeded.
+    await mark('ahead', Date.now() + 5000);
+    const wait = await h.reconcile('ahead');
+    expect(wait.kind === 'done' ? wait.requeueAfterMs : 0).toBeLessThanOrEqual(pollMs);
+    expect(h.cloud.calls.create).toBe(1);
+    expect(await h.condition('ahead', 'Ready')).toMatchObject({ status: 'False', reason: 'Creating' });
+    expect(await h.condition('ahead', 'Synced')).toMatchObject({
+      status: 'True',
+      reason: 'ReconcileSuccess',
+    });
   });
 
   it('lets go of a new object whose resource was seen and is gone, without waiting out its marker', async () => {

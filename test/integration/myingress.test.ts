@@ -768,6 +768,50 @@ describe('MyIngress whose load balancer was deleted outside Skylift', () => {
   });
 });
 
+// Issue 27, item 16: an ObserveOnly MyIngress kept `state: active` (and the rest of what it last
+// saw) after its load balancer was deleted.
+describe('MyIngress ObserveOnly whose load balancer is deleted', () => {
+  it('is Ready=False NotFound and keeps no status of the load balancer that is gone', async () => {
+    const ns = await setup('ming-observed-gone', {}, '1s');
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const arn = String(m.status?.arn);
+    await admin.patch(
+      resourcePath(myIngressType, { namespace: ns, name: 'shop' }),
+      { spec: { managementPolicy: 'ObserveOnly' } },
+      'merge',
+    );
+    await waitFor(
+      async () => {
+        const r = await readObject<MyIngress>(admin, myIngressType, ns, 'shop');
+        return r?.status?.observedGeneration === r?.metadata.generation &&
+          r?.metadata.finalizers === undefined
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'shop observed only' },
+    );
+    expect((await readObject<MyIngress>(admin, myIngressType, ns, 'shop'))?.status?.state).toBe('active');
+    await elb.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: arn }));
+    const gone = await waitFor(
+      async () => {
+        const r = await readObject<MyIngress>(admin, myIngressType, ns, 'shop');
+        return r?.status?.conditions?.find((c) => c.type === 'Ready')?.reason === 'NotFound' ? r : undefined;
+      },
+      { timeoutMs: 30_000, description: 'shop Ready=False NotFound' },
+    );
+    expect(gone.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    expect(gone.status?.conditions?.find((c) => c.type === 'Synced')?.status).toBe('True');
+    for (const field of ['state', 'arn', 'dnsName', 'canonicalHostedZoneId', 'listeners', 'targetGroups'])
+      expect(gone.status?.[field], `status.${field}`).toBeUndefined();
+  });
+});
+
 describe('MyIngress forwarding to a Service that is not there (issue 14 item 11)', () => {
   /** The Ready condition once it has `reason`, written for the object's current generation. */
   async function waitReadyReason(ns: string, name: string, reason: string): Promise<Condition> {

@@ -148,19 +148,30 @@ export async function waitForCondition(
   want: { type: string; status: string; reason?: string },
   timeoutMs = 30_000,
 ): Promise<DNSRecord> {
-  return waitFor(
-    async () => {
-      const r = await readObject<DNSRecord>(client, dnsRecordType, ns, name);
-      const c: Condition | undefined = r?.status?.conditions?.find((x) => x.type === want.type);
-      return c !== undefined &&
-        c.status === want.status &&
-        (want.reason === undefined || c.reason === want.reason)
-        ? r
-        : undefined;
-    },
-    {
-      timeoutMs,
-      description: `${ns}/${name} ${want.type}=${want.status}${want.reason !== undefined ? ` (${want.reason})` : ''}`,
-    },
-  );
+  let last: Condition[] | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        const r = await readObject<DNSRecord>(client, dnsRecordType, ns, name);
+        last = r?.status?.conditions;
+        const c: Condition | undefined = r?.status?.conditions?.find((x) => x.type === want.type);
+        return c !== undefined &&
+          c.status === want.status &&
+          (want.reason === undefined || c.reason === want.reason)
+          ? r
+          : undefined;
+      },
+      {
+        timeoutMs,
+        description: `${ns}/${name} ${want.type}=${want.status}${want.reason !== undefined ? ` (${want.reason})` : ''}`,
+      },
+    );
+  } catch (err) {
+    // What the object said last, so a failure shows where it stood, not only what was awaited.
+    const seen = (last ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`);
+    throw new Error(
+      `${err instanceof Error ? err.message : String(err)}; last conditions: ${seen.length > 0 ? seen.join(' | ') : 'none'}`,
+      { cause: err },
+    );
+  }
 }

@@ -6,6 +6,7 @@ import {
   baseErrorCode,
   classifyAwsError,
   hasErrorCode,
+  retryReasonOf,
   toTypedAwsError,
 } from '../../src/providers/aws/errors.ts';
 import { ownedTagList, tagList, tagMap } from '../../src/providers/aws/tags.ts';
@@ -24,6 +25,19 @@ describe('refused credentials', () => {
     expect(e instanceof AwsRetryableError ? e.reason : '').toBe('AWSCredentials');
     expect(e.message).toContain('create load balancer x: InvalidClientTokenId');
     expect(e.message).toContain('the AWS credentials the operator uses were refused');
+  });
+});
+
+describe('retryReasonOf', () => {
+  // Issue 27, item 18: the Route 53 change batcher showed refused credentials as AWSError.
+  it.each([
+    { cls: 'throttling', want: 'Throttled' },
+    { cls: 'credentials', want: 'AWSCredentials' },
+    { cls: 'unreachable', want: 'AWSUnreachable' },
+    { cls: 'transient', want: 'AWSError' },
+    { cls: 'unknown', want: 'AWSError' },
+  ] as const)('$cls is shown as $want, as toTypedAwsError shows it', ({ cls, want }) => {
+    expect(retryReasonOf(cls)).toBe(want);
   });
 });
 

@@ -6,8 +6,10 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import {
   ChangeBatcher,
   ChangeTooLargeError,
+  RecordSetBusyError,
   ticketWeight,
 } from '../../src/providers/route53/changeBatcher.ts';
+import { recordSetBusyError } from '../../src/kinds/dnsrecord/adapter.ts';
 import { isNoSuchHostedZone } from '../../src/providers/route53/errors.ts';
 import { ZoneRecordCache } from '../../src/providers/route53/zoneRecords.ts';
 import { OwnershipConflictError, TerminalError } from '../../src/runtime/errors.ts';
@@ -188,6 +190,37 @@ describe('ChangeBatcher', () => {
     );
     expect(() => batcher.submit('Z2', 'second', [aRecord('www')])).not.toThrow();
     expect(() => batcher.submit('Z1', 'first', [aRecord('www', '192.0.2.9', 'UPSERT')])).not.toThrow();
+  });
+
+  // Issue 27, item 18: the Conflict did not say whose the pending change was.
+  it.each([
+    {
+      reason: 'an object of the same namespace and cluster is named',
+      other: { cluster: 'c1', owner: 'shop/one', uid: 'u1' },
+      want: 'shop/one (uid u1) is writing the record set www.example.com/A',
+    },
+    {
+      reason: "another namespace's object is not named",
+      other: { cluster: 'c1', owner: 'bank/one', uid: 'u1' },
+      want: 'a Skylift object in another namespace is writing the record set www.example.com/A',
+    },
+  ])('says whose pending change refuses a second owner: $reason', ({ other, want }) => {
+    const { batcher } = setup();
+    batcher.submit('Z1', other.uid, [aRecord('www')], other);
+    let refused: unknown;
+    try {
+      batcher.submit('Z1', 'u2', [aRecord('www')], { cluster: 'c1', owner: 'shop/two', uid: 'u2' });
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(RecordSetBusyError);
+    if (!(refused instanceof RecordSetBusyError)) return;
+    expect(refused.other).toEqual(other);
+    const ours = { cluster: 'c1', owner: 'shop/two', uid: 'u2' };
+    const zone = { id: 'Z1', name: 'example.com.', private: false };
+    const message = recordSetBusyError(refused, { identity: 'www.example.com/A', zone }, ours).message;
+    expect(message).toContain(want);
+    if (other.owner.startsWith('bank/')) expect(message).not.toContain('bank');
   });
 
   it('refuses a change too large for one call', () => {

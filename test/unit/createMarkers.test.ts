@@ -27,6 +27,15 @@ describe('CreateMarkers', () => {
     expect(m.holding(marked('a', undefined), t)).toBeUndefined();
   });
 
+  // Issue 27, item 16: a marker set by hand in the future held for ever.
+  it('holds a marker ahead of the clock by less than the grace (a replica), never one further ahead', () => {
+    const m = new CreateMarkers(grace);
+    const t = Date.parse('2026-11-24T10:00:00.000Z');
+    expect(m.holding(marked('a', t + 5000), t)).toBe(t + 5000);
+    expect(m.holding(marked('a', t + grace), t)).toBeUndefined();
+    expect(m.holding(marked('a', t + 86_400_000), t)).toBeUndefined();
+  });
+
   it('stops holding a marker once settled or refused, but holds a newer marker of the same object', () => {
     const m = new CreateMarkers(grace);
     const t = Date.parse('2026-11-24T10:00:00.000Z');

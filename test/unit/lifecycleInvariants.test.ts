@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { judge, settledProblem } from '../../bench/lifecycle/invariants.ts';
+import {
+  describeState,
+  judge,
+  outageInvariant,
+  outageProblem,
+  settledProblem,
+} from '../../bench/lifecycle/invariants.ts';
 import { newModel, type LifecycleModel } from '../../bench/lifecycle/model.ts';
 import type { Observed, ObservedCr } from '../../bench/lifecycle/world.ts';
 
@@ -232,5 +238,46 @@ describe('lifecycle invariants', () => {
     expect(settledProblem(refused('Conflict', 'no'))).toMatch(/without a usable message/);
     expect(settledProblem(refused('AWSUnreachable', 'AWS did not answer within 3 s'))).toMatch(/in progress/);
     expect(settledProblem({ ...base, observedGeneration: 0 })).toMatch(/generation 1 not observed/);
+  });
+});
+
+// Issue 27, item 17: a failed run listed the operations, not which invariant broke nor the state.
+describe('lifecycle failure reports', () => {
+  it('say what an object reported instead of AWSUnreachable during an outage', () => {
+    const failing = {
+      status: 'False',
+      reason: 'ReconcileError',
+      message: 'connect: timed out',
+      observedGeneration: 1,
+    };
+    const said = cr({ kind: 'DNSRecord', name: 'd1', uid: 'u1', synced: failing, ready: failing });
+    expect(outageInvariant).toContain('Synced=False reason=AWSUnreachable');
+    expect(outageProblem(said)).toBe(
+      'Ready False/ReconcileError "connect: timed out", Synced False/ReconcileError "connect: timed out"',
+    );
+    expect(outageProblem(cr({ ...said, synced: { ...failing, reason: 'AWSUnreachable' } }))).toBeUndefined();
+    expect(outageProblem(undefined)).toBe('the object is missing from the apiserver');
+  });
+
+  it('describe the state: every object with its conditions, the records and tagged resources', () => {
+    const lines = describeState(
+      observed({
+        crs: [cr({ kind: 'DNSRecord', name: 'd1', uid: 'u1', finalizers: ['aws.skylift.dev/cleanup'] })],
+        records: [
+          { Name: 'z.example.', Type: 'NS', ResourceRecords: [{ Value: 'ns1.' }] },
+          { Name: 'a.z.example.', Type: 'A', ResourceRecords: [{ Value: '10.0.0.1' }] },
+        ],
+        inventory: {
+          ...observed().inventory,
+          dbInstances: [{ identifier: 'db-1', owner: owner('u2'), status: 'available' }],
+        },
+      }),
+    );
+    expect(lines).toEqual([
+      'DNSRecord d1 (uid u1): generation 1, observed 1, finalizers aws.skylift.dev/cleanup; Ready True/Available "", Synced True/ReconcileSuccess ""',
+      'record a.z.example. A: 10.0.0.1',
+      'DB instance db-1 of uid u2',
+    ]);
+    expect(describeState(observed())).toEqual(['no Skylift objects']);
   });
 });

@@ -17,6 +17,8 @@ import {
 } from '../../src/runtime/errors.ts';
 import { microTime } from '../../src/runtime/events.ts';
 import { parseAddress } from '../../src/runtime/httpServer.ts';
+import { statusDigest } from '../../src/runtime/objectWrites.ts';
+import { parseRequest, requestRefusal } from '../../src/runtime/requests.ts';
 import { objectKey, resourcePath, splitKey } from '../../src/apis/meta.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
 import { ownershipFromTags, ownershipOf, ownershipTagMap } from '../../src/apis/managed.ts';
@@ -320,5 +322,59 @@ describe('small formats', () => {
     expect(parseAddress(':8080')).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(parseAddress('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
     expect(() => parseAddress('nope')).toThrow(/host:port/);
+  });
+});
+
+describe('statusDigest', () => {
+  // Issue 27, item 16: the controller tells the engine's own status writes from others' by it.
+  it('ignores key order and absent (undefined or null) keys, and nothing else', () => {
+    const cond = (status: 'True' | 'False') => ({
+      type: 'Ready',
+      status,
+      reason: 'Available',
+      message: '',
+      lastTransitionTime: '2026-11-27T00:00:00Z',
+    });
+    const a = { arn: 'x', conditions: [cond('True')], observedGeneration: 2 };
+    const { type, ...rest } = cond('True');
+    expect(statusDigest(a)).toBe(
+      statusDigest({ observedGeneration: 2, conditions: [{ ...rest, type }], arn: 'x' }),
+    );
+    expect(statusDigest({ ...a, dnsName: undefined, state: null })).toBe(statusDigest(a));
+    expect(statusDigest(undefined)).toBe(statusDigest({}));
+    expect(statusDigest({ ...a, conditions: [cond('False')] })).not.toBe(statusDigest(a));
+    expect(statusDigest({ ...a, observedGeneration: 3 })).not.toBe(statusDigest(a));
+  });
+});
+
+describe('request annotations', () => {
+  const db = ['snapshot', 'reboot', 'failover'];
+  // Issue 27, item 18: an annotation no kind accepts was ignored without a word.
+  it.each([
+    { reason: 'absent', raw: undefined, actions: db, want: undefined },
+    { reason: 'accepted, spaces around', raw: ' snapshot r1 ', actions: db, want: undefined },
+    {
+      reason: 'an unknown action',
+      raw: 'snapshott r1',
+      actions: db,
+      want: 'annotation aws.skylift.dev/request is "snapshott r1", which is not a request: ManagedDB accepts "snapshot <id>", "reboot <id>", "failover <id>"',
+    },
+    {
+      reason: 'an action without an id',
+      raw: 'snapshot',
+      actions: db,
+      want: 'ManagedDB accepts "snapshot <id>"',
+    },
+    {
+      reason: 'a kind that accepts none',
+      raw: 'snapshot r1',
+      actions: [],
+      want: 'ManagedDB accepts no requests; nothing was done for it. Remove the annotation',
+    },
+  ])('$reason', ({ raw, actions, want }) => {
+    const refusal = requestRefusal(raw, actions, 'ManagedDB');
+    if (want === undefined) expect(refusal).toBeUndefined();
+    else expect(refusal).toContain(want);
+    expect(parseRequest(raw, actions) === undefined).toBe(raw === undefined || want !== undefined);
   });
 });

@@ -3,6 +3,7 @@ import type { DNSRecord, DNSRecordSpec } from './api.ts';
 import type { MyIngressAliasStatus } from '../myingress/api.ts';
 import {
   ChangeTooLargeError,
+  RecordSetBusyError,
   route53Limits,
   type ChangeBatcher,
   type ChangeTicket,
@@ -32,6 +33,7 @@ import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeObject } from '../../apis/meta.ts';
+import { ownerAsSeenBy, type OwnershipTags } from '../../apis/managed.ts';
 import { compareRecordSets, desiredRecordSet, dnsRecordFqdn, type AliasTarget } from './desired.ts';
 import { isZoneNameNotFound, missingZoneIdError, type ZoneDirectory } from './zones.ts';
 
@@ -173,13 +175,16 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
         // the engine reports naming its owner or advising spec.externalName.
         if (refusal !== 'exists') throw ticket.error ?? new Error('Route 53 change failed');
       } else if (ticket.state !== 'applied') {
-        // The change stays queued and the zone's batch is retried; this pass reports the failure.
-        if (ticket.failing !== undefined)
-          throw new RetryableError(ticket.failing.reason, ticket.failing.message);
-        const throttled = ticket.note?.includes('throttling') === true;
+        // The change stays queued and the zone's batch is retried; this pass reports the failure,
+        // whether the object is live or being deleted. Throttling passes by itself: the ticket is
+        // looked at again at the poll interval, not after a backoff that grows with each look.
+        const failing = ticket.failing;
+        if (failing?.reason === DNSReason.Throttled)
+          throw new RequeueAfter(this.d.pollMs, failing.message, DNSReason.Throttled);
+        if (failing !== undefined) throw new RetryableError(failing.reason, failing.message);
         return busyObservation({
           ownership: ctx.ownership,
-          reason: throttled ? DNSReason.Throttled : DNSReason.Pending,
+          reason: DNSReason.Pending,
           message: ticket.note ?? 'change queued for Route 53',
           status,
           details: undefined,
@@ -394,8 +399,9 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
   private submit(t: Target, ctx: ReconcileContext, changes: Change[]): void {
     let ticket: ChangeTicket;
     try {
-      ticket = this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes);
+      ticket = this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes, ctx.ownership);
     } catch (err) {
+      if (err instanceof RecordSetBusyError) throw recordSetBusyError(err, t, ctx.ownership);
       throw err instanceof ChangeTooLargeError ? recordsTooLargeError(err) : err;
     }
     this.tickets.set(ctx.ownership.uid, ticket);
@@ -512,6 +518,23 @@ export function zoneGoneError(
     DNSReason.ZoneGone,
     `hosted zone ${zone.id} that spec.zoneName ${zone.name} stood for no longer exists: looking the name up again`,
     { cause },
+  );
+}
+
+/**
+ * The Conflict of an object whose change was refused because another object is writing the same
+ * record set: names that object when the object may know it (its own namespace and cluster,
+ * {@link ownerAsSeenBy}), else only where it is. Pure.
+ */
+export function recordSetBusyError(
+  err: RecordSetBusyError,
+  t: Pick<Target, 'identity' | 'zone'>,
+  ours: OwnershipTags,
+): OwnershipConflictError {
+  const who = err.other !== undefined ? ownerAsSeenBy(err.other, ours) : 'another Skylift object';
+  return new OwnershipConflictError(
+    `${who} is writing the record set ${t.identity} in zone ${t.zone.name} (${t.zone.id}) at the same time; Skylift will not let two objects own one record: delete one of the two, or give it another spec.name, type or setIdentifier`,
+    { cause: err },
   );
 }
 

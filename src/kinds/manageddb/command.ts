@@ -7,12 +7,17 @@ import { parseArgs } from 'node:util';
 import { requestAnnotation } from '../../apis/managed.ts';
 import { resourcePath } from '../../apis/meta.ts';
 import { rdsAvailableStates } from '../../providers/rds/states.ts';
-import { KubeApiError, KubeClient } from '../../runtime/kube/client.ts';
+import {
+  KubeApiError,
+  KubeClient,
+  KubeUnreachableError,
+  kubeRequestTimeoutMs,
+} from '../../runtime/kube/client.ts';
 import { loadKubeconfig } from '../../runtime/kube/kubeconfigLoad.ts';
 import { formatDuration, parseDuration, SettingsError } from '../../runtime/settings.ts';
 import type { KindCommand } from '../module.ts';
 import { managedDbType, type ManagedDB } from './api.ts';
-import { isRefusal, requestDoneAnnotation, requestState } from './requests.ts';
+import { isRefusal, onDemandActions, requestDoneAnnotation, requestState } from './requests.ts';
 
 /** Exit codes of `skylift db` (2, a usage error, is every command's). */
 export const dbExitCode = {
@@ -79,7 +84,7 @@ async function requestDbOperation(argv: readonly string[]): Promise<number> {
   const [action, name] = positionals;
   if (
     action === undefined ||
-    !['snapshot', 'reboot', 'failover'].includes(action) ||
+    !(onDemandActions as readonly string[]).includes(action) ||
     name === undefined ||
     positionals.length !== 2
   ) {
@@ -102,11 +107,17 @@ async function requestDbOperation(argv: readonly string[]): Promise<number> {
   const path = resourcePath(managedDbType, { namespace, name });
   const what = `${action} of manageddb ${namespace}/${name}`;
   const id = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  // Every call to the apiserver ends by the end of --wait (with --no-wait, the client's own deadline).
+  const deadline = Date.now() + waitMs;
+  const callMs = (): number =>
+    waitMs === 0 ? kubeRequestTimeoutMs : Math.min(kubeRequestTimeoutMs, Math.max(1, deadline - Date.now()));
   try {
     await kube.patch(
       path,
       { metadata: { annotations: { [requestAnnotation]: `${action} ${id}` } } },
       'merge',
+      undefined,
+      callMs(),
     );
   } catch (err) {
     if (err instanceof KubeApiError && err.statusCode === 404) {
@@ -120,11 +131,11 @@ async function requestDbOperation(argv: readonly string[]): Promise<number> {
     return dbExitCode.Done;
   }
 
-  const deadline = Date.now() + waitMs;
+  let last: ManagedDB | undefined;
   for (;;) {
     let mr: ManagedDB;
     try {
-      mr = await kube.get<ManagedDB>(path);
+      mr = await kube.request<ManagedDB>('GET', path, { timeoutMs: callMs() });
     } catch (err) {
       if (err instanceof KubeApiError && err.statusCode === 404) {
         process.stderr.write(
@@ -132,8 +143,14 @@ async function requestDbOperation(argv: readonly string[]): Promise<number> {
         );
         return dbExitCode.Failed;
       }
+      // --wait ran out during this read: the request stands as the last read found it.
+      if (err instanceof KubeUnreachableError && last !== undefined && Date.now() >= deadline) {
+        process.stderr.write(`skylift: ${pendingLine(last, what, id, namespace, waitMs)}\n`);
+        return dbExitCode.Pending;
+      }
       throw err;
     }
+    last = mr;
     const where = requestState(mr, id);
     if (where.state === 'done') {
       if (isRefusal(where.result)) {

@@ -8,6 +8,7 @@ import type { KindPlumbing } from '../module.ts';
 import type { ManagedDBDetails, ManagedDBField } from './adapter.ts';
 import { managedDbType, type ManagedDB } from './api.ts';
 import { defaultManagedDBSettings, type ManagedDBSettings } from './settings.ts';
+import { onDemandActions } from './requests.ts';
 
 /** The ManagedDB controller. */
 export function managedDbController(
@@ -34,6 +35,7 @@ export function managedDbController(
     }),
     ...controllerOptions(s),
     pollMs: settings.pollMs,
+    requestActions: onDemandActions,
   });
 }
 

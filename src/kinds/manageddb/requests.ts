@@ -2,19 +2,28 @@
 // (`skylift db snapshot|reboot|failover`), and their record.
 import { requestAnnotation } from '../../apis/managed.ts';
 import type { ManagedDB } from './api.ts';
+import { parseRequest } from '../../runtime/requests.ts';
 
 /** The request annotation (`<snapshot|reboot|failover> <id>`), set by users or `skylift db`. */
 export { requestAnnotation };
 /** Annotation Skylift sets once it has carried a request out: `<id> <result>`. */
 export const requestDoneAnnotation = 'aws.skylift.dev/request-done';
 
-export type OnDemandAction = 'snapshot' | 'reboot' | 'failover';
+/** The actions a ManagedDB accepts in the request annotation. */
+export const onDemandActions = ['snapshot', 'reboot', 'failover'] as const;
+
+export type OnDemandAction = (typeof onDemandActions)[number];
+
+function isOnDemandAction(action: string): action is OnDemandAction {
+  return (onDemandActions as readonly string[]).includes(action);
+}
 
 /** The request the annotation holds, carried out or not, if it is well-formed. Pure. */
 export function requestedOperation(mr: ManagedDB): { action: OnDemandAction; id: string } | undefined {
-  const raw = mr.metadata.annotations?.[requestAnnotation];
-  const m = raw === undefined ? null : /^(snapshot|reboot|failover) (\S+)$/.exec(raw.trim());
-  return m === null ? undefined : { action: m[1] as OnDemandAction, id: m[2] ?? '' };
+  const request = parseRequest(mr.metadata.annotations?.[requestAnnotation], onDemandActions);
+  return request !== undefined && isOnDemandAction(request.action)
+    ? { action: request.action, id: request.id }
+    : undefined;
 }
 
 /** The request not carried out yet, if any. Pure. */

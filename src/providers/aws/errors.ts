@@ -143,6 +143,27 @@ export function classifyAwsError(
   return 'unknown';
 }
 
+/** The condition reason of each retryable class: what a failed call of that class is shown as. */
+export const retryReasons: Readonly<Record<Exclude<AwsErrorClass, 'terminal'>, string>> = {
+  throttling: AwsReason.Throttled,
+  credentials: AwsReason.AwsCredentials,
+  unreachable: AwsReason.AwsUnreachable,
+  transient: AwsReason.AwsError,
+  unknown: AwsReason.AwsError,
+};
+
+/** What to tell a user beside a retryable error, by class (undefined: the error says enough). */
+export const retryAdvice: Readonly<Partial<Record<AwsErrorClass, string>>> = {
+  credentials:
+    'the AWS credentials the operator uses were refused: check its IAM role, IRSA annotation and clock',
+  unreachable: 'the AWS endpoint did not answer',
+};
+
+/** The condition reason a retryable AWS error of `cls` is shown with (AWSError for 'terminal', never asked). Pure. */
+export function retryReasonOf(cls: AwsErrorClass): string {
+  return cls === 'terminal' ? AwsReason.AwsError : retryReasons[cls];
+}
+
 /** What AWS itself said, kept beside the message of an {@link AwsTerminalError}. */
 export interface AwsRefusalFacts {
   /** AWS's own message, verbatim. */
@@ -212,7 +233,8 @@ export function toTypedAwsError(
   const code = awsErrorCode(err);
   const detail = err instanceof Error ? err.message : String(err);
   const message = `${what}: ${code !== undefined && !detail.includes(code) ? `${code}: ` : ''}${detail}`;
-  switch (classifyAwsError(err, extra)) {
+  const cls = classifyAwsError(err, extra);
+  switch (cls) {
     case 'terminal': {
       const operation = awsErrorOperation(err);
       return new AwsTerminalError(message, code, {
@@ -222,25 +244,15 @@ export function toTypedAwsError(
         ...(operation !== undefined ? { operation } : {}),
       });
     }
-    case 'throttling':
-      return new AwsRetryableError(AwsReason.Throttled, message, code, { cause: err });
-    case 'credentials':
+    default: {
+      const advice = retryAdvice[cls];
       return new AwsRetryableError(
-        AwsReason.AwsCredentials,
-        `${message} (the AWS credentials the operator uses were refused: check its IAM role, IRSA annotation and clock; Skylift retries with backoff)`,
+        retryReasons[cls],
+        advice !== undefined ? `${message} (${advice}; Skylift retries with backoff)` : message,
         code,
         { cause: err },
       );
-    case 'unreachable':
-      return new AwsRetryableError(
-        AwsReason.AwsUnreachable,
-        `${message} (the AWS endpoint did not answer; Skylift retries with backoff)`,
-        code,
-        { cause: err },
-      );
-    case 'transient':
-    case 'unknown':
-      return new AwsRetryableError(AwsReason.AwsError, message, code, { cause: err });
+    }
   }
 }
 

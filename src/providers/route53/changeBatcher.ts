@@ -4,16 +4,37 @@ import type { Clock, TimerHandle } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { OwnershipConflictError, TerminalError } from '../../runtime/errors.ts';
 import {
-  AwsReason,
   AwsRetryableError,
   AwsTerminalError,
   awsErrorCode,
   awsErrorOperation,
   classifyAwsError,
+  retryAdvice,
+  retryReasonOf,
 } from '../aws/errors.ts';
 import { isAlreadyExists, isNoSuchHostedZone, isNotFoundOnDelete, route53ErrorTable } from './errors.ts';
 import { recordKey } from './names.ts';
 import type { ZoneRecordCache } from './zoneRecords.ts';
+import type { OwnershipTags } from '../../apis/managed.ts';
+
+/**
+ * A change refused before it was sent because another owner has a change to the same record set
+ * waiting or in flight. Carries the facts (the record set, the other owner's ownership marks when
+ * it gave them); the kind words the message for its object ({@link ownerAsSeenBy}).
+ */
+export class RecordSetBusyError extends OwnershipConflictError {
+  /** The record set, as `recordKey` names it. */
+  readonly recordSet: string;
+  /** The other owner's ownership marks, if its submit gave them. */
+  readonly other: OwnershipTags | undefined;
+  constructor(recordSet: string, zoneId: string, other: OwnershipTags | undefined) {
+    super(
+      `another object is writing the same record set (${recordSet}) in zone ${zoneId}; Skylift will not let two objects own one record`,
+    );
+    this.recordSet = recordSet;
+    this.other = other;
+  }
+}
 
 /** A terminal refusal of a change, keeping AWS's words for the owner's refusal table. Pure. */
 function refusal(err: unknown, message: string): AwsTerminalError {
@@ -57,6 +78,8 @@ export interface ChangeTicket {
   readonly zoneId: string;
   /** The owning object's uid. */
   readonly owner: string;
+  /** The owning object's ownership marks, when its submit gave them (for another owner's conflict). */
+  readonly ownership?: OwnershipTags;
   readonly changes: readonly Change[];
   state: TicketState;
   /** The Route 53 change ID once applied. */
@@ -66,8 +89,9 @@ export interface ChangeTicket {
   /** Why it is still waiting, e.g. throttling. */
   note?: string;
   /**
-   * Set while the zone's last attempt failed (not throttling) and the batch
-   * waits to be retried: the reconcile reports it as a failure, not progress.
+   * Set while the zone's last attempt failed (throttled, with reason Throttled, or
+   * otherwise) and the batch waits to be retried: the reconcile reports it as a
+   * failure, not progress.
    */
   failing?: { readonly reason: string; readonly message: string };
   /** Bisection group after a failed batch; tickets of different groups never share a batch. */
@@ -137,25 +161,30 @@ export class ChangeBatcher {
   }
 
   /**
-   * Queues `changes` for `zoneId` on behalf of `owner`. Throws
-   * OwnershipConflictError when another owner has a pending change to the
-   * same record set, and ChangeTooLargeError (a TerminalError) when the
-   * changes alone exceed Route 53's limits.
+   * Queues `changes` for `zoneId` on behalf of `owner` (a uid; `ownership`, its marks, lets another
+   * owner's conflict say whose the change is). Throws RecordSetBusyError (an
+   * OwnershipConflictError) when another owner has a pending change to the same record set, and
+   * ChangeTooLargeError (a TerminalError) when the changes alone exceed Route 53's limits.
    */
-  submit(zoneId: string, owner: string, changes: readonly Change[]): ChangeTicket {
+  submit(zoneId: string, owner: string, changes: readonly Change[], ownership?: OwnershipTags): ChangeTicket {
     const zq = this.zone(zoneId);
     const keys = new Set(changes.map((c) => keyOf(c)));
     for (const t of zq.queue) {
-      if (t.owner !== owner && t.changes.some((c) => keys.has(keyOf(c)))) {
-        throw new OwnershipConflictError(
-          `another object is writing the same record set (${[...keys][0] ?? ''}) in zone ${zoneId}; Skylift will not let two objects own one record`,
-        );
-      }
+      if (t.owner === owner) continue;
+      const shared = t.changes.map((c) => keyOf(c)).find((k) => keys.has(k));
+      if (shared !== undefined) throw new RecordSetBusyError(shared, zoneId, t.ownership);
     }
     const w = ticketWeight(changes);
     if (w.records > route53Limits.maxRecords || w.chars > route53Limits.maxValueChars)
       throw new ChangeTooLargeError(w);
-    const ticket: ChangeTicket = { id: this.nextId++, zoneId, owner, changes, state: 'queued' };
+    const ticket: ChangeTicket = {
+      id: this.nextId++,
+      zoneId,
+      owner,
+      changes,
+      state: 'queued',
+      ...(ownership !== undefined ? { ownership } : {}),
+    };
     zq.queue.push(ticket);
     this.schedule(zoneId, this.o.windowMs ?? 200);
     return ticket;
@@ -358,7 +387,7 @@ export class ChangeBatcher {
       this.o.random,
     );
     const throttled = cls === 'throttling';
-    const reason = cls === 'unreachable' ? AwsReason.AwsUnreachable : AwsReason.AwsError;
+    const reason = retryReasonOf(cls);
     this.o.onBatch?.(
       zoneId,
       batch.length,
@@ -377,12 +406,12 @@ export class ChangeBatcher {
       return 0;
     }
     // Stable text (no countdown): an unchanged note writes no status.
-    const note = `${throttled ? 'Route 53 is throttling' : 'Route 53 failed'} (${awsErrorCode(err) ?? message}); the zone's batch is retried with backoff`;
+    const advice = retryAdvice[cls];
+    const note = `${throttled ? 'Route 53 is throttling' : 'Route 53 failed'} (${awsErrorCode(err) ?? message}${advice !== undefined ? `: ${advice}` : ''}); the zone's batch is retried with backoff`;
     for (const t of batch) {
       t.state = 'queued';
       t.note = note;
-      if (throttled) delete t.failing;
-      else t.failing = { reason, message: note };
+      t.failing = { reason, message: note };
     }
     log.warn(
       { zoneId, tickets: batch.length, err: message, delayMs: delay },

@@ -276,12 +276,22 @@ export class KubeClient {
     return this.request<T>('POST', path, { body, ...(query !== undefined ? { query } : {}) });
   }
 
-  /** PATCH with the given patch type; `fieldManager` is required for apply patches. */
-  patch<T>(path: string, body: unknown, type: PatchType, query?: RequestOptions['query']): Promise<T> {
+  /**
+   * PATCH with the given patch type; `fieldManager` is required for apply patches. `timeoutMs`: the
+   * deadline of this request (default the client's).
+   */
+  patch<T>(
+    path: string,
+    body: unknown,
+    type: PatchType,
+    query?: RequestOptions['query'],
+    timeoutMs?: number,
+  ): Promise<T> {
     return this.request<T>('PATCH', path, {
       body,
       contentType: patchContentType[type],
       ...(query !== undefined ? { query } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     });
   }
 
