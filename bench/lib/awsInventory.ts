@@ -16,7 +16,7 @@ import {
   type Route53Client,
 } from '@aws-sdk/client-route-53';
 import { ownershipTagKeys, type OwnershipTags } from '../../src/apis/managed.ts';
-import { normalizeName, parseOwnerValue } from '../../src/providers/route53/names.ts';
+import { markedRecord, normalizeName, parseOwnerValue } from '../../src/providers/route53/names.ts';
 import type {
   InventoryDbInstance,
   InventoryLoadBalancer,
@@ -73,22 +73,20 @@ export function inventoryRecords(
   prefix: string,
   exclusive: boolean,
 ): { owned: InventoryRecord[]; unowned: InventoryUnownedRecord[] } {
-  const ownerPrefix = `${prefix.toLowerCase()}.`;
   const present = new Set<string>();
   const guarded: { fqdn: string; type: string; owner: OwnershipTags }[] = [];
   const plain: { fqdn: string; type: string }[] = [];
   for (const rs of recordSets) {
     const name = normalizeName(rs.Name ?? '');
     const type = rs.Type ?? '';
-    if (type === 'TXT' && name.startsWith(ownerPrefix)) {
+    const marked = type === 'TXT' ? markedRecord(name, prefix) : undefined;
+    if (marked !== undefined) {
       const value = (rs.ResourceRecords ?? []).map((r) => r.Value ?? '').join(' ');
       const owner = parseOwnerValue(value);
-      const rest = name.slice(ownerPrefix.length);
-      const dot = rest.indexOf('.');
-      if (owner !== undefined && dot > 0) {
-        const guardedType = (rest.slice(0, dot).split('-')[0] ?? '').toUpperCase();
-        const fqdn = rest.slice(dot + 1).replace(/^_wildcard\./, '*.');
-        guarded.push({ fqdn, type: guardedType, owner });
+      if (owner !== undefined) {
+        // The mark names the record as Skylift does (names.ts): a wildcard's `-wildcard` type label,
+        // a literal `_wildcard` name kept as it is.
+        guarded.push({ fqdn: marked.fqdn, type: marked.type, owner });
         continue;
       }
     }

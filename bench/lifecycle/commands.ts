@@ -104,7 +104,7 @@ class ChangeIdentity implements LifecycleCommand {
           : {
               externalName:
                 obj.kind === 'DNSRecord'
-                  ? `${r.world.fqdn(obj.host === 'c' ? 'b' : 'c')}/A`
+                  ? `${r.world.fqdn(obj.host === 'b' ? 'a' : 'b')}/A`
                   : 'someone-elses',
             }
         : obj.kind === 'DNSRecord'
@@ -311,6 +311,86 @@ class ChangeDbClass implements LifecycleCommand {
   }
   toString(): string {
     return "change a ManagedDB's instance class";
+  }
+}
+
+/**
+ * Hand-makes an A record and at once (no settle between) creates a DNSRecord adopting it through
+ * spec.externalName: the adoption must find a record made a moment ago (issue 27, item 14).
+ */
+class HandMakeAndAdopt implements LifecycleCommand {
+  readonly hostIndex: number;
+  readonly value: number;
+
+  constructor(hostIndex: number, value: number) {
+    this.hostIndex = hostIndex;
+    this.value = value;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    const host = pick(hosts, this.hostIndex);
+    return !hostClaimed(m, host) && !m.foreignRecords.has(host) && liveOf(m, 'DNSRecord').length < 4;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const host: Host = pick(hosts, this.hostIndex);
+    if (await r.recordExists(host)) {
+      m.steps.push(`(skipped: ${r.world.fqdn(host)} A already exists, left by an Orphan deletion)`);
+      return;
+    }
+    await r.world.handMakeRecord(host, `192.0.2.${this.value}`);
+    const name = await r.createDnsRecord(m, { host, values: [`10.0.${this.value}.9`], adopt: true });
+    await r.settle(m, `${this.toString()} → ${name}`);
+  }
+  toString(): string {
+    return `make ${pick(hosts, this.hostIndex)} A by hand and adopt it at once`;
+  }
+}
+
+/** A user deletes a ManagedDB's connection Secret: it must come back with a password RDS accepts. */
+class DeleteConnectionSecret implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'ManagedDB').length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const db = pick(liveOf(m, 'ManagedDB'), this.index);
+    // Another object's, or a hand-made one, is not this user's to delete here.
+    if (
+      m.foreignSecrets.has(db.secret) ||
+      liveOf(m, 'ManagedDB').some((d) => d !== db && d.secret === db.secret)
+    ) {
+      m.steps.push(`(skipped: Secret ${db.secret} is shared with another claim)`);
+      return;
+    }
+    await r.world.deleteSecret(db.secret);
+    await r.settle(m, `delete ManagedDB ${db.name}'s connection Secret ${db.secret}`);
+  }
+  toString(): string {
+    return "delete a ManagedDB's connection Secret";
+  }
+}
+
+/** Renames a ManagedDB's connection Secret: the new one must hold a password RDS accepts. */
+class RenameConnectionSecret implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'ManagedDB').length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const db = pick(liveOf(m, 'ManagedDB'), this.index);
+    db.secret = `conn-r${++m.created}`;
+    await r.patch('ManagedDB', db.name, { spec: { writeConnectionSecretToRef: { name: db.secret } } });
+    await r.settle(m, `rename ManagedDB ${db.name}'s connection Secret to ${db.secret}`);
+  }
+  toString(): string {
+    return "rename a ManagedDB's connection Secret";
   }
 }
 
@@ -522,5 +602,8 @@ export function lifecycleCommands(): fc.Arbitrary<LifecycleCommand>[] {
     fc.boolean().map((k) => new RestartOperator(k)),
     i.map((k) => new ObserveOnlyAndBack(k)),
     fc.tuple(i, v).map(([k, x]) => new ReplaceKeepingRecord(k, x)),
+    fc.tuple(i, v).map(([h, x]) => new HandMakeAndAdopt(h, x)),
+    i.map((k) => new DeleteConnectionSecret(k)),
+    i.map((k) => new RenameConnectionSecret(k)),
   ];
 }

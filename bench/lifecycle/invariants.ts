@@ -9,6 +9,7 @@
 //   naming what to do; deleted objects gone with what they owned; Ready=True
 //   only where AWS matches the spec).
 import type { ResourceRecordSet } from '@aws-sdk/client-route-53';
+import { normalizeName } from '../../src/providers/route53/names.ts';
 import { hosts, type Host, type LifecycleModel, type ModelObject } from './model.ts';
 import type { Observed, ObservedCr } from './world.ts';
 
@@ -24,7 +25,12 @@ export interface JudgeContext {
 }
 
 /** Ready=False reasons that mean "a human must act", with Synced=True: settled. */
-const actionRequiredReasons = new Set(['ServiceNotFound', 'ServicePortNotFound', 'NotFound']);
+const actionRequiredReasons = new Set([
+  'ServiceNotFound',
+  'ServicePortNotFound',
+  'NotFound',
+  'PasswordUnknown',
+]);
 /** Synced=False reasons that end a pass until the spec (or something outside) changes: settled. */
 const refusedReasons = new Set(['Terminal', 'Conflict']);
 
@@ -34,10 +40,12 @@ export function judge(m: LifecycleModel, o: Observed, ctx: JudgeContext): Verdic
   const waiting: string[] = [];
   const crByName = new Map(o.crs.map((c) => [c.name, c]));
   const fqdn = (host: string): string => `${host}.${ctx.zoneName}.`;
+  // Names as Route 53 compares them (`*` or `\052`, case, trailing dot).
   const record = (name: string, type: string): ResourceRecordSet | undefined =>
-    o.records.find((r) => r.Name === name && r.Type === type);
+    o.records.find((r) => normalizeName(r.Name ?? '') === normalizeName(name) && r.Type === type);
   const txtUid = (host: string): string | undefined =>
-    o.inventory.records.find((r) => r.fqdn === fqdn(host) && r.type === 'A')?.owner.uid;
+    o.inventory.records.find((r) => normalizeName(r.fqdn) === normalizeName(fqdn(host)) && r.type === 'A')
+      ?.owner.uid;
 
   // Made by hand: untouched.
   for (const [host, value] of m.foreignRecords) {
@@ -258,6 +266,11 @@ function readyMismatch(obj: ModelObject, cr: ObservedCr, o: Observed, r: RecordL
         return `its connection Secret ${obj.secret} is controlled by ${s.controllerUid ?? 'nobody'}`;
       if (s.data.host !== db.address)
         return `its connection Secret's host is ${s.data.host ?? 'missing'}, not ${db.address}`;
+      // The Secret's password is the one RDS was last given (issue 27: renamed, deleted, claimed).
+      const given = o.passwords.get(id);
+      if (given === undefined) return `RDS was never given a master password for ${id} through the proxy`;
+      if (s.data.password !== given)
+        return `its connection Secret ${obj.secret} holds ${s.data.password === undefined ? 'no password' : 'another password'} than the one RDS was last given for ${id}`;
       return undefined;
     }
     case 'MyIngress': {

@@ -6,8 +6,11 @@
 /** The kinds a lifecycle run drives. */
 export type LifecycleKind = 'DNSRecord' | 'ManagedDB' | 'MyIngress';
 
-/** Host labels DNSRecords claim: few, so that two objects often claim one name. */
-export const hosts = ['a', 'b', 'c'] as const;
+/**
+ * Host labels DNSRecords claim: few, so that two objects often claim one name; a wildcard and a
+ * literal `_wildcard` among them, whose ownership marks once collided (issue 27, item 1).
+ */
+export const hosts = ['a', 'b', '*', '_wildcard'] as const;
 /** One host label. */
 export type Host = (typeof hosts)[number];
 
@@ -29,8 +32,8 @@ export interface ModelDnsRecord {
 export interface ModelManagedDb {
   readonly kind: 'ManagedDB';
   readonly name: string;
-  /** spec.writeConnectionSecretToRef.name. */
-  readonly secret: string;
+  /** spec.writeConnectionSecretToRef.name (renamed by a step). */
+  secret: string;
   instanceClass: string;
   /** Created with spec.externalName naming another ManagedDB's instance. */
   readonly externalOf: string | undefined;

@@ -94,6 +94,8 @@ export interface Observed {
   readonly endpointSlices: ReadonlyMap<string, string>;
   /** Registered targets (`ip:port`) of each Skylift target group of this namespace, by name. */
   readonly targets: ReadonlyMap<string, readonly string[]>;
+  /** The master password RDS was last given for each DB instance (CreateDBInstance, ModifyDBInstance). */
+  readonly passwords: ReadonlyMap<string, string>;
 }
 
 const kindTypes: Record<LifecycleKind, ResourceType> = {
@@ -134,6 +136,12 @@ export class LifecycleWorld {
   readonly admin: KubeClient;
   readonly aws: AwsClients;
   readonly proxy: AwsFaultProxy;
+  /**
+   * The master password RDS accepts for each instance, as the operator last sent it through the
+   * proxy (a password RDS took is the one a client must use: the Secret must hold it).
+   */
+  readonly passwords = new Map<string, string>();
+  private readonly unwatch: () => void;
   operator: OperatorProcess;
 
   private constructor(parts: {
@@ -155,6 +163,12 @@ export class LifecycleWorld {
     this.admin = parts.admin;
     this.aws = parts.aws;
     this.proxy = parts.proxy;
+    this.unwatch = this.proxy.watch((call) => {
+      if (call.operation !== 'CreateDBInstance' && call.operation !== 'ModifyDBInstance') return;
+      const q = new URLSearchParams(call.body);
+      const password = q.get('MasterUserPassword');
+      if (password !== null) this.passwords.set(q.get('DBInstanceIdentifier') ?? '', password);
+    });
     this.operator = parts.operator;
   }
 
@@ -211,6 +225,15 @@ export class LifecycleWorld {
     for (const r of this.outage) r.remove();
     this.outage = [];
     this.fidelity ??= this.proxy.inject(route53RefuseExistingCreate());
+  }
+
+  /** Deletes a Secret of the namespace as a user would (gone already: nothing to do). */
+  async deleteSecret(name: string): Promise<void> {
+    try {
+      await this.admin.delete(`/api/v1/namespaces/${this.ns}/secrets/${name}`);
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.statusCode === 404)) throw err;
+    }
   }
 
   /** Makes a record by hand, straight in the emulator (as a user or another tool would). */
@@ -291,7 +314,16 @@ export class LifecycleWorld {
         (health.TargetHealthDescriptions ?? []).map((t) => `${t.Target?.Id ?? ''}:${t.Target?.Port ?? ''}`),
       );
     }
-    return { crs, records, inventory, secrets, dbs, endpointSlices, targets };
+    return {
+      crs,
+      records,
+      inventory,
+      secrets,
+      dbs,
+      endpointSlices,
+      targets,
+      passwords: new Map(this.passwords),
+    };
   }
 
   /** The operator's last log lines, for failure reports. */
@@ -318,6 +350,7 @@ export class LifecycleWorld {
       problems.push(`cleanup: ${err instanceof Error ? err.message : String(err)}`);
     }
     await this.operator.stop();
+    this.unwatch();
     await this.proxy.stop();
     await this.deleteQuietly(`/api/v1/namespaces/${this.ns}`);
     try {

@@ -420,7 +420,10 @@ describe('inventoryRecords', () => {
     txt('_skylift-owner.a.www.a.test.', 'u1'),
     txt('_skylift-owner.cname.gone.a.test.', 'u2'),
     { Name: '\\052.a.test.', Type: 'A' as const, ResourceRecords: [{ Value: '192.0.2.2' }] },
-    txt('_skylift-owner.a._wildcard.a.test.', 'u3'),
+    // Issue 27, item 1: a wildcard's mark has `-wildcard` in its type label; `_wildcard` is a literal name.
+    txt('_skylift-owner.a-wildcard.a.test.', 'u3'),
+    { Name: '_wildcard.a.test.', Type: 'A' as const, ResourceRecords: [{ Value: '192.0.2.4' }] },
+    txt('_skylift-owner.a._wildcard.a.test.', 'u4'),
     { Name: 'stray.a.test.', Type: 'A' as const, ResourceRecords: [{ Value: '192.0.2.3' }] },
     {
       Name: '_skylift-owner.a.foreign.a.test.',
@@ -435,6 +438,7 @@ describe('inventoryRecords', () => {
       { zoneId: 'Z1', fqdn: 'www.a.test.', type: 'A', owner: owner('u1', 'u1'), recordExists: true },
       { zoneId: 'Z1', fqdn: 'gone.a.test.', type: 'CNAME', owner: owner('u2', 'u2'), recordExists: false },
       { zoneId: 'Z1', fqdn: '*.a.test.', type: 'A', owner: owner('u3', 'u3'), recordExists: true },
+      { zoneId: 'Z1', fqdn: '_wildcard.a.test.', type: 'A', owner: owner('u4', 'u4'), recordExists: true },
     ]);
     expect(unowned).toEqual([
       { zoneId: 'Z1', fqdn: 'stray.a.test.', type: 'A' },

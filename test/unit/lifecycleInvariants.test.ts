@@ -36,6 +36,7 @@ function observed(over: Partial<Observed> = {}): Observed {
     dbs: new Map(),
     endpointSlices: new Map(),
     targets: new Map(),
+    passwords: new Map(),
     ...over,
   };
 }
@@ -158,6 +159,65 @@ describe('lifecycle invariants', () => {
       ctx,
     );
     expect(v.broken.join()).toContain("carries the host of another object's instance (uid u1)");
+  });
+
+  it('a Ready ManagedDB whose Secret does not hold the password RDS was last given is waiting (issue 27)', () => {
+    const m = newModel();
+    m.live.set('db1', {
+      kind: 'ManagedDB',
+      name: 'db1',
+      secret: 'conn-1',
+      instanceClass: 'db.t3.micro',
+      externalOf: undefined,
+      deletionPolicy: 'Delete',
+    });
+    m.uids.set('db1', 'u1');
+    const at = (password: string | undefined, given: string | undefined): string[] =>
+      judge(
+        m,
+        observed({
+          crs: [cr({ kind: 'ManagedDB', name: 'db1', uid: 'u1', status: { identifier: 'sky-db1' } })],
+          secrets: new Map([
+            [
+              'conn-1',
+              {
+                type: 'Opaque',
+                data: { host: 'db1.rds', ...(password !== undefined ? { password } : {}) },
+                controllerUid: 'u1',
+                ownerUids: ['u1'],
+                resourceVersion: '1',
+              },
+            ],
+          ]),
+          dbs: new Map([
+            ['sky-db1', { identifier: 'sky-db1', instanceClass: 'db.t3.micro', address: 'db1.rds' }],
+          ]),
+          inventory: {
+            ...observed().inventory,
+            dbInstances: [{ identifier: 'sky-db1', status: 'available', owner: owner('u1') }],
+          },
+          passwords: new Map(given !== undefined ? [['sky-db1', given]] : []),
+        }),
+        ctx,
+      ).waiting;
+    expect(at('p1', 'p1')).toEqual([]);
+    expect(at('p1', 'p2').join()).toContain(
+      'holds another password than the one RDS was last given for sky-db1',
+    );
+    expect(at(undefined, 'p2').join()).toContain('holds no password');
+  });
+
+  it('matches a wildcard record however Route 53 spells it (* or \\052)', () => {
+    const m = newModel();
+    m.foreignRecords.set('*', '192.0.2.1');
+    const v = judge(
+      m,
+      observed({
+        records: [{ Name: '\\052.z.example.', Type: 'A', ResourceRecords: [{ Value: '192.0.2.1' }] }],
+      }),
+      ctx,
+    );
+    expect(v.broken).toEqual([]);
   });
 
   it("a hand-made EndpointSlice's address registered as a target is broken", () => {

@@ -9,6 +9,7 @@ import {
   normalizeValue,
   ownerRecordName,
   ownerRecordValue,
+  markedRecord,
   parseOwnerValue,
   quoteTxt,
   recordFqdn,
@@ -228,10 +229,8 @@ describe('ownership record names', () => {
   it('are injective: the name, type and set identifier are read back from every ownership name', () => {
     // A left inverse: whatever two records have the same mark, they read back the same.
     const readBack = (owner: string) => {
-      const m = /^_skylift-owner\.([a-z]+)(-[0-9a-f]{10})?(-wildcard)?\.(.+)$/.exec(owner);
-      return m === null
-        ? undefined
-        : { type: m[1], set: m[2] ?? '', name: `${m[3] !== undefined ? '*.' : ''}${m[4] ?? ''}` };
+      const m = markedRecord(owner, '_skylift-owner');
+      return m === undefined ? undefined : { type: m.type.toLowerCase(), set: m.setHash, name: m.fqdn };
     };
     fc.assert(
       fc.property(record, ({ labels, type, set }) => {

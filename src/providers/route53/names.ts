@@ -137,6 +137,34 @@ export function ownerRecordName(
   return `${prefix}.${typeLabel(type, setIdentifier)}${wildcard ? '-wildcard' : ''}.${wildcard ? name.slice(2) : name}`;
 }
 
+/** What an ownership TXT record's name says of the record it guards. */
+export interface MarkedRecord {
+  /** The record's name, normalised (`*.` for a wildcard). */
+  readonly fqdn: string;
+  /** Its type, upper case. */
+  readonly type: string;
+  /** `-<10 hex digits>` of its set identifier's SHA-256, or '' for none. */
+  readonly setHash: string;
+}
+
+/**
+ * The record an ownership TXT name (as {@link ownerRecordName} makes it) guards, or undefined for
+ * a name that is not one: the left inverse of ownerRecordName, so a tool reading a zone (an
+ * inventory, a leak check) sees the same record Skylift marked. Pure.
+ */
+export function markedRecord(ownerName: string, prefix: string): MarkedRecord | undefined {
+  const name = normalizeName(ownerName);
+  const head = `${prefix.toLowerCase()}.`;
+  if (!name.startsWith(head)) return undefined;
+  const m = /^([a-z0-9]+)(-[0-9a-f]{10})?(-wildcard)?\.(.+)$/.exec(name.slice(head.length));
+  if (m === null) return undefined;
+  return {
+    fqdn: `${m[3] !== undefined ? '*.' : ''}${m[4] ?? ''}`,
+    type: (m[1] ?? '').toUpperCase(),
+    setHash: m[2] ?? '',
+  };
+}
+
 /**
  * Where Skylift before issue 27 put a wildcard record's ownership TXT: `*.` became `_wildcard.`,
  * the very name of the literal `_wildcard.<rest>` record's mark. Undefined for a name that is not a
