@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { dbIdentifier } from '../../src/kinds/manageddb/identity.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
+import { normalizeName } from '../../src/providers/route53/names.ts';
 import {
   hostClaimed,
   hosts,
@@ -394,6 +395,200 @@ class RenameConnectionSecret implements LifecycleCommand {
   }
 }
 
+/** The platform team applies the world's TeamPolicy (every name in the zone): from now on, teams are served. */
+class ApplyPolicy implements LifecycleCommand {
+  check(m: Readonly<LifecycleModel>): boolean {
+    return m.policy === 'never';
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    await r.world.applyPolicy('open');
+    m.policy = 'open';
+    await r.settle(m, this.toString());
+  }
+  toString(): string {
+    return 'apply a TeamPolicy for the namespace';
+  }
+}
+
+/**
+ * The TeamPolicy is deleted (a GitOps sync, a reinstall) and a DNSRecord is created in the gap, then
+ * the policy comes back (issue 27, item 10): while none exists nothing is written for the new
+ * object — it is refused, Forbidden — and once the policy is back it is served.
+ */
+class PolicyGap implements LifecycleCommand {
+  readonly hostIndex: number;
+  readonly value: number;
+
+  constructor(hostIndex: number, value: number) {
+    this.hostIndex = hostIndex;
+    this.value = value;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    const host = pick(hosts, this.hostIndex);
+    return (
+      m.policy === 'open' &&
+      !hostClaimed(m, host) &&
+      !m.foreignRecords.has(host) &&
+      liveOf(m, 'DNSRecord').length < 4
+    );
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const host: Host = pick(hosts, this.hostIndex);
+    if ((await r.recordValues(host)) !== undefined) {
+      m.steps.push(`(skipped: ${r.world.fqdn(host)} A already exists, left by an Orphan deletion)`);
+      return;
+    }
+    const since = Date.now();
+    await r.world.deletePolicy();
+    const name = await r.createDnsRecord(m, { host, values: [`10.0.${this.value}.7`] });
+    await r.settle(m, `${this.toString()}: policy deleted, ${name} created in the gap`);
+    const gapWrites = r.world.writes.filter(
+      (w) =>
+        w.at >= since && w.changes.some((c) => normalizeName(c.name) === normalizeName(r.world.fqdn(host))),
+    );
+    if (gapWrites.length > 0)
+      throw r.violation(
+        m,
+        `invariant broken: no AWS write outside the guardrails of the policy in force: ${r.world.fqdn(host)} was written while no TeamPolicy existed (${gapWrites.map((w) => w.changes.map((c) => `${c.action} ${c.name} ${c.type}`).join(', ')).join('; ')})`,
+      );
+    const state = await r.objectState('DNSRecord', name);
+    if (state.synced !== 'False/Forbidden')
+      throw r.violation(
+        m,
+        `invariant broken: an object created while no TeamPolicy exists is refused: ${name} is ${state.synced ?? 'without Synced'}`,
+      );
+    await r.world.applyPolicy('open');
+    await r.settle(m, `${this.toString()}: policy back`);
+  }
+  toString(): string {
+    return `delete the TeamPolicy, create DNSRecord ${pick(hosts, this.hostIndex)} in the gap, then apply it again`;
+  }
+}
+
+/**
+ * The TeamPolicy is narrowed to the host `a` while a DNSRecord of another host changes, then widened
+ * again: the change waits, refused, and nothing is written for it until the policy allows it.
+ */
+class NarrowAndBack implements LifecycleCommand {
+  readonly index: number;
+  readonly value: number;
+
+  constructor(index: number, value: number) {
+    this.index = index;
+    this.value = value;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return m.policy === 'open' && liveOf(m, 'DNSRecord').some((d) => d.host !== 'a');
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const rec = pick(
+      liveOf(m, 'DNSRecord').filter((d) => d.host !== 'a'),
+      this.index,
+    );
+    const before = await r.recordValues(rec.host);
+    await r.world.applyPolicy('narrow');
+    // The narrowed policy in force first: the object is refused (settled) before its spec changes.
+    await r.settle(m, `${this.toString()}: policy narrowed to a.${r.world.zoneName}`);
+    const since = Date.now();
+    rec.values = [`10.0.${this.value}.5`];
+    await r.patch('DNSRecord', rec.name, { spec: { records: rec.values } });
+    await r.settle(m, `${this.toString()}: ${rec.name} (${rec.host}) changed under the narrowed policy`);
+    const state = await r.objectState('DNSRecord', rec.name);
+    const now = await r.recordValues(rec.host);
+    const written = r.world.writes.filter(
+      (w) =>
+        w.at >= since &&
+        w.changes.some(
+          (c) => c.action !== 'DELETE' && normalizeName(c.name) === normalizeName(r.world.fqdn(rec.host)),
+        ),
+    );
+    if (
+      state.synced !== 'False/Forbidden' ||
+      written.length > 0 ||
+      JSON.stringify(now) !== JSON.stringify(before)
+    )
+      throw r.violation(
+        m,
+        `invariant broken: no AWS write outside the guardrails of the policy in force: under a policy allowing only a.${r.world.zoneName}, ${rec.name} is ${state.synced ?? 'without Synced'} and ${r.world.fqdn(rec.host)} was ${written.length > 0 ? 'written' : 'not written'} (values ${JSON.stringify(before)} → ${JSON.stringify(now)})`,
+      );
+    await r.world.applyPolicy('open');
+    await r.settle(m, `${this.toString()}: policy widened again`);
+  }
+  toString(): string {
+    return "narrow the TeamPolicy while a DNSRecord's records change, then widen it";
+  }
+}
+
+/**
+ * Someone with status rights writes a lie into an object's status (Ready=False Forged, a made-up
+ * ARN and identifier): Skylift must put the truth back, and nothing may leak later because of it.
+ */
+class ForgeStatus implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return m.live.size > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const obj = pick([...m.live.values()], this.index);
+    const { generation } = await r.objectState(obj.kind, obj.name);
+    const at = new Date().toISOString();
+    const forged = (type: string) => ({
+      type,
+      status: 'False',
+      reason: 'Forged',
+      message: 'written by someone else',
+      lastTransitionTime: at,
+      observedGeneration: generation,
+    });
+    await r.world.admin.patch(
+      `${r.world.path(obj.kind, obj.name)}/status`,
+      {
+        status: {
+          conditions: [forged('Ready'), forged('Synced')],
+          ...(obj.kind === 'MyIngress'
+            ? {
+                arn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/forged/0123456789abcdef',
+              }
+            : {}),
+          ...(obj.kind === 'ManagedDB' ? { identifier: 'forged-instance' } : {}),
+        },
+      },
+      'merge',
+    );
+    await r.settle(m, `${this.toString()} (${obj.kind} ${obj.name})`);
+  }
+  toString(): string {
+    return "forge an object's status (conditions, ARN, identifier)";
+  }
+}
+
+/** Someone sets a create-pending marker a day in the future on an object: it must not hold anything back. */
+class ForgeCreatePending implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return m.live.size > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const obj = pick([...m.live.values()], this.index);
+    const future = new Date(Date.now() + 86_400_000).toISOString();
+    await r.patch(obj.kind, obj.name, {
+      metadata: { annotations: { 'aws.skylift.dev/create-pending': future } },
+    });
+    await r.settle(m, `${this.toString()} (${obj.kind} ${obj.name})`);
+  }
+  toString(): string {
+    return 'set a create-pending marker a day in the future';
+  }
+}
+
 /** Makes a Secret by hand with a name a ManagedDB may later name. */
 class HandMakeSecret implements LifecycleCommand {
   readonly index: number;
@@ -605,5 +800,10 @@ export function lifecycleCommands(): fc.Arbitrary<LifecycleCommand>[] {
     fc.tuple(i, v).map(([h, x]) => new HandMakeAndAdopt(h, x)),
     i.map((k) => new DeleteConnectionSecret(k)),
     i.map((k) => new RenameConnectionSecret(k)),
+    fc.constant(new ApplyPolicy()),
+    fc.tuple(i, v).map(([h, x]) => new PolicyGap(h, x)),
+    fc.tuple(i, v).map(([k, x]) => new NarrowAndBack(k, x)),
+    i.map((k) => new ForgeStatus(k)),
+    i.map((k) => new ForgeCreatePending(k)),
   ];
 }

@@ -32,7 +32,7 @@ const actionRequiredReasons = new Set([
   'PasswordUnknown',
 ]);
 /** Synced=False reasons that end a pass until the spec (or something outside) changes: settled. */
-const refusedReasons = new Set(['Terminal', 'Conflict']);
+const refusedReasons = new Set(['Terminal', 'Conflict', 'Forbidden']);
 
 /** Compares the model with an observation. Pure. */
 export function judge(m: LifecycleModel, o: Observed, ctx: JudgeContext): Verdict {

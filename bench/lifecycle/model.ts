@@ -73,6 +73,11 @@ export interface LifecycleModel {
   readonly foreignSlices: Map<string, { readonly resourceVersion: string; readonly address: string }>;
   /** Hosts whose record an Orphan deletion left in AWS (they may hold a record nobody owns now). */
   readonly orphanedHosts: Set<Host>;
+  /**
+   * The world's TeamPolicy between steps: `never` (none was ever made: one team), or `open` (every
+   * name in the zone; once seen, the operator fails closed whenever none exists).
+   */
+  policy: 'never' | 'open';
   /** How many objects the run created (names are `<prefix><n>`). */
   created: number;
   /** Step log, printed with a failure. */
@@ -89,6 +94,7 @@ export function newModel(): LifecycleModel {
     foreignSecrets: new Map(),
     foreignSlices: new Map(),
     orphanedHosts: new Set(),
+    policy: 'never',
     created: 0,
     steps: [],
   };

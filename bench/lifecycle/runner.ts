@@ -5,6 +5,7 @@
 import { apiGroup, apiVersion } from '../../src/apis/crd.ts';
 import { AbortWait, waitFor } from '../../dev/wait.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
+import { normalizeName } from '../../src/providers/route53/names.ts';
 import { describeState, judge, outageInvariant, outageProblem, type Verdict } from './invariants.ts';
 import type { Host, LifecycleKind, LifecycleModel, ModelObject } from './model.ts';
 import type { LifecycleWorld, Observed } from './world.ts';
@@ -95,10 +96,33 @@ export class LifecycleRunner {
     await this.world.admin.patch(this.world.path(kind, name), body, 'merge');
   }
 
+  /** The values of the A record at the host in the current zone (sorted), or undefined. */
+  async recordValues(host: Host): Promise<string[] | undefined> {
+    const o = await this.world.observe();
+    const want = normalizeName(this.world.fqdn(host));
+    const r = o.records.find((x) => normalizeName(x.Name ?? '') === want && x.Type === 'A');
+    return r === undefined ? undefined : (r.ResourceRecords ?? []).map((x) => x.Value ?? '').sort();
+  }
+
+  /** An object's conditions and generation as the apiserver has them now. */
+  async objectState(
+    kind: LifecycleKind,
+    name: string,
+  ): Promise<{ generation: number; synced: string | undefined; uid: string }> {
+    const o = await this.world.observe();
+    const cr = o.crs.find((c) => c.kind === kind && c.name === name);
+    return {
+      generation: cr?.generation ?? 0,
+      synced: cr?.synced === undefined ? undefined : `${cr.synced.status}/${cr.synced.reason}`,
+      uid: cr?.uid ?? '',
+    };
+  }
+
   /** Whether an A record exists at the host in the current zone. */
   async recordExists(host: Host): Promise<boolean> {
     const o = await this.world.observe();
-    return o.records.some((r) => r.Name === this.world.fqdn(host) && r.Type === 'A');
+    const want = normalizeName(this.world.fqdn(host));
+    return o.records.some((r) => normalizeName(r.Name ?? '') === want && r.Type === 'A');
   }
 
   /** Creates an Opaque Secret unless one of that name exists; returns whether it made it. */

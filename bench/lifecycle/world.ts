@@ -29,6 +29,7 @@ import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import { KubeApiError, KubeClient } from '../../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { AwsFaultProxy, type InstalledRule } from '../../dev/awsFaultProxy.ts';
+import { applyTeamPolicy, deleteTeamPolicy, policySelector } from '../../dev/teamPolicies.ts';
 import { route53RefuseExistingCreate } from '../../dev/route53Fidelity.ts';
 import type { LifecycleKind } from './model.ts';
 
@@ -142,6 +143,8 @@ export class LifecycleWorld {
    */
   readonly passwords = new Map<string, string>();
   private readonly unwatch: () => void;
+  /** Every AWS write the operator sent through the proxy (not Describe, List or Get), oldest first. */
+  readonly writes: AwsWrite[] = [];
   operator: OperatorProcess;
 
   private constructor(parts: {
@@ -164,6 +167,13 @@ export class LifecycleWorld {
     this.aws = parts.aws;
     this.proxy = parts.proxy;
     this.unwatch = this.proxy.watch((call) => {
+      if (!/^(Describe|List|Get)/.test(call.operation))
+        this.writes.push({
+          at: Date.now(),
+          service: call.service,
+          operation: call.operation,
+          changes: call.operation === 'ChangeResourceRecordSets' ? recordChanges(call.body) : [],
+        });
       if (call.operation !== 'CreateDBInstance' && call.operation !== 'ModifyDBInstance') return;
       const q = new URLSearchParams(call.body);
       const password = q.get('MasterUserPassword');
@@ -225,6 +235,30 @@ export class LifecycleWorld {
     for (const r of this.outage) r.remove();
     this.outage = [];
     this.fidelity ??= this.proxy.inject(route53RefuseExistingCreate());
+  }
+
+  /** The TeamPolicy group of this world: only its operator honours its policy. */
+  get policyGroup(): string {
+    return `lc-${this.ns}`;
+  }
+
+  /**
+   * Creates or changes this world's TeamPolicy: `open` allows every name in the zone, `narrow` only
+   * the host `a`; adoption is allowed (the model adopts), nothing else is limited.
+   */
+  async applyPolicy(state: 'open' | 'narrow'): Promise<void> {
+    await applyTeamPolicy(this.admin, this.policyGroup, this.policyGroup, {
+      namespaces: { names: [this.ns] },
+      guardrails: {
+        adoption: 'Allowed',
+        dnsRecords: { names: [state === 'open' ? this.zoneName : `a.${this.zoneName}`] },
+      },
+    });
+  }
+
+  /** Deletes this world's TeamPolicy (none left for its namespace). */
+  async deletePolicy(): Promise<void> {
+    await deleteTeamPolicy(this.admin, this.policyGroup);
   }
 
   /** Deletes a Secret of the namespace as a user would (gone already: nothing to do). */
@@ -352,6 +386,9 @@ export class LifecycleWorld {
     await this.operator.stop();
     this.unwatch();
     await this.proxy.stop();
+    await this.deletePolicy().catch((err: unknown) => {
+      problems.push(`policy cleanup: ${err instanceof Error ? err.message : String(err)}`);
+    });
     await this.deleteQuietly(`/api/v1/namespaces/${this.ns}`);
     try {
       const apex = `${this.zoneName}.`;
@@ -418,6 +455,25 @@ async function createHostedZone(aws: AwsClients, name: string): Promise<string> 
   return (out.HostedZone?.Id ?? '').replace('/hostedzone/', '');
 }
 
+/** One AWS write the operator made (through the proxy), with the record changes of a Route 53 batch. */
+export interface AwsWrite {
+  readonly at: number;
+  readonly service: string;
+  readonly operation: string;
+  readonly changes: readonly { readonly action: string; readonly name: string; readonly type: string }[];
+}
+
+/** The changes of a ChangeResourceRecordSets request body (XML), in order. Pure. */
+export function recordChanges(body: string): AwsWrite['changes'] {
+  const tag = (xml: string, name: string): string =>
+    new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1] ?? '';
+  return [...body.matchAll(/<Change>([\s\S]*?)<\/Change>/g)].map((m) => ({
+    action: tag(m[1] ?? '', 'Action'),
+    name: tag(m[1] ?? '', 'Name'),
+    type: tag(m[1] ?? '', 'Type'),
+  }));
+}
+
 function startOperatorFor(
   env: LifecycleEnv,
   ns: string,
@@ -425,7 +481,20 @@ function startOperatorFor(
   n: number,
 ): Promise<OperatorProcess> {
   return startOperator({
-    args: ['--namespaces', ns, '--leader-elect=false', ...operatorFlags],
+    // Only this world's TeamPolicy applies (none until a step applies it); it records that it serves
+    // teams in a ConfigMap of its own namespace.
+    args: [
+      '--namespaces',
+      ns,
+      '--leader-elect=false',
+      '--team-policy-selector',
+      policySelector(`lc-${ns}`),
+      '--leader-election-namespace',
+      ns,
+      '--leader-election-id',
+      'lifecycle',
+      ...operatorFlags,
+    ],
     kubeconfig: env.kubeconfig,
     env: emulatorEnv(proxy.endpoint),
     logFile: join(env.dir, `operator-${ns}-${n}.log`),

@@ -7,7 +7,7 @@ import {
   settledProblem,
 } from '../../bench/lifecycle/invariants.ts';
 import { newModel, type LifecycleModel } from '../../bench/lifecycle/model.ts';
-import type { Observed, ObservedCr } from '../../bench/lifecycle/world.ts';
+import { recordChanges, type Observed, type ObservedCr } from '../../bench/lifecycle/world.ts';
 
 const zoneName = 'z.example';
 const ctx = { zoneName };
@@ -339,5 +339,20 @@ describe('lifecycle failure reports', () => {
       'DB instance db-1 of uid u2',
     ]);
     expect(describeState(observed())).toEqual(['no Skylift objects']);
+  });
+});
+
+describe('the lifecycle world’s record of AWS writes', () => {
+  it('reads the record changes of a ChangeResourceRecordSets body', () => {
+    const body =
+      '<?xml version="1.0"?><ChangeResourceRecordSetsRequest><ChangeBatch><Changes>' +
+      '<Change><Action>UPSERT</Action><ResourceRecordSet><Name>a.z.example.</Name><Type>A</Type><TTL>300</TTL></ResourceRecordSet></Change>' +
+      '<Change><Action>DELETE</Action><ResourceRecordSet><Name>_skylift-owner.a-wildcard.z.example.</Name><Type>TXT</Type></ResourceRecordSet></Change>' +
+      '</Changes></ChangeBatch></ChangeResourceRecordSetsRequest>';
+    expect(recordChanges(body)).toEqual([
+      { action: 'UPSERT', name: 'a.z.example.', type: 'A' },
+      { action: 'DELETE', name: '_skylift-owner.a-wildcard.z.example.', type: 'TXT' },
+    ]);
+    expect(recordChanges('')).toEqual([]);
   });
 });
