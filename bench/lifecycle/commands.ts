@@ -395,6 +395,62 @@ class RenameConnectionSecret implements LifecycleCommand {
   }
 }
 
+/**
+ * Restores a new ManagedDB from a snapshot of a live one's instance (issue 27, item 5): it must end
+ * Ready with a Secret that names the instance's user and database and holds the password RDS was
+ * given after the restore (the snapshot carries the source's).
+ */
+class RestoreManagedDb implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return (
+      liveOf(m, 'ManagedDB').some((d) => d.externalOf === undefined) && liveOf(m, 'ManagedDB').length < 3
+    );
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const source = pick(
+      liveOf(m, 'ManagedDB').filter((d) => d.externalOf === undefined),
+      this.index,
+    );
+    const id = dbIdentifier(r.world.ns, source.name, m.uids.get(source.name) ?? '');
+    const name = `db${++m.created}`;
+    const snapshot = `${id}-lc-${m.created}`.slice(0, 255);
+    try {
+      await r.world.snapshot(id, snapshot);
+    } catch (err) {
+      m.steps.push(`(skipped: no snapshot of ${id}: ${err instanceof Error ? err.message : String(err)})`);
+      return;
+    }
+    const secret = `conn-r${m.created}`;
+    await r.create(m, 'ManagedDB', name, {
+      engine: 'postgres',
+      engineVersion: '16',
+      instanceClass: source.instanceClass,
+      allocatedStorage: 20,
+      masterUsername: 'app',
+      restoreFrom: { snapshotIdentifier: snapshot },
+      writeConnectionSecretToRef: { name: secret },
+      finalSnapshot: { enabled: false },
+    });
+    m.live.set(name, {
+      kind: 'ManagedDB',
+      name,
+      secret,
+      instanceClass: source.instanceClass,
+      externalOf: undefined,
+      deletionPolicy: 'Delete',
+    });
+    await r.settle(m, `${this.toString()}: ${source.name} → ${name}`);
+  }
+  toString(): string {
+    return 'restore a new ManagedDB from a snapshot of another';
+  }
+}
+
 /** The platform team applies the world's TeamPolicy (every name in the zone): from now on, teams are served. */
 class ApplyPolicy implements LifecycleCommand {
   check(m: Readonly<LifecycleModel>): boolean {
@@ -800,6 +856,7 @@ export function lifecycleCommands(): fc.Arbitrary<LifecycleCommand>[] {
     fc.tuple(i, v).map(([h, x]) => new HandMakeAndAdopt(h, x)),
     i.map((k) => new DeleteConnectionSecret(k)),
     i.map((k) => new RenameConnectionSecret(k)),
+    i.map((k) => new RestoreManagedDb(k)),
     fc.constant(new ApplyPolicy()),
     fc.tuple(i, v).map(([h, x]) => new PolicyGap(h, x)),
     fc.tuple(i, v).map(([k, x]) => new NarrowAndBack(k, x)),

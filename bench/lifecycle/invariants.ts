@@ -266,7 +266,9 @@ function readyMismatch(obj: ModelObject, cr: ObservedCr, o: Observed, r: RecordL
         return `its connection Secret ${obj.secret} is controlled by ${s.controllerUid ?? 'nobody'}`;
       if (s.data.host !== db.address)
         return `its connection Secret's host is ${s.data.host ?? 'missing'}, not ${db.address}`;
-      // The Secret's password is the one RDS was last given (issue 27: renamed, deleted, claimed).
+      if (s.data.username !== 'app')
+        return `its connection Secret names user ${s.data.username ?? 'none'}, not app`;
+      // The Secret's password is the one RDS was last given (issue 27: renamed, deleted, claimed, restored).
       const given = o.passwords.get(id);
       if (given === undefined) return `RDS was never given a master password for ${id} through the proxy`;
       if (s.data.password !== given)

@@ -15,7 +15,7 @@ import {
   type ResourceRecordSet,
 } from '@aws-sdk/client-route-53';
 import { DescribeTargetHealthCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { DescribeDBInstancesCommand } from '@aws-sdk/client-rds';
+import { CreateDBSnapshotCommand, DescribeDBInstancesCommand } from '@aws-sdk/client-rds';
 import { awsClients, ensureSubnets, type AwsClients } from '../lib/awsAccount.ts';
 import { collectInventory } from '../lib/awsInventory.ts';
 import type { SkyliftInventory } from '../lib/invariants.ts';
@@ -259,6 +259,16 @@ export class LifecycleWorld {
   /** Deletes this world's TeamPolicy (none left for its namespace). */
   async deletePolicy(): Promise<void> {
     await deleteTeamPolicy(this.admin, this.policyGroup);
+  }
+
+  /**
+   * Takes a snapshot of a DB instance straight in the emulator, as a person would on the console
+   * (it carries the instance's ownership tags: Skylift's instances copy tags to snapshots).
+   */
+  async snapshot(instance: string, name: string): Promise<void> {
+    await this.aws.rds.send(
+      new CreateDBSnapshotCommand({ DBInstanceIdentifier: instance, DBSnapshotIdentifier: name }),
+    );
   }
 
   /** Deletes a Secret of the namespace as a user would (gone already: nothing to do). */

@@ -182,7 +182,7 @@ describe('lifecycle invariants', () => {
               'conn-1',
               {
                 type: 'Opaque',
-                data: { host: 'db1.rds', ...(password !== undefined ? { password } : {}) },
+                data: { host: 'db1.rds', username: 'app', ...(password !== undefined ? { password } : {}) },
                 controllerUid: 'u1',
                 ownerUids: ['u1'],
                 resourceVersion: '1',
