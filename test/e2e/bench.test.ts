@@ -86,7 +86,8 @@ describe('make bench (smoke)', () => {
       expect(d?.p50).toBeLessThanOrEqual(d?.p95 ?? -1);
       expect(d?.p95).toBeLessThanOrEqual(d?.max ?? -1);
     }
-    expect(create.durationMs).toBeGreaterThanOrEqual(create.perResourceMs?.max ?? Infinity);
+    // The phase is reported in whole ms, latencies to 0.1 ms: equal within that rounding (4222 vs 4222.1 seen).
+    expect(create.durationMs + 1).toBeGreaterThanOrEqual(create.perResourceMs?.max ?? Infinity);
     // The phase splits at the bench's last answered create: its own requests, then the wait for Ready.
     for (const p of [create, del]) {
       expect(p.requestsMs).toBeGreaterThan(0);
