@@ -3,7 +3,7 @@
 // as the object is Ready and Synced at the new generation; every fixed field's change is refused by the
 // apiserver. A field added to the contract without a probe fails the first test.
 import type { ResourceRecordSet, Route53Client } from '@aws-sdk/client-route-53';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { installCrds } from '../../dev/installCrds.ts';
 import { dnsRecordFieldContract, dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
@@ -16,9 +16,7 @@ import {
   type RunningDnsController,
 } from '../support/dns.ts';
 import {
-  missingProbes,
-  refusal,
-  runProbe,
+  describeFieldContract,
   waitSettledAtGeneration,
   type FieldProbe,
   type FixedProbe,
@@ -136,23 +134,13 @@ afterAll(async () => {
   await controller.stop();
 });
 
-describe('DNSRecord field contract', () => {
-  it('has a probe for every field it says is applied in AWS or fixed at create', () => {
-    expect(missingProbes(dnsRecordFieldContract, probes(), fixed)).toEqual([]);
-  });
-
-  it.each(probes().map((p) => ({ field: p.field, p })))(
-    '$field: changed after create, Route 53 shows it once Ready and Synced at its generation',
-    async ({ p }) => {
-      await runProbe(admin, dnsRecordType, ns, name, p, (what, got, want) => {
-        expect(got, what).toEqual(want);
-      });
-    },
-  );
-
-  it.each(fixed)('$field: a change after create is refused by the apiserver', async (p) => {
-    expect(await refusal(admin, dnsRecordType, ns, name, p)).toMatch(
-      /immutable|cannot be (set|added)|cannot be set, changed or removed/,
-    );
-  });
+describeFieldContract({
+  kind: 'DNSRecord',
+  service: 'Route 53',
+  type: dnsRecordType,
+  contract: dnsRecordFieldContract,
+  probes,
+  fixed,
+  object: () => ({ admin, ns, name }),
+  refused: /immutable|cannot be (set|added)|cannot be set, changed or removed/,
 });

@@ -19,9 +19,7 @@ import { dbIdentifier } from '../../src/kinds/manageddb/identity.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import {
-  missingProbes,
-  refusal,
-  runProbe,
+  describeFieldContract,
   waitSettledAtGeneration,
   type FieldProbe,
   type FixedProbe,
@@ -219,22 +217,18 @@ afterAll(async () => {
   await controller.stop();
 });
 
-describe('ManagedDB field contract', () => {
-  it('has a probe for every field it says is applied in AWS or fixed at create', () => {
-    expect(missingProbes(managedDbFieldContract, probes(), fixed)).toEqual([]);
-  });
+describeFieldContract({
+  kind: 'ManagedDB',
+  service: 'RDS',
+  type: managedDbType,
+  contract: managedDbFieldContract,
+  probes,
+  fixed,
+  object: () => ({ admin, ns, name }),
+  refused: /immutable|cannot be set, changed or removed/,
+});
 
-  it.each(probes().map((p) => ({ field: p.field, p })))(
-    '$field: changed after create, RDS shows it once Ready and Synced at its generation',
-    async ({ field }) => {
-      const p = probes().find((x) => x.field === field);
-      if (p === undefined) throw new Error(field);
-      await runProbe(admin, managedDbType, ns, name, p, (what, got, want) => {
-        expect(got, what).toEqual(want);
-      });
-    },
-  );
-
+describe('ManagedDB field contract, beyond the probes', () => {
   it('keeps a password in the connection Secret through every change', async () => {
     const s = await admin.get<{ data?: Record<string, string> }>(
       `/api/v1/namespaces/${ns}/secrets/probed-conn`,
@@ -244,11 +238,5 @@ describe('ManagedDB field contract', () => {
     );
     expect(data.password ?? '').not.toBe('');
     expect(data.secretArn).toBeUndefined();
-  });
-
-  it.each(fixed)('$field: a change after create is refused by the apiserver', async (p) => {
-    expect(await refusal(admin, managedDbType, ns, name, p)).toMatch(
-      /immutable|cannot be set, changed or removed/,
-    );
   });
 });

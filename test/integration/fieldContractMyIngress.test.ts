@@ -22,7 +22,7 @@ import {
   type LoadBalancer,
   type Rule,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { installCrds } from '../../dev/installCrds.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
@@ -38,9 +38,7 @@ import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import {
-  missingProbes,
-  refusal,
-  runProbe,
+  describeFieldContract,
   waitSettledAtGeneration,
   type FieldProbe,
   type FixedProbe,
@@ -455,25 +453,13 @@ afterAll(async () => {
   await controller.stop();
 });
 
-describe('MyIngress field contract', () => {
-  it('has a probe for every field it says is applied in AWS or fixed at create', () => {
-    expect(missingProbes(myIngressFieldContract, probes(), fixed)).toEqual([]);
-  });
-
-  it.each(probes().map((p) => ({ field: p.field })))(
-    '$field: changed after create, ELBv2 shows it once Ready and Synced at its generation',
-    async ({ field }) => {
-      const p = probes().find((x) => x.field === field);
-      if (p === undefined) throw new Error(field);
-      await runProbe(admin, myIngressType, ns, name, p, (what, got, want) => {
-        expect(got, what).toEqual(want);
-      });
-    },
-  );
-
-  it.each(fixed)('$field: a change after create is refused by the apiserver', async (p) => {
-    expect(await refusal(admin, myIngressType, ns, name, p)).toMatch(
-      /immutable|cannot be set, changed or removed/,
-    );
-  });
+describeFieldContract({
+  kind: 'MyIngress',
+  service: 'ELBv2',
+  type: myIngressType,
+  contract: myIngressFieldContract,
+  probes,
+  fixed,
+  object: () => ({ admin, ns, name }),
+  refused: /immutable|cannot be set, changed or removed/,
 });

@@ -6,6 +6,7 @@
 import type { FieldContract } from '../../src/apis/fieldContract.ts';
 import type { Condition, ManagedObject } from '../../src/apis/managed.ts';
 import { resourcePath, type ResourceType } from '../../src/apis/meta.ts';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../dev/wait.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 import { readObject } from './kube.ts';
@@ -114,4 +115,50 @@ export async function refusal(
     if (err instanceof KubeApiError && err.statusCode === 422) return err.message;
     throw err;
   }
+}
+
+/** What {@link describeFieldContract} needs of one kind's probe file. */
+export interface FieldContractSuite {
+  /** The kind's name, as the describe block says it. */
+  readonly kind: string;
+  /** The AWS service the probes read, as the test names say it (RDS, Route 53, ELBv2). */
+  readonly service: string;
+  readonly type: ResourceType;
+  readonly contract: FieldContract;
+  /** The probes, built when called (they may read what beforeAll made). */
+  readonly probes: () => readonly FieldProbe[];
+  readonly fixed: readonly FixedProbe[];
+  /** The probed object, once beforeAll has made it. */
+  readonly object: () => { readonly admin: KubeClient; readonly ns: string; readonly name: string };
+  /** What the apiserver's refusal of a fixed field says. */
+  readonly refused: RegExp;
+}
+
+/**
+ * The three tests every kind's probe file runs: every applied or fixed field has a probe, every
+ * applied field reaches AWS once settled, every fixed field's change is refused.
+ */
+export function describeFieldContract(s: FieldContractSuite): void {
+  describe(`${s.kind} field contract`, () => {
+    it('has a probe for every field it says is applied in AWS or fixed at create', () => {
+      expect(missingProbes(s.contract, s.probes(), s.fixed)).toEqual([]);
+    });
+
+    it.each(s.probes().map((p) => ({ field: p.field })))(
+      `$field: changed after create, ${s.service} shows it once Ready and Synced at its generation`,
+      async ({ field }) => {
+        const p = s.probes().find((x) => x.field === field);
+        if (p === undefined) throw new Error(field);
+        const { admin, ns, name } = s.object();
+        await runProbe(admin, s.type, ns, name, p, (what, got, want) => {
+          expect(got, what).toEqual(want);
+        });
+      },
+    );
+
+    it.each(s.fixed)('$field: a change after create is refused by the apiserver', async (p) => {
+      const { admin, ns, name } = s.object();
+      expect(await refusal(admin, s.type, ns, name, p)).toMatch(s.refused);
+    });
+  });
 }
