@@ -1,3 +1,4 @@
+import { splitKey } from '../apis/meta.ts';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { TokenBucket } from './tokenBucket.ts';
@@ -22,17 +23,61 @@ export interface WorkQueueOptions {
   readonly overallBurst?: number;
   readonly random?: () => number;
   readonly metrics?: QueueMetricsSink;
+  /**
+   * The group a key belongs to; `get()` takes the groups with ready keys in
+   * turn, one key each, FIFO within a group. Must be pure and cheap: the same
+   * key always maps to the same group, and it is called on every push. Default:
+   * the key's namespace (before the first `/`; `""` for a cluster-scoped key).
+   */
+  readonly groupOf?: (key: string) => string;
+}
+
+/** The namespace part of a queue key; `""` for a cluster-scoped key. */
+function namespaceOfKey(key: string): string {
+  return splitKey(key).namespace ?? '';
+}
+
+/** A FIFO with O(1) amortised push and shift (a head index instead of `Array.shift`). */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head++];
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
 }
 
 /**
  * A deduplicating, delaying, rate-limited queue of string keys, with
- * client-go's semantics:
+ * client-go's semantics, fair between groups of keys (namespaces by default):
  * - a key is queued at most once, however often it is added;
  * - a key handed out by `get()` is not handed out again until `done(key)`;
  *   adds meanwhile mark it dirty and it is requeued on `done`;
  * - `addAfter` keeps the earliest pending wake-up per key;
  * - `addRateLimited` backs off per key exponentially with jitter and a cap,
  *   and all keys together through a token bucket; `forget` resets a key.
+ * - ready keys wait per group (`groupOf`), and `get()` takes the groups that
+ *   have ready keys in turn (round robin, in the order they became ready),
+ *   FIFO within a group; a group that becomes ready joins at the back, so its
+ *   first key waits for at most one key of each other group, not for the
+ *   5,000 another namespace queued before it.
  * `get()` blocks (asynchronously) until a key is ready or the queue shuts down.
  */
 export class WorkQueue {
@@ -41,7 +86,12 @@ export class WorkQueue {
   private readonly random: () => number;
   private readonly metrics: QueueMetricsSink;
   private readonly overall: TokenBucket;
-  private readonly queue: string[] = [];
+  private readonly groupOf: (key: string) => string;
+  /** Ready keys per group; a group is here only while it has ready keys. */
+  private readonly ready = new Map<string, Fifo<string>>();
+  /** The groups in `ready`, each once, in the order `get()` takes them. */
+  private readonly rotation = new Fifo<string>();
+  private readyCount = 0;
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly readySince = new Map<string, number>();
@@ -57,12 +107,13 @@ export class WorkQueue {
     this.backoff = opts.backoff ?? defaultBackoff;
     this.random = opts.random ?? Math.random;
     this.metrics = opts.metrics ?? {};
+    this.groupOf = opts.groupOf ?? namespaceOfKey;
     this.overall = new TokenBucket(opts.clock, opts.overallRatePerSecond ?? 10, opts.overallBurst ?? 100);
   }
 
   /** Number of keys ready and waiting for a worker. */
   get length(): number {
-    return this.queue.length;
+    return this.readyCount;
   }
 
   /** Number of keys waiting on a timer (addAfter / addRateLimited). */
@@ -123,7 +174,7 @@ export class WorkQueue {
 
   /** Waits for the next ready key; `undefined` once the queue has shut down. */
   get(): Promise<string | undefined> {
-    const key = this.queue.shift();
+    const key = this.takeReady();
     if (key !== undefined) return Promise.resolve(this.handOut(key));
     if (this.shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolveGet) => this.getters.push(resolveGet));
@@ -159,8 +210,30 @@ export class WorkQueue {
       getter(this.handOut(key));
       return;
     }
-    this.queue.push(key);
-    this.metrics.depth?.(this.queue.length);
+    const group = this.groupOf(key);
+    let keys = this.ready.get(group);
+    if (keys === undefined) {
+      keys = new Fifo<string>();
+      this.ready.set(group, keys);
+      this.rotation.push(group);
+    }
+    keys.push(key);
+    this.readyCount++;
+    this.metrics.depth?.(this.readyCount);
+  }
+
+  /** The next ready key: the first of the group whose turn it is; the group goes to the back. */
+  private takeReady(): string | undefined {
+    const group = this.rotation.shift();
+    if (group === undefined) return undefined;
+    const keys = this.ready.get(group);
+    const key = keys?.shift();
+    if (keys === undefined || key === undefined)
+      throw new Error(`work queue: group ${group} in rotation without keys`);
+    if (keys.size > 0) this.rotation.push(group);
+    else this.ready.delete(group);
+    this.readyCount--;
+    return key;
   }
 
   private handOut(key: string): string {
@@ -171,7 +244,7 @@ export class WorkQueue {
     if (since !== undefined) this.metrics.queueLatency?.((now - since) / 1000);
     this.readySince.delete(key);
     this.startedAt.set(key, now);
-    this.metrics.depth?.(this.queue.length);
+    this.metrics.depth?.(this.readyCount);
     return key;
   }
 }

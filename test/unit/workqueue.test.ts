@@ -106,6 +106,77 @@ describe('WorkQueue', () => {
     expect(delays).toEqual([1, 1, 500, 1000]);
   });
 
+  it('hands a quiet namespace’s key out within two gets after another namespace enqueued 5,000', async () => {
+    const { q } = queue();
+    for (let i = 0; i < 5000; i++) q.add(`flood/obj-${i}`);
+    q.add('quiet/web');
+    expect(q.length).toBe(5001);
+    const firstTwo = [await q.get(), await q.get()];
+    expect(firstTwo).toContain('quiet/web');
+    expect(q.length).toBe(4999);
+  });
+
+  it.each([
+    {
+      reason: 'namespaces take turns in the order they became ready; FIFO within one',
+      adds: ['a/1', 'a/2', 'a/3', 'b/1', 'c/1', 'c/2'],
+      want: ['a/1', 'b/1', 'c/1', 'a/2', 'c/2', 'a/3'],
+    },
+    {
+      reason: 'cluster-scoped keys (no slash) form their own group',
+      adds: ['x', 'y', 'z', 'ns/1', 'ns/2'],
+      want: ['x', 'ns/1', 'y', 'ns/2', 'z'],
+    },
+    {
+      reason: 'the group is the part before the first slash',
+      adds: ['a/b/1', 'a/b/2', 'b/1'],
+      want: ['a/b/1', 'b/1', 'a/b/2'],
+    },
+    {
+      reason: 'dedup across namespaces: a key added again keeps its place',
+      adds: ['a/1', 'b/1', 'a/2', 'a/1', 'b/1', 'b/2'],
+      want: ['a/1', 'b/1', 'a/2', 'b/2'],
+    },
+  ])('round robin across namespaces: $reason', async ({ adds, want }) => {
+    const { q } = queue();
+    for (const k of adds) q.add(k);
+    expect(q.length).toBe(want.length);
+    expect(await drainReady(q)).toEqual(want);
+  });
+
+  it('a namespace that empties leaves the rotation and rejoins at the back', async () => {
+    const { q } = queue();
+    q.add('a/1');
+    q.add('b/1');
+    q.add('b/2');
+    expect(await q.get()).toBe('a/1');
+    expect(await q.get()).toBe('b/1');
+    q.add('c/1');
+    q.add('a/2'); // a rejoins behind b (still ready) and c
+    expect(await drainReady(q)).toEqual(['b/2', 'c/1', 'a/2']);
+  });
+
+  it('a key dirtied while processing is requeued on done at the back of its namespace', async () => {
+    const { q } = queue();
+    q.add('a/1');
+    q.add('a/2');
+    q.add('b/1');
+    const first = await q.get();
+    expect(first).toBe('a/1');
+    q.add('a/1'); // dirty while processing: not ready yet
+    expect(q.length).toBe(2);
+    q.done('a/1');
+    expect(q.length).toBe(3);
+    expect(await drainReady(q)).toEqual(['b/1', 'a/2', 'a/1']);
+  });
+
+  it('groups keys with groupOf when given', async () => {
+    const clock = new FakeClock();
+    const q = new WorkQueue({ clock, groupOf: (key) => key.slice(0, 1) });
+    for (const k of ['a1', 'a2', 'b1']) q.add(k);
+    expect(await drainReady(q)).toEqual(['a1', 'b1', 'a2']);
+  });
+
   it('shuts down: pending gets resolve undefined, timers are cancelled, drained waits for in-flight work', async () => {
     const { q, clock } = queue();
     q.add('busy');
