@@ -39,6 +39,12 @@ export class TokenBucket {
     return Math.ceil((-this.tokens / this.rate) * 1000);
   }
 
+  /** Whether the bucket holds `burst` tokens again: then it behaves exactly like a new one. */
+  isFull(): boolean {
+    this.refill();
+    return this.tokens >= this.burst;
+  }
+
   private refill(): void {
     const now = this.clock.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);

@@ -14,18 +14,27 @@ export interface QueueMetricsSink {
   retried?(): void;
 }
 
+/** Below this many retry buckets the work queue does not sweep them. */
+const minBucketSweep = 64;
+
 /** Options for {@link WorkQueue}. */
 export interface WorkQueueOptions {
   readonly clock: Clock;
   readonly backoff?: BackoffPolicy;
-  /** Overall limit on rate-limited re-adds (all keys together), as client-go's bucket limiter. */
-  readonly overallRatePerSecond?: number;
-  readonly overallBurst?: number;
+  /**
+   * Limit on rate-limited re-adds of one group's keys together (client-go's
+   * bucket limiter, one bucket per group): tokens per second, default 10.
+   * A group that exhausts its bucket delays only its own retries.
+   */
+  readonly groupRatePerSecond?: number;
+  /** Tokens a group's retry bucket holds when full (its burst of retries), default 100. */
+  readonly groupBurst?: number;
   readonly random?: () => number;
   readonly metrics?: QueueMetricsSink;
   /**
    * The group a key belongs to; `get()` takes the groups with ready keys in
-   * turn, one key each, FIFO within a group. Must be pure and cheap: the same
+   * turn, one key each, FIFO within a group, and each group has its own retry
+   * bucket (`groupRatePerSecond`, `groupBurst`). Must be pure and cheap: the same
    * key always maps to the same group, and it is called on every push. Default:
    * the key's namespace (before the first `/`; `""` for a cluster-scoped key).
    */
@@ -72,7 +81,9 @@ class Fifo<T> {
  *   adds meanwhile mark it dirty and it is requeued on `done`;
  * - `addAfter` keeps the earliest pending wake-up per key;
  * - `addRateLimited` backs off per key exponentially with jitter and a cap,
- *   and all keys together through a token bucket; `forget` resets a key.
+ *   and a group's keys together through the group's token bucket (a
+ *   namespace whose objects keep failing slows only its own retries);
+ *   `forget` resets a key.
  * - ready keys wait per group (`groupOf`), and `get()` takes the groups that
  *   have ready keys in turn (round robin, in the order they became ready),
  *   FIFO within a group; a group that becomes ready joins at the back, so its
@@ -85,7 +96,20 @@ export class WorkQueue {
   private readonly backoff: BackoffPolicy;
   private readonly random: () => number;
   private readonly metrics: QueueMetricsSink;
-  private readonly overall: TokenBucket;
+  private readonly groupRate: number;
+  private readonly groupBurst: number;
+  /**
+   * Retry buckets of the groups that used one lately. A full bucket behaves
+   * exactly like a new one, so dropping it changes no delay; the map is swept
+   * of full buckets whenever it reaches `sweepAt` (then twice what is left),
+   * which keeps it within twice the groups whose buckets were short at the
+   * last sweep (they retried within burst/rate seconds before it), at
+   * amortised O(1) per retry. Dropping a bucket on
+   * `forget` instead would hand a group that alternates failure and success a
+   * fresh burst each time, and need a count of failing keys per group.
+   */
+  private readonly buckets = new Map<string, TokenBucket>();
+  private sweepAt = minBucketSweep;
   private readonly groupOf: (key: string) => string;
   /** Ready keys per group; a group is here only while it has ready keys. */
   private readonly ready = new Map<string, Fifo<string>>();
@@ -108,12 +132,18 @@ export class WorkQueue {
     this.random = opts.random ?? Math.random;
     this.metrics = opts.metrics ?? {};
     this.groupOf = opts.groupOf ?? namespaceOfKey;
-    this.overall = new TokenBucket(opts.clock, opts.overallRatePerSecond ?? 10, opts.overallBurst ?? 100);
+    this.groupRate = opts.groupRatePerSecond ?? 10;
+    this.groupBurst = opts.groupBurst ?? 100;
   }
 
   /** Number of keys ready and waiting for a worker. */
   get length(): number {
     return this.readyCount;
+  }
+
+  /** Number of groups holding a retry bucket; a full one is released when the buckets are next swept. */
+  get retryBuckets(): number {
+    return this.buckets.size;
   }
 
   /** Number of keys waiting on a timer (addAfter / addRateLimited). */
@@ -152,12 +182,15 @@ export class WorkQueue {
     this.waiting.set(key, { at, timer });
   }
 
-  /** Re-adds `key` after its next backoff delay (or the overall limiter's, if longer). */
+  /** Re-adds `key` after its next backoff delay (or its group's bucket's, if longer); returns the delay in ms. */
   addRateLimited(key: string): number {
     const n = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, n);
     this.metrics.retried?.();
-    const delay = Math.max(backoffDelay(this.backoff, n, this.random), this.overall.reserve());
+    const delay = Math.max(
+      backoffDelay(this.backoff, n, this.random),
+      this.bucketOf(this.groupOf(key)).reserve(),
+    );
     this.addAfter(key, delay);
     return delay;
   }
@@ -234,6 +267,19 @@ export class WorkQueue {
     else this.ready.delete(group);
     this.readyCount--;
     return key;
+  }
+
+  private bucketOf(group: string): TokenBucket {
+    let bucket = this.buckets.get(group);
+    if (bucket === undefined) {
+      if (this.buckets.size >= this.sweepAt) {
+        for (const [g, b] of this.buckets) if (b.isFull()) this.buckets.delete(g);
+        this.sweepAt = Math.max(minBucketSweep, 2 * this.buckets.size);
+      }
+      bucket = new TokenBucket(this.clock, this.groupRate, this.groupBurst);
+      this.buckets.set(group, bucket);
+    }
+    return bucket;
   }
 
   private handOut(key: string): string {

@@ -8,8 +8,8 @@ function queue(clock = new FakeClock(), random = () => 0.5): { q: WorkQueue; clo
       clock,
       random,
       backoff: { baseMs: 100, capMs: 1000, jitter: 0.2 },
-      overallRatePerSecond: 1000,
-      overallBurst: 1000,
+      groupRatePerSecond: 1000,
+      groupBurst: 1000,
     }),
     clock,
   };
@@ -93,17 +93,59 @@ describe('WorkQueue', () => {
     expect(q.addRateLimited('k')).toBe(100);
   });
 
-  it('applies an overall rate limit across keys', () => {
+  it.each([
+    { reason: 'cluster-scoped keys are one group', keys: ['a', 'b', 'c', 'd'] },
+    { reason: 'one namespace’s keys', keys: ['ns/a', 'ns/b', 'ns/c', 'ns/d'] },
+  ])('applies the rate limit to a group’s keys together: $reason', ({ keys }) => {
     const clock = new FakeClock();
     const q = new WorkQueue({
       clock,
       random: () => 0.5,
       backoff: { baseMs: 1, capMs: 1, jitter: 0 },
-      overallRatePerSecond: 2,
-      overallBurst: 2,
+      groupRatePerSecond: 2,
+      groupBurst: 2,
     });
-    const delays = ['a', 'b', 'c', 'd'].map((k) => q.addRateLimited(k));
-    expect(delays).toEqual([1, 1, 500, 1000]);
+    expect(keys.map((k) => q.addRateLimited(k))).toEqual([1, 1, 500, 1000]);
+  });
+
+  it('a namespace that exhausts its retry budget does not delay another namespace’s first retry', async () => {
+    const clock = new FakeClock();
+    const q = new WorkQueue({
+      clock,
+      random: () => 0.5,
+      backoff: { baseMs: 100, capMs: 100, jitter: 0 },
+      groupRatePerSecond: 2,
+      groupBurst: 2,
+    });
+    for (let round = 0; round < 10; round++) {
+      for (let i = 0; i < 20; i++) q.addRateLimited(`failing/obj-${i}`);
+    }
+    expect(q.addRateLimited('failing/obj-0')).toBeGreaterThan(60_000); // its bucket is long empty
+    expect(q.addRateLimited('healthy/web')).toBe(100); // its own backoff only
+    clock.advance(100);
+    // ready beside the two failing keys that got the bucket's burst, and handed out among the first two
+    expect(q.length).toBe(3);
+    expect((await drainReady(q)).slice(0, 2)).toContain('healthy/web');
+  });
+
+  it('releases the retry buckets of groups that are full again, and keeps a draining one', () => {
+    const clock = new FakeClock();
+    const q = new WorkQueue({
+      clock,
+      random: () => 0.5,
+      backoff: { baseMs: 100, capMs: 100, jitter: 0 },
+      groupRatePerSecond: 10,
+      groupBurst: 2,
+    });
+    for (let i = 0; i < 200; i++) q.addRateLimited(`failing/obj-${i}`); // 198 tokens short: 19.8 s to refill
+    for (let round = 0; round < 10; round++) {
+      for (let i = 0; i < 1000; i++) q.addRateLimited(`ns-${round}-${i}/obj`);
+      // at most twice the groups whose buckets are short (this round's 1,000 and failing), not 10,001
+      expect(q.retryBuckets).toBeLessThanOrEqual(2 * 1001);
+      clock.advance(1000); // this round's buckets are full again, failing's is not
+    }
+    // failing's bucket was kept through the sweeps: still about 9.8 s short, not a fresh burst
+    expect(q.addRateLimited('failing/obj-0')).toBeGreaterThan(9000);
   });
 
   it('hands a quiet namespace’s key out within two gets after another namespace enqueued 5,000', async () => {
