@@ -29,11 +29,45 @@ function aRecord(name: string, value = '192.0.2.1', action: Change['Action'] = '
   };
 }
 
+/** A TXT record with `values` values of `chars` characters each (quotes included). */
+function txtRecord(name: string, values: number, chars: number, action: Change['Action'] = 'CREATE'): Change {
+  return {
+    Action: action,
+    ResourceRecordSet: {
+      Name: `${name}.example.com.`,
+      Type: 'TXT',
+      TTL: 60,
+      ResourceRecords: Array.from({ length: values }, () => ({ Value: `"${'x'.repeat(chars - 2)}"` })),
+    },
+  };
+}
+
+/** An A record with `values` addresses: `values` records of weight, few characters. */
+function wideRecord(name: string, values: number): Change {
+  return {
+    Action: 'CREATE',
+    ResourceRecordSet: {
+      Name: `${name}.example.com.`,
+      Type: 'A',
+      TTL: 60,
+      ResourceRecords: Array.from({ length: values }, (_, i) => ({ Value: `10.0.${i >> 8}.${i & 255}` })),
+    },
+  };
+}
+
 async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
 }
 
-function setup(): { batcher: ChangeBatcher; clock: FakeClock; outcomes: string[] } {
+/** Moves time a window at a time until `done` (at most `max` windows). */
+async function drain(clock: FakeClock, done: () => boolean, max = 400): Promise<void> {
+  for (let i = 0; i < max && !done(); i++) {
+    clock.advance(100);
+    await settle();
+  }
+}
+
+function setup(): { batcher: ChangeBatcher; clock: FakeClock; outcomes: string[]; client: Route53Client } {
   const clock = new FakeClock();
   const client = new Route53Client({ region: 'us-east-1' });
   const outcomes: string[] = [];
@@ -46,13 +80,27 @@ function setup(): { batcher: ChangeBatcher; clock: FakeClock; outcomes: string[]
     random: () => 0.5,
     onBatch: (_z, tickets, _c, outcome) => outcomes.push(`${outcome}:${tickets}`),
   });
-  return { batcher, clock, outcomes };
+  return { batcher, clock, outcomes, client };
 }
 
 function sentBatches(): string[][] {
   return r53
     .commandCalls(ChangeResourceRecordSetsCommand)
     .map((c) => (c.args[0].input.ChangeBatch?.Changes ?? []).map((ch) => ch.ResourceRecordSet?.Name ?? ''));
+}
+
+/** Each call's changes and the client that sent it. */
+function sentCalls(): { changes: Change[]; via: unknown }[] {
+  return r53.commandCalls(ChangeResourceRecordSetsCommand).map((c) => {
+    const via: unknown = c.thisValue;
+    return { changes: c.args[0].input.ChangeBatch?.Changes ?? [], via };
+  });
+}
+
+function accepting(): void {
+  r53
+    .on(ChangeResourceRecordSetsCommand)
+    .resolves({ ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } });
 }
 
 beforeEach(() => {
@@ -190,6 +238,11 @@ describe('ChangeBatcher', () => {
     );
     expect(() => batcher.submit('Z2', 'second', [aRecord('www')])).not.toThrow();
     expect(() => batcher.submit('Z1', 'first', [aRecord('www', '192.0.2.9', 'UPSERT')])).not.toThrow();
+    // One queue per zone: another namespace, signing with another role, is refused alike.
+    const other = new Route53Client({ region: 'us-east-1' });
+    expect(() =>
+      batcher.submit('Z1', 'third', [aRecord('www', '192.0.2.7', 'UPSERT')], { tenant: 'bank', via: other }),
+    ).toThrow(RecordSetBusyError);
   });
 
   // Issue 27, item 18: the Conflict did not say whose the pending change was.
@@ -206,10 +259,12 @@ describe('ChangeBatcher', () => {
     },
   ])('says whose pending change refuses a second owner: $reason', ({ other, want }) => {
     const { batcher } = setup();
-    batcher.submit('Z1', other.uid, [aRecord('www')], other);
+    batcher.submit('Z1', other.uid, [aRecord('www')], { ownership: other });
     let refused: unknown;
     try {
-      batcher.submit('Z1', 'u2', [aRecord('www')], { cluster: 'c1', owner: 'shop/two', uid: 'u2' });
+      batcher.submit('Z1', 'u2', [aRecord('www')], {
+        ownership: { cluster: 'c1', owner: 'shop/two', uid: 'u2' },
+      });
     } catch (err) {
       refused = err;
     }
@@ -309,5 +364,90 @@ describe('ChangeBatcher', () => {
     clock.advance(1000);
     await settle();
     expect(sentBatches()).toEqual([]);
+  });
+});
+
+// Issue 28: one batcher serves a whole account and region, shared by namespaces and IAM roles.
+describe('ChangeBatcher shared by tenants and signers', () => {
+  it('never mixes signers in a call and sends each batch with its signer’s client', async () => {
+    accepting();
+    const { batcher, clock, client } = setup();
+    const teamA = new Route53Client({ region: 'us-east-1' });
+    const teamB = new Route53Client({ region: 'us-east-1' });
+    const signers = new Map<unknown, string>([
+      [teamA, 'a'],
+      [teamB, 'b'],
+      [client, 'own'],
+    ]);
+    for (let i = 0; i < 5; i++) {
+      batcher.submit('Z1', `a${i}`, [aRecord(`a${i}`)], { tenant: 'team-a', via: teamA });
+      batcher.submit('Z1', `b${i}`, [aRecord(`b${i}`)], { tenant: 'team-b', via: teamB });
+      batcher.submit('Z1', `own${i}`, [aRecord(`own${i}`)], { tenant: 'team-c' });
+    }
+    await drain(clock, () => batcher.pending('Z1') === 0);
+    const calls = sentCalls();
+    // In the order of each signer's oldest ticket; each call signed by the one its changes belong to.
+    expect(calls.map((c) => signers.get(c.via))).toEqual(['a', 'b', 'own']);
+    for (const c of calls) {
+      const who = signers.get(c.via) ?? '?';
+      expect(c.changes).toHaveLength(5);
+      for (const ch of c.changes) expect(ch.ResourceRecordSet?.Name).toMatch(new RegExp(`^${who}\\d`));
+    }
+  });
+
+  it.each([
+    { reason: 'value characters', changes: [txtRecord('big', 9, 3600)] },
+    { reason: 'records', changes: [wideRecord('wide', 1001)] },
+    { reason: 'UPSERT counted twice', changes: [txtRecord('up', 5, 3300, 'UPSERT')] },
+  ])('refuses a ticket that alone exceeds the limits, whoever signs it: $reason', ({ changes }) => {
+    const { batcher } = setup();
+    const via = new Route53Client({ region: 'us-east-1' });
+    expect(() => batcher.submit('Z1', 'u', changes, { tenant: 't', via })).toThrow(ChangeTooLargeError);
+    expect(batcher.pending('Z1')).toBe(0);
+  });
+
+  it('sends a ticket exactly at the limits alone, the others in the next call', async () => {
+    accepting();
+    const { batcher, clock } = setup();
+    batcher.submit('Z1', 'small', [aRecord('small')], { tenant: 'a' });
+    // 1,000 records of 32 characters: 1,000 records and 32,000 characters.
+    const full = txtRecord('full', 1000, 32);
+    expect(ticketWeight([full])).toEqual({ records: 1000, chars: 32_000 });
+    batcher.submit('Z1', 'full', [full], { tenant: 'b' });
+    await drain(clock, () => batcher.pending('Z1') === 0);
+    expect(sentBatches().map((b) => b.length)).toEqual([1, 1]);
+  });
+
+  it('bisects a rejected batch of many tenants within its signer', async () => {
+    r53.on(ChangeResourceRecordSetsCommand).callsFake((input: { ChangeBatch?: { Changes?: Change[] } }) => {
+      if ((input.ChangeBatch?.Changes ?? []).some((c) => c.ResourceRecordSet?.Name?.startsWith('poison'))) {
+        throw Object.assign(new Error('Invalid Resource Record: poison'), {
+          name: 'InvalidChangeBatch',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      return { ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } };
+    });
+    const { batcher, clock, client } = setup();
+    const teamA = new Route53Client({ region: 'us-east-1' });
+    const good = Array.from({ length: 9 }, (_, i) =>
+      batcher.submit('Z1', `g${i}`, [aRecord(`good${i}`)], {
+        tenant: ['a', 'b', 'c'][i % 3] ?? '',
+        ...(i % 2 === 0 ? { via: teamA } : {}),
+      }),
+    );
+    const bad = batcher.submit('Z1', 'bad', [aRecord('poison')], { tenant: 'b', via: teamA });
+    await drain(clock, () => batcher.pending('Z1') === 0, 50);
+    expect(good.every((t) => t.state === 'applied')).toBe(true);
+    expect(bad.state).toBe('failed');
+    expect(bad.error?.message).toContain('Invalid Resource Record: poison');
+    for (const c of sentCalls()) {
+      const viaA = c.changes.map((ch) => {
+        const name = ch.ResourceRecordSet?.Name ?? '';
+        return name.startsWith('poison') || Number(/^good(\d)/.exec(name)?.[1]) % 2 === 0;
+      });
+      expect(new Set(viaA).size).toBe(1);
+      expect(c.via).toBe(viaA[0] === true ? teamA : client);
+    }
   });
 });

@@ -80,6 +80,8 @@ export interface ChangeTicket {
   readonly owner: string;
   /** The owning object's ownership marks, when its submit gave them (for another owner's conflict). */
   readonly ownership?: OwnershipTags;
+  /** Whom the change is for (the object's namespace). */
+  readonly tenant: string;
   readonly changes: readonly Change[];
   state: TicketState;
   /** The Route 53 change ID once applied. */
@@ -98,8 +100,22 @@ export interface ChangeTicket {
   group?: number;
 }
 
+/** Who a submitted change is for and who signs it ({@link ChangeBatcher.submit}). */
+export interface SubmitOptions {
+  /** The owning object's ownership marks: another owner's conflict can say whose the change is. */
+  readonly ownership?: OwnershipTags;
+  /** Whom the change is for (the object's namespace). Default "". */
+  readonly tenant?: string;
+  /**
+   * The client, that is the IAM identity, that must sign this change. Default the batcher's own
+   * `route53`. A call only ever carries one signer's changes.
+   */
+  readonly via?: Route53Client;
+}
+
 /** Options for {@link ChangeBatcher}. */
 export interface ChangeBatcherOptions {
+  /** The client that signs a change whose submit names none. */
   readonly route53: Route53Client;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -119,15 +135,27 @@ export interface ChangeBatcherOptions {
   ) => void;
 }
 
+/** A change's weight against Route 53's limits. */
+interface Weight {
+  readonly records: number;
+  readonly chars: number;
+}
+
+/** A ticket as its zone's queue holds it: with its signer and its weight. */
+interface QueuedTicket extends ChangeTicket {
+  readonly via: Route53Client;
+  readonly weight: Weight;
+}
+
 interface ZoneQueue {
-  queue: ChangeTicket[];
+  queue: QueuedTicket[];
   timer: TimerHandle | undefined;
   sending: boolean;
   failures: number;
 }
 
 /** Weight of a ticket against the limits (UPSERT counts twice, as Route 53 counts it). Pure. */
-export function ticketWeight(changes: readonly Change[]): { records: number; chars: number } {
+export function ticketWeight(changes: readonly Change[]): Weight {
   let records = 0;
   let chars = 0;
   for (const c of changes) {
@@ -143,11 +171,13 @@ export function ticketWeight(changes: readonly Change[]): { records: number; cha
  * Coalesces record changes from many objects into few ChangeResourceRecordSets
  * calls per zone: submissions wait up to a short window, then go out in
  * batches within Route 53's limits (1,000 records, 32,000 value characters,
- * UPSERT counted twice), each object's changes kept together. `submit()`
- * never blocks: callers keep the ticket and look at it on their next
- * reconcile. Throttling backs off per zone and retries (never a terminal
- * outcome); a batch Route 53 rejects is bisected until the faulty object's
- * changes fail alone, so one bad record cannot fail the others.
+ * UPSERT counted twice), each object's changes kept together. One batcher can
+ * serve several signers (IAM identities of one account): a call carries one
+ * signer's changes and is signed by it. `submit()` never blocks:
+ * callers keep the ticket and look at it on their next reconcile. Throttling
+ * backs off per zone and retries (never a terminal outcome); a batch Route 53
+ * rejects is bisected until the faulty object's changes fail alone, so one bad
+ * record cannot fail the others.
  */
 export class ChangeBatcher {
   private readonly o: ChangeBatcherOptions;
@@ -161,12 +191,12 @@ export class ChangeBatcher {
   }
 
   /**
-   * Queues `changes` for `zoneId` on behalf of `owner` (a uid; `ownership`, its marks, lets another
-   * owner's conflict say whose the change is). Throws RecordSetBusyError (an
-   * OwnershipConflictError) when another owner has a pending change to the same record set, and
+   * Queues `changes` for `zoneId` on behalf of `owner` (a uid), to be signed by `opts.via` for
+   * `opts.tenant` ({@link SubmitOptions}). Throws RecordSetBusyError (an OwnershipConflictError)
+   * when another owner, of any tenant or signer, has a pending change to the same record set, and
    * ChangeTooLargeError (a TerminalError) when the changes alone exceed Route 53's limits.
    */
-  submit(zoneId: string, owner: string, changes: readonly Change[], ownership?: OwnershipTags): ChangeTicket {
+  submit(zoneId: string, owner: string, changes: readonly Change[], opts: SubmitOptions = {}): ChangeTicket {
     const zq = this.zone(zoneId);
     const keys = new Set(changes.map((c) => keyOf(c)));
     for (const t of zq.queue) {
@@ -174,16 +204,19 @@ export class ChangeBatcher {
       const shared = t.changes.map((c) => keyOf(c)).find((k) => keys.has(k));
       if (shared !== undefined) throw new RecordSetBusyError(shared, zoneId, t.ownership);
     }
-    const w = ticketWeight(changes);
-    if (w.records > route53Limits.maxRecords || w.chars > route53Limits.maxValueChars)
-      throw new ChangeTooLargeError(w);
-    const ticket: ChangeTicket = {
+    const weight = ticketWeight(changes);
+    if (!fits(weight, { records: route53Limits.maxRecords, chars: route53Limits.maxValueChars }))
+      throw new ChangeTooLargeError(weight);
+    const ticket: QueuedTicket = {
       id: this.nextId++,
       zoneId,
       owner,
+      tenant: opts.tenant ?? '',
       changes,
       state: 'queued',
-      ...(ownership !== undefined ? { ownership } : {}),
+      via: opts.via ?? this.o.route53,
+      weight,
+      ...(opts.ownership !== undefined ? { ownership: opts.ownership } : {}),
     };
     zq.queue.push(ticket);
     this.schedule(zoneId, this.o.windowMs ?? 200);
@@ -249,20 +282,24 @@ export class ChangeBatcher {
     });
   }
 
-  /** The next batch: a run of queued tickets of one bisection group, within the limits. */
-  private pack(zq: ZoneQueue): ChangeTicket[] {
-    const batch: ChangeTicket[] = [];
+  /** The next batch: a run of queued tickets of one signer and one bisection group, within the limits. */
+  private pack(zq: ZoneQueue): QueuedTicket[] {
+    const batch: QueuedTicket[] = [];
     let records = 0;
     let chars = 0;
     const first = zq.queue.find((t) => t.state === 'queued');
     if (first === undefined) return batch;
     for (const t of zq.queue) {
-      if (t.state !== 'queued' || t.group !== first.group) continue;
-      const w = ticketWeight(t.changes);
-      if (records + w.records > route53Limits.maxRecords || chars + w.chars > route53Limits.maxValueChars)
+      if (t.state !== 'queued' || t.via !== first.via || t.group !== first.group) continue;
+      if (
+        !fits(t.weight, {
+          records: route53Limits.maxRecords - records,
+          chars: route53Limits.maxValueChars - chars,
+        })
+      )
         break;
-      records += w.records;
-      chars += w.chars;
+      records += t.weight.records;
+      chars += t.weight.chars;
       batch.push(t);
     }
     return batch;
@@ -270,7 +307,7 @@ export class ChangeBatcher {
 
   private fullBatchWaiting(zq: ZoneQueue): boolean {
     let records = 0;
-    for (const t of zq.queue) if (t.state === 'queued') records += ticketWeight(t.changes).records;
+    for (const t of zq.queue) if (t.state === 'queued') records += t.weight.records;
     return records >= route53Limits.maxRecords;
   }
 
@@ -278,7 +315,8 @@ export class ChangeBatcher {
     const zq = this.zone(zoneId);
     if (zq.sending || this.stopped) return;
     const batch = this.pack(zq);
-    if (batch.length === 0) return;
+    const signer = batch[0]?.via;
+    if (signer === undefined) return;
     zq.sending = true;
     for (const t of batch) t.state = 'submitted';
     const changes = batch.flatMap((t) => t.changes);
@@ -296,7 +334,8 @@ export class ChangeBatcher {
     // unless a full batch is already waiting.
     let again = this.fullBatchWaiting(zq) ? 0 : (this.o.windowMs ?? 200);
     try {
-      const out = await this.o.route53.send(
+      // Signed by the identity its changes were submitted for: one team's role never writes another's.
+      const out = await signer.send(
         new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: [...changes] } }),
       );
       const changeId = (out.ChangeInfo?.Id ?? '').replace(/^\/?change\//, '');
@@ -313,7 +352,7 @@ export class ChangeBatcher {
   }
 
   /** Decides what a failed batch means; returns the delay before the next attempt. */
-  private handleFailure(zoneId: string, zq: ZoneQueue, batch: ChangeTicket[], err: unknown): number {
+  private handleFailure(zoneId: string, zq: ZoneQueue, batch: QueuedTicket[], err: unknown): number {
     const cls = classifyAwsError(err, route53ErrorTable);
     const log = this.o.logger;
     if (isNoSuchHostedZone(err)) {
@@ -422,7 +461,7 @@ export class ChangeBatcher {
 
   private finish(
     zq: ZoneQueue,
-    t: ChangeTicket,
+    t: QueuedTicket,
     result: { state: 'applied'; changeId: string } | { state: 'failed'; error: Error },
   ): void {
     t.state = result.state;
@@ -433,6 +472,11 @@ export class ChangeBatcher {
     const i = zq.queue.indexOf(t);
     if (i >= 0) zq.queue.splice(i, 1);
   }
+}
+
+/** Whether `w` fits in `room`. Pure. */
+function fits(w: Weight, room: Weight): boolean {
+  return w.records <= room.records && w.chars <= room.chars;
 }
 
 function keyOf(c: Change): string {
