@@ -7,6 +7,7 @@ import {
   ChangeBatcher,
   ChangeTooLargeError,
   RecordSetBusyError,
+  route53Limits,
   ticketWeight,
 } from '../../src/providers/route53/changeBatcher.ts';
 import { recordSetBusyError } from '../../src/kinds/dnsrecord/adapter.ts';
@@ -101,6 +102,15 @@ function accepting(): void {
   r53
     .on(ChangeResourceRecordSetsCommand)
     .resolves({ ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } });
+}
+
+/** Every call stays within Route 53's limits. */
+function expectWithinLimits(): void {
+  for (const { changes } of sentCalls()) {
+    const w = ticketWeight(changes);
+    expect(w.records).toBeLessThanOrEqual(route53Limits.maxRecords);
+    expect(w.chars).toBeLessThanOrEqual(route53Limits.maxValueChars);
+  }
 }
 
 beforeEach(() => {
@@ -369,6 +379,81 @@ describe('ChangeBatcher', () => {
 
 // Issue 28: one batcher serves a whole account and region, shared by namespaces and IAM roles.
 describe('ChangeBatcher shared by tenants and signers', () => {
+  it.each([
+    { reason: 'both signed by one role: in the first call', ownRole: false, call: 0, calls: 150 },
+    { reason: 'each team with its own role: in the second call', ownRole: true, call: 1, calls: 151 },
+  ])(
+    'serves a quiet namespace at once while another floods the zone with large records: $reason',
+    async ({ ownRole, call, calls }) => {
+      accepting();
+      const { batcher, clock } = setup();
+      // 150 × 19,500 value characters: one such ticket per call (two would exceed 32,000).
+      const flood = Array.from({ length: 150 }, (_, i) =>
+        batcher.submit('Z1', `flood-${i}`, [txtRecord(`flood${i}`, 5, 3900)], { tenant: 'flood' }),
+      );
+      expect(ticketWeight(flood[0]?.changes ?? []).chars).toBe(19_500);
+      const quiet = batcher.submit('Z1', 'quiet', [aRecord('quiet')], {
+        tenant: 'quiet',
+        ...(ownRole ? { via: new Route53Client({ region: 'us-east-1' }) } : {}),
+      });
+      await drain(clock, () => quiet.state !== 'queued');
+      expect(quiet.state).toBe('applied');
+      expect(sentBatches().findIndex((b) => b.includes('quiet.example.com.'))).toBe(call);
+      await drain(clock, () => batcher.pending('Z1') === 0);
+      expect(flood.every((t) => t.state === 'applied')).toBe(true);
+      expect(sentBatches()).toHaveLength(calls);
+      expectWithinLimits();
+    },
+  );
+
+  it('sends back to back while more than a batch of value characters waits', async () => {
+    accepting();
+    const { batcher, clock } = setup();
+    // Few records (5 each), many characters: a full batch by characters alone.
+    for (let i = 0; i < 10; i++) batcher.submit('Z1', `u${i}`, [txtRecord(`big${i}`, 5, 3900)]);
+    clock.advance(100);
+    for (let i = 0; i < 20; i++) {
+      await settle();
+      clock.advance(0);
+    }
+    // Nine calls without waiting a window; the last ticket alone cannot fill one, so it waits.
+    expect(sentBatches()).toHaveLength(9);
+    clock.advance(100);
+    await settle();
+    expect(sentBatches()).toHaveLength(10);
+  });
+
+  it.each([
+    {
+      reason: 'value characters: a 19,500-character ticket leaves room for twelve of 1,000',
+      large: (name: string) => txtRecord(name, 5, 3900),
+      small: (name: string) => txtRecord(name, 1, 1000),
+      sizes: [13, 9],
+    },
+    {
+      reason: 'records: a 600-record ticket leaves room for eight of 50',
+      large: (name: string) => wideRecord(name, 600),
+      small: (name: string) => wideRecord(name, 50),
+      sizes: [9, 9, 4],
+    },
+  ])(
+    'fills the room a large ticket leaves with smaller ones (first fit): $reason',
+    async ({ large, small, sizes }) => {
+      accepting();
+      const { batcher, clock } = setup();
+      const opts = { tenant: 'team' };
+      batcher.submit('Z1', 'large-1', [large('large1')], opts);
+      batcher.submit('Z1', 'large-2', [large('large2')], opts); // does not fit beside large-1: skipped, not a stop
+      for (let i = 0; i < 20; i++) batcher.submit('Z1', `small-${i}`, [small(`small${i}`)], opts);
+      await drain(clock, () => batcher.pending('Z1') === 0);
+      const batches = sentBatches();
+      expect(batches.map((b) => b.length)).toEqual(sizes);
+      expect(batches[0]?.[0]).toBe('large1.example.com.');
+      expect(batches[1]?.[0]).toBe('large2.example.com.');
+      expectWithinLimits();
+    },
+  );
+
   it('never mixes signers in a call and sends each batch with its signer’s client', async () => {
     accepting();
     const { batcher, clock, client } = setup();
@@ -395,6 +480,25 @@ describe('ChangeBatcher shared by tenants and signers', () => {
     }
   });
 
+  it('serves two signers alternately by the age of their oldest ticket', async () => {
+    accepting();
+    const { batcher, clock } = setup();
+    const teamA = new Route53Client({ region: 'us-east-1' });
+    const teamB = new Route53Client({ region: 'us-east-1' });
+    // A submits all of its large tickets first: once served, A waits behind B, which was waiting.
+    for (let i = 0; i < 3; i++)
+      batcher.submit('Z1', `a${i}`, [txtRecord(`a${i}`, 5, 3900)], { tenant: 'team-a', via: teamA });
+    for (let i = 0; i < 3; i++)
+      batcher.submit('Z1', `b${i}`, [txtRecord(`b${i}`, 5, 3900)], { tenant: 'team-b', via: teamB });
+    await drain(clock, () => batcher.pending('Z1') === 0);
+    const calls = sentCalls();
+    const signer = (via: unknown) => (via === teamA ? 'a' : via === teamB ? 'b' : '?');
+    expect(calls.map((c) => signer(c.via))).toEqual(['a', 'b', 'a', 'b', 'a', 'b']);
+    expect(calls.map((c) => c.changes[0]?.ResourceRecordSet?.Name)).toEqual(
+      ['a0', 'b0', 'a1', 'b1', 'a2', 'b2'].map((n) => `${n}.example.com.`),
+    );
+  });
+
   it.each([
     { reason: 'value characters', changes: [txtRecord('big', 9, 3600)] },
     { reason: 'records', changes: [wideRecord('wide', 1001)] },
@@ -416,6 +520,22 @@ describe('ChangeBatcher shared by tenants and signers', () => {
     batcher.submit('Z1', 'full', [full], { tenant: 'b' });
     await drain(clock, () => batcher.pending('Z1') === 0);
     expect(sentBatches().map((b) => b.length)).toEqual([1, 1]);
+  });
+
+  it('interleaves tenants in a batch that cannot hold them all', async () => {
+    accepting();
+    const { batcher, clock } = setup();
+    // 3 tenants × 10 tickets of 100 records; a call holds 10 of them.
+    for (const tenant of ['a', 'b', 'c'])
+      for (let i = 0; i < 10; i++)
+        batcher.submit('Z1', `${tenant}${i}`, [wideRecord(`${tenant}${i}`, 100)], { tenant });
+    await drain(clock, () => batcher.pending('Z1') === 0);
+    const batches = sentBatches();
+    expect(batches[0]).toEqual(
+      ['a0', 'b0', 'c0', 'a1', 'b1', 'c1', 'a2', 'b2', 'c2', 'a3'].map((n) => `${n}.example.com.`),
+    );
+    expect(batches.map((b) => b.length)).toEqual([10, 10, 10]);
+    expectWithinLimits();
   });
 
   it('bisects a rejected batch of many tenants within its signer', async () => {

@@ -80,7 +80,7 @@ export interface ChangeTicket {
   readonly owner: string;
   /** The owning object's ownership marks, when its submit gave them (for another owner's conflict). */
   readonly ownership?: OwnershipTags;
-  /** Whom the change is for (the object's namespace). */
+  /** Whom the change is for (the object's namespace): batches are shared fairly between tenants. */
   readonly tenant: string;
   readonly changes: readonly Change[];
   state: TicketState;
@@ -148,7 +148,13 @@ interface QueuedTicket extends ChangeTicket {
 }
 
 interface ZoneQueue {
+  /** In submission order: the first queued ticket of a signer, group or tenant is its oldest. */
   queue: QueuedTicket[];
+  /**
+   * When each signer with queued tickets last had a call, on the count ticket ids come from: a
+   * signer's turn is the later of this and its oldest queued ticket.
+   */
+  served: Map<Route53Client, number>;
   timer: TimerHandle | undefined;
   sending: boolean;
   failures: number;
@@ -172,8 +178,11 @@ export function ticketWeight(changes: readonly Change[]): Weight {
  * calls per zone: submissions wait up to a short window, then go out in
  * batches within Route 53's limits (1,000 records, 32,000 value characters,
  * UPSERT counted twice), each object's changes kept together. One batcher can
- * serve several signers (IAM identities of one account): a call carries one
- * signer's changes and is signed by it. `submit()` never blocks:
+ * serve several tenants (namespaces) and signers (IAM identities of one
+ * account): a call carries one signer's changes and is signed by it, the
+ * signer with the oldest waiting change goes next, and its batch is filled
+ * round robin across tenants, first fit, so neither a tenant with many large
+ * changes nor a busy signer holds the others back. `submit()` never blocks:
  * callers keep the ticket and look at it on their next reconcile. Throttling
  * backs off per zone and retries (never a terminal outcome); a batch Route 53
  * rejects is bisected until the faulty object's changes fail alone, so one bad
@@ -182,6 +191,7 @@ export function ticketWeight(changes: readonly Change[]): Weight {
 export class ChangeBatcher {
   private readonly o: ChangeBatcherOptions;
   private readonly zones = new Map<string, ZoneQueue>();
+  /** Ticket ids and signers' served marks ({@link ZoneQueue.served}): one count, so they compare. */
   private nextId = 1;
   private nextGroup = 1;
   private stopped = false;
@@ -267,7 +277,7 @@ export class ChangeBatcher {
   private zone(zoneId: string): ZoneQueue {
     let zq = this.zones.get(zoneId);
     if (zq === undefined) {
-      zq = { queue: [], timer: undefined, sending: false, failures: 0 };
+      zq = { queue: [], served: new Map(), timer: undefined, sending: false, failures: 0 };
       this.zones.set(zoneId, zq);
     }
     return zq;
@@ -282,33 +292,73 @@ export class ChangeBatcher {
     });
   }
 
-  /** The next batch: a run of queued tickets of one signer and one bisection group, within the limits. */
+  /**
+   * The next batch: queued tickets of one signer and one bisection group (halves never meet again).
+   * The signer whose turn is oldest goes next: its turn is its oldest queued ticket's age, or its
+   * last call's when that is later, so a signer just served waits behind those already waiting and
+   * none starves. Within its oldest group, the tickets fill the batch round robin across tenants
+   * (in the order of each tenant's oldest ticket), each turn taking the tenant's oldest ticket that
+   * still fits: one that does not is passed over, not a stop (first fit).
+   */
   private pack(zq: ZoneQueue): QueuedTicket[] {
-    const batch: QueuedTicket[] = [];
-    let records = 0;
-    let chars = 0;
-    const first = zq.queue.find((t) => t.state === 'queued');
-    if (first === undefined) return batch;
+    let first: QueuedTicket | undefined;
+    let firstTurn = Infinity;
+    const waiting = new Set<Route53Client>();
+    for (const t of zq.queue) {
+      if (t.state !== 'queued') continue;
+      waiting.add(t.via);
+      const turn = Math.max(t.id, zq.served.get(t.via) ?? 0);
+      if (turn < firstTurn) [first, firstTurn] = [t, turn];
+    }
+    // A signer with nothing queued needs no mark: its next ticket's id is later than any.
+    for (const via of zq.served.keys()) if (!waiting.has(via)) zq.served.delete(via);
+    if (first === undefined) return [];
+    const byTenant = new Map<string, QueuedTicket[]>();
     for (const t of zq.queue) {
       if (t.state !== 'queued' || t.via !== first.via || t.group !== first.group) continue;
-      if (
-        !fits(t.weight, {
-          records: route53Limits.maxRecords - records,
-          chars: route53Limits.maxValueChars - chars,
-        })
-      )
-        break;
-      records += t.weight.records;
-      chars += t.weight.chars;
-      batch.push(t);
+      const mine = byTenant.get(t.tenant);
+      if (mine === undefined) byTenant.set(t.tenant, [t]);
+      else mine.push(t);
+    }
+    const batch: QueuedTicket[] = [];
+    let room: Weight = { records: route53Limits.maxRecords, chars: route53Limits.maxValueChars };
+    // Room only shrinks, so a ticket that does not fit now never will: each is looked at once.
+    let turns = [...byTenant.values()].map((tickets) => ({ tickets, next: 0 }));
+    while (turns.length > 0) {
+      const stillFitting: typeof turns = [];
+      for (const turn of turns) {
+        let taken: QueuedTicket | undefined;
+        while (taken === undefined && turn.next < turn.tickets.length) {
+          const t = turn.tickets[turn.next++];
+          if (t !== undefined && fits(t.weight, room)) taken = t;
+        }
+        if (taken === undefined) continue;
+        batch.push(taken);
+        room = { records: room.records - taken.weight.records, chars: room.chars - taken.weight.chars };
+        stillFitting.push(turn);
+      }
+      turns = stillFitting;
     }
     return batch;
   }
 
+  /**
+   * Whether one signer and bisection group has queued a full batch or more, by records or by
+   * value characters: waiting a window would not fill its next batch any further.
+   */
   private fullBatchWaiting(zq: ZoneQueue): boolean {
-    let records = 0;
-    for (const t of zq.queue) if (t.state === 'queued') records += t.weight.records;
-    return records >= route53Limits.maxRecords;
+    const waiting = new Map<Route53Client, Map<number | undefined, Weight>>();
+    for (const t of zq.queue) {
+      if (t.state !== 'queued') continue;
+      const groups = waiting.get(t.via) ?? new Map<number | undefined, Weight>();
+      waiting.set(t.via, groups);
+      const sum = groups.get(t.group) ?? { records: 0, chars: 0 };
+      const total = { records: sum.records + t.weight.records, chars: sum.chars + t.weight.chars };
+      if (total.records >= route53Limits.maxRecords || total.chars >= route53Limits.maxValueChars)
+        return true;
+      groups.set(t.group, total);
+    }
+    return false;
   }
 
   private async flush(zoneId: string): Promise<void> {
@@ -318,12 +368,14 @@ export class ChangeBatcher {
     const signer = batch[0]?.via;
     if (signer === undefined) return;
     zq.sending = true;
+    zq.served.set(signer, this.nextId++);
     for (const t of batch) t.state = 'submitted';
     const changes = batch.flatMap((t) => t.changes);
     this.o.logger.debug(
       {
         zoneId,
         tickets: batch.length,
+        tenants: new Set(batch.map((t) => t.tenant)).size,
         changes: changes.map(
           (c) => `${c.Action ?? ''} ${c.ResourceRecordSet?.Type ?? ''} ${c.ResourceRecordSet?.Name ?? ''}`,
         ),
