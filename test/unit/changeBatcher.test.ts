@@ -538,6 +538,29 @@ describe('ChangeBatcher shared by tenants and signers', () => {
     expectWithinLimits();
   });
 
+  it('gives up on a signer whose calls keep failing even while another signer’s succeed', async () => {
+    const broken = new Route53Client({ region: 'us-east-1' });
+    r53.on(ChangeResourceRecordSetsCommand).callsFake((_input, getClient) => {
+      if (getClient() === broken)
+        throw Object.assign(new Error('Service Unavailable'), {
+          name: 'ServiceUnavailable',
+          $metadata: { httpStatusCode: 503 },
+        });
+      return { ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } };
+    });
+    const { batcher, clock } = setup();
+    const stuck = batcher.submit('Z1', 'stuck', [aRecord('stuck')], { tenant: 'a', via: broken });
+    // The other team keeps writing: its successes must not restart the broken role's count.
+    for (let i = 0; i < 40 && stuck.state === 'queued'; i++) {
+      batcher.submit('Z1', `b${i}`, [aRecord(`b${i}`)], { tenant: 'b' });
+      await drain(clock, () => batcher.pending('Z1') <= 1, 400);
+    }
+    expect(stuck.state).toBe('failed');
+    expect(stuck.error?.message).toContain('Service Unavailable');
+    const viaBroken = sentCalls().filter((c) => c.via === broken);
+    expect(viaBroken).toHaveLength(8); // maxTransientAttempts, the default
+  });
+
   it('bisects a rejected batch of many tenants within its signer', async () => {
     r53.on(ChangeResourceRecordSetsCommand).callsFake((input: { ChangeBatch?: { Changes?: Change[] } }) => {
       if ((input.ChangeBatch?.Changes ?? []).some((c) => c.ResourceRecordSet?.Name?.startsWith('poison'))) {

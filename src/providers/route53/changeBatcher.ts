@@ -157,7 +157,13 @@ interface ZoneQueue {
   served: Map<Route53Client, number>;
   timer: TimerHandle | undefined;
   sending: boolean;
+  /** Failed calls in a row, whoever signed them: the zone's backoff. */
   failures: number;
+  /**
+   * Failed calls in a row per signer: what gives up on a transient error, so another signer's
+   * successes cannot keep a signer that always fails (a team's role it cannot use) retrying.
+   */
+  attempts: Map<Route53Client, number>;
 }
 
 /** Weight of a ticket against the limits (UPSERT counts twice, as Route 53 counts it). Pure. */
@@ -277,7 +283,14 @@ export class ChangeBatcher {
   private zone(zoneId: string): ZoneQueue {
     let zq = this.zones.get(zoneId);
     if (zq === undefined) {
-      zq = { queue: [], served: new Map(), timer: undefined, sending: false, failures: 0 };
+      zq = {
+        queue: [],
+        served: new Map(),
+        timer: undefined,
+        sending: false,
+        failures: 0,
+        attempts: new Map(),
+      };
       this.zones.set(zoneId, zq);
     }
     return zq;
@@ -310,8 +323,10 @@ export class ChangeBatcher {
       const turn = Math.max(t.id, zq.served.get(t.via) ?? 0);
       if (turn < firstTurn) [first, firstTurn] = [t, turn];
     }
-    // A signer with nothing queued needs no mark: its next ticket's id is later than any.
+    // A signer with nothing queued needs no mark (its next ticket's id is later than any) and no
+    // count of failures (it has nothing left to give up on).
     for (const via of zq.served.keys()) if (!waiting.has(via)) zq.served.delete(via);
+    for (const via of zq.attempts.keys()) if (!waiting.has(via)) zq.attempts.delete(via);
     if (first === undefined) return [];
     const byTenant = new Map<string, QueuedTicket[]>();
     for (const t of zq.queue) {
@@ -394,9 +409,10 @@ export class ChangeBatcher {
       for (const t of batch) this.finish(zq, t, { state: 'applied', changeId });
       this.o.records.applyChanges(zoneId, changes);
       zq.failures = 0;
+      zq.attempts.delete(signer);
       this.o.onBatch?.(zoneId, batch.length, changes.length, 'applied');
     } catch (err) {
-      again = this.handleFailure(zoneId, zq, batch, err);
+      again = this.handleFailure(zoneId, zq, signer, batch, err);
     } finally {
       zq.sending = false;
     }
@@ -404,7 +420,13 @@ export class ChangeBatcher {
   }
 
   /** Decides what a failed batch means; returns the delay before the next attempt. */
-  private handleFailure(zoneId: string, zq: ZoneQueue, batch: QueuedTicket[], err: unknown): number {
+  private handleFailure(
+    zoneId: string,
+    zq: ZoneQueue,
+    signer: Route53Client,
+    batch: QueuedTicket[],
+    err: unknown,
+  ): number {
     const cls = classifyAwsError(err, route53ErrorTable);
     const log = this.o.logger;
     if (isNoSuchHostedZone(err)) {
@@ -431,6 +453,7 @@ export class ChangeBatcher {
       }
       log.warn({ zoneId, tickets: failed.length }, 'Route 53 says the hosted zone does not exist');
       zq.failures = 0;
+      zq.attempts.clear();
       return 0;
     }
     if (cls === 'terminal') {
@@ -472,6 +495,8 @@ export class ChangeBatcher {
       return 0;
     }
     zq.failures++;
+    const attempts = (zq.attempts.get(signer) ?? 0) + 1;
+    zq.attempts.set(signer, attempts);
     const delay = backoffDelay(
       this.o.backoff ?? { baseMs: 500, capMs: 30_000, jitter: 0.2 },
       zq.failures,
@@ -486,7 +511,7 @@ export class ChangeBatcher {
       throttled ? 'throttled' : 'error',
     );
     const message = err instanceof Error ? err.message : String(err);
-    if (!throttled && zq.failures >= (this.o.maxTransientAttempts ?? 8)) {
+    if (!throttled && attempts >= (this.o.maxTransientAttempts ?? 8)) {
       for (const t of batch) {
         this.finish(zq, t, {
           state: 'failed',
@@ -494,6 +519,7 @@ export class ChangeBatcher {
         });
       }
       zq.failures = 0;
+      zq.attempts.delete(signer);
       return 0;
     }
     // Stable text (no countdown): an unchanged note writes no status.
