@@ -7,6 +7,7 @@ import {
   ChangeBatcher,
   ChangeTooLargeError,
   RecordSetBusyError,
+  route53Limits,
   ticketWeight,
 } from '../../src/providers/route53/changeBatcher.ts';
 import { recordSetBusyError } from '../../src/kinds/dnsrecord/adapter.ts';
@@ -29,11 +30,45 @@ function aRecord(name: string, value = '192.0.2.1', action: Change['Action'] = '
   };
 }
 
+/** A TXT record with `values` values of `chars` characters each (quotes included). */
+function txtRecord(name: string, values: number, chars: number, action: Change['Action'] = 'CREATE'): Change {
+  return {
+    Action: action,
+    ResourceRecordSet: {
+      Name: `${name}.example.com.`,
+      Type: 'TXT',
+      TTL: 60,
+      ResourceRecords: Array.from({ length: values }, () => ({ Value: `"${'x'.repeat(chars - 2)}"` })),
+    },
+  };
+}
+
+/** An A record with `values` addresses: `values` records of weight, few characters. */
+function wideRecord(name: string, values: number): Change {
+  return {
+    Action: 'CREATE',
+    ResourceRecordSet: {
+      Name: `${name}.example.com.`,
+      Type: 'A',
+      TTL: 60,
+      ResourceRecords: Array.from({ length: values }, (_, i) => ({ Value: `10.0.${i >> 8}.${i & 255}` })),
+    },
+  };
+}
+
 async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
 }
 
-function setup(): { batcher: ChangeBatcher; clock: FakeClock; outcomes: string[] } {
+/** Moves time a window at a time until `done` (at most `max` windows). */
+async function drain(clock: FakeClock, done: () => boolean, max = 400): Promise<void> {
+  for (let i = 0; i < max && !done(); i++) {
+    clock.advance(100);
+    await settle();
+  }
+}
+
+function setup(): { batcher: ChangeBatcher; clock: FakeClock; outcomes: string[]; client: Route53Client } {
   const clock = new FakeClock();
   const client = new Route53Client({ region: 'us-east-1' });
   const outcomes: string[] = [];
@@ -46,13 +81,36 @@ function setup(): { batcher: ChangeBatcher; clock: FakeClock; outcomes: string[]
     random: () => 0.5,
     onBatch: (_z, tickets, _c, outcome) => outcomes.push(`${outcome}:${tickets}`),
   });
-  return { batcher, clock, outcomes };
+  return { batcher, clock, outcomes, client };
 }
 
 function sentBatches(): string[][] {
   return r53
     .commandCalls(ChangeResourceRecordSetsCommand)
     .map((c) => (c.args[0].input.ChangeBatch?.Changes ?? []).map((ch) => ch.ResourceRecordSet?.Name ?? ''));
+}
+
+/** Each call's changes and the client that sent it. */
+function sentCalls(): { changes: Change[]; via: unknown }[] {
+  return r53.commandCalls(ChangeResourceRecordSetsCommand).map((c) => {
+    const via: unknown = c.thisValue;
+    return { changes: c.args[0].input.ChangeBatch?.Changes ?? [], via };
+  });
+}
+
+function accepting(): void {
+  r53
+    .on(ChangeResourceRecordSetsCommand)
+    .resolves({ ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } });
+}
+
+/** Every call stays within Route 53's limits. */
+function expectWithinLimits(): void {
+  for (const { changes } of sentCalls()) {
+    const w = ticketWeight(changes);
+    expect(w.records).toBeLessThanOrEqual(route53Limits.maxRecords);
+    expect(w.chars).toBeLessThanOrEqual(route53Limits.maxValueChars);
+  }
 }
 
 beforeEach(() => {
@@ -190,6 +248,11 @@ describe('ChangeBatcher', () => {
     );
     expect(() => batcher.submit('Z2', 'second', [aRecord('www')])).not.toThrow();
     expect(() => batcher.submit('Z1', 'first', [aRecord('www', '192.0.2.9', 'UPSERT')])).not.toThrow();
+    // One queue per zone: another namespace, signing with another role, is refused alike.
+    const other = new Route53Client({ region: 'us-east-1' });
+    expect(() =>
+      batcher.submit('Z1', 'third', [aRecord('www', '192.0.2.7', 'UPSERT')], { tenant: 'bank', via: other }),
+    ).toThrow(RecordSetBusyError);
   });
 
   // Issue 27, item 18: the Conflict did not say whose the pending change was.
@@ -206,10 +269,12 @@ describe('ChangeBatcher', () => {
     },
   ])('says whose pending change refuses a second owner: $reason', ({ other, want }) => {
     const { batcher } = setup();
-    batcher.submit('Z1', other.uid, [aRecord('www')], other);
+    batcher.submit('Z1', other.uid, [aRecord('www')], { ownership: other });
     let refused: unknown;
     try {
-      batcher.submit('Z1', 'u2', [aRecord('www')], { cluster: 'c1', owner: 'shop/two', uid: 'u2' });
+      batcher.submit('Z1', 'u2', [aRecord('www')], {
+        ownership: { cluster: 'c1', owner: 'shop/two', uid: 'u2' },
+      });
     } catch (err) {
       refused = err;
     }
@@ -309,5 +374,223 @@ describe('ChangeBatcher', () => {
     clock.advance(1000);
     await settle();
     expect(sentBatches()).toEqual([]);
+  });
+});
+
+// Issue 28: one batcher serves a whole account and region, shared by namespaces and IAM roles.
+describe('ChangeBatcher shared by tenants and signers', () => {
+  it.each([
+    { reason: 'both signed by one role: in the first call', ownRole: false, call: 0, calls: 150 },
+    { reason: 'each team with its own role: in the second call', ownRole: true, call: 1, calls: 151 },
+  ])(
+    'serves a quiet namespace at once while another floods the zone with large records: $reason',
+    async ({ ownRole, call, calls }) => {
+      accepting();
+      const { batcher, clock } = setup();
+      // 150 × 19,500 value characters: one such ticket per call (two would exceed 32,000).
+      const flood = Array.from({ length: 150 }, (_, i) =>
+        batcher.submit('Z1', `flood-${i}`, [txtRecord(`flood${i}`, 5, 3900)], { tenant: 'flood' }),
+      );
+      expect(ticketWeight(flood[0]?.changes ?? []).chars).toBe(19_500);
+      const quiet = batcher.submit('Z1', 'quiet', [aRecord('quiet')], {
+        tenant: 'quiet',
+        ...(ownRole ? { via: new Route53Client({ region: 'us-east-1' }) } : {}),
+      });
+      await drain(clock, () => quiet.state !== 'queued');
+      expect(quiet.state).toBe('applied');
+      expect(sentBatches().findIndex((b) => b.includes('quiet.example.com.'))).toBe(call);
+      await drain(clock, () => batcher.pending('Z1') === 0);
+      expect(flood.every((t) => t.state === 'applied')).toBe(true);
+      expect(sentBatches()).toHaveLength(calls);
+      expectWithinLimits();
+    },
+  );
+
+  it('sends back to back while more than a batch of value characters waits', async () => {
+    accepting();
+    const { batcher, clock } = setup();
+    // Few records (5 each), many characters: a full batch by characters alone.
+    for (let i = 0; i < 10; i++) batcher.submit('Z1', `u${i}`, [txtRecord(`big${i}`, 5, 3900)]);
+    clock.advance(100);
+    for (let i = 0; i < 20; i++) {
+      await settle();
+      clock.advance(0);
+    }
+    // Nine calls without waiting a window; the last ticket alone cannot fill one, so it waits.
+    expect(sentBatches()).toHaveLength(9);
+    clock.advance(100);
+    await settle();
+    expect(sentBatches()).toHaveLength(10);
+  });
+
+  it.each([
+    {
+      reason: 'value characters: a 19,500-character ticket leaves room for twelve of 1,000',
+      large: (name: string) => txtRecord(name, 5, 3900),
+      small: (name: string) => txtRecord(name, 1, 1000),
+      sizes: [13, 9],
+    },
+    {
+      reason: 'records: a 600-record ticket leaves room for eight of 50',
+      large: (name: string) => wideRecord(name, 600),
+      small: (name: string) => wideRecord(name, 50),
+      sizes: [9, 9, 4],
+    },
+  ])(
+    'fills the room a large ticket leaves with smaller ones (first fit): $reason',
+    async ({ large, small, sizes }) => {
+      accepting();
+      const { batcher, clock } = setup();
+      const opts = { tenant: 'team' };
+      batcher.submit('Z1', 'large-1', [large('large1')], opts);
+      batcher.submit('Z1', 'large-2', [large('large2')], opts); // does not fit beside large-1: skipped, not a stop
+      for (let i = 0; i < 20; i++) batcher.submit('Z1', `small-${i}`, [small(`small${i}`)], opts);
+      await drain(clock, () => batcher.pending('Z1') === 0);
+      const batches = sentBatches();
+      expect(batches.map((b) => b.length)).toEqual(sizes);
+      expect(batches[0]?.[0]).toBe('large1.example.com.');
+      expect(batches[1]?.[0]).toBe('large2.example.com.');
+      expectWithinLimits();
+    },
+  );
+
+  it('never mixes signers in a call and sends each batch with its signer’s client', async () => {
+    accepting();
+    const { batcher, clock, client } = setup();
+    const teamA = new Route53Client({ region: 'us-east-1' });
+    const teamB = new Route53Client({ region: 'us-east-1' });
+    const signers = new Map<unknown, string>([
+      [teamA, 'a'],
+      [teamB, 'b'],
+      [client, 'own'],
+    ]);
+    for (let i = 0; i < 5; i++) {
+      batcher.submit('Z1', `a${i}`, [aRecord(`a${i}`)], { tenant: 'team-a', via: teamA });
+      batcher.submit('Z1', `b${i}`, [aRecord(`b${i}`)], { tenant: 'team-b', via: teamB });
+      batcher.submit('Z1', `own${i}`, [aRecord(`own${i}`)], { tenant: 'team-c' });
+    }
+    await drain(clock, () => batcher.pending('Z1') === 0);
+    const calls = sentCalls();
+    // In the order of each signer's oldest ticket; each call signed by the one its changes belong to.
+    expect(calls.map((c) => signers.get(c.via))).toEqual(['a', 'b', 'own']);
+    for (const c of calls) {
+      const who = signers.get(c.via) ?? '?';
+      expect(c.changes).toHaveLength(5);
+      for (const ch of c.changes) expect(ch.ResourceRecordSet?.Name).toMatch(new RegExp(`^${who}\\d`));
+    }
+  });
+
+  it('serves two signers alternately by the age of their oldest ticket', async () => {
+    accepting();
+    const { batcher, clock } = setup();
+    const teamA = new Route53Client({ region: 'us-east-1' });
+    const teamB = new Route53Client({ region: 'us-east-1' });
+    // A submits all of its large tickets first: once served, A waits behind B, which was waiting.
+    for (let i = 0; i < 3; i++)
+      batcher.submit('Z1', `a${i}`, [txtRecord(`a${i}`, 5, 3900)], { tenant: 'team-a', via: teamA });
+    for (let i = 0; i < 3; i++)
+      batcher.submit('Z1', `b${i}`, [txtRecord(`b${i}`, 5, 3900)], { tenant: 'team-b', via: teamB });
+    await drain(clock, () => batcher.pending('Z1') === 0);
+    const calls = sentCalls();
+    const signer = (via: unknown) => (via === teamA ? 'a' : via === teamB ? 'b' : '?');
+    expect(calls.map((c) => signer(c.via))).toEqual(['a', 'b', 'a', 'b', 'a', 'b']);
+    expect(calls.map((c) => c.changes[0]?.ResourceRecordSet?.Name)).toEqual(
+      ['a0', 'b0', 'a1', 'b1', 'a2', 'b2'].map((n) => `${n}.example.com.`),
+    );
+  });
+
+  it.each([
+    { reason: 'value characters', changes: [txtRecord('big', 9, 3600)] },
+    { reason: 'records', changes: [wideRecord('wide', 1001)] },
+    { reason: 'UPSERT counted twice', changes: [txtRecord('up', 5, 3300, 'UPSERT')] },
+  ])('refuses a ticket that alone exceeds the limits, whoever signs it: $reason', ({ changes }) => {
+    const { batcher } = setup();
+    const via = new Route53Client({ region: 'us-east-1' });
+    expect(() => batcher.submit('Z1', 'u', changes, { tenant: 't', via })).toThrow(ChangeTooLargeError);
+    expect(batcher.pending('Z1')).toBe(0);
+  });
+
+  it('sends a ticket exactly at the limits alone, the others in the next call', async () => {
+    accepting();
+    const { batcher, clock } = setup();
+    batcher.submit('Z1', 'small', [aRecord('small')], { tenant: 'a' });
+    // 1,000 records of 32 characters: 1,000 records and 32,000 characters.
+    const full = txtRecord('full', 1000, 32);
+    expect(ticketWeight([full])).toEqual({ records: 1000, chars: 32_000 });
+    batcher.submit('Z1', 'full', [full], { tenant: 'b' });
+    await drain(clock, () => batcher.pending('Z1') === 0);
+    expect(sentBatches().map((b) => b.length)).toEqual([1, 1]);
+  });
+
+  it('interleaves tenants in a batch that cannot hold them all', async () => {
+    accepting();
+    const { batcher, clock } = setup();
+    // 3 tenants × 10 tickets of 100 records; a call holds 10 of them.
+    for (const tenant of ['a', 'b', 'c'])
+      for (let i = 0; i < 10; i++)
+        batcher.submit('Z1', `${tenant}${i}`, [wideRecord(`${tenant}${i}`, 100)], { tenant });
+    await drain(clock, () => batcher.pending('Z1') === 0);
+    const batches = sentBatches();
+    expect(batches[0]).toEqual(
+      ['a0', 'b0', 'c0', 'a1', 'b1', 'c1', 'a2', 'b2', 'c2', 'a3'].map((n) => `${n}.example.com.`),
+    );
+    expect(batches.map((b) => b.length)).toEqual([10, 10, 10]);
+    expectWithinLimits();
+  });
+
+  it('gives up on a signer whose calls keep failing even while another signer’s succeed', async () => {
+    const broken = new Route53Client({ region: 'us-east-1' });
+    r53.on(ChangeResourceRecordSetsCommand).callsFake((_input, getClient) => {
+      if (getClient() === broken)
+        throw Object.assign(new Error('Service Unavailable'), {
+          name: 'ServiceUnavailable',
+          $metadata: { httpStatusCode: 503 },
+        });
+      return { ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } };
+    });
+    const { batcher, clock } = setup();
+    const stuck = batcher.submit('Z1', 'stuck', [aRecord('stuck')], { tenant: 'a', via: broken });
+    // The other team keeps writing: its successes must not restart the broken role's count.
+    for (let i = 0; i < 40 && stuck.state === 'queued'; i++) {
+      batcher.submit('Z1', `b${i}`, [aRecord(`b${i}`)], { tenant: 'b' });
+      await drain(clock, () => batcher.pending('Z1') <= 1, 400);
+    }
+    expect(stuck.state).toBe('failed');
+    expect(stuck.error?.message).toContain('Service Unavailable');
+    const viaBroken = sentCalls().filter((c) => c.via === broken);
+    expect(viaBroken).toHaveLength(8); // maxTransientAttempts, the default
+  });
+
+  it('bisects a rejected batch of many tenants within its signer', async () => {
+    r53.on(ChangeResourceRecordSetsCommand).callsFake((input: { ChangeBatch?: { Changes?: Change[] } }) => {
+      if ((input.ChangeBatch?.Changes ?? []).some((c) => c.ResourceRecordSet?.Name?.startsWith('poison'))) {
+        throw Object.assign(new Error('Invalid Resource Record: poison'), {
+          name: 'InvalidChangeBatch',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      return { ChangeInfo: { Id: '/change/OK', Status: 'PENDING', SubmittedAt: new Date() } };
+    });
+    const { batcher, clock, client } = setup();
+    const teamA = new Route53Client({ region: 'us-east-1' });
+    const good = Array.from({ length: 9 }, (_, i) =>
+      batcher.submit('Z1', `g${i}`, [aRecord(`good${i}`)], {
+        tenant: ['a', 'b', 'c'][i % 3] ?? '',
+        ...(i % 2 === 0 ? { via: teamA } : {}),
+      }),
+    );
+    const bad = batcher.submit('Z1', 'bad', [aRecord('poison')], { tenant: 'b', via: teamA });
+    await drain(clock, () => batcher.pending('Z1') === 0, 50);
+    expect(good.every((t) => t.state === 'applied')).toBe(true);
+    expect(bad.state).toBe('failed');
+    expect(bad.error?.message).toContain('Invalid Resource Record: poison');
+    for (const c of sentCalls()) {
+      const viaA = c.changes.map((ch) => {
+        const name = ch.ResourceRecordSet?.Name ?? '';
+        return name.startsWith('poison') || Number(/^good(\d)/.exec(name)?.[1]) % 2 === 0;
+      });
+      expect(new Set(viaA).size).toBe(1);
+      expect(c.via).toBe(viaA[0] === true ? teamA : client);
+    }
   });
 });

@@ -265,7 +265,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     const legacy = await this.ownLegacyMark(t, mr, ctx);
     const ghost = this.ghosts.delete(ctx.ownership.uid);
     const ours = ghost || ownerUid(ownerRr) === ctx.ownership.uid || legacy !== undefined;
-    this.submit(t, ctx, [
+    this.submit(t, mr, ctx, [
       { Action: ours ? 'UPSERT' : 'CREATE', ResourceRecordSet: rr },
       { Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) },
       ...(legacy !== undefined ? [{ Action: 'DELETE' as const, ResourceRecordSet: legacy }] : []),
@@ -304,7 +304,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
       changes.push({ Action: 'UPSERT', ResourceRecordSet: this.ownerRecord(t, ctx) });
     // The old mark moves to the new name in the same batch, so the record is never without one.
     if (legacy !== undefined) changes.push({ Action: 'DELETE', ResourceRecordSet: legacy });
-    this.submit(t, ctx, changes);
+    this.submit(t, mr, ctx, changes);
     const diff = describeDelta(observed.delta);
     return {
       description: `UPSERT ${mr.spec.type} ${t.fqdn}${diff !== undefined ? `: ${diff}` : ''}`,
@@ -332,7 +332,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     const legacy = await this.ownLegacyMark(t, mr, ctx);
     if (legacy !== undefined) changes.push({ Action: 'DELETE', ResourceRecordSet: legacy });
     if (changes.length === 0) return { gone: true };
-    this.submit(t, ctx, changes);
+    this.submit(t, mr, ctx, changes);
     return { gone: false };
   }
 
@@ -396,10 +396,13 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     return t !== undefined && (t.state === 'queued' || t.state === 'submitted');
   }
 
-  private submit(t: Target, ctx: ReconcileContext, changes: Change[]): void {
+  private submit(t: Target, mr: DNSRecord, ctx: ReconcileContext, changes: Change[]): void {
     let ticket: ChangeTicket;
     try {
-      ticket = this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes, ctx.ownership);
+      ticket = this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes, {
+        ownership: ctx.ownership,
+        tenant: mr.metadata.namespace ?? '',
+      });
     } catch (err) {
       if (err instanceof RecordSetBusyError) throw recordSetBusyError(err, t, ctx.ownership);
       throw err instanceof ChangeTooLargeError ? recordsTooLargeError(err) : err;

@@ -80,6 +80,8 @@ export interface ChangeTicket {
   readonly owner: string;
   /** The owning object's ownership marks, when its submit gave them (for another owner's conflict). */
   readonly ownership?: OwnershipTags;
+  /** Whom the change is for (the object's namespace): batches are shared fairly between tenants. */
+  readonly tenant: string;
   readonly changes: readonly Change[];
   state: TicketState;
   /** The Route 53 change ID once applied. */
@@ -98,8 +100,22 @@ export interface ChangeTicket {
   group?: number;
 }
 
+/** Who a submitted change is for and who signs it ({@link ChangeBatcher.submit}). */
+export interface SubmitOptions {
+  /** The owning object's ownership marks: another owner's conflict can say whose the change is. */
+  readonly ownership?: OwnershipTags;
+  /** Whom the change is for (the object's namespace). Default "". */
+  readonly tenant?: string;
+  /**
+   * The client, that is the IAM identity, that must sign this change. Default the batcher's own
+   * `route53`. A call only ever carries one signer's changes.
+   */
+  readonly via?: Route53Client;
+}
+
 /** Options for {@link ChangeBatcher}. */
 export interface ChangeBatcherOptions {
+  /** The client that signs a change whose submit names none. */
   readonly route53: Route53Client;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -119,15 +135,39 @@ export interface ChangeBatcherOptions {
   ) => void;
 }
 
+/** A change's weight against Route 53's limits. */
+interface Weight {
+  readonly records: number;
+  readonly chars: number;
+}
+
+/** A ticket as its zone's queue holds it: with its signer and its weight. */
+interface QueuedTicket extends ChangeTicket {
+  readonly via: Route53Client;
+  readonly weight: Weight;
+}
+
 interface ZoneQueue {
-  queue: ChangeTicket[];
+  /** In submission order: the first queued ticket of a signer, group or tenant is its oldest. */
+  queue: QueuedTicket[];
+  /**
+   * When each signer with queued tickets last had a call, on the count ticket ids come from: a
+   * signer's turn is the later of this and its oldest queued ticket.
+   */
+  served: Map<Route53Client, number>;
   timer: TimerHandle | undefined;
   sending: boolean;
+  /** Failed calls in a row, whoever signed them: the zone's backoff. */
   failures: number;
+  /**
+   * Failed calls in a row per signer: what gives up on a transient error, so another signer's
+   * successes cannot keep a signer that always fails (a team's role it cannot use) retrying.
+   */
+  attempts: Map<Route53Client, number>;
 }
 
 /** Weight of a ticket against the limits (UPSERT counts twice, as Route 53 counts it). Pure. */
-export function ticketWeight(changes: readonly Change[]): { records: number; chars: number } {
+export function ticketWeight(changes: readonly Change[]): Weight {
   let records = 0;
   let chars = 0;
   for (const c of changes) {
@@ -143,15 +183,21 @@ export function ticketWeight(changes: readonly Change[]): { records: number; cha
  * Coalesces record changes from many objects into few ChangeResourceRecordSets
  * calls per zone: submissions wait up to a short window, then go out in
  * batches within Route 53's limits (1,000 records, 32,000 value characters,
- * UPSERT counted twice), each object's changes kept together. `submit()`
- * never blocks: callers keep the ticket and look at it on their next
- * reconcile. Throttling backs off per zone and retries (never a terminal
- * outcome); a batch Route 53 rejects is bisected until the faulty object's
- * changes fail alone, so one bad record cannot fail the others.
+ * UPSERT counted twice), each object's changes kept together. One batcher can
+ * serve several tenants (namespaces) and signers (IAM identities of one
+ * account): a call carries one signer's changes and is signed by it, the
+ * signer with the oldest waiting change goes next, and its batch is filled
+ * round robin across tenants, first fit, so neither a tenant with many large
+ * changes nor a busy signer holds the others back. `submit()` never blocks:
+ * callers keep the ticket and look at it on their next reconcile. Throttling
+ * backs off per zone and retries (never a terminal outcome); a batch Route 53
+ * rejects is bisected until the faulty object's changes fail alone, so one bad
+ * record cannot fail the others.
  */
 export class ChangeBatcher {
   private readonly o: ChangeBatcherOptions;
   private readonly zones = new Map<string, ZoneQueue>();
+  /** Ticket ids and signers' served marks ({@link ZoneQueue.served}): one count, so they compare. */
   private nextId = 1;
   private nextGroup = 1;
   private stopped = false;
@@ -161,12 +207,12 @@ export class ChangeBatcher {
   }
 
   /**
-   * Queues `changes` for `zoneId` on behalf of `owner` (a uid; `ownership`, its marks, lets another
-   * owner's conflict say whose the change is). Throws RecordSetBusyError (an
-   * OwnershipConflictError) when another owner has a pending change to the same record set, and
+   * Queues `changes` for `zoneId` on behalf of `owner` (a uid), to be signed by `opts.via` for
+   * `opts.tenant` ({@link SubmitOptions}). Throws RecordSetBusyError (an OwnershipConflictError)
+   * when another owner, of any tenant or signer, has a pending change to the same record set, and
    * ChangeTooLargeError (a TerminalError) when the changes alone exceed Route 53's limits.
    */
-  submit(zoneId: string, owner: string, changes: readonly Change[], ownership?: OwnershipTags): ChangeTicket {
+  submit(zoneId: string, owner: string, changes: readonly Change[], opts: SubmitOptions = {}): ChangeTicket {
     const zq = this.zone(zoneId);
     const keys = new Set(changes.map((c) => keyOf(c)));
     for (const t of zq.queue) {
@@ -174,16 +220,19 @@ export class ChangeBatcher {
       const shared = t.changes.map((c) => keyOf(c)).find((k) => keys.has(k));
       if (shared !== undefined) throw new RecordSetBusyError(shared, zoneId, t.ownership);
     }
-    const w = ticketWeight(changes);
-    if (w.records > route53Limits.maxRecords || w.chars > route53Limits.maxValueChars)
-      throw new ChangeTooLargeError(w);
-    const ticket: ChangeTicket = {
+    const weight = ticketWeight(changes);
+    if (!fits(weight, { records: route53Limits.maxRecords, chars: route53Limits.maxValueChars }))
+      throw new ChangeTooLargeError(weight);
+    const ticket: QueuedTicket = {
       id: this.nextId++,
       zoneId,
       owner,
+      tenant: opts.tenant ?? '',
       changes,
       state: 'queued',
-      ...(ownership !== undefined ? { ownership } : {}),
+      via: opts.via ?? this.o.route53,
+      weight,
+      ...(opts.ownership !== undefined ? { ownership: opts.ownership } : {}),
     };
     zq.queue.push(ticket);
     this.schedule(zoneId, this.o.windowMs ?? 200);
@@ -234,7 +283,14 @@ export class ChangeBatcher {
   private zone(zoneId: string): ZoneQueue {
     let zq = this.zones.get(zoneId);
     if (zq === undefined) {
-      zq = { queue: [], timer: undefined, sending: false, failures: 0 };
+      zq = {
+        queue: [],
+        served: new Map(),
+        timer: undefined,
+        sending: false,
+        failures: 0,
+        attempts: new Map(),
+      };
       this.zones.set(zoneId, zq);
     }
     return zq;
@@ -249,43 +305,92 @@ export class ChangeBatcher {
     });
   }
 
-  /** The next batch: a run of queued tickets of one bisection group, within the limits. */
-  private pack(zq: ZoneQueue): ChangeTicket[] {
-    const batch: ChangeTicket[] = [];
-    let records = 0;
-    let chars = 0;
-    const first = zq.queue.find((t) => t.state === 'queued');
-    if (first === undefined) return batch;
+  /**
+   * The next batch: queued tickets of one signer and one bisection group (halves never meet again).
+   * The signer whose turn is oldest goes next: its turn is its oldest queued ticket's age, or its
+   * last call's when that is later, so a signer just served waits behind those already waiting and
+   * none starves. Within its oldest group, the tickets fill the batch round robin across tenants
+   * (in the order of each tenant's oldest ticket), each turn taking the tenant's oldest ticket that
+   * still fits: one that does not is passed over, not a stop (first fit).
+   */
+  private pack(zq: ZoneQueue): QueuedTicket[] {
+    let first: QueuedTicket | undefined;
+    let firstTurn = Infinity;
+    const waiting = new Set<Route53Client>();
     for (const t of zq.queue) {
-      if (t.state !== 'queued' || t.group !== first.group) continue;
-      const w = ticketWeight(t.changes);
-      if (records + w.records > route53Limits.maxRecords || chars + w.chars > route53Limits.maxValueChars)
-        break;
-      records += w.records;
-      chars += w.chars;
-      batch.push(t);
+      if (t.state !== 'queued') continue;
+      waiting.add(t.via);
+      const turn = Math.max(t.id, zq.served.get(t.via) ?? 0);
+      if (turn < firstTurn) [first, firstTurn] = [t, turn];
+    }
+    // A signer with nothing queued needs no mark (its next ticket's id is later than any) and no
+    // count of failures (it has nothing left to give up on).
+    for (const via of zq.served.keys()) if (!waiting.has(via)) zq.served.delete(via);
+    for (const via of zq.attempts.keys()) if (!waiting.has(via)) zq.attempts.delete(via);
+    if (first === undefined) return [];
+    const byTenant = new Map<string, QueuedTicket[]>();
+    for (const t of zq.queue) {
+      if (t.state !== 'queued' || t.via !== first.via || t.group !== first.group) continue;
+      const mine = byTenant.get(t.tenant);
+      if (mine === undefined) byTenant.set(t.tenant, [t]);
+      else mine.push(t);
+    }
+    const batch: QueuedTicket[] = [];
+    let room: Weight = { records: route53Limits.maxRecords, chars: route53Limits.maxValueChars };
+    // Room only shrinks, so a ticket that does not fit now never will: each is looked at once.
+    let turns = [...byTenant.values()].map((tickets) => ({ tickets, next: 0 }));
+    while (turns.length > 0) {
+      const stillFitting: typeof turns = [];
+      for (const turn of turns) {
+        let taken: QueuedTicket | undefined;
+        while (taken === undefined && turn.next < turn.tickets.length) {
+          const t = turn.tickets[turn.next++];
+          if (t !== undefined && fits(t.weight, room)) taken = t;
+        }
+        if (taken === undefined) continue;
+        batch.push(taken);
+        room = { records: room.records - taken.weight.records, chars: room.chars - taken.weight.chars };
+        stillFitting.push(turn);
+      }
+      turns = stillFitting;
     }
     return batch;
   }
 
+  /**
+   * Whether one signer and bisection group has queued a full batch or more, by records or by
+   * value characters: waiting a window would not fill its next batch any further.
+   */
   private fullBatchWaiting(zq: ZoneQueue): boolean {
-    let records = 0;
-    for (const t of zq.queue) if (t.state === 'queued') records += ticketWeight(t.changes).records;
-    return records >= route53Limits.maxRecords;
+    const waiting = new Map<Route53Client, Map<number | undefined, Weight>>();
+    for (const t of zq.queue) {
+      if (t.state !== 'queued') continue;
+      const groups = waiting.get(t.via) ?? new Map<number | undefined, Weight>();
+      waiting.set(t.via, groups);
+      const sum = groups.get(t.group) ?? { records: 0, chars: 0 };
+      const total = { records: sum.records + t.weight.records, chars: sum.chars + t.weight.chars };
+      if (total.records >= route53Limits.maxRecords || total.chars >= route53Limits.maxValueChars)
+        return true;
+      groups.set(t.group, total);
+    }
+    return false;
   }
 
   private async flush(zoneId: string): Promise<void> {
     const zq = this.zone(zoneId);
     if (zq.sending || this.stopped) return;
     const batch = this.pack(zq);
-    if (batch.length === 0) return;
+    const signer = batch[0]?.via;
+    if (signer === undefined) return;
     zq.sending = true;
+    zq.served.set(signer, this.nextId++);
     for (const t of batch) t.state = 'submitted';
     const changes = batch.flatMap((t) => t.changes);
     this.o.logger.debug(
       {
         zoneId,
         tickets: batch.length,
+        tenants: new Set(batch.map((t) => t.tenant)).size,
         changes: changes.map(
           (c) => `${c.Action ?? ''} ${c.ResourceRecordSet?.Type ?? ''} ${c.ResourceRecordSet?.Name ?? ''}`,
         ),
@@ -296,16 +401,18 @@ export class ChangeBatcher {
     // unless a full batch is already waiting.
     let again = this.fullBatchWaiting(zq) ? 0 : (this.o.windowMs ?? 200);
     try {
-      const out = await this.o.route53.send(
+      // Signed by the identity its changes were submitted for: one team's role never writes another's.
+      const out = await signer.send(
         new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: [...changes] } }),
       );
       const changeId = (out.ChangeInfo?.Id ?? '').replace(/^\/?change\//, '');
       for (const t of batch) this.finish(zq, t, { state: 'applied', changeId });
       this.o.records.applyChanges(zoneId, changes);
       zq.failures = 0;
+      zq.attempts.delete(signer);
       this.o.onBatch?.(zoneId, batch.length, changes.length, 'applied');
     } catch (err) {
-      again = this.handleFailure(zoneId, zq, batch, err);
+      again = this.handleFailure(zoneId, zq, signer, batch, err);
     } finally {
       zq.sending = false;
     }
@@ -313,7 +420,13 @@ export class ChangeBatcher {
   }
 
   /** Decides what a failed batch means; returns the delay before the next attempt. */
-  private handleFailure(zoneId: string, zq: ZoneQueue, batch: ChangeTicket[], err: unknown): number {
+  private handleFailure(
+    zoneId: string,
+    zq: ZoneQueue,
+    signer: Route53Client,
+    batch: QueuedTicket[],
+    err: unknown,
+  ): number {
     const cls = classifyAwsError(err, route53ErrorTable);
     const log = this.o.logger;
     if (isNoSuchHostedZone(err)) {
@@ -340,6 +453,7 @@ export class ChangeBatcher {
       }
       log.warn({ zoneId, tickets: failed.length }, 'Route 53 says the hosted zone does not exist');
       zq.failures = 0;
+      zq.attempts.clear();
       return 0;
     }
     if (cls === 'terminal') {
@@ -381,6 +495,8 @@ export class ChangeBatcher {
       return 0;
     }
     zq.failures++;
+    const attempts = (zq.attempts.get(signer) ?? 0) + 1;
+    zq.attempts.set(signer, attempts);
     const delay = backoffDelay(
       this.o.backoff ?? { baseMs: 500, capMs: 30_000, jitter: 0.2 },
       zq.failures,
@@ -395,7 +511,7 @@ export class ChangeBatcher {
       throttled ? 'throttled' : 'error',
     );
     const message = err instanceof Error ? err.message : String(err);
-    if (!throttled && zq.failures >= (this.o.maxTransientAttempts ?? 8)) {
+    if (!throttled && attempts >= (this.o.maxTransientAttempts ?? 8)) {
       for (const t of batch) {
         this.finish(zq, t, {
           state: 'failed',
@@ -403,6 +519,7 @@ export class ChangeBatcher {
         });
       }
       zq.failures = 0;
+      zq.attempts.delete(signer);
       return 0;
     }
     // Stable text (no countdown): an unchanged note writes no status.
@@ -422,7 +539,7 @@ export class ChangeBatcher {
 
   private finish(
     zq: ZoneQueue,
-    t: ChangeTicket,
+    t: QueuedTicket,
     result: { state: 'applied'; changeId: string } | { state: 'failed'; error: Error },
   ): void {
     t.state = result.state;
@@ -433,6 +550,11 @@ export class ChangeBatcher {
     const i = zq.queue.indexOf(t);
     if (i >= 0) zq.queue.splice(i, 1);
   }
+}
+
+/** Whether `w` fits in `room`. Pure. */
+function fits(w: Weight, room: Weight): boolean {
+  return w.records <= room.records && w.chars <= room.chars;
 }
 
 function keyOf(c: Change): string {
