@@ -41,7 +41,18 @@ export interface PolicyAwsIdentity {
   externalId?: string;
   /** Absent: the operator's --region. */
   region?: string;
+  /**
+   * The account's budget: requests per second Skylift may send to each service (by signing name)
+   * for every namespace of this account and region; absent: the operator's default (Route 53: 10).
+   * Two policies reaching one account: the lower budget holds.
+   */
+  requestsPerSecond?: Partial<Record<BudgetedService, number>>;
 }
+
+/** The services a TeamPolicy may set a request budget for (AWS signing names). */
+export const budgetedServices = ['route53', 'elasticloadbalancing', 'rds', 'ec2'] as const;
+/** One of {@link budgetedServices}. */
+export type BudgetedService = (typeof budgetedServices)[number];
 
 /** Allowed or Forbidden: how guardrails spell a permission. */
 export type Permission = 'Allowed' | 'Forbidden';
@@ -86,6 +97,10 @@ export const PolicyReason = {
   Serving: 'Serving',
   Overlap: 'Overlap',
   AssumeRoleFailed: 'AssumeRoleFailed',
+  /** Throttled=True: AWS throttled the account's calls in most of the last minutes. */
+  SustainedThrottling: 'SustainedThrottling',
+  /** Throttled=False. */
+  WithinBudget: 'WithinBudget',
 } as const;
 
 const labelSelector = obj('A label selector over namespace labels (as in a NetworkPolicy).', {
@@ -161,6 +176,15 @@ function spec(sections: readonly GuardrailSection[]): Schema {
             pattern: '^[a-z]{2}(-[a-z]+)+-[0-9]+$',
           },
         ),
+        requestsPerSecond: obj(
+          'The budget of the account and region these namespaces reach: requests per second Skylift sends to each service, for every namespace of that account together (AWS counts its quotas per account). Absent: the operator’s defaults (Route 53 10, the account quota since July 2026; Elastic Load Balancing 10; RDS 10; EC2 20). When several policies reach one account, the lowest budget holds.',
+          Object.fromEntries(
+            budgetedServices.map((service) => [
+              service,
+              int(`Requests per second to ${service}.`, { minimum: 1, maximum: 1000 }),
+            ]),
+          ),
+        ),
       }),
       guardrails: obj(
         'Limits on what the namespaces may create, name or adopt. A section left out does not limit its kind.',
@@ -179,9 +203,13 @@ function spec(sections: readonly GuardrailSection[]): Schema {
 const condition = obj(
   'A condition of this policy.',
   {
-    type: str('Ready: the policy serves its namespaces.'),
+    type: str(
+      'Ready: the policy serves its namespaces. Throttled: AWS throttled the calls of the account the policy reaches in at least 3 of the last 5 minutes.',
+    ),
     status: str('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),
-    reason: str('Serving, Overlap or AssumeRoleFailed.'),
+    reason: str(
+      'Serving, Overlap or AssumeRoleFailed (Ready); SustainedThrottling or WithinBudget (Throttled).',
+    ),
     message: str('A human-readable explanation.'),
     lastTransitionTime: str('When the status last changed.', { format: 'date-time' }),
     observedGeneration: int('The metadata.generation the condition was computed from.', { format: 'int64' }),
@@ -278,7 +306,7 @@ export const teamPolicyFieldContract: FieldContract = {
   namespaces: { kubernetes: 'which namespaces the policy serves, from the next reconcile of their objects' },
   aws: {
     kubernetes:
-      'the identity (AssumeRole) and region the namespaces’ AWS calls use from the next reconcile; objects already in another account or region are refused, not recreated',
+      'the identity (AssumeRole) and region the namespaces’ AWS calls use from the next reconcile; objects already in another account or region are refused, not recreated; the request budget applies to the account’s next calls',
   },
   guardrails: { kubernetes: 'what the namespaces’ objects may ask for, checked before every AWS write' },
 };

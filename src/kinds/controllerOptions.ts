@@ -24,6 +24,7 @@ export function accountsOf(p: KindPlumbing): AwsAccountSource {
       own: p.aws,
       clientsFor: () => Promise.resolve(p.aws),
       accountOf: (aws) => Promise.resolve(aws.account),
+      follow: () => undefined,
       destroy: () => undefined,
     }
   );

@@ -14,7 +14,7 @@ import type { KindPlumbing } from '../kinds/module.ts';
 import { createAwsClients } from '../providers/aws/clients.ts';
 import { controllerSettingsOf } from '../runtime/settings.ts';
 import { startTracing } from '../runtime/tracing.ts';
-import { AwsAccounts } from '../tenancy/accounts.ts';
+import { AwsAccounts, roleSessionName } from '../tenancy/accounts.ts';
 import { teamsMarkerOf, TenantDirectory } from '../tenancy/directory.ts';
 
 /** A running operator process's handle. */
@@ -64,7 +64,16 @@ export function startOperator(
     teamsMarker: teamsMarkerOf(options),
   });
   // Every AssumeRole outcome shows on its policy's status (and a failure as an Event).
-  const accounts = new AwsAccounts({ own: aws, clientOptions: awsOptions, reports: tenants });
+  // One role session per role and external ID (named after the cluster ID, for CloudTrail), one set of
+  // clients per role and region, one scope (budgets, caches, batchers) per account and region.
+  const accounts = new AwsAccounts({
+    own: aws,
+    clientOptions: awsOptions,
+    reports: tenants,
+    sessionName: roleSessionName(options.clusterId),
+  });
+  // A policy deleted, or moved to another role or region: its sessions, clients and caches go.
+  tenants.onChange(() => accounts.follow(tenants.listPolicies()));
   const plumbing: KindPlumbing = {
     client,
     clock,

@@ -11,7 +11,7 @@ import {
   type AwsCredentialIdentity,
 } from '../providers/aws/clients.ts';
 import { LazyClient } from '../providers/aws/lazyClient.ts';
-import type { AdaptiveRateLimiter } from '../providers/aws/rateLimiter.ts';
+import { AccountScope } from '../providers/aws/accountScope.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { RequeueAfter, RetryableError } from '../runtime/errors.ts';
 import { AwsReason, AwsRetryableError, classifyAwsError, toTypedAwsError } from '../providers/aws/errors.ts';
@@ -22,12 +22,20 @@ export interface AwsAccountSource {
   /** The operator's own clients (its identity, its --region). */
   readonly own: AwsClients;
   /**
-   * The clients for objects of `namespace` under `policy` (undefined: no policy). Clients are
-   * cached per identity and region, so their rate limiters, caches and batchers are shared by
-   * every object reconciled with them. May block on STS; throws a typed error (RequeueAfter with
-   * reason AssumeRoleFailed when the role cannot be assumed).
+   * The clients for objects under `policy` (undefined: no policy). Clients are cached per identity
+   * and region, whatever namespace asks; every set of one account and region shares its rate
+   * limiters, caches and batchers (`clients.scope`). May block on STS; throws a typed error
+   * (RequeueAfter with reason AssumeRoleFailed when the role cannot be assumed).
    */
-  clientsFor(policy: TeamPolicy | undefined, namespace: string): Promise<AwsClients>;
+  clientsFor(policy: TeamPolicy | undefined): Promise<AwsClients>;
+  /**
+   * Follows `policies` (every TeamPolicy now): lets go of the role sessions, clients and account
+   * scopes none of them uses (a policy deleted or moved to another role or region), and sets each
+   * account's request budget (the lowest spec.aws.requestsPerSecond of the policies reaching it).
+   * Calls still in flight on released clients fail and their objects are retried with their
+   * policy's clients. Idempotent; never calls AWS.
+   */
+  follow(policies: Iterable<TeamPolicy>): void;
   /**
    * The 12-digit account `aws` reaches: a role's from its ARN, the operator's own asked once of
    * STS GetCallerIdentity (cached; a failure is asked again next time). Throws on failure. The
@@ -153,14 +161,14 @@ export class RoleCredentials {
 }
 
 /**
- * The RoleSessionName for a namespace's session: `skylift-<namespace>` within STS's rule (2-64
- * characters of `[\w+=,.@-]`); a longer one keeps its start and ends in a hash of the namespace,
- * so two long namespaces do not share a name. Pure.
+ * The RoleSessionName of an installation's role sessions: `skylift-<cluster id>` within STS's rule
+ * (2-64 characters of `[\w+=,.@-]`); a longer one keeps its start and ends in a hash of the ID,
+ * so two long IDs do not share a name. Pure.
  */
-export function roleSessionName(namespace: string): string {
-  const name = `skylift-${namespace}`.replace(/[^\w+=,.@-]/g, '-');
+export function roleSessionName(clusterId: string): string {
+  const name = `skylift-${clusterId}`.replace(/[^\w+=,.@-]/g, '-');
   if (name.length <= 64) return name;
-  const hash = createHash('sha256').update(namespace).digest('hex').slice(0, 8);
+  const hash = createHash('sha256').update(clusterId).digest('hex').slice(0, 8);
   return `${name.slice(0, 64 - hash.length - 1)}-${hash}`;
 }
 
@@ -193,10 +201,18 @@ export interface AwsAccountsOptions {
   readonly own: AwsClients;
   /** How to build clients for another region or identity (the operator's own options). */
   readonly clientOptions: Omit<AwsClientOptions, 'region'>;
-  /** Where each AssumeRole outcome is reported (the policy's status); absent: nowhere. */
-  readonly reports?: Pick<TenantSource, 'reportAssumeRole'>;
+  /**
+   * Where each AssumeRole outcome, and the throttling of each policy's account, is reported (the
+   * policy's status); absent: nowhere.
+   */
+  readonly reports?: Pick<TenantSource, 'reportAssumeRole'> & Partial<Pick<TenantSource, 'reportThrottling'>>;
   /** The STS call (tests); default: AssumeRole with an STS client built like `own`'s, counted as `own`'s. */
   readonly assumeRole?: AssumeRole;
+  /**
+   * The RoleSessionName of every role session (default `skylift`; the operator passes
+   * `skylift-<cluster id>`, see {@link roleSessionName}): what CloudTrail shows after the role.
+   */
+  readonly sessionName?: string;
   /** Session lifetime asked of AssumeRole (default 3600 s). */
   readonly durationSeconds?: number;
   /** When an object whose role cannot be assumed is tried again (default 60 s). */
@@ -207,11 +223,40 @@ export interface AwsAccountsOptions {
   readonly ownAccount?: () => Promise<string>;
 }
 
+/** Lowers the budget kept under `key` to `budget`'s rates where they are lower (or first set). */
+function addBudget(
+  budgets: Map<string, Record<string, number>>,
+  key: string,
+  budget: Readonly<Record<string, number | undefined>> | undefined,
+): void {
+  if (budget === undefined) return;
+  const kept = budgets.get(key) ?? {};
+  for (const [service, rate] of Object.entries(budget)) {
+    if (rate === undefined) continue;
+    kept[service] = Math.min(kept[service] ?? rate, rate);
+  }
+  budgets.set(key, kept);
+}
+
+/** The key of one role session: the role and the external ID it is assumed with. Pure. */
+function sessionKeyOf(roleArn: string, externalId: string | undefined): string {
+  return JSON.stringify([roleArn, externalId ?? null]);
+}
+
+/** The key of one set of clients signed by a role session in a region. Pure. */
+function roleClientsKeyOf(roleArn: string, externalId: string | undefined, region: string): string {
+  return JSON.stringify([roleArn, externalId ?? null, region]);
+}
+
 /**
- * Clients per region for policies that name only a region, and per (role, external ID, region,
- * namespace) for policies that name a role: the role is assumed from the operator's own identity,
- * with a session per namespace (`skylift-<namespace>`), its credentials refreshed before they expire.
- * The rate limiters are shared by every client of one account and region.
+ * Clients per region for policies that name only a region, and per (role, external ID, region) for
+ * policies that name a role: the role is assumed from the operator's own identity, with one session
+ * per role and external ID whoever's namespaces use it, its credentials refreshed before they
+ * expire. Every set of one account and region shares one {@link AccountScope}: the rate limiters
+ * (the account's budget) and the kinds' caches, batchers and lookups — so 50 namespaces under one
+ * policy, or under ten policies naming roles of one account, cost what one namespace costs.
+ * Sessions, clients and scopes no policy uses any more are let go, and each account's request
+ * budget set, by {@link follow}.
  */
 export class AwsAccounts implements AwsAccountSource {
   readonly own: AwsClients;
@@ -219,7 +264,9 @@ export class AwsAccounts implements AwsAccountSource {
   private readonly byRegion = new Map<string, AwsClients>();
   private readonly byRole = new Map<string, AwsClients>();
   private readonly sessions = new Map<string, RoleCredentials>();
-  private readonly limiters = new Map<string, Map<string, AdaptiveRateLimiter>>();
+  private readonly scopes = new Map<string, AccountScope>();
+  /** Each account's budget by `account/region` (`own/<region>` for the operator's identity), from {@link follow}. */
+  private budgets = new Map<string, Record<string, number>>();
   private sts: AssumeRole | undefined;
   /** STS from the operator's own identity, its SDK loaded at the first STS call (issue 16). */
   private readonly stsClient = new LazyClient<STSClient>('sts', async (config) => {
@@ -233,18 +280,93 @@ export class AwsAccounts implements AwsAccountSource {
     this.own = o.own;
   }
 
-  async clientsFor(policy: TeamPolicy | undefined, namespace: string): Promise<AwsClients> {
+  async clientsFor(policy: TeamPolicy | undefined): Promise<AwsClients> {
+    const clients = await this.clientsOf(policy);
+    if (policy !== undefined) this.reportThrottling(policy, clients);
+    return clients;
+  }
+
+  private async clientsOf(policy: TeamPolicy | undefined): Promise<AwsClients> {
     const identity = policy?.spec.aws;
     const region = identity?.region ?? this.own.region;
     if (policy !== undefined && identity?.roleArn !== undefined)
-      return this.assumed(policy, identity.roleArn, identity.externalId, region, namespace);
+      return this.assumed(policy, identity.roleArn, identity.externalId, region);
     if (region === this.own.region) return this.own;
     let clients = this.byRegion.get(region);
     if (clients === undefined) {
       clients = createAwsClients({ ...this.o.clientOptions, region });
+      clients.scope.setBudget(this.budgets.get(`${ownAccount}/${region}`) ?? {});
       this.byRegion.set(region, clients);
     }
     return clients;
+  }
+
+  /** Tells the policy's status how much AWS throttles the account its clients reach (cheap; deduplicated there). */
+  private reportThrottling(policy: TeamPolicy, clients: AwsClients): void {
+    const reports = this.o.reports;
+    if (reports?.reportThrottling === undefined) return;
+    const sustained = clients.scope.throttles.sustained(this.o.clientOptions.clock.now());
+    const ratePerSecond: Record<string, number> = {};
+    for (const t of sustained) {
+      const rate = clients.limiters.get(t.service)?.ratePerSecond;
+      if (rate !== undefined) ratePerSecond[t.service] = rate;
+    }
+    reports.reportThrottling(policy.metadata.name, {
+      account: clients.account,
+      sustained,
+      ratePerSecond,
+    });
+  }
+
+  follow(policies: Iterable<TeamPolicy>): void {
+    const regions = new Set<string>();
+    const sessions = new Set<string>();
+    const roleClients = new Set<string>();
+    const budgets = new Map<string, Record<string, number>>();
+    for (const p of policies) {
+      const identity = p.spec.aws;
+      const region = identity?.region ?? this.own.region;
+      const account = identity?.roleArn !== undefined ? roleAccount(identity.roleArn) : ownAccount;
+      if (account !== undefined) addBudget(budgets, `${account}/${region}`, identity?.requestsPerSecond);
+      if (identity?.roleArn === undefined) {
+        regions.add(region);
+        continue;
+      }
+      sessions.add(sessionKeyOf(identity.roleArn, identity.externalId));
+      roleClients.add(roleClientsKeyOf(identity.roleArn, identity.externalId, region));
+    }
+    this.budgets = budgets;
+    for (const [region, c] of this.byRegion) {
+      if (regions.has(region)) continue;
+      c.destroy();
+      this.byRegion.delete(region);
+    }
+    for (const [key, c] of this.byRole) {
+      if (roleClients.has(key)) continue;
+      c.destroy();
+      this.byRole.delete(key);
+    }
+    for (const key of this.sessions.keys()) if (!sessions.has(key)) this.sessions.delete(key);
+    const inUse = new Set([...this.byRole.values()].map((c) => c.scope));
+    for (const [key, scope] of this.scopes) {
+      if (inUse.has(scope)) {
+        scope.setBudget(budgets.get(key) ?? {});
+        continue;
+      }
+      scope.release();
+      this.scopes.delete(key);
+    }
+    for (const c of [this.own, ...this.byRegion.values()])
+      c.scope.setBudget(budgets.get(`${ownAccount}/${c.region}`) ?? {});
+  }
+
+  /** How many role sessions, sets of clients and account scopes are held (for tests and the memory report). */
+  held(): { readonly sessions: number; readonly clients: number; readonly scopes: number } {
+    return {
+      sessions: this.sessions.size,
+      clients: this.byRole.size + this.byRegion.size,
+      scopes: this.scopes.size,
+    };
   }
 
   accountOf(aws: AwsClients): Promise<string> {
@@ -279,9 +401,11 @@ export class AwsAccounts implements AwsAccountSource {
   destroy(): void {
     for (const c of this.byRegion.values()) c.destroy();
     for (const c of this.byRole.values()) c.destroy();
+    for (const s of this.scopes.values()) s.release();
     this.byRegion.clear();
     this.byRole.clear();
     this.sessions.clear();
+    this.scopes.clear();
   }
 
   private async assumed(
@@ -289,7 +413,6 @@ export class AwsAccounts implements AwsAccountSource {
     roleArn: string,
     externalId: string | undefined,
     region: string,
-    namespace: string,
   ): Promise<AwsClients> {
     const name = policy.metadata.name;
     const retryMs = this.o.retryMs ?? 60_000;
@@ -299,7 +422,7 @@ export class AwsAccounts implements AwsAccountSource {
       this.o.reports?.reportAssumeRole(name, { ok: false, message });
       throw new RequeueAfter(retryMs, message, assumeRoleFailedReason);
     }
-    const sessionKey = JSON.stringify([roleArn, externalId ?? null, namespace]);
+    const sessionKey = sessionKeyOf(roleArn, externalId);
     let session = this.sessions.get(sessionKey);
     if (session === undefined) {
       session = new RoleCredentials({
@@ -308,7 +431,7 @@ export class AwsAccounts implements AwsAccountSource {
         input: {
           roleArn,
           externalId,
-          sessionName: roleSessionName(namespace),
+          sessionName: this.o.sessionName ?? 'skylift',
           durationSeconds: this.o.durationSeconds ?? defaultDurationSeconds,
         },
         ...(this.o.failureTtlMs !== undefined ? { failureTtlMs: this.o.failureTtlMs } : {}),
@@ -335,26 +458,32 @@ export class AwsAccounts implements AwsAccountSource {
             message: `${assumeRoleFailure(policy, refreshFailed)} (the credentials of the last AssumeRole are used until they expire)`,
           },
     );
-    const clientsKey = JSON.stringify([roleArn, externalId ?? null, region, namespace]);
+    const clientsKey = roleClientsKeyOf(roleArn, externalId, region);
     let clients = this.byRole.get(clientsKey);
     if (clients === undefined) {
-      const limiterKey = `${account}/${region}`;
-      let limiters = this.limiters.get(limiterKey);
-      if (limiters === undefined) {
-        limiters = new Map();
-        this.limiters.set(limiterKey, limiters);
-      }
       const creds = session;
       clients = createAwsClients({
         ...this.o.clientOptions,
         region,
         account,
-        limiters,
+        scope: this.scopeOf(account, region),
         credentials: () => creds.get(),
       });
       this.byRole.set(clientsKey, clients);
     }
     return clients;
+  }
+
+  /** The scope of one account and region, made at its first set of clients. */
+  private scopeOf(account: string, region: string): AccountScope {
+    const key = `${account}/${region}`;
+    let scope = this.scopes.get(key);
+    if (scope === undefined) {
+      scope = new AccountScope(account, region);
+      scope.setBudget(this.budgets.get(key) ?? {});
+      this.scopes.set(key, scope);
+    }
+    return scope;
   }
 
   /** One STS client from the operator's own identity and endpoint, counted as the operator's own calls. */

@@ -50,7 +50,9 @@ export function forbidden(policy: TeamPolicy, field: string, detail: string, fix
 export function tenantConnector<T extends ManagedObject, D, F extends string>(
   o: TenantConnectorOptions<T, D, F>,
 ): Connector<T, D, F> {
-  const adapters = new Map<AwsClients, Promise<ExternalClient<T, D, F>>>();
+  // Weak: the clients of a policy that went away are let go by AwsAccounts.retain, and with them
+  // the adapter built for them.
+  const adapters = new WeakMap<AwsClients, Promise<ExternalClient<T, D, F>>>();
   // The kind's adapter for one set of clients, told where its resources live (once per set).
   const adapterFor = (aws: AwsClients): Promise<ExternalClient<T, D, F>> => {
     let a = adapters.get(aws);
@@ -72,7 +74,7 @@ export function tenantConnector<T extends ManagedObject, D, F extends string>(
       if (tenancy.kind === 'refused') throw new ForbiddenError(tenancy.message);
       if (tenancy.kind === 'unrestricted') return adapterFor(o.accounts.own);
       const policy = tenancy.policy;
-      const aws = await o.accounts.clientsFor(policy, namespace);
+      const aws = await o.accounts.clientsFor(policy);
       const adapter = await adapterFor(aws);
       const guard = o.guard;
       return bind(adapter, {

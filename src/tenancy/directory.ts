@@ -10,6 +10,8 @@ import { resourcePath } from '../apis/meta.ts';
 import { PolicyReason, teamPolicyType, type TeamPolicy, type TeamPolicyStatus } from '../apis/teampolicy.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
 import { setCondition } from '../runtime/conditions.ts';
+import type { SustainedThrottling } from '../providers/aws/throttleWindow.ts';
+import { ownAccount } from '../providers/aws/clients.ts';
 import type { RunnableController } from '../runtime/controller.ts';
 import { isKubeConflict, isKubeNotFound, RetryableError } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -26,6 +28,19 @@ import {
 
 /** Namespaces whose tenancy may have changed, or every namespace. */
 export type TenancyChange = ReadonlySet<string> | 'all';
+
+/**
+ * AWS throttling of the account a policy reaches, as the identity side saw it at one of the
+ * policy's objects' reconciles: `sustained` lists the services throttled in most recent minutes
+ * (empty: within budget).
+ */
+export interface ThrottlingReport {
+  /** The 12-digit account, or `own` (the operator's identity). */
+  readonly account: string;
+  readonly sustained: readonly SustainedThrottling[];
+  /** The client-side rate of each throttled service now (requests/s). */
+  readonly ratePerSecond: Readonly<Record<string, number>>;
+}
 
 /** The last AssumeRole of a policy's role, as the identity side reports it. */
 export interface AssumeRoleReport {
@@ -50,6 +65,12 @@ export interface TenantSource {
   onChange(cb: (change: TenancyChange) => void): void;
   /** Records the outcome of assuming a policy's role (shown on the policy's status; an Event on failure). */
   reportAssumeRole(policyName: string, report: AssumeRoleReport): void;
+  /**
+   * Records how much AWS throttles the account a policy reaches (the policy's Throttled
+   * condition; a Warning Event when it turns True). Cheap when nothing changed: called at every
+   * reconcile of the policy's objects.
+   */
+  reportThrottling(policyName: string, report: ThrottlingReport): void;
 }
 
 /** Where an installation records that it serves teams: a ConfigMap, by namespace and name. */
@@ -97,6 +118,7 @@ export class TenantDirectory implements TenantSource, RunnableController {
   private readonly namespaces: Informer<KubeObject>;
   private readonly listeners: ((c: TenancyChange) => void)[] = [];
   private readonly assumeRole = new Map<string, AssumeRoleReport & { time: string }>();
+  private readonly throttling = new Map<string, { readonly message: string | undefined }>();
   private statusWrite: Promise<void> = Promise.resolve();
   private statusDirty = false;
   private stopped = false;
@@ -291,6 +313,11 @@ export class TenantDirectory implements TenantSource, RunnableController {
     this.listeners.push(cb);
   }
 
+  /** The TeamPolicies this installation honours, as cached now (empty until the first list). */
+  listPolicies(): readonly TeamPolicy[] {
+    return this.policies.list();
+  }
+
   reportAssumeRole(policyName: string, report: AssumeRoleReport): void {
     const before = this.assumeRole.get(policyName);
     this.assumeRole.set(policyName, { ...report, time: new Date(this.o.clock.now()).toISOString() });
@@ -302,6 +329,23 @@ export class TenantDirectory implements TenantSource, RunnableController {
         reason: PolicyReason.AssumeRoleFailed,
         action: 'AssumeRole',
         note: report.message ?? 'AssumeRole failed',
+      });
+    }
+    this.refreshStatus();
+  }
+
+  reportThrottling(policyName: string, report: ThrottlingReport): void {
+    const message = throttlingMessage(report);
+    const before = this.throttling.get(policyName);
+    if (before !== undefined && before.message === message) return;
+    this.throttling.set(policyName, { message });
+    const policy = this.policies.get(policyName);
+    if (message !== undefined && policy !== undefined) {
+      this.o.events?.record(policy, {
+        type: 'Warning',
+        reason: PolicyReason.SustainedThrottling,
+        action: 'CallAWS',
+        note: message,
       });
     }
     this.refreshStatus();
@@ -399,12 +443,33 @@ export class TenantDirectory implements TenantSource, RunnableController {
               reason: PolicyReason.Serving,
               message: `serving ${namespaces.length} namespace${namespaces.length === 1 ? '' : 's'}`,
             };
-    const conditions = setCondition(
+    const now = new Date(this.o.clock.now());
+    let conditions = setCondition(
       p.status?.conditions,
       { type: 'Ready', ...ready },
       p.metadata.generation,
-      new Date(this.o.clock.now()),
+      now,
     );
+    const throttled = this.throttling.get(p.metadata.name);
+    if (throttled !== undefined)
+      conditions = setCondition(
+        conditions,
+        throttled.message !== undefined
+          ? {
+              type: 'Throttled',
+              status: 'True',
+              reason: PolicyReason.SustainedThrottling,
+              message: throttled.message,
+            }
+          : {
+              type: 'Throttled',
+              status: 'False',
+              reason: PolicyReason.WithinBudget,
+              message: 'AWS has not throttled this account’s calls in most of the last 5 minutes',
+            },
+        p.metadata.generation,
+        now,
+      );
     const result = assumed?.ok === true ? 'Succeeded' : 'Failed';
     const prevAssume = p.status?.assumeRole;
     return {
@@ -429,6 +494,17 @@ export class TenantDirectory implements TenantSource, RunnableController {
       ...(p.metadata.generation !== undefined ? { observedGeneration: p.metadata.generation } : {}),
     };
   }
+}
+
+/** The Throttled condition's message for a report, or undefined when within budget. Pure. */
+export function throttlingMessage(report: ThrottlingReport): string | undefined {
+  if (report.sustained.length === 0) return undefined;
+  const parts = report.sustained.map((t) => {
+    const rate = report.ratePerSecond[t.service];
+    return `${t.service} throttled ${t.throttles} of ${t.calls} calls in ${t.minutes} of the last 5 minutes${rate !== undefined ? ` (Skylift now sends at most ${Math.round(rate * 10) / 10}/s)` : ''}`;
+  });
+  const account = report.account === ownAccount ? "the operator's own account" : `account ${report.account}`;
+  return `${account}: ${parts.join('; ')}: something else in the account uses the same quota, or the quota is lower than spec.aws.requestsPerSecond (or the default) assumes; lower spec.aws.requestsPerSecond to share it, or ask AWS to raise the quota`;
 }
 
 function sameLabels(a: KubeObject, b: KubeObject): boolean {

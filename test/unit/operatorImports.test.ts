@@ -192,7 +192,7 @@ describe('the AWS SDKs loaded on first use (EC2, ACM, STS)', () => {
   it.each([
     {
       reason: 'building the clients and serving a namespace without a TeamPolicy calls none of them',
-      body: "await settle(accounts.clientsFor(undefined, 'shop'));",
+      body: 'await settle(accounts.clientsFor(undefined));',
       says: /^ok$/,
       loads: [],
     },
@@ -234,7 +234,7 @@ describe('the AWS SDKs loaded on first use (EC2, ACM, STS)', () => {
     },
     {
       reason: "a TeamPolicy's role is assumed with STS",
-      body: "await settle(accounts.clientsFor(policy({}, { roleArn: 'arn:aws:iam::111122223333:role/team' }), 'shop'));",
+      body: "await settle(accounts.clientsFor(policy({}, { roleArn: 'arn:aws:iam::111122223333:role/team' })));",
       says: /^failed: TeamPolicy team: cannot assume role/,
       loads: ['@aws-sdk/client-sts'],
     },

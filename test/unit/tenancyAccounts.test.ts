@@ -3,7 +3,8 @@ import type { TeamPolicy } from '../../src/apis/teampolicy.ts';
 import { createAwsClients, type AwsClients } from '../../src/providers/aws/clients.ts';
 import { RequeueAfter, RetryableError } from '../../src/runtime/errors.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
-import type { AssumeRoleReport } from '../../src/tenancy/directory.ts';
+import type { AssumeRoleReport, ThrottlingReport } from '../../src/tenancy/directory.ts';
+import { ScopeKey } from '../../src/providers/aws/accountScope.ts';
 import {
   AwsAccounts,
   RoleCredentials,
@@ -132,14 +133,14 @@ describe('RoleCredentials', () => {
 describe('roleSessionName', () => {
   const rule = /^[\w+=,.@-]{2,64}$/;
   it.each([
-    { reason: 'a short namespace as is', namespace: 'team-a', want: 'skylift-team-a' },
-    { reason: 'characters outside the rule replaced', namespace: 'a b/c:d', want: 'skylift-a-b-c-d' },
-    { reason: 'exactly 64 kept', namespace: 'n'.repeat(56), want: `skylift-${'n'.repeat(56)}` },
-  ])('$reason', ({ namespace, want }) => {
-    expect(roleSessionName(namespace)).toBe(want);
-    expect(roleSessionName(namespace)).toMatch(rule);
+    { reason: 'a short cluster ID as is', id: 'prod-eu', want: 'skylift-prod-eu' },
+    { reason: 'characters outside the rule replaced', id: 'a b/c:d', want: 'skylift-a-b-c-d' },
+    { reason: 'exactly 64 kept', id: 'n'.repeat(56), want: `skylift-${'n'.repeat(56)}` },
+  ])('$reason', ({ id, want }) => {
+    expect(roleSessionName(id)).toBe(want);
+    expect(roleSessionName(id)).toMatch(rule);
   });
-  it('truncates a long namespace to 64 with a hash, so two with one prefix differ', () => {
+  it('truncates a long cluster ID to 64 with a hash, so two with one prefix differ', () => {
     const a = roleSessionName(`${'x'.repeat(60)}-a`);
     const b = roleSessionName(`${'x'.repeat(60)}-b`);
     expect(a).toMatch(rule);
@@ -180,45 +181,155 @@ describe('AwsAccounts with roles', () => {
       own,
       clientOptions,
       assumeRole: sts.assumeRole,
+      sessionName: 'skylift-prod',
       failureTtlMs: 30_000,
       reports: { reportAssumeRole: (name, r) => reports.push([name, r]) },
     });
     return { clock, sts, accounts, reports };
   }
 
-  it('assumes the role with a session per namespace and signs with its credentials', async () => {
+  it('assumes the role with one session per role and external ID, whatever policy names it, and signs with its credentials', async () => {
     const { sts, accounts, reports } = setup();
     const p = policy('team-a', 'arn:aws:iam::111122223333:role/team-a', 'ext-1');
-    const a = await accounts.clientsFor(p, 'ns-a');
-    expect(await accounts.clientsFor(p, 'ns-a')).toBe(a);
+    const a = await accounts.clientsFor(p);
+    expect(await accounts.clientsFor(p)).toBe(a);
+    // Another policy naming the same role and external ID: the same session and clients.
+    expect(
+      await accounts.clientsFor(policy('team-a2', 'arn:aws:iam::111122223333:role/team-a', 'ext-1')),
+    ).toBe(a);
     expect(sts.calls).toEqual([
       {
         roleArn: p.spec.aws?.roleArn,
         externalId: 'ext-1',
-        sessionName: 'skylift-ns-a',
+        sessionName: 'skylift-prod',
         durationSeconds: 3600,
       },
     ]);
+    // Another external ID is another session.
+    await accounts.clientsFor(policy('team-a3', 'arn:aws:iam::111122223333:role/team-a', 'ext-9'));
+    expect(sts.calls).toHaveLength(2);
     const provider = (await a.route53()).config.credentials;
     const creds = await provider();
     expect(creds.accessKeyId).toBe('ASIA0001');
     expect(creds.sessionToken).toBe('token-1');
-    expect(reports.at(-1)).toEqual(['team-a', { ok: true, account: '111122223333' }]);
+    expect(reports.at(-1)).toEqual(['team-a3', { ok: true, account: '111122223333' }]);
     accounts.destroy();
   });
 
-  it('shares rate limiters per account and region, never between accounts', async () => {
+  it('shares rate limiters and the account scope per account and region, whatever role, never between accounts', async () => {
     const { accounts } = setup();
-    const a1 = await accounts.clientsFor(policy('a', 'arn:aws:iam::111122223333:role/a'), 'ns-1');
-    const a2 = await accounts.clientsFor(policy('a', 'arn:aws:iam::111122223333:role/a'), 'ns-2');
-    const b = await accounts.clientsFor(policy('b', 'arn:aws:iam::444455556666:role/b'), 'ns-3');
+    const a1 = await accounts.clientsFor(policy('a', 'arn:aws:iam::111122223333:role/a'));
+    const a2 = await accounts.clientsFor(policy('a2', 'arn:aws:iam::111122223333:role/a2'));
+    const b = await accounts.clientsFor(policy('b', 'arn:aws:iam::444455556666:role/b'));
     expect(a1).not.toBe(a2);
+    expect(a1.scope).toBe(a2.scope);
+    expect(a1.scope).not.toBe(b.scope);
+    expect(a1.scope).not.toBe(accounts.own.scope);
     // A limiter comes with its service's client, made on first use.
     await Promise.all([a1, a2, b, accounts.own].map((c) => c.route53()));
     expect(a1.limiters.get('route53')).toBeDefined();
     expect(a1.limiters.get('route53')).toBe(a2.limiters.get('route53'));
     expect(a1.limiters.get('route53')).not.toBe(b.limiters.get('route53'));
     expect(a1.limiters.get('route53')).not.toBe(accounts.own.limiters.get('route53'));
+    accounts.destroy();
+  });
+
+  it('lets go of the sessions, clients and scopes no policy uses any more', async () => {
+    const { sts, accounts } = setup();
+    const a = policy('a', 'arn:aws:iam::111122223333:role/a');
+    const b = policy('b', 'arn:aws:iam::444455556666:role/b');
+    const regional: TeamPolicy = {
+      metadata: { name: 'r' },
+      spec: { namespaces: { names: ['y'] }, aws: { region: 'eu-west-1' } },
+    };
+    const ca = await accounts.clientsFor(a);
+    const cb = await accounts.clientsFor(b);
+    const cr = await accounts.clientsFor(regional);
+    const kept = ca.scope.memo(new ScopeKey<{ n: number }>('kept'), () => ({ n: 1 }));
+    expect(accounts.held()).toEqual({ sessions: 2, clients: 3, scopes: 2 });
+    accounts.follow([a, regional]);
+    expect(accounts.held()).toEqual({ sessions: 1, clients: 2, scopes: 1 });
+    expect(cb.destroyed).toBe(true);
+    expect(ca.destroyed).toBe(false);
+    expect(cr.destroyed).toBe(false);
+    expect(ca.scope.size).toBe(1);
+    expect(ca.scope.memo(new ScopeKey<{ n: number }>('other'), () => ({ n: 2 }))).not.toBe(kept);
+    accounts.follow([]);
+    expect(accounts.held()).toEqual({ sessions: 0, clients: 0, scopes: 0 });
+    expect(ca.destroyed && cr.destroyed).toBe(true);
+    expect(ca.scope.size).toBe(0);
+    // Asked for again (the policy came back): a new session and new clients.
+    const again = await accounts.clientsFor(a);
+    expect(again).not.toBe(ca);
+    expect(again.destroyed).toBe(false);
+    expect(sts.calls).toHaveLength(3);
+    accounts.destroy();
+  });
+
+  it('sets each account’s request budget from the lowest spec.aws.requestsPerSecond of its policies, and lifts it when they go', async () => {
+    const { accounts } = setup();
+    const withBudget = (name: string, role: string, route53?: number): TeamPolicy => ({
+      metadata: { name },
+      spec: {
+        namespaces: { names: ['x'] },
+        aws: { roleArn: role, ...(route53 !== undefined ? { requestsPerSecond: { route53 } } : {}) },
+      },
+    });
+    const a8 = withBudget('a8', 'arn:aws:iam::111122223333:role/a', 8);
+    const a3 = withBudget('a3', 'arn:aws:iam::111122223333:role/a2', 3);
+    const b = withBudget('b', 'arn:aws:iam::444455556666:role/b');
+    accounts.follow([a8, a3, b]);
+    // Budgets apply to scopes made after follow, and to limiters made after the budget.
+    const ca = await accounts.clientsFor(a8);
+    const cb = await accounts.clientsFor(b);
+    await Promise.all([ca.route53(), cb.route53()]);
+    expect(ca.limiters.get('route53')?.maxPerSecond).toBe(3);
+    expect(ca.limiters.get('route53')?.ratePerSecond).toBe(3);
+    expect(cb.limiters.get('route53')?.maxPerSecond).toBe(10);
+    // The lower policy goes: the account climbs back towards the higher budget.
+    accounts.follow([a8, b]);
+    expect(ca.limiters.get('route53')?.maxPerSecond).toBe(8);
+    // None left: the default (Route 53's quota, 10/s).
+    accounts.follow([withBudget('a8', 'arn:aws:iam::111122223333:role/a'), b]);
+    expect(ca.limiters.get('route53')?.maxPerSecond).toBe(10);
+    accounts.destroy();
+  });
+
+  it('reports sustained throttling of the account to each policy reaching it', async () => {
+    const clock = new FakeClock();
+    const metrics = new Metrics();
+    const clientOptions = {
+      clock,
+      metrics,
+      endpoint: 'http://127.0.0.1:1',
+      credentials: { accessKeyId: 't', secretAccessKey: 't' },
+    };
+    const own = createAwsClients({ ...clientOptions, region: 'us-east-1' });
+    made.push(own);
+    const seen: [string, ThrottlingReport][] = [];
+    const accounts = new AwsAccounts({
+      own,
+      clientOptions,
+      assumeRole: stubSts(clock, 3_600_000).assumeRole,
+      reports: { reportAssumeRole: () => undefined, reportThrottling: (name, r) => seen.push([name, r]) },
+    });
+    const p = policy('team-a', 'arn:aws:iam::111122223333:role/a');
+    const c = await accounts.clientsFor(p);
+    expect(seen.at(-1)).toEqual(['team-a', { account: '111122223333', sustained: [], ratePerSecond: {} }]);
+    await c.route53();
+    for (let m = 0; m < 3; m++) {
+      if (m > 0) clock.advance(60_000);
+      c.scope.throttles.note('route53', true, clock.now());
+    }
+    await accounts.clientsFor(p);
+    expect(seen.at(-1)).toEqual([
+      'team-a',
+      {
+        account: '111122223333',
+        sustained: [{ service: 'route53', minutes: 3, calls: 3, throttles: 3 }],
+        ratePerSecond: { route53: 10 },
+      },
+    ]);
     accounts.destroy();
   });
 
@@ -229,16 +340,16 @@ describe('AwsAccounts with roles', () => {
       $metadata: { httpStatusCode: 400 },
     });
     const p = policy('team-t', 'arn:aws:iam::444455556666:role/team-t');
-    const err: unknown = await accounts.clientsFor(p, 'ns-t').catch((e: unknown) => e);
+    const err: unknown = await accounts.clientsFor(p).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RetryableError);
     expect((err as RetryableError).reason).toBe('AssumeRoleFailed');
     expect((err as RetryableError).message).toContain('Throttling');
     expect(reports.at(-1)?.[1]).toMatchObject({ ok: false });
-    await expect(accounts.clientsFor(p, 'ns-t')).rejects.toThrow(RetryableError);
+    await expect(accounts.clientsFor(p)).rejects.toThrow(RetryableError);
     expect(sts.calls).toHaveLength(1);
     clock.advance(1000);
     delete sts.state.fail;
-    await accounts.clientsFor(p, 'ns-t');
+    await accounts.clientsFor(p);
     expect(sts.calls).toHaveLength(2);
     expect(reports.at(-1)).toEqual(['team-t', { ok: true, account: '444455556666' }]);
     accounts.destroy();
@@ -248,7 +359,7 @@ describe('AwsAccounts with roles', () => {
     const { clock, sts, accounts, reports } = setup();
     sts.state.fail = accessDenied();
     const p = policy('team-b', 'arn:aws:iam::444455556666:role/team-b', 'ext-2');
-    const err: unknown = await accounts.clientsFor(p, 'ns-b').catch((e: unknown) => e);
+    const err: unknown = await accounts.clientsFor(p).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RequeueAfter);
     const r = err as RequeueAfter;
     expect(r.reason).toBe('AssumeRoleFailed');
@@ -258,11 +369,11 @@ describe('AwsAccounts with roles', () => {
     expect(r.message).toContain('AccessDenied');
     expect(r.message).toMatch(/trust policy must allow .* sts:AssumeRole with the condition sts:ExternalId/);
     expect(reports.at(-1)).toEqual(['team-b', { ok: false, message: r.message }]);
-    for (let i = 0; i < 1000; i++) await expect(accounts.clientsFor(p, 'ns-b')).rejects.toThrow(RequeueAfter);
+    for (let i = 0; i < 1000; i++) await expect(accounts.clientsFor(p)).rejects.toThrow(RequeueAfter);
     expect(sts.calls).toHaveLength(1);
     clock.advance(30_000);
     delete sts.state.fail;
-    await accounts.clientsFor(p, 'ns-b');
+    await accounts.clientsFor(p);
     expect(sts.calls).toHaveLength(2);
     expect(reports.at(-1)).toEqual(['team-b', { ok: true, account: '444455556666' }]);
     accounts.destroy();
@@ -271,7 +382,7 @@ describe('AwsAccounts with roles', () => {
   it('says STS did not answer for a network failure', async () => {
     const { sts, accounts } = setup();
     sts.state.fail = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { name: 'Error' });
-    await expect(accounts.clientsFor(policy('c', 'arn:aws:iam::111122223333:role/c'), 'ns')).rejects.toThrow(
+    await expect(accounts.clientsFor(policy('c', 'arn:aws:iam::111122223333:role/c'))).rejects.toThrow(
       /cannot assume role arn:aws:iam::111122223333:role\/c \(Error: connect ECONNREFUSED.*STS did not answer/,
     );
     accounts.destroy();

@@ -1,4 +1,4 @@
-import type { Change, ResourceRecordSet } from '@aws-sdk/client-route-53';
+import type { Change, ResourceRecordSet, Route53Client } from '@aws-sdk/client-route-53';
 import type { DNSRecord, DNSRecordSpec } from './api.ts';
 import type { MyIngressAliasStatus } from '../myingress/api.ts';
 import {
@@ -49,12 +49,17 @@ export const DNSReason = {
   ZoneGone: 'ZoneGone',
 } as const;
 
-/** What the DNSRecord adapter needs. */
+/**
+ * What the DNSRecord adapter needs: the zone directory, record snapshots, batcher and tracker are
+ * its account's (shared by every identity and namespace of the account); `signer` is its own.
+ */
 export interface DNSRecordAdapterDeps {
   readonly zones: ZoneDirectory;
   readonly records: ZoneRecordCache;
   readonly batcher: ChangeBatcher;
   readonly tracker: ChangeTracker;
+  /** The Route 53 client of this adapter's identity: every change of its objects is signed by it. */
+  readonly signer: Route53Client;
   /** Prefix of ownership TXT record names (default `_skylift-owner`). */
   readonly ownerPrefix: string;
   /** A cached MyIngress by namespace and name (undefined when unknown). */
@@ -402,6 +407,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
       ticket = this.d.batcher.submit(t.zone.id, ctx.ownership.uid, changes, {
         ownership: ctx.ownership,
         tenant: mr.metadata.namespace ?? '',
+        via: this.d.signer,
       });
     } catch (err) {
       if (err instanceof RecordSetBusyError) throw recordSetBusyError(err, t, ctx.ownership);

@@ -19,9 +19,9 @@ export function dnsRecordController(
 ): RunnableController {
   // The adapter reads MyIngresses from the controller's cache; the controller needs the adapter first.
   const holder: { controller?: Controller<DNSRecord> } = {};
-  // Route 53 plumbing per identity and region: zone caches, record snapshots and the change
-  // batcher are never shared between accounts.
-  const zonesOf = new Map<AwsClients, ZoneDirectory>();
+  // The zone directory each set of clients' guardrail check resolves zones with (its account's).
+  // Weak: the clients of a policy that went away are let go with what was built for them.
+  const zonesOf = new WeakMap<AwsClients, ZoneDirectory>();
   // The adapter and its Route 53 plumbing (adapterFor.ts, which loads the Route 53 SDK) are
   // imported when the first object needs them.
   const adapterFor = async (aws: AwsClients) => {

@@ -1,7 +1,7 @@
 // The hosted zone a DNSRecord's spec.zoneId or spec.zoneName names: Route 53's answers
 // (src/providers/route53/zones.ts) become messages that name the spec field at fault and what to
 // do. Loaded with the adapter (adapterFor.ts): it brings the Route 53 SDK.
-import type { Route53Client } from '@aws-sdk/client-route-53';
+import type { Route53Source } from '../../providers/route53/source.ts';
 import { AwsTerminalError } from '../../providers/aws/errors.ts';
 import { bareZoneId } from '../../providers/route53/names.ts';
 import {
@@ -65,7 +65,7 @@ export class ZoneDirectory {
   private readonly zones: HostedZoneDirectory;
 
   /** As HostedZoneDirectory's: a missing or ambiguous name is asked about again after `negativeTtlMs`. */
-  constructor(route53: Route53Client, clock: Clock, negativeTtlMs?: number) {
+  constructor(route53: Route53Source, clock: Clock, negativeTtlMs?: number) {
     this.zones = new HostedZoneDirectory(route53, clock, negativeTtlMs);
   }
 

@@ -7,6 +7,7 @@ import type { Metrics } from '../../runtime/metrics.ts';
 import { startAwsCallSpan, type AwsCallResult } from '../../runtime/tracing.ts';
 import { classifyAwsError, tagOperation } from './errors.ts';
 import { destroyedError, LazyClient } from './lazyClient.ts';
+import { AccountScope } from './accountScope.ts';
 import { AdaptiveRateLimiter, defaultServiceRates, type AdaptiveRateOptions } from './rateLimiter.ts';
 
 /**
@@ -38,9 +39,14 @@ export interface AwsClients {
   ec2(): Promise<EC2Client>;
   /**
    * The client-side limiters, by signing name (route53, elasticloadbalancing, rds, ec2, …): one
-   * for each service whose client was made or adopted so far.
+   * for each service whose client was made or adopted so far, shared by every set of the scope.
    */
   readonly limiters: ReadonlyMap<string, AdaptiveRateLimiter>;
+  /**
+   * What these clients share with every other set reaching the same account and region (whatever
+   * identity signs): the limiters above, and the kinds' caches and batchers kept per account.
+   */
+  readonly scope: AccountScope;
   /** What every client here is built with (region, endpoint, credentials, attempts): for a kind's own client. */
   readonly config: AwsClientConfig;
   /**
@@ -119,10 +125,10 @@ export interface AwsClientOptions {
   /** The `account` label of the AWS call metrics: a 12-digit account, or {@link ownAccount} (the default). */
   readonly account?: string;
   /**
-   * Rate limiters (by signing name) shared with other clients of the same account and region:
-   * missing ones are created and added to this map. Default: a map of these clients' own.
+   * The account and region these clients share with other sets (its rate limiters: missing ones
+   * are created and added to it). Default: a scope of these clients' own.
    */
-  readonly limiters?: Map<string, AdaptiveRateLimiter>;
+  readonly scope?: AccountScope;
   /** Deadline of one HTTP attempt, answer included (default awsTimeoutDefaults.requestMs). */
   readonly requestTimeoutMs?: number;
   /** Deadline to open a connection (default awsTimeoutDefaults.connectMs, at most the request deadline). */
@@ -166,7 +172,8 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
   };
   const rates = { ...defaultServiceRates, ...opts.rates };
   const account = opts.account ?? ownAccount;
-  const limiters = opts.limiters ?? new Map<string, AdaptiveRateLimiter>();
+  const scope = opts.scope ?? new AccountScope(account, opts.region);
+  const limiters = scope.limiters;
   const adopted: AdoptableClient[] = [];
   let destroyed = false;
   const instrument = (service: string, stack: MiddlewareStackLike): void => {
@@ -175,8 +182,7 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
       return;
     }
     const rate = rates[service] ?? { maxPerSecond: 10, minPerSecond: 1, burst: 10 };
-    const limiter = new AdaptiveRateLimiter(opts.clock, rate);
-    limiters.set(service, limiter);
+    const limiter = scope.addLimiter(service, new AdaptiveRateLimiter(opts.clock, rate));
     opts.metrics.awsRateLimit.set({ service, account }, limiter.ratePerSecond);
     instrumentWith(service, stack);
   };
@@ -193,12 +199,14 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
         try {
           const out = await next(args);
           limiter.onSuccess();
+          scope.throttles.note(service, false, opts.clock.now());
           opts.metrics.awsCalls.inc({ service, operation, outcome: 'success', account });
           span?.end({ outcome: 'success', ...responseDetails(out) });
           return out;
         } catch (err) {
           tagOperation(err, operation);
           const cls = classifyAwsError(err);
+          scope.throttles.note(service, cls === 'throttling', opts.clock.now());
           if (cls === 'throttling') {
             limiter.onThrottle();
             opts.metrics.awsThrottles.inc({ service, account });
@@ -223,6 +231,7 @@ export function createAwsClients(opts: AwsClientOptions): AwsClients {
     rds: () => rdsClient.of(clients),
     ec2: () => ec2Client.of(clients),
     limiters,
+    scope,
     config: base,
     adopt(service, client) {
       if (destroyed) {

@@ -30,7 +30,7 @@ export interface AdaptiveRateOptions {
  */
 export class AdaptiveRateLimiter {
   private readonly bucket: TokenBucket;
-  private readonly o: AdaptiveRateOptions;
+  private o: AdaptiveRateOptions;
   private readonly clock: Clock;
   private lastDecrease = Number.NEGATIVE_INFINITY;
 
@@ -42,6 +42,27 @@ export class AdaptiveRateLimiter {
 
   get ratePerSecond(): number {
     return this.bucket.ratePerSecond;
+  }
+
+  /** The rate this limiter starts at and returns to (requests/s). */
+  get maxPerSecond(): number {
+    return this.o.maxPerSecond;
+  }
+
+  /**
+   * Sets the rate it returns to (a budget configured for the account): lowered, the current rate
+   * drops to it at once; raised, the rate climbs to it with successes as after a throttle.
+   * The floor stays at most the new maximum.
+   */
+  setMaxPerSecond(maxPerSecond: number): void {
+    if (maxPerSecond === this.o.maxPerSecond) return;
+    this.o = {
+      ...this.o,
+      maxPerSecond,
+      minPerSecond: Math.min(this.o.minPerSecond, maxPerSecond),
+      increase: this.o.increase ?? this.o.maxPerSecond / 20,
+    };
+    if (this.bucket.ratePerSecond > maxPerSecond) this.bucket.setRate(maxPerSecond);
   }
 
   /** Waits until a request may be sent. */
@@ -69,8 +90,9 @@ export class AdaptiveRateLimiter {
 
 /** Default limits per service, below AWS's documented or observed steady rates. */
 export const defaultServiceRates: Readonly<Record<string, AdaptiveRateOptions>> = {
-  // Route 53 allows 5 requests/s per account.
-  route53: { maxPerSecond: 5, minPerSecond: 0.5, burst: 5 },
+  // Route 53 allows 10 requests/s per account since July 2026 (5 before); a TeamPolicy's
+  // spec.aws.requestsPerSecond or --aws-requests-per-second sets another budget.
+  route53: { maxPerSecond: 10, minPerSecond: 0.5, burst: 10 },
   elasticloadbalancing: { maxPerSecond: 10, minPerSecond: 1, burst: 20 },
   rds: { maxPerSecond: 10, minPerSecond: 1, burst: 20 },
   ec2: { maxPerSecond: 20, minPerSecond: 2, burst: 40 },

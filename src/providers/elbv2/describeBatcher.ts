@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { Clock } from '../../runtime/clock.ts';
 import { CoalescingLookup } from '../aws/coalescingLookup.ts';
+import { clientOf, type ClientSource } from '../aws/readers.ts';
 import { toTypedAwsError } from '../aws/errors.ts';
 import { elbv2ErrorTable, isElbv2NotFound } from './errors.ts';
 
@@ -37,9 +38,11 @@ function elbv2Lookup<V>(
 export class LoadBalancerDescriber {
   private readonly lookup: CoalescingLookup<LoadBalancer>;
 
-  constructor(elbv2: ElasticLoadBalancingV2Client, clock: Clock, windowMs = 20) {
+  constructor(elbv2: ClientSource<ElasticLoadBalancingV2Client>, clock: Clock, windowMs = 20) {
     this.lookup = elbv2Lookup('describe load balancers', clock, windowMs, async (arns) => {
-      const out = await elbv2.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [...arns] }));
+      const out = await clientOf(elbv2).send(
+        new DescribeLoadBalancersCommand({ LoadBalancerArns: [...arns] }),
+      );
       return new Map((out.LoadBalancers ?? []).map((lb) => [lb.LoadBalancerArn ?? '', lb]));
     });
   }
@@ -59,9 +62,9 @@ export class LoadBalancerDescriber {
 export class TagDescriber {
   private readonly lookup: CoalescingLookup<Record<string, string>>;
 
-  constructor(elbv2: ElasticLoadBalancingV2Client, clock: Clock, windowMs = 20) {
+  constructor(elbv2: ClientSource<ElasticLoadBalancingV2Client>, clock: Clock, windowMs = 20) {
     this.lookup = elbv2Lookup('describe tags', clock, windowMs, async (arns) => {
-      const out = await elbv2.send(new DescribeTagsCommand({ ResourceArns: [...arns] }));
+      const out = await clientOf(elbv2).send(new DescribeTagsCommand({ ResourceArns: [...arns] }));
       return new Map(
         (out.TagDescriptions ?? []).map((t) => [
           t.ResourceArn ?? '',

@@ -1,4 +1,5 @@
-import { GetChangeCommand, type Route53Client } from '@aws-sdk/client-route-53';
+import { GetChangeCommand } from '@aws-sdk/client-route-53';
+import { route53Of, type Route53Source } from './source.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import { toTypedAwsError } from '../aws/errors.ts';
 import { route53ErrorTable } from './errors.ts';
@@ -11,13 +12,13 @@ export type ChangeStatus = 'PENDING' | 'INSYNC';
  * final and cached; PENDING is asked again at most every `minIntervalMs`.
  */
 export class ChangeTracker {
-  private readonly route53: Route53Client;
+  private readonly route53: Route53Source;
   private readonly clock: Clock;
   private readonly minIntervalMs: number;
   private readonly known = new Map<string, { status: ChangeStatus; at: number }>();
   private readonly inflight = new Map<string, Promise<ChangeStatus>>();
 
-  constructor(route53: Route53Client, clock: Clock, minIntervalMs = 2000) {
+  constructor(route53: Route53Source, clock: Clock, minIntervalMs = 2000) {
     this.route53 = route53;
     this.clock = clock;
     this.minIntervalMs = minIntervalMs;
@@ -30,7 +31,7 @@ export class ChangeTracker {
     }
     let p = this.inflight.get(changeId);
     if (p === undefined) {
-      p = this.route53
+      p = route53Of(this.route53)
         .send(new GetChangeCommand({ Id: changeId }))
         .then(
           (out) => {

@@ -3,8 +3,8 @@ import {
   type Change,
   type ListResourceRecordSetsCommandOutput,
   type ResourceRecordSet,
-  type Route53Client,
 } from '@aws-sdk/client-route-53';
+import { route53Of, type Route53Source } from './source.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import { toTypedAwsError } from '../aws/errors.ts';
 import { route53ErrorTable } from './errors.ts';
@@ -25,7 +25,7 @@ export interface ZoneSnapshot {
  * needs no refetch.
  */
 export class ZoneRecordCache {
-  private readonly route53: Route53Client;
+  private readonly route53: Route53Source;
   private readonly clock: Clock;
   private readonly maxAgeMs: number;
   private readonly snapshots = new Map<
@@ -34,7 +34,7 @@ export class ZoneRecordCache {
   >();
   private readonly inflight = new Map<string, Promise<ZoneSnapshot>>();
 
-  constructor(route53: Route53Client, clock: Clock, maxAgeMs: number) {
+  constructor(route53: Route53Source, clock: Clock, maxAgeMs: number) {
     this.route53 = route53;
     this.clock = clock;
     this.maxAgeMs = maxAgeMs;
@@ -81,7 +81,7 @@ export class ZoneRecordCache {
     const started = this.clock.now();
     try {
       while (next !== undefined) {
-        const out: ListResourceRecordSetsCommandOutput = await this.route53.send(
+        const out: ListResourceRecordSetsCommandOutput = await route53Of(this.route53).send(
           new ListResourceRecordSetsCommand({
             HostedZoneId: zoneId,
             MaxItems: 300,

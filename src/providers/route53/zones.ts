@@ -1,8 +1,5 @@
-import {
-  GetHostedZoneCommand,
-  ListHostedZonesByNameCommand,
-  type Route53Client,
-} from '@aws-sdk/client-route-53';
+import { GetHostedZoneCommand, ListHostedZonesByNameCommand } from '@aws-sdk/client-route-53';
+import { route53Of, type Route53Source } from './source.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import { TerminalError } from '../../runtime/errors.ts';
 import { AwsTerminalError, toTypedAwsError } from '../aws/errors.ts';
@@ -62,14 +59,14 @@ export class AmbiguousZoneNameError extends TerminalError {
  * Concurrent lookups of the same zone share one call.
  */
 export class HostedZoneDirectory {
-  private readonly route53: Route53Client;
+  private readonly route53: Route53Source;
   private readonly clock: Clock;
   private readonly negativeTtlMs: number;
   private readonly byIdCache = new Map<string, Promise<HostedZone>>();
   /** `id` is set once the lookup has answered, so {@link forget} can tell which zone a name stands for. */
   private readonly byNameCache = new Map<string, { at: number; zone: Promise<HostedZone>; id?: string }>();
 
-  constructor(route53: Route53Client, clock: Clock, negativeTtlMs = 30_000) {
+  constructor(route53: Route53Source, clock: Clock, negativeTtlMs = 30_000) {
     this.route53 = route53;
     this.clock = clock;
     this.negativeTtlMs = negativeTtlMs;
@@ -108,18 +105,20 @@ export class HostedZoneDirectory {
   private getById(id: string): Promise<HostedZone> {
     let p = this.byIdCache.get(id);
     if (p === undefined) {
-      p = this.route53.send(new GetHostedZoneCommand({ Id: id })).then(
-        (out) => ({
-          id,
-          name: normalizeName(out.HostedZone?.Name ?? ''),
-          private: out.HostedZone?.Config?.PrivateZone === true,
-        }),
-        (err: unknown) => {
-          this.byIdCache.delete(id);
-          if (isNoSuchHostedZone(err)) throw new NoSuchZoneError(id, { cause: err });
-          throw toTypedAwsError(`look up hosted zone ${id}`, err, route53ErrorTable);
-        },
-      );
+      p = route53Of(this.route53)
+        .send(new GetHostedZoneCommand({ Id: id }))
+        .then(
+          (out) => ({
+            id,
+            name: normalizeName(out.HostedZone?.Name ?? ''),
+            private: out.HostedZone?.Config?.PrivateZone === true,
+          }),
+          (err: unknown) => {
+            this.byIdCache.delete(id);
+            if (isNoSuchHostedZone(err)) throw new NoSuchZoneError(id, { cause: err });
+            throw toTypedAwsError(`look up hosted zone ${id}`, err, route53ErrorTable);
+          },
+        );
       this.byIdCache.set(id, p);
     }
     return p;
@@ -128,20 +127,22 @@ export class HostedZoneDirectory {
   private getByName(name: string): Promise<HostedZone> {
     const cached = this.byNameCache.get(name);
     if (cached !== undefined) return cached.zone;
-    const zone = this.route53.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 })).then(
-      (out) => {
-        const matches: HostedZone[] = (out.HostedZones ?? [])
-          .filter((z) => normalizeName(z.Name ?? '') === name)
-          .map((z) => ({ id: bareZoneId(z.Id ?? ''), name, private: z.Config?.PrivateZone === true }));
-        const [only, ...others] = matches;
-        if (only === undefined) throw new ZoneNameNotFoundError(name);
-        if (others.length > 0) throw new AmbiguousZoneNameError(name, matches);
-        return only;
-      },
-      (err: unknown) => {
-        throw toTypedAwsError(`look up hosted zone ${name}`, err, route53ErrorTable);
-      },
-    );
+    const zone = route53Of(this.route53)
+      .send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 }))
+      .then(
+        (out) => {
+          const matches: HostedZone[] = (out.HostedZones ?? [])
+            .filter((z) => normalizeName(z.Name ?? '') === name)
+            .map((z) => ({ id: bareZoneId(z.Id ?? ''), name, private: z.Config?.PrivateZone === true }));
+          const [only, ...others] = matches;
+          if (only === undefined) throw new ZoneNameNotFoundError(name);
+          if (others.length > 0) throw new AmbiguousZoneNameError(name, matches);
+          return only;
+        },
+        (err: unknown) => {
+          throw toTypedAwsError(`look up hosted zone ${name}`, err, route53ErrorTable);
+        },
+      );
     const entry: { at: number; zone: Promise<HostedZone>; id?: string } = { at: this.clock.now(), zone };
     this.byNameCache.set(name, entry);
     zone.then(
