@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { ConfiguredKind, KindFlag, KindModule } from '../kinds/module.ts';
 import { kinds } from '../kinds/registry.ts';
+import { budgetedServices } from '../apis/teampolicy.ts';
 import { awsTimeoutDefaults } from '../providers/aws/clients.ts';
 import { kubeRequestTimeoutMs } from '../runtime/kube/client.ts';
 import type { LogFormat } from '../runtime/logger.ts';
@@ -31,6 +32,11 @@ export interface RunOptions extends ControllerSettings {
   readonly shutdownDeadlineMs: number;
   /** Deadline of one AWS HTTP attempt (the SDK makes up to 3). */
   readonly awsTimeoutMs: number;
+  /**
+   * Every account's default request budget by service (requests/s); a TeamPolicy's
+   * spec.aws.requestsPerSecond sets its account's. Empty: the built-in defaults (Route 53 10).
+   */
+  readonly awsRequestsPerSecond: Readonly<Record<string, number>>;
   /** Deadline of one Kubernetes API request (watch streams excepted). */
   readonly kubeTimeoutMs: number;
   /** Every kind of the registry, configured from its own flags. */
@@ -110,6 +116,10 @@ Every flag can also be set by the environment variable in brackets.
                                  reconciles finished if they can [SKYLIFT_SHUTDOWN_DEADLINE] (default 20s)
   --aws-timeout DURATION         deadline of one AWS call attempt; a silent endpoint is Synced=False
                                  AWSUnreachable [SKYLIFT_AWS_TIMEOUT] (default ${formatDuration(awsTimeoutDefaults.requestMs)})
+  --aws-requests-per-second S=N,… every account's request budget per service, e.g. route53=5 (services:
+                                 ${budgetedServices.join(', ')}); a TeamPolicy's spec.aws.requestsPerSecond
+                                 sets its account's [SKYLIFT_AWS_REQUESTS_PER_SECOND] (default route53=10,
+                                 elasticloadbalancing=10, rds=10, ec2=20)
   --kube-timeout DURATION        deadline of one Kubernetes API request [SKYLIFT_KUBE_TIMEOUT] (default ${formatDuration(kubeRequestTimeoutMs)})
 ${kindFlagUsage()}
 `;
@@ -121,6 +131,26 @@ export function parseDuration(text: string): number {
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
+}
+
+/**
+ * Parses `route53=5,rds=8` into requests per second by service; throws UsageError naming what is
+ * wrong (an unknown service, a rate outside 1-1000). Empty text: no budget. Pure.
+ */
+export function parseBudget(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of text.split(',').map((p) => p.trim())) {
+    if (part === '') continue;
+    const m = /^([a-z0-9]+)=(\d+)$/.exec(part);
+    const service = m?.[1] ?? '';
+    const rate = Number(m?.[2]);
+    if (m === null || !(budgetedServices as readonly string[]).includes(service) || rate < 1 || rate > 1000)
+      throw new UsageError(
+        `--aws-requests-per-second: want SERVICE=N pairs with SERVICE one of ${budgetedServices.join(', ')} and N from 1 to 1000, e.g. route53=5,rds=10; got ${JSON.stringify(part)}`,
+      );
+    out[service] = rate;
+  }
+  return out;
 }
 
 /** A duration that must be above zero (a deadline of 0 would fail every call). */
@@ -170,6 +200,7 @@ export function parseRunOptions(
         'log-format': { type: 'string' },
         'shutdown-deadline': { type: 'string' },
         'aws-timeout': { type: 'string' },
+        'aws-requests-per-second': { type: 'string' },
         'kube-timeout': { type: 'string' },
         ...kindFlagOptions(registry),
       },
@@ -232,6 +263,9 @@ export function parseRunOptions(
     awsTimeoutMs: positiveDuration(
       'aws-timeout',
       get('aws-timeout', 'SKYLIFT_AWS_TIMEOUT') ?? formatDuration(awsTimeoutDefaults.requestMs),
+    ),
+    awsRequestsPerSecond: parseBudget(
+      get('aws-requests-per-second', 'SKYLIFT_AWS_REQUESTS_PER_SECOND') ?? '',
     ),
     kubeTimeoutMs: positiveDuration(
       'kube-timeout',

@@ -71,6 +71,7 @@ export function startOperator(
     clientOptions: awsOptions,
     reports: tenants,
     sessionName: roleSessionName(options.clusterId),
+    defaultBudget: options.awsRequestsPerSecond,
   });
   // A policy deleted, or moved to another role or region: its sessions, clients and caches go.
   tenants.onChange(() => accounts.follow(tenants.listPolicies()));

@@ -213,6 +213,11 @@ export interface AwsAccountsOptions {
    * `skylift-<cluster id>`, see {@link roleSessionName}): what CloudTrail shows after the role.
    */
   readonly sessionName?: string;
+  /**
+   * Every account's request budget by service unless a TeamPolicy reaching it sets its own
+   * (--aws-requests-per-second); default none: each service's built-in rate.
+   */
+  readonly defaultBudget?: Readonly<Record<string, number>>;
   /** Session lifetime asked of AssumeRole (default 3600 s). */
   readonly durationSeconds?: number;
   /** When an object whose role cannot be assumed is tried again (default 60 s). */
@@ -278,6 +283,12 @@ export class AwsAccounts implements AwsAccountSource {
   constructor(o: AwsAccountsOptions) {
     this.o = o;
     this.own = o.own;
+    this.own.scope.setBudget(this.budgetOf(`${ownAccount}/${this.own.region}`));
+  }
+
+  /** The budget of the account and region `key` (`account/region`): its policies' over the default. */
+  private budgetOf(key: string): Record<string, number> {
+    return { ...this.o.defaultBudget, ...this.budgets.get(key) };
   }
 
   async clientsFor(policy: TeamPolicy | undefined): Promise<AwsClients> {
@@ -295,7 +306,7 @@ export class AwsAccounts implements AwsAccountSource {
     let clients = this.byRegion.get(region);
     if (clients === undefined) {
       clients = createAwsClients({ ...this.o.clientOptions, region });
-      clients.scope.setBudget(this.budgets.get(`${ownAccount}/${region}`) ?? {});
+      clients.scope.setBudget(this.budgetOf(`${ownAccount}/${region}`));
       this.byRegion.set(region, clients);
     }
     return clients;
@@ -350,14 +361,14 @@ export class AwsAccounts implements AwsAccountSource {
     const inUse = new Set([...this.byRole.values()].map((c) => c.scope));
     for (const [key, scope] of this.scopes) {
       if (inUse.has(scope)) {
-        scope.setBudget(budgets.get(key) ?? {});
+        scope.setBudget(this.budgetOf(key));
         continue;
       }
       scope.release();
       this.scopes.delete(key);
     }
     for (const c of [this.own, ...this.byRegion.values()])
-      c.scope.setBudget(budgets.get(`${ownAccount}/${c.region}`) ?? {});
+      c.scope.setBudget(this.budgetOf(`${ownAccount}/${c.region}`));
   }
 
   /** How many role sessions, sets of clients and account scopes are held (for tests and the memory report). */
@@ -480,7 +491,7 @@ export class AwsAccounts implements AwsAccountSource {
     let scope = this.scopes.get(key);
     if (scope === undefined) {
       scope = new AccountScope(account, region);
-      scope.setBudget(this.budgets.get(key) ?? {});
+      scope.setBudget(this.budgetOf(key));
       this.scopes.set(key, scope);
     }
     return scope;

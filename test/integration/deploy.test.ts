@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { chartDir, helm, helmTemplate } from '../../tools/chart.ts';
+import { parseBudget } from '../../src/operator/options.ts';
 import { chartKindGroups } from '../../tools/generatedFiles.ts';
 import { admissionPolicies, allCrds, kinds } from '../../src/kinds/registry.ts';
 import { chartHeapLimitMiB } from '../../tools/nodeFlags.ts';
@@ -127,6 +128,18 @@ describe('Helm chart', () => {
     expect(one(defaults, 'Service', 'skylift-metrics')).toBeDefined();
     // Nothing from the Prometheus Operator unless asked for.
     expect(defaults.filter((m) => m.apiVersion.startsWith('monitoring.coreos.com'))).toEqual([]);
+  });
+
+  it('passes the per-account AWS request budget when set, and parses as the operator reads it', async () => {
+    const defaults = docs(await helmTemplate({ values: {} }));
+    expect(podSpec(one(defaults, 'Deployment')).containers[0]?.args.join(' ')).not.toContain(
+      '--aws-requests-per-second',
+    );
+    const all = docs(await helmTemplate({ values: { awsRequestsPerSecond: { route53: 5, rds: 12 } } }));
+    const args = podSpec(one(all, 'Deployment')).containers[0]?.args ?? [];
+    const arg = args.find((a) => a.startsWith('--aws-requests-per-second='));
+    expect(arg).toBe('--aws-requests-per-second=rds=12,route53=5');
+    expect(parseBudget(arg?.split('=').slice(1).join('=') ?? '')).toEqual({ rds: 12, route53: 5 });
   });
 
   it('puts the IRSA role on the ServiceAccount the pods run as', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration, parseRunOptions, UsageError } from '../../src/operator/options.ts';
+import { parseBudget, parseDuration, parseRunOptions, UsageError } from '../../src/operator/options.ts';
 
 describe('parseRunOptions', () => {
   it('applies defaults', () => {
@@ -87,4 +87,19 @@ describe('parseRunOptions', () => {
       parseDuration('1h'),
     ]).toEqual([1500, 2000, 90_000, 3_600_000]);
   });
+});
+
+describe('--aws-requests-per-second', () => {
+  it('parses service=rate pairs', () => {
+    expect(parseBudget('route53=5, rds=8')).toEqual({ route53: 5, rds: 8 });
+    expect(parseBudget('')).toEqual({});
+  });
+  it.each(['dynamodb=5', 'route53=0', 'route53=1001', 'route53', 'route53=2.5'])(
+    'refuses %s naming the flag, the services and an example',
+    (text) => {
+      expect(() => parseBudget(text)).toThrow(
+        /--aws-requests-per-second: want SERVICE=N pairs with SERVICE one of route53, elasticloadbalancing, rds, ec2 and N from 1 to 1000, e\.g\. route53=5,rds=10/,
+      );
+    },
+  );
 });
