@@ -47,6 +47,7 @@ async function setup(
   opts: {
     resyncPeriod?: string;
     zoneCacheTtlMs?: number;
+    resyncListingMaxAgeMs?: number;
     batchWindowMs?: number;
     awsTimeoutMs?: number;
   } = {},
@@ -63,6 +64,9 @@ async function setup(
       ...(opts.awsTimeoutMs !== undefined ? { awsTimeoutMs: opts.awsTimeoutMs } : {}),
       settings: {
         ...(opts.zoneCacheTtlMs !== undefined ? { zoneCacheTtlMs: opts.zoneCacheTtlMs } : {}),
+        ...(opts.resyncListingMaxAgeMs !== undefined
+          ? { resyncListingMaxAgeMs: opts.resyncListingMaxAgeMs }
+          : {}),
         ...(opts.batchWindowMs !== undefined ? { batchWindowMs: opts.batchWindowMs } : {}),
       },
     });
@@ -250,6 +254,41 @@ describe('DNSRecord', () => {
       { timeoutMs: 30_000, description: 'two resyncs of every record' },
     );
     expect(await writes()).toEqual(created);
+  });
+
+  // Issue 28: the records of a zone resync spread over the resync jitter, and each look found the
+  // listing older than the cache's age and listed the zone again; settled records now share one
+  // listing per wave (DNSRecordSettings.resyncListingMaxAgeMs, by default a fifth of the period).
+  it('lists a zone once for a whole resync wave, not once per cache age', async () => {
+    const { ns, zone, start } = await setup('dns-wave', {
+      resyncPeriod: '1s',
+      zoneCacheTtlMs: 100,
+      resyncListingMaxAgeMs: 60_000,
+    });
+    const op = await start();
+    const n = 20;
+    await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        createDnsRecord(admin, ns, `v-${i}`, {
+          zoneName: zone,
+          name: `v-${i}`,
+          type: 'A',
+          records: ['192.0.2.9'],
+        }),
+      ),
+    );
+    for (let i = 0; i < n; i++) await waitForCondition(admin, ns, `v-${i}`, ready);
+    proxy.resetCalls();
+    const before = await counterValue(op.metrics.reconcileTotal, { controller: 'dnsrecord' });
+    await waitFor(
+      async () =>
+        (await counterValue(op.metrics.reconcileTotal, { controller: 'dnsrecord' })) >= before + 3 * n
+          ? true
+          : undefined,
+      { timeoutMs: 30_000, description: 'three resyncs of every record' },
+    );
+    expect(proxy.count({ service: 'route53', operation: 'ListResourceRecordSets' })).toBeLessThanOrEqual(1);
+    expect(proxy.count({ service: 'route53', operation: 'ChangeResourceRecordSets' })).toBe(0);
   });
 
   // Issue 27, item 14: adopting or observing a record made moments earlier was judged on the

@@ -43,9 +43,27 @@ describe('ZoneRecordCache', () => {
     clock.advance(500);
     await cache.get('Z1', 1_000);
     expect(listings).toBe(2);
-    // A caller cannot stretch the cache's age.
+    // A resync may accept an older listing than the cache's own age: one listing serves a zone's
+    // whole resync wave (issue 28); everyone else still gets the cache's age.
     clock.advance(40_000);
-    await cache.get('Z1', 60_000);
+    await cache.get('Z1', 120_000);
+    expect(listings).toBe(2);
+    await cache.get('Z1');
     expect(listings).toBe(3);
+  });
+
+  it('reads through the client its source answers at each listing (any live identity of the account)', async () => {
+    const clock = new FakeClock();
+    const [one, two] = [
+      new Route53Client({ region: 'us-east-1' }),
+      new Route53Client({ region: 'us-east-1' }),
+    ];
+    let asked = 0;
+    const cache = new ZoneRecordCache(() => (asked++ % 2 === 0 ? one : two), clock, 30_000);
+    await cache.get('Z1');
+    clock.advance(31_000);
+    await cache.get('Z1');
+    expect(asked).toBe(2);
+    expect(r53.commandCalls(ListResourceRecordSetsCommand)).toHaveLength(2);
   });
 });

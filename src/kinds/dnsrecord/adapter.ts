@@ -1,4 +1,5 @@
 import type { Change, ResourceRecordSet, Route53Client } from '@aws-sdk/client-route-53';
+import { ConditionType, getCondition } from '../../runtime/conditions.ts';
 import type { DNSRecord, DNSRecordSpec } from './api.ts';
 import type { MyIngressAliasStatus } from '../myingress/api.ts';
 import {
@@ -66,8 +67,25 @@ export interface DNSRecordAdapterDeps {
   readonly lookupMyIngress: (namespace: string, name: string) => KubeObject | undefined;
   /** How soon to look again while a change is queued or propagating. */
   readonly pollMs: number;
+  /**
+   * How old a zone's listing may be for the look at a settled record (Ready at its generation):
+   * the records of a zone resync spread over the resync jitter, and one listing serves them all.
+   */
+  readonly resyncListingMaxAgeMs: number;
   /** How long to wait for a referenced MyIngress before looking again (its watch usually triggers sooner). */
   readonly referenceRetryMs: number;
+}
+
+/**
+ * True when the record is settled: Ready, its spec observed at its generation, not being deleted —
+ * a look at it is a resync (or an event that changed nothing), not a change to carry out. Pure.
+ */
+function settled(mr: DNSRecord): boolean {
+  return (
+    mr.metadata.deletionTimestamp === undefined &&
+    mr.status?.observedGeneration === mr.metadata.generation &&
+    getCondition(mr.status?.conditions, ConditionType.Ready)?.status === 'True'
+  );
 }
 
 /** How old a zone listing may be to conclude that a record to adopt or observe is not there. */
@@ -203,7 +221,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
       }
     }
 
-    let snap = await this.d.records.get(t.zone.id);
+    let snap = await this.d.records.get(t.zone.id, settled(mr) ? this.d.resyncListingMaxAgeMs : undefined);
     let rr = snap.records.get(t.key);
     if (rr === undefined && mustFindExisting(mr)) {
       // Adopting or observing: "absent" ends in Terminal or NotFound, so it is judged on a listing

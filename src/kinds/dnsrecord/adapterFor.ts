@@ -16,7 +16,7 @@ import { explainRefusal } from '../refusals.ts';
 import { DNSRecordAdapter, type DNSRecordField } from './adapter.ts';
 import type { DNSRecord } from './api.ts';
 import { dnsrecordRefusals } from './awsRefusals.ts';
-import type { DNSRecordSettings } from './settings.ts';
+import { resyncListingMaxAge, type DNSRecordSettings } from './settings.ts';
 import { ZoneDirectory } from './zones.ts';
 
 /** A DNSRecord adapter and the zone directory its guardrail check resolves zones with. */
@@ -94,6 +94,7 @@ export async function dnsRecordConnection(
     signer: route53,
     ownerPrefix: settings.ownerPrefix,
     pollMs: settings.pollMs,
+    resyncListingMaxAgeMs: resyncListingMaxAge(settings, s.settings.resyncPeriodMs),
     referenceRetryMs: settings.referenceRetryMs,
     lookupMyIngress,
   });

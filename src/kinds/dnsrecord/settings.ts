@@ -14,6 +14,18 @@ export interface DNSRecordSettings {
   readonly pollMs: number;
   /** How long to wait for a referenced MyIngress before looking again (its watch usually triggers sooner). */
   readonly referenceRetryMs: number;
+  /**
+   * Maximum age of a zone's listing for the look at a settled record (Ready, at its generation: a
+   * resync, or an event that changed nothing): not a flag; default a fifth of the resync period
+   * (the spread of its jitter, so one listing serves a zone's whole resync wave), at least
+   * `zoneCacheTtlMs`.
+   */
+  readonly resyncListingMaxAgeMs?: number;
+}
+
+/** The settled look's listing age for a resync period (see DNSRecordSettings.resyncListingMaxAgeMs). Pure. */
+export function resyncListingMaxAge(settings: DNSRecordSettings, resyncPeriodMs: number): number {
+  return settings.resyncListingMaxAgeMs ?? Math.max(settings.zoneCacheTtlMs, resyncPeriodMs / 5);
 }
 
 export const defaultDNSRecordSettings: DNSRecordSettings = {

@@ -41,14 +41,14 @@ export class ZoneRecordCache {
   }
 
   /**
-   * The zone's records, at most `maxAgeMs` old (the cache's, or a smaller one for a caller that
-   * must not conclude from an old listing that a record is absent). Concurrent callers share one
-   * listing. May block on ListResourceRecordSets; never mutates Route 53.
+   * The zone's records, at most `maxAgeMs` old (the cache's; a smaller one for a caller that must
+   * not conclude from an old listing that a record is absent; a larger one for a resync, which one
+   * listing serves for a whole zone). Concurrent callers share one listing. May block on
+   * ListResourceRecordSets; never mutates Route 53.
    */
   async get(zoneId: string, maxAgeMs: number = this.maxAgeMs): Promise<ZoneSnapshot> {
     const snap = this.snapshots.get(zoneId);
-    if (snap !== undefined && this.clock.now() - snap.fetchedAt < Math.min(maxAgeMs, this.maxAgeMs))
-      return snap;
+    if (snap !== undefined && this.clock.now() - snap.fetchedAt < maxAgeMs) return snap;
     let p = this.inflight.get(zoneId);
     if (p === undefined) {
       p = this.fetch(zoneId).finally(() => this.inflight.delete(zoneId));
