@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../dev/installCrds.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
-import { applyTeamPolicy, deleteTeamPolicies, startTenants } from '../../dev/teamPolicies.ts';
+import { applyTeamPolicy, deleteTeamPolicies, readTeamPolicy, startTenants } from '../../dev/teamPolicies.ts';
+import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { TenantDirectory } from '../../src/tenancy/directory.ts';
 import {
@@ -148,5 +149,38 @@ describe('namespaces sharing one account', () => {
       roleByKey.set(key, role);
     }
     expect(new Set(roleByKey.values())).toEqual(new Set(['one', 'two']));
+  });
+
+  it('shows sustained throttling of the account on the policy (Throttled=True, Ready untouched), and its end', async () => {
+    const name = `${group}-two`;
+    tenants.reportThrottling(name, {
+      account,
+      sustained: [{ service: 'route53', minutes: 3, calls: 120, throttles: 9 }],
+      ratePerSecond: { route53: 4.2 },
+    });
+    const throttled = await waitFor(
+      async () => {
+        const p = await readTeamPolicy(admin, name);
+        const c = p.status?.conditions?.find((x) => x.type === 'Throttled');
+        return c?.status === 'True' ? c : undefined;
+      },
+      { timeoutMs: 30_000, description: `TeamPolicy ${name} Throttled=True` },
+    );
+    expect(throttled.reason).toBe('SustainedThrottling');
+    expect(throttled.message).toContain(
+      `account ${account}: route53 throttled 9 of 120 calls in 3 of the last 5 minutes`,
+    );
+    const ready = (await readTeamPolicy(admin, name)).status?.conditions?.find((x) => x.type === 'Ready');
+    expect(ready?.status).toBe('True');
+    tenants.reportThrottling(name, { account, sustained: [], ratePerSecond: {} });
+    const calm = await waitFor(
+      async () => {
+        const p = await readTeamPolicy(admin, name);
+        const c = p.status?.conditions?.find((x) => x.type === 'Throttled');
+        return c?.status === 'False' ? c : undefined;
+      },
+      { timeoutMs: 30_000, description: `TeamPolicy ${name} Throttled=False` },
+    );
+    expect(calm.reason).toBe('WithinBudget');
   });
 });
