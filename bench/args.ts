@@ -9,6 +9,8 @@ export interface BenchSettings {
   readonly only: readonly string[];
   /** Sizes for every selected group; undefined: each group's defaults. */
   readonly sizes: readonly number[] | undefined;
+  /** `--namespaces`: namespaces of the teams groups that spread over a number of them; undefined: each group's own. */
+  readonly namespaces: number | undefined;
   /** The operator's `--resync-period`. */
   readonly resyncPeriodMs: number;
   /** `--idle-window`: length of the no-op resync / steady-state window (default: the resync period). */
@@ -39,10 +41,16 @@ Runs each scenario against a fresh local stack (.skylift/bench/) with the operat
 as a separate process behind a counting AWS proxy; writes <out>/<UTC time>.json
 and prints a table.
 
-  --only GROUP[,GROUP]     scenario groups (default all): dns, dns-10zones, myingress,
-                           manageddb, dns-propagating, dns-throttled,
-                           dns-10zones-throttled
+  --only GROUP[,GROUP]     scenario groups (default all but the teams groups): dns,
+                           dns-10zones, myingress, manageddb, dns-propagating,
+                           dns-throttled, dns-10zones-throttled; the teams groups, run
+                           only when named: dns-teams, dns-teams-2accounts,
+                           dns-teams-flood, dns-teams-bigtxt, myingress-teams,
+                           manageddb-teams, teams-memory; or teams for all of those
   --sizes N[,N]            sizes for every selected group (default: each group's own)
+  --namespaces N           namespaces dns-teams, dns-teams-2accounts, myingress-teams and
+                           manageddb-teams spread over (default 50, at most the size);
+                           adds -ns<N> to their scenario ids
   --resync-period DURATION operator resync period and measuring window (default 30s)
   --idle-window DURATION   length of the no-op resync window instead (e.g. 20m with
                            --resync-period 10m: every object resynced about twice)
@@ -72,6 +80,7 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
     options: {
       only: { type: 'string' },
       sizes: { type: 'string' },
+      namespaces: { type: 'string' },
       'resync-period': { type: 'string' },
       'idle-window': { type: 'string' },
       concurrency: { type: 'string' },
@@ -100,6 +109,9 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
           return n;
         });
   if (sizes?.length === 0) throw new Error('--sizes: give at least one size');
+  const namespaces = values.namespaces === undefined ? undefined : Number(values.namespaces);
+  if (namespaces !== undefined && (!Number.isInteger(namespaces) || namespaces < 1 || namespaces > 1000))
+    throw new Error(`--namespaces: want 1 to 1000, got ${JSON.stringify(values.namespaces)}`);
   const concurrency = Number(values.concurrency ?? '16');
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256)
     throw new Error(`--concurrency: want 1 to 256, got ${JSON.stringify(values.concurrency)}`);
@@ -115,6 +127,7 @@ export function parseBenchArgs(argv: readonly string[], defaultOutDir: string): 
   return {
     only: list(values.only),
     sizes,
+    namespaces,
     resyncPeriodMs,
     idleWindowMs,
     concurrency,

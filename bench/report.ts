@@ -2,8 +2,10 @@
 // the table printed on stdout. Pure.
 import type { AwsInventory } from './lib/awsAccount.ts';
 import { comparedMetricNames, type BaselineComparison, type ComparedMetricName } from './lib/baseline.ts';
+import { objectsWithin } from './lib/chartMemory.ts';
 import type { GroupMemory, RssSlope } from './lib/costPerObject.ts';
 import type { PropagationResult } from './lib/propagation.ts';
+import type { AccountCalls } from './lib/promText.ts';
 import { ratio, type Distribution } from './lib/stats.ts';
 import type { BenchSettings } from './args.ts';
 
@@ -13,6 +15,8 @@ export interface AwsCalls {
   readonly perResource: number;
   /** `service:Operation` → calls per resource. */
   readonly perResourceByOperation: Readonly<Record<string, number>>;
+  /** `service:Operation` → calls (absent in reports before the teams groups). */
+  readonly byOperation?: Readonly<Record<string, number>>;
   /** Calls the proxy answered with a throttling error itself (rate-limited scenarios). */
   readonly throttled: number;
 }
@@ -91,6 +95,77 @@ export interface ScenarioResult {
   readonly leftovers?: AwsInventory;
   /** Scenarios whose Route 53 changes stay PENDING a while (`dns-propagating`): Ready after INSYNC. */
   readonly propagation?: PropagationResult;
+  /** Teams groups: the namespaces, TeamPolicies and accounts, and the AWS calls per account. */
+  readonly teams?: TeamsResult;
+  /** `dns-teams-flood`, `dns-teams-bigtxt`: how soon the quiet namespace's record was Ready. */
+  readonly quiet?: QuietResult;
+}
+
+/** One team account of a teams scenario. */
+export interface TeamsAccount {
+  readonly account: string;
+  readonly roleArn: string;
+  /** Its TeamPolicies, namespaces and measured objects (the quiet record included). */
+  readonly policies: number;
+  readonly namespaces: number;
+  readonly objects: number;
+  /** The hosted zones made there (DNSRecord groups). */
+  readonly zones: readonly string[];
+}
+
+/** AWS calls per account in one phase, as the operator counted them (`skylift_aws_api_calls_total`). */
+export type CallsByAccount = Readonly<Record<string, AccountCalls>>;
+
+/** What a teams scenario was made of, and its AWS calls per account. */
+export interface TeamsResult {
+  readonly namespaces: number;
+  readonly policies: number;
+  readonly accounts: readonly TeamsAccount[];
+  /** The `skylift run` flags of this scenario besides the run's (`settings.operatorFlags`). */
+  readonly operatorFlags: readonly string[];
+  /** From the operator's start until every TeamPolicy was Ready with its namespaces and the teams record existed, ms. */
+  readonly policiesServingMs: number;
+  /** AWS calls the proxy counted from the operator's start to the first create, by `service:Operation`. */
+  readonly callsBeforeCreate: Readonly<Record<string, number>>;
+  /** STS calls the proxy counted over the whole scenario, by `sts:Operation` (AssumeRole). */
+  readonly stsCalls: Readonly<Record<string, number>>;
+  /**
+   * Per phase, per account label (`own`: the operator's own identity, e.g. STS; else the team
+   * account): calls by `service:Operation` and how many were throttled. A scenario that failed
+   * while creating has `create` up to the failure.
+   */
+  readonly callsByAccount: {
+    readonly create?: CallsByAccount;
+    readonly resync?: CallsByAccount;
+    readonly delete?: CallsByAccount;
+  };
+}
+
+/** The quiet namespace's one record, created while (or right after) another namespace's burst. */
+export interface QuietResult {
+  /** `namespace/name` of the quiet record. */
+  readonly object: string;
+  /** Records the bulk namespace created. */
+  readonly bulk: number;
+  /** Bulk creates answered before the quiet record was created. */
+  readonly createdAfterBulkCreates: number;
+  /** From the bench's first bulk create to the quiet record's create, ms. */
+  readonly createdAfterFirstBulkMs: number;
+  /** From just before its create request to the first watch event with Ready=True, ms; null if never seen Ready. */
+  readonly readyMs: number | null;
+  /** Bulk records seen Ready before the quiet one was (all of them when it was never Ready). */
+  readonly bulkReadyBefore: number;
+  /** The goal of issue 28: Ready within this long of its create. Reported, never asserted. */
+  readonly goalMs: number;
+  /** `readyMs` ≤ `goalMs`; false when never Ready. */
+  readonly withinGoal: boolean;
+}
+
+/** The chart's memory settings (deploy/helm/skylift/values.yaml), to compare peak RSS with. */
+export interface ChartMemory {
+  readonly requestBytes: number | null;
+  readonly limitBytes: number | null;
+  readonly heapLimitMiB: number | null;
 }
 
 /** How one group's cost grows from one size to the next. */
@@ -146,6 +221,8 @@ export interface BenchReport {
   readonly memory: readonly GroupMemory[];
   /** This run against the saved baseline report; null when there was none. */
   readonly baseline: BaselineComparison | null;
+  /** The chart's memory request and limit (absent in reports before the teams groups). */
+  readonly chart?: ChartMemory;
 }
 
 /**
@@ -252,6 +329,86 @@ function propagationLine(id: string, p: PropagationResult): string {
   );
 }
 
+/** `service:Operation` counts as `Operation n, …`, largest first (the service when not obvious). */
+function callsText(calls: Readonly<Record<string, number>>, digits = 0): string {
+  const entries = Object.entries(calls).sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+  if (entries.length === 0) return 'none';
+  return entries.map(([op, n]) => `${op} ${n.toFixed(digits)}`).join(', ');
+}
+
+/** A teams scenario: its shape, AWS calls per account while creating, STS at the proxy. */
+function teamsLine(id: string, t: TeamsResult): string {
+  const accounts = t.accounts
+    .map(
+      (a) =>
+        `${a.account} (${a.policies} ${a.policies === 1 ? 'policy' : 'policies'}, ${a.namespaces} namespaces, ${a.objects} objects)`,
+    )
+    .join(', ');
+  const create = Object.entries(t.callsByAccount.create ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([account, c]) =>
+        `${account}: ${callsText(c.byOperation)}${c.throttled > 0 ? ` (${c.throttled} throttled)` : ''}`,
+    )
+    .join('; ');
+  return (
+    `${id}: ${t.namespaces} namespaces, ${t.policies} TeamPolicies, accounts ${accounts}; policies serving ${seconds(t.policiesServingMs)} after the operator started; ` +
+    `create calls by account ${create === '' ? 'none' : create}; STS at the proxy ${callsText(t.stsCalls)}`
+  );
+}
+
+/** The quiet record's latency against issue 28's goal. */
+function quietLine(id: string, q: QuietResult): string {
+  const ready =
+    q.readyMs === null
+      ? 'never Ready'
+      : `Ready ${seconds(q.readyMs)} after its create (goal ${seconds(q.goalMs)}: ${q.withinGoal ? 'met' : 'missed'})`;
+  return (
+    `${id}: quiet record ${q.object} ${ready}; created after ${q.createdAfterBulkCreates} of ${q.bulk} bulk creates ` +
+    `(${seconds(q.createdAfterFirstBulkMs)} after the first); ${q.bulkReadyBefore} bulk records Ready before it`
+  );
+}
+
+/** Kinds whose calls per no-op resync are worth a line (DNS costs per zone, not per object). */
+const resyncLineKinds: readonly string[] = ['MyIngress', 'ManagedDB'];
+
+/** AWS calls per object in the no-op resync window, and per resync (calls / reconciles). */
+function resyncLine(r: ScenarioResult): string | undefined {
+  const resync = r.resync;
+  if (resync === undefined || !resyncLineKinds.includes(r.kind)) return undefined;
+  const perResync =
+    resync.reconcilesPerResource > 0 ? resync.aws.perResource / resync.reconcilesPerResource : 0;
+  return (
+    `resync ${r.id}: ${num(resync.aws.perResource, 2)} AWS calls per object, ${num(resync.reconcilesPerResource, 2)} reconciles per object, ` +
+    `${num(perResync, 2)} calls per resync: ${callsText(resync.aws.perResourceByOperation, 2)} per object`
+  );
+}
+
+/** The chart's memory against the highest peak RSS, and per namespace for the teams-memory group. */
+function chartLines(report: BenchReport): string[] {
+  const chart = report.chart;
+  if (chart === undefined || chart.limitBytes === null) return [];
+  const ok = report.scenarios.filter((r) => r.operator !== undefined);
+  const top = [...ok].sort((a, b) => (b.operator?.peakRssBytes ?? 0) - (a.operator?.peakRssBytes ?? 0))[0];
+  const lines: string[] = [];
+  const limit = chart.limitBytes;
+  if (top?.operator !== undefined)
+    lines.push(
+      `chart memory: request ${mib(chart.requestBytes ?? undefined)} MiB, limit ${mib(limit)} MiB; highest peak RSS ${mib(top.operator.peakRssBytes)} MiB (${top.id}), ${Math.round((top.operator.peakRssBytes / limit) * 100)} % of the limit`,
+    );
+  for (const g of report.memory) {
+    if (g.group !== 'teams-memory') continue;
+    const n = objectsWithin(limit, g.peak);
+    lines.push(
+      `memory per namespace (${g.group}, one DNSRecord each): peak ${slopeText(g.peak).replace('/object', '/namespace')}` +
+        (n === null
+          ? ''
+          : `; about ${n} namespaces under the chart's ${mib(limit)} MiB limit (extrapolated)`),
+    );
+  }
+  return lines;
+}
+
 /** The comparison with the baseline: a header line, one row of ratios per scenario, what was not compared. */
 function baselineLines(b: BaselineComparison | null): string[] {
   if (b === null) return ['no baseline to compare with (--baseline PATH; --save-baseline keeps this run)'];
@@ -347,6 +504,10 @@ export function renderTable(report: BenchReport): string {
   for (const r of report.scenarios) {
     if (r.status === 'failed') lines.push(`${r.id} failed: ${r.error ?? 'unknown error'}`);
     if (r.propagation !== undefined) lines.push(propagationLine(r.id, r.propagation));
+    if (r.teams !== undefined) lines.push(teamsLine(r.id, r.teams));
+    if (r.quiet !== undefined) lines.push(quietLine(r.id, r.quiet));
+    const resync = resyncLine(r);
+    if (resync !== undefined) lines.push(resync);
   }
   for (const c of report.curves) {
     const steps = c.steps.map(
@@ -355,7 +516,7 @@ export function renderTable(report: BenchReport): string {
     );
     lines.push(`cost curve ${c.group}: ${steps.join('; ')}`);
   }
-  lines.push(...memoryLines(report.memory), ...baselineLines(report.baseline));
+  lines.push(...memoryLines(report.memory), ...chartLines(report), ...baselineLines(report.baseline));
   return `${lines.join('\n')}\n`;
 }
 

@@ -12,11 +12,15 @@ import { benchUsage, parseBenchArgs, type BenchSettings } from './args.ts';
 import { awsClients } from './lib/awsAccount.ts';
 import { compileOperator } from './lib/compileOperator.ts';
 import { compareWithBaseline, parseBaseline } from './lib/baseline.ts';
+import { chartMemoryOf } from './lib/chartMemory.ts';
 import { memoryByGroup } from './lib/costPerObject.ts';
 import { machineInfo } from './lib/machine.ts';
 import { costCurves, renderTable, reportFileName, type BenchReport, type ScenarioResult } from './report.ts';
 import { operatorFlags, runScenario } from './runner.ts';
-import { selectScenarios } from './scenarios.ts';
+import { selectScenarios, type Scenario } from './scenarios.ts';
+
+/** The chart's values, for the memory request and limit the report compares peak RSS with. */
+const chartValuesFile = join(repoRoot, 'deploy', 'helm', 'skylift', 'values.yaml');
 
 /** Where `--save-baseline` writes, and the baseline used when `--baseline` is not given. */
 const defaultBaselineFile = join(repoRoot, 'bench', 'baseline.json');
@@ -67,7 +71,14 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  const scenarios = selectScenarios(settings.only, settings.sizes);
+  let scenarios: Scenario[];
+  try {
+    scenarios = selectScenarios(settings.only, settings.sizes, settings.namespaces);
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n\n${benchUsage}`);
+    return 2;
+  }
+  const chart = chartMemoryOf(await readFile(chartValuesFile, 'utf8'));
   const say = (line: string): void => {
     process.stderr.write(`${new Date().toISOString().slice(11, 19)}  ${line}\n`);
   };
@@ -106,6 +117,7 @@ async function main(argv: readonly string[]): Promise<number> {
       curves: costCurves(results),
       memory: memoryByGroup(results),
       baseline: baseline === undefined ? null : compareWithBaseline(results, baseline.report, baseline.file),
+      chart,
     };
     await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
     return report;

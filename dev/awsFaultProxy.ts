@@ -36,10 +36,11 @@ export type Fault =
     }
   /**
    * A service quota: a token bucket per signing access key (one account in
-   * the emulator) admits `ratePerSecond` calls with bursts up to `burst`
-   * (default `ratePerSecond`); calls beyond it are answered like `throttle`
-   * (default `Throttling`, HTTP 400). Admitted calls do not count as hits and
-   * fall through to later rules.
+   * the emulator), or per what `bucketOf` names (e.g. the account an assumed
+   * role's session keys belong to: one account, however many sessions), admits
+   * `ratePerSecond` calls with bursts up to `burst` (default `ratePerSecond`);
+   * calls beyond it are answered like `throttle` (default `Throttling`, HTTP
+   * 400). Admitted calls do not count as hits and fall through to later rules.
    */
   | {
       readonly kind: 'rateLimit';
@@ -47,6 +48,7 @@ export type Fault =
       readonly burst?: number;
       readonly code?: string;
       readonly status?: number;
+      readonly bucketOf?: (call: AwsCall) => string;
     };
 
 /** A whole HTTP answer the proxy sends in place of the emulator's (e.g. from errorResponse). */
@@ -263,7 +265,7 @@ export class AwsFaultProxy {
   /** Takes a token from the caller's bucket if one is there (the call is within the quota). */
   private admit(state: RuleState, fault: Extract<Fault, { kind: 'rateLimit' }>, call: AwsCall): boolean {
     const burst = fault.burst ?? fault.ratePerSecond;
-    const key = call.accessKeyId ?? '';
+    const key = fault.bucketOf?.(call) ?? call.accessKeyId ?? '';
     const now = this.now();
     const bucket = state.buckets.get(key) ?? { tokens: burst, at: now };
     bucket.tokens = Math.min(
@@ -452,8 +454,16 @@ export function route53Pending(calls: number): FaultRule {
 
 /**
  * Route 53's documented quota, five requests per second per account: calls
- * beyond it get `Throttling` (HTTP 400, Route 53's XML error shape).
+ * beyond it get `Throttling` (HTTP 400, Route 53's XML error shape). One
+ * bucket per access key, or per what `bucketOf` names (see the `rateLimit` fault).
  */
-export function route53RateLimit(ratePerSecond = 5, burst = ratePerSecond): FaultRule {
-  return { service: 'route53', fault: { kind: 'rateLimit', ratePerSecond, burst } };
+export function route53RateLimit(
+  ratePerSecond = 5,
+  burst = ratePerSecond,
+  bucketOf?: (call: AwsCall) => string,
+): FaultRule {
+  return {
+    service: 'route53',
+    fault: { kind: 'rateLimit', ratePerSecond, burst, ...(bucketOf !== undefined ? { bucketOf } : {}) },
+  };
 }

@@ -63,3 +63,50 @@ export function kubeRequestsByVerb(metricsText: string): Record<string, number> 
 export function reconcileCount(metricsText: string): number {
   return samplesOf(metricsText, 'controller_runtime_reconcile_total').reduce((sum, s) => sum + s.value, 0);
 }
+
+/** AWS calls the operator counted for one account. */
+export interface AccountCalls {
+  /** `service:Operation` → calls, all outcomes. */
+  readonly byOperation: Readonly<Record<string, number>>;
+  /** Calls answered with throttling (outcome `throttled`). */
+  readonly throttled: number;
+}
+
+/**
+ * AWS calls by account (`own` for the operator's identity, else an assumed
+ * role's 12-digit account) from `skylift_aws_api_calls_total`, each by
+ * `service:Operation` with the outcomes summed, and the throttled ones. Pure.
+ */
+export function awsCallsByAccount(metricsText: string): Record<string, AccountCalls> {
+  const out: Record<string, { byOperation: Record<string, number>; throttled: number }> = {};
+  for (const s of samplesOf(metricsText, 'skylift_aws_api_calls_total')) {
+    const account = s.labels.account ?? 'unknown';
+    const entry = (out[account] ??= { byOperation: {}, throttled: 0 });
+    const key = `${s.labels.service ?? 'unknown'}:${s.labels.operation ?? 'unknown'}`;
+    entry.byOperation[key] = (entry.byOperation[key] ?? 0) + s.value;
+    if (s.labels.outcome === 'throttled') entry.throttled += s.value;
+  }
+  return out;
+}
+
+/**
+ * The calls per account made between two readings of {@link awsCallsByAccount}: accounts and
+ * operations whose count grew (an account first seen in `after` counts from 0). Pure.
+ */
+export function accountCallsDelta(
+  before: Readonly<Record<string, AccountCalls>>,
+  after: Readonly<Record<string, AccountCalls>>,
+): Record<string, AccountCalls> {
+  const out: Record<string, AccountCalls> = {};
+  for (const [account, now] of Object.entries(after)) {
+    const then = before[account];
+    const byOperation: Record<string, number> = {};
+    for (const [op, n] of Object.entries(now.byOperation).sort(([a], [b]) => a.localeCompare(b))) {
+      const d = n - (then?.byOperation[op] ?? 0);
+      if (d > 0) byOperation[op] = d;
+    }
+    if (Object.keys(byOperation).length === 0) continue;
+    out[account] = { byOperation, throttled: now.throttled - (then?.throttled ?? 0) };
+  }
+  return out;
+}

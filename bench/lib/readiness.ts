@@ -29,6 +29,14 @@ export function conditionsOf(obj: KubeObject): {
   return { ready, terminal };
 }
 
+/**
+ * How a tracker of `namespace` (undefined: all namespaces) names `obj`: its
+ * name, or `namespace/name` when the tracker watches every namespace. Pure.
+ */
+export function trackerId(obj: KubeObject, namespace: string | undefined): string {
+  return namespace === undefined ? `${obj.metadata.namespace ?? ''}/${obj.metadata.name}` : obj.metadata.name;
+}
+
 /** Millisecond timestamps of one object (performance.now() clock). */
 interface Times {
   created?: number;
@@ -38,18 +46,20 @@ interface Times {
 }
 
 /**
- * Watches one kind in one namespace and records, per object name, when it
- * was first seen Ready=True and when it disappeared, against the times the
- * bench marked it created and deleted. Timestamps are `performance.now()`
- * milliseconds (monotonic). Call `start()` before creating anything.
+ * Watches one kind in one namespace (or in all) and records, per object, when
+ * it was first seen Ready=True and when it disappeared, against the times the
+ * bench marked it created and deleted. Objects are named by their name when
+ * the tracker watches one namespace, by `namespace/name` when it watches all
+ * ({@link trackerId}). Timestamps are `performance.now()` milliseconds
+ * (monotonic). Call `start()` before creating anything.
  */
 export class ReadinessTracker {
   private readonly informer: Informer<KubeObject>;
   private readonly times = new Map<string, Times>();
   private readonly terminal = new Map<string, string>();
-  private readonly namespace: string;
+  private readonly namespace: string | undefined;
 
-  constructor(client: KubeClient, type: ResourceType, namespace: string) {
+  constructor(client: KubeClient, type: ResourceType, namespace: string | undefined) {
     this.namespace = namespace;
     this.informer = new Informer<KubeObject>({
       client,
@@ -61,15 +71,16 @@ export class ReadinessTracker {
     });
     this.informer.on((event, obj) => {
       const now = performance.now();
-      const t = this.entry(obj.metadata.name);
+      const id = this.idOf(obj);
+      const t = this.entry(id);
       if (event === WatchEventType.Deleted) {
         t.gone ??= now;
         return;
       }
       const { ready, terminal } = conditionsOf(obj);
       if (ready) t.ready ??= now;
-      if (terminal !== undefined) this.terminal.set(obj.metadata.name, terminal.message);
-      else this.terminal.delete(obj.metadata.name);
+      if (terminal !== undefined) this.terminal.set(id, terminal.message);
+      else this.terminal.delete(id);
     });
   }
 
@@ -132,21 +143,31 @@ export class ReadinessTracker {
   /**
    * Waits until every object in `names` has been seen Ready; fails at once
    * when one reports Synced=False reason Terminal (bad input never converges),
-   * and at the deadline with how many are still not Ready.
+   * and at the deadline with how many were Ready when the wait began and at the deadline.
    */
   async waitAllReady(names: readonly string[], timeoutMs: number): Promise<number> {
-    return waitFor(
-      () => {
-        const [name, message] = this.terminal.entries().next().value ?? [];
-        if (name !== undefined) throw new AbortWait(`${name} is Synced=False Terminal: ${message ?? ''}`);
-        return this.lastReadyAt(names);
-      },
-      {
-        timeoutMs,
-        intervalMs: 50,
-        description: `${names.length} objects to become Ready (${this.readyCount(names)} were when the wait began)`,
-      },
-    );
+    try {
+      return await waitFor(
+        () => {
+          const [name, message] = this.terminal.entries().next().value ?? [];
+          if (name !== undefined) throw new AbortWait(`${name} is Synced=False Terminal: ${message ?? ''}`);
+          return this.lastReadyAt(names);
+        },
+        {
+          timeoutMs,
+          intervalMs: 50,
+          description: `${names.length} objects to become Ready (${this.readyCount(names)} were when the wait began)`,
+        },
+      );
+    } catch (err) {
+      if (err instanceof AbortWait || !(err instanceof Error)) throw err;
+      throw new Error(
+        `${err.message}; ${this.readyCount(names)} of ${names.length} were Ready at the deadline`,
+        {
+          cause: err,
+        },
+      );
+    }
   }
 
   /** Waits until every object in `names` is gone from the watch; returns when the last one went. */
@@ -164,8 +185,18 @@ export class ReadinessTracker {
     );
   }
 
-  private key(name: string): string {
-    return `${this.namespace}/${name}`;
+  /** Those of `ids` the watch still has (not deleted yet). */
+  present(ids: readonly string[]): string[] {
+    return ids.filter((id) => this.informer.get(this.key(id)) !== undefined);
+  }
+
+  /** How this tracker names `obj`: see {@link trackerId}. */
+  idOf(obj: KubeObject): string {
+    return trackerId(obj, this.namespace);
+  }
+
+  private key(id: string): string {
+    return this.namespace === undefined ? id : `${this.namespace}/${id}`;
   }
 
   private entry(name: string): Times {

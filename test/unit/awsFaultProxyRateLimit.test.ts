@@ -102,6 +102,15 @@ describe('AwsFaultProxy rateLimit rule', () => {
     expect(await callMany(p, 4, 'elasticloadbalancing', 'ACCOUNTA')).toEqual([200, 200, 200, 200]);
   });
 
+  it('shares one bucket among the access keys bucketOf puts together (sessions of one account)', async () => {
+    const p = await startProxy();
+    const accountOf: Record<string, string> = { SESSION1: '111111111111', SESSION2: '111111111111' };
+    p.inject(route53RateLimit(2, 2, (c) => accountOf[c.accessKeyId ?? ''] ?? c.accessKeyId ?? ''));
+    expect(await callMany(p, 1, 'route53', 'SESSION1')).toEqual([200]);
+    expect(await callMany(p, 2, 'route53', 'SESSION2')).toEqual([200, 400]);
+    expect(await callMany(p, 2, 'route53', 'OTHER')).toEqual([200, 200]);
+  });
+
   it('lets admitted calls fall through to later rules, and honours a custom code and burst', async () => {
     const p = await startProxy();
     p.inject({

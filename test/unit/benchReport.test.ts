@@ -105,6 +105,7 @@ describe('renderTable', () => {
     settings: {
       only: [],
       sizes: undefined,
+      namespaces: undefined,
       resyncPeriodMs: 30_000,
       idleWindowMs: 30_000,
       concurrency: 16,
@@ -274,10 +275,16 @@ describe('scenarios', () => {
     });
   });
 
-  it('sets a Route 53 rate limit only on the throttled groups', () => {
-    expect(scenarioGroups.filter((g) => g.route53RatePerSecond !== undefined).map((g) => g.name)).toEqual([
-      'dns-throttled',
-      'dns-10zones-throttled',
+  it('sets a Route 53 rate limit only on the throttled groups and the teams bursts (10/s, the quota since July 2026)', () => {
+    expect(
+      scenarioGroups
+        .filter((g) => g.route53RatePerSecond !== undefined)
+        .map((g) => [g.name, g.route53RatePerSecond]),
+    ).toEqual([
+      ['dns-throttled', 5],
+      ['dns-10zones-throttled', 5],
+      ['dns-teams-flood', 10],
+      ['dns-teams-bigtxt', 10],
     ]);
   });
 
@@ -306,6 +313,7 @@ describe('flags, file names, log lines and conditions', () => {
     ).toEqual({
       only: ['dns', 'myingress'],
       sizes: [100, 1000],
+      namespaces: undefined,
       resyncPeriodMs: 60_000,
       idleWindowMs: 60_000,
       concurrency: 16,
@@ -325,6 +333,7 @@ describe('flags, file names, log lines and conditions', () => {
       resyncPeriodMs: 600_000,
       idleWindowMs: 1_200_000,
     });
+    expect(parseBenchArgs(['--namespaces', '4'], '/out')).toMatchObject({ namespaces: 4 });
     expect(() => parseBenchArgs(['--operator-build', 'docker'], '/out')).toThrow(/--operator-build/);
     expect(parseBenchArgs(['--help'], '/out')).toBe('help');
   });
@@ -336,6 +345,12 @@ describe('flags, file names, log lines and conditions', () => {
     { reason: 'a resync period under a second', argv: ['--resync-period', '500ms'], error: /at least 1s/ },
     { reason: 'an idle window under a second', argv: ['--idle-window', '10ms'], error: /--idle-window/ },
     { reason: 'zero concurrency', argv: ['--concurrency', '0'], error: /--concurrency/ },
+    { reason: 'zero namespaces', argv: ['--namespaces', '0'], error: /--namespaces/ },
+    {
+      reason: 'a namespace count that is not a number',
+      argv: ['--namespaces', 'ten'],
+      error: /--namespaces/,
+    },
     { reason: 'an unknown flag', argv: ['--fast'], error: /Unknown option/ },
     { reason: 'an empty baseline path', argv: ['--baseline', ' '], error: /--baseline: give a file/ },
   ])('rejects $reason', ({ argv, error }) => {
