@@ -453,7 +453,8 @@ export function route53Pending(calls: number): FaultRule {
 }
 
 /**
- * Route 53's documented quota, five requests per second per account: calls
+ * Route 53's quota per account, five requests per second by default (the quota before July 2026;
+ * 10 since): calls
  * beyond it get `Throttling` (HTTP 400, Route 53's XML error shape). One
  * bucket per access key, or per what `bucketOf` names (see the `rateLimit` fault).
  */
