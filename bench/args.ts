@@ -44,13 +44,14 @@ and prints a table.
   --only GROUP[,GROUP]     scenario groups (default all but the teams groups): dns,
                            dns-10zones, myingress, manageddb, dns-propagating,
                            dns-throttled, dns-10zones-throttled; the teams groups, run
-                           only when named: dns-teams, dns-teams-2accounts,
+                           only when named: dns-namespaces (the spread without
+                           TeamPolicies), dns-teams, dns-teams-2accounts,
                            dns-teams-flood, dns-teams-bigtxt, myingress-teams,
                            manageddb-teams, teams-memory; or teams for all of those
   --sizes N[,N]            sizes for every selected group (default: each group's own)
-  --namespaces N           namespaces dns-teams, dns-teams-2accounts, myingress-teams and
-                           manageddb-teams spread over (default 50, at most the size);
-                           adds -ns<N> to their scenario ids
+  --namespaces N           namespaces dns-namespaces, dns-teams, dns-teams-2accounts,
+                           myingress-teams and manageddb-teams spread over (default 50,
+                           at most the size); adds -ns<N> to their scenario ids
   --resync-period DURATION operator resync period and measuring window (default 30s)
   --idle-window DURATION   length of the no-op resync window instead (e.g. 20m with
                            --resync-period 10m: every object resynced about twice)

@@ -103,8 +103,10 @@ export interface ScenarioResult {
 
 /** One team account of a teams scenario. */
 export interface TeamsAccount {
+  /** The account ID, or `own`: the operator's own identity (`dns-namespaces`). */
   readonly account: string;
-  readonly roleArn: string;
+  /** The role the operator assumes there; absent: its own identity, no TeamPolicy. */
+  readonly roleArn?: string;
   /** Its TeamPolicies, namespaces and measured objects (the quiet record included). */
   readonly policies: number;
   readonly namespaces: number;
@@ -123,8 +125,11 @@ export interface TeamsResult {
   readonly accounts: readonly TeamsAccount[];
   /** The `skylift run` flags of this scenario besides the run's (`settings.operatorFlags`). */
   readonly operatorFlags: readonly string[];
-  /** From the operator's start until every TeamPolicy was Ready with its namespaces and the teams record existed, ms. */
-  readonly policiesServingMs: number;
+  /**
+   * From the operator's start until every TeamPolicy was Ready with its namespaces and the teams
+   * record existed, ms; null: no TeamPolicy, nothing waited for (`dns-namespaces`).
+   */
+  readonly policiesServingMs: number | null;
   /** AWS calls the proxy counted from the operator's start to the first create, by `service:Operation`. */
   readonly callsBeforeCreate: Readonly<Record<string, number>>;
   /** STS calls the proxy counted over the whole scenario, by `sts:Operation` (AssumeRole). */
@@ -352,7 +357,7 @@ function teamsLine(id: string, t: TeamsResult): string {
     )
     .join('; ');
   return (
-    `${id}: ${t.namespaces} namespaces, ${t.policies} TeamPolicies, accounts ${accounts}; policies serving ${seconds(t.policiesServingMs)} after the operator started; ` +
+    `${id}: ${t.namespaces} namespaces, ${t.policies} TeamPolicies, accounts ${accounts}; ${t.policiesServingMs === null ? 'no policy to wait for' : `policies serving ${seconds(t.policiesServingMs)} after the operator started`}; ` +
     `create calls by account ${create === '' ? 'none' : create}; STS at the proxy ${callsText(t.stsCalls)}`
   );
 }

@@ -24,7 +24,6 @@ import type {
   TeamsResult,
 } from './report.ts';
 import {
-  benchZoneNames,
   countAwsResources,
   ensureSubnets,
   ensureZones,
@@ -50,6 +49,8 @@ import { ReadinessTracker } from './lib/readiness.ts';
 import { counterDelta, distribution, perUnit, total } from './lib/stats.ts';
 import {
   applyTeams,
+  assertNoTeamPolicies,
+  createNamespaces,
   destroyTeamAccounts,
   prepareTeamAccounts,
   removeTeams,
@@ -57,7 +58,7 @@ import {
   waitPoliciesServing,
   type TeamAccountSetup,
 } from './lib/teamsSetup.ts';
-import { scenarioObjects, teamsPlan, type Scenario, type TeamsPlan } from './scenarios.ts';
+import { benchZoneNames, scenarioObjects, teamsPlan, type Scenario, type TeamsPlan } from './scenarios.ts';
 
 /** What every scenario shares. */
 export interface BenchContext {
@@ -222,9 +223,13 @@ interface Setup {
   readonly inventories: readonly { readonly aws: AwsClients; readonly zoneIds: readonly string[] }[];
   readonly teams?: {
     readonly plan: TeamsPlan;
-    readonly group: string;
-    readonly systemNamespace: string;
+    /** The scenario's own `skylift run` flags (none without TeamPolicies). */
     readonly flags: readonly string[];
+    /**
+     * The TeamPolicies' label group and the namespace of the operator's teams record, to wait until
+     * the policies serve; absent: no TeamPolicy (`dns-namespaces`), nothing to wait for.
+     */
+    readonly serving?: { readonly group: string; readonly systemNamespace: string };
   };
 }
 
@@ -257,6 +262,7 @@ async function setUpSingle(
  */
 async function setUpTeams(ctx: BenchContext, scenario: Scenario, prefix: string, made: Made): Promise<Setup> {
   const plan = teamsPlan(scenario, prefix);
+  if (plan.policies.length === 0) return setUpSpreadWithoutPolicies(ctx, scenario, plan, made);
   made.teamAccounts = await prepareTeamAccounts(
     ctx.stack.emulator.endpoint,
     plan,
@@ -278,7 +284,36 @@ async function setUpTeams(ctx: BenchContext, scenario: Scenario, prefix: string,
       // The operator's own account: anything there was made as the wrong identity.
       { aws: ctx.aws, zoneIds: [] },
     ],
-    teams: { plan, group: prefix, systemNamespace, flags },
+    teams: { plan, flags, serving: { group: prefix, systemNamespace } },
+  };
+}
+
+/**
+ * The spread without TeamPolicies (`dns-namespaces`): the zones in the operator's own account, made
+ * with the emulator's credentials as for `dns`, and the namespaces. The operator watches every
+ * namespace with no teams flags, so it serves each as a single team, with its own identity.
+ */
+async function setUpSpreadWithoutPolicies(
+  ctx: BenchContext,
+  scenario: Scenario,
+  plan: TeamsPlan,
+  made: Made,
+): Promise<Setup> {
+  await assertNoTeamPolicies(ctx.admin);
+  const zoneIds = await ensureZones(
+    ctx.aws,
+    plan.accounts.flatMap((a) => a.zoneNames),
+  );
+  if (scenario.group.type.kind === 'MyIngress') await ensureSubnets(ctx.aws);
+  made.namespaces.push(...plan.namespaces.map((n) => n.name));
+  await createNamespaces(ctx.admin, plan.namespaces, ctx.settings.concurrency);
+  return {
+    watchNamespace: undefined,
+    supporting: plan.supporting,
+    measured: plan.measured,
+    operatorArgs: operatorFlags(ctx.settings),
+    inventories: [{ aws: ctx.aws, zoneIds }],
+    teams: { plan, flags: [] },
   };
 }
 
@@ -316,14 +351,14 @@ function teamsResult(
     policies: plan.policies.length,
     accounts: plan.accounts.map((a) => ({
       account: a.id,
-      roleArn: a.roleArn,
+      ...(a.roleArn !== undefined ? { roleArn: a.roleArn } : {}),
       policies: a.policies.length,
       namespaces: a.namespaces.length,
       objects: a.objects,
       zones: a.zoneNames,
     })),
     operatorFlags: setup.flags,
-    policiesServingMs: Math.round(t.policiesServingMs),
+    policiesServingMs: setup.serving === undefined ? null : Math.round(t.policiesServingMs),
     callsBeforeCreate: t.callsBeforeCreate,
     stsCalls: sts,
     callsByAccount: t.callsByAccount,
@@ -421,15 +456,15 @@ export async function runScenario(ctx: BenchContext, scenario: Scenario): Promis
       entry: ctx.operatorEntry,
       nodeFlags: settings.operatorNodeFlags,
     });
-    if (setup.teams !== undefined) {
+    if (setup.teams?.serving !== undefined) {
       ctx.say(
         `${scenario.id}: waiting for ${setup.teams.plan.policies.length} TeamPolicies to serve ${setup.teams.plan.namespaces.length} namespaces`,
       );
       await waitPoliciesServing(
         admin,
         setup.teams.plan,
-        setup.teams.group,
-        setup.teams.systemNamespace,
+        setup.teams.serving.group,
+        setup.teams.serving.systemNamespace,
         60_000 + setup.teams.plan.namespaces.length * 200,
       );
       teamsSoFar.policiesServingMs = performance.now() - operatorStarted;

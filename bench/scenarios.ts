@@ -26,8 +26,9 @@ export interface ScenarioGroup {
   readonly route53PendingMs?: number;
   readonly defaultSizes: readonly number[];
   /**
-   * Objects spread over namespaces under TeamPolicies whose roles are in team accounts (the
-   * `*teams*` groups); undefined: one namespace, the operator's own account, no TeamPolicy.
+   * Objects spread over namespaces, under TeamPolicies whose roles are in team accounts (the
+   * `*teams*` groups) or under none (`dns-namespaces`); undefined: one namespace, the operator's
+   * own account, no TeamPolicy.
    */
   readonly teams?: TeamsShape;
   /** Run only when named by `--only` (or the `teams` set), not in a full run. */
@@ -45,9 +46,11 @@ export interface TeamsShape {
   readonly namespacesPerPolicy?: number;
   /**
    * Team accounts, each with one role shared by its policies (consecutive policies share an
-   * account) and one hosted zone for the records of its namespaces.
+   * account) and one hosted zone for the records of its namespaces. `own`: no team account and no
+   * TeamPolicy; the operator serves every namespace with its own identity, the zone in its own
+   * account as for `dns` (the spread without tenancy, to compare with).
    */
-  readonly accounts: 1 | 2;
+  readonly accounts: 1 | 2 | typeof ownAccount;
   /** A bulk namespace and a quiet one instead of a spread (`dns-teams-flood`, `dns-teams-bigtxt`). */
   readonly quiet?: QuietShape;
 }
@@ -131,6 +134,16 @@ export const scenarioGroups: readonly ScenarioGroup[] = [
     defaultSizes: [1000],
   },
   {
+    name: 'dns-namespaces',
+    description:
+      'DNSRecords (A) in one hosted zone, spread over 50 namespaces with no TeamPolicy: the operator serves each with its own identity, the zone in its own account',
+    type: dnsRecordType,
+    zones: 1,
+    defaultSizes: [1000],
+    teams: { namespaces: 50, accounts: 'own' },
+    optIn: true,
+  },
+  {
     name: 'dns-teams',
     description:
       'DNSRecords (A) in one hosted zone, spread over 50 namespaces that one TeamPolicy selects by a label; its role and the zone are in one team account',
@@ -210,13 +223,16 @@ export const scenarioGroups: readonly ScenarioGroup[] = [
   },
 ];
 
-/** What `--only teams` stands for: every group with TeamPolicies, in catalogue order. */
+/**
+ * What `--only teams` stands for: every group spread over namespaces, in catalogue order: the groups
+ * with TeamPolicies and `dns-namespaces`, the same spread without them.
+ */
 export const teamsSet = 'teams';
 
 /**
  * The scenarios to run. `only` names groups (each run at `sizes`, or its
  * default sizes when undefined, smallest first), single scenarios by id
- * (`dns-5000`), or the set `teams` (every teams group), in the order given;
+ * (`dns-5000`), or the set `teams` (every group with a {@link TeamsShape}), in the order given;
  * empty means every group not {@link ScenarioGroup.optIn} in catalogue order.
  * `namespaces` (`--namespaces`) sets the namespace count of teams groups that
  * have one (and adds `-ns<N>` to their ids). Throws on a name that is none of these.
@@ -406,6 +422,20 @@ export function scenarioObjects(
   };
 }
 
+/**
+ * The account of a spread without TeamPolicies: the operator's own identity, named as the
+ * operator's metrics name it (`skylift_aws_api_calls_total{account="own"}`).
+ */
+export const ownAccount = 'own';
+
+/**
+ * The zone names a scenario with `zones` hosted zones in the operator's own account uses (every
+ * group but the teams groups, and `dns-namespaces`): `z0.bench.skylift.test`, … Pure.
+ */
+export function benchZoneNames(zones: number): string[] {
+  return Array.from({ length: zones }, (_, i) => `z${i}.bench.skylift.test`);
+}
+
 /** The team accounts of the teams groups, in order (as `make chaos` uses them). */
 export const teamAccounts = ['111111111111', '222222222222'] as const;
 
@@ -422,10 +452,11 @@ export function teamZoneName(index: number): string {
 /** The namespace label a teams group's TeamPolicy selects its namespaces by (value: the policy's name). */
 export const benchPolicyLabel = 'skylift.bench/policy';
 
-/** A team account of a teams scenario. */
+/** An account of a teams scenario: a team account, or {@link ownAccount}. */
 export interface PlannedAccount {
   readonly id: string;
-  readonly roleArn: string;
+  /** The role the operator assumes there; absent: the operator's own identity (no TeamPolicy). */
+  readonly roleArn?: string;
   /** Hosted zones made in this account before the operator starts (DNSRecord groups: one). */
   readonly zoneNames: readonly string[];
   /** Its TeamPolicies, namespaces and measured objects (the quiet one included). */
@@ -446,7 +477,8 @@ export interface PlannedPolicy {
 /** A namespace of a teams scenario. */
 export interface PlannedNamespace {
   readonly name: string;
-  readonly policy: string;
+  /** The TeamPolicy selecting it; absent: none (the operator's own identity serves it). */
+  readonly policy?: string;
   readonly account: string;
   readonly labels: Readonly<Record<string, string>>;
 }
@@ -480,11 +512,14 @@ export function teamsNamespaceCount(scenario: Scenario): number {
  * (quiet groups: one per namespace, named after it), each assuming its account's role; objects
  * round robin over the namespaces (object `i` in namespace `i mod namespaces`), DNSRecords in their
  * namespace's account's zone. Namespaces are split evenly over the policies in order, policies over
- * the accounts in order. Throws for a group without {@link TeamsShape}. Pure.
+ * the accounts in order. Accounts {@link ownAccount}: the namespaces unlabelled, no policy, one
+ * account `own` with no role and the group's zones named as for a single namespace
+ * ({@link benchZoneNames}). Throws for a group without {@link TeamsShape}. Pure.
  */
 export function teamsPlan(scenario: Scenario, prefix: string): TeamsPlan {
   const shape = scenario.group.teams;
   if (shape === undefined) throw new Error(`${scenario.id}: not a teams scenario`);
+  if (shape.accounts === ownAccount) return ownSpreadPlan(scenario, shape, prefix);
   const kind = scenario.group.type.kind;
   const nsNames =
     shape.quiet !== undefined
@@ -571,4 +606,37 @@ export function teamsPlan(scenario: Scenario, prefix: string): TeamsPlan {
     };
   });
   return { accounts, policies, namespaces, supporting, measured, ...(quiet !== undefined ? { quiet } : {}) };
+}
+
+/**
+ * The spread without TeamPolicies: namespaces `<prefix>-n<k>` without labels, objects round robin
+ * over them, DNSRecords in the group's zones of the operator's own account. Throws for a shape with
+ * policies of namespaces or a quiet namespace (both need TeamPolicies). Pure.
+ */
+function ownSpreadPlan(scenario: Scenario, shape: TeamsShape, prefix: string): TeamsPlan {
+  if (shape.namespacesPerPolicy !== undefined || shape.quiet !== undefined)
+    throw new Error(`${scenario.id}: no TeamPolicies, so no policies of namespaces and no quiet namespace`);
+  const kind = scenario.group.type.kind;
+  const zoneNames = kind === 'DNSRecord' ? benchZoneNames(scenario.group.zones) : [];
+  const namespaces: PlannedNamespace[] = Array.from({ length: teamsNamespaceCount(scenario) }, (_, k) => ({
+    name: `${prefix}-n${k}`,
+    account: ownAccount,
+    labels: {},
+  }));
+  const supporting: KubeObject[] = [];
+  const measured: KubeObject[] = [];
+  for (let i = 0; i < scenario.size; i++) {
+    const ns = namespaces[i % namespaces.length] as PlannedNamespace;
+    const o = objectAt(scenario.id, kind, i, ns.name, zoneNames[i % Math.max(1, zoneNames.length)]);
+    measured.push(o.measured);
+    supporting.push(...o.supporting);
+  }
+  const account: PlannedAccount = {
+    id: ownAccount,
+    zoneNames,
+    policies: [],
+    namespaces: namespaces.map((n) => n.name),
+    objects: measured.length,
+  };
+  return { accounts: [account], policies: [], namespaces, supporting, measured };
 }

@@ -118,11 +118,6 @@ export function destroyAwsClients(aws: AwsClients): void {
   aws.route53.destroy();
 }
 
-/** The zone names a scenario with `zones` hosted zones uses: `z0.bench.skylift.test`, … Pure. */
-export function benchZoneNames(zones: number): string[] {
-  return Array.from({ length: zones }, (_, i) => `z${i}.bench.skylift.test`);
-}
-
 /** Creates the hosted zones (if missing) and returns their ids in order. Idempotent. */
 export async function ensureZones(aws: AwsClients, names: readonly string[]): Promise<string[]> {
   const ids: string[] = [];

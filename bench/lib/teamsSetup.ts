@@ -2,14 +2,15 @@
 // (or subnets) made acting as its role, the namespaces with their policy labels, the TeamPolicies
 // the operator honours (a label group of their own, --team-policy-selector), the namespace where
 // the operator records that it serves teams, and the wait until every policy serves its
-// namespaces. The plan itself is pure (bench/scenarios.ts, teamsPlan).
+// namespaces. The spread without TeamPolicies (dns-namespaces) needs only the namespaces, and no
+// TeamPolicy in the cluster. The plan itself is pure (bench/scenarios.ts, teamsPlan).
 import { resourcePath } from '../../src/apis/meta.ts';
 import { teamPolicyType, type TeamPolicy } from '../../src/apis/teampolicy.ts';
 import { isKubeNotFound } from '../../src/runtime/errors.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { applyTeamPolicy, deleteTeamPolicies, policySelector } from '../../dev/teamPolicies.ts';
-import type { TeamsPlan } from '../scenarios.ts';
+import type { PlannedNamespace, TeamsPlan } from '../scenarios.ts';
 import {
   assumedAccountClients,
   destroyAwsClients,
@@ -33,7 +34,8 @@ export interface TeamAccountSetup {
 /**
  * Makes each planned account's hosted zones (and, for MyIngress, tagged subnets) acting as the
  * account's role, as its platform team would; straight at the emulator, so the proxy counts none of
- * it. Destroy the clients with {@link destroyTeamAccounts}.
+ * it. Destroy the clients with {@link destroyTeamAccounts}. Throws for an account without a role
+ * (the operator's own: its zones are made with the emulator's credentials, as for `dns`).
  */
 export async function prepareTeamAccounts(
   endpoint: string,
@@ -43,6 +45,7 @@ export async function prepareTeamAccounts(
   const out: TeamAccountSetup[] = [];
   try {
     for (const a of plan.accounts) {
+      if (a.roleArn === undefined) throw new Error(`account ${a.id} has no role to act as`);
       const clients = await assumedAccountClients(endpoint, a.roleArn, `bench-setup-${a.id}`);
       let zoneIds: string[];
       try {
@@ -78,6 +81,17 @@ export function teamsOperatorFlags(group: string, systemNamespace: string): stri
   ];
 }
 
+/** Creates the planned namespaces with their labels, `concurrency` at a time. */
+export async function createNamespaces(
+  admin: KubeClient,
+  namespaces: readonly PlannedNamespace[],
+  concurrency: number,
+): Promise<void> {
+  await forEachLimit(namespaces, concurrency, async (ns) => {
+    await admin.create('/api/v1/namespaces', { metadata: { name: ns.name, labels: { ...ns.labels } } });
+  });
+}
+
 /**
  * Creates `systemNamespace` (where the operator records that it serves teams) and the plan's
  * namespaces with their labels, `concurrency` at a time, then applies the TeamPolicies in label
@@ -91,10 +105,27 @@ export async function applyTeams(
   concurrency: number,
 ): Promise<void> {
   await admin.create('/api/v1/namespaces', { metadata: { name: systemNamespace } });
-  await forEachLimit(plan.namespaces, concurrency, async (ns) => {
-    await admin.create('/api/v1/namespaces', { metadata: { name: ns.name, labels: { ...ns.labels } } });
-  });
+  await createNamespaces(admin, plan.namespaces, concurrency);
   for (const p of plan.policies) await applyTeamPolicy(admin, group, p.name, p.spec);
+}
+
+/**
+ * Throws when any TeamPolicy exists: an operator run without `--team-policy-selector` honours every
+ * policy in the cluster, and once it has seen one it refuses the namespaces none selects, so a
+ * policy left behind by an earlier scenario would turn the spread without policies into tenancy.
+ * Asks until the apiserver answers: right after the stack starts, the list can be refused while the
+ * resource's storage initialises.
+ */
+export async function assertNoTeamPolicies(admin: KubeClient, timeoutMs = 30_000): Promise<void> {
+  const list = await waitFor(() => admin.get<{ items: TeamPolicy[] }>(resourcePath(teamPolicyType)), {
+    timeoutMs,
+    intervalMs: 200,
+    description: 'the list of TeamPolicies',
+  });
+  if (list.items.length > 0)
+    throw new Error(
+      `TeamPolicies exist (${list.items.map((p) => p.metadata.name).join(', ')}): the operator would serve under them`,
+    );
 }
 
 /** Deletes the TeamPolicies of `group` (cluster-scoped: they must not outlive the scenario). */

@@ -13,6 +13,7 @@ import { policiesNotServing, teamsOperatorFlags } from '../../bench/lib/teamsSet
 import { renderTable, type BenchReport, type PhaseResult, type ScenarioResult } from '../../bench/report.ts';
 import {
   benchPolicyLabel,
+  benchZoneNames,
   bigTxtValueChars,
   bigTxtValues,
   scenarioGroups,
@@ -70,6 +71,7 @@ function perNamespace(objects: readonly KubeObject[]): Map<string, number> {
 
 describe('teams scenario selection', () => {
   const teamsGroups = [
+    'dns-namespaces',
     'dns-teams',
     'dns-teams-2accounts',
     'dns-teams-flood',
@@ -84,6 +86,7 @@ describe('teams scenario selection', () => {
     expect(full.some((g) => teamsGroups.includes(g))).toBe(false);
     expect(scenarioGroups.filter((g) => g.optIn === true).map((g) => g.name)).toEqual(teamsGroups);
     expect(selectScenarios(['teams'], undefined).map((s) => s.id)).toEqual([
+      'dns-namespaces-1000',
       'dns-teams-1000',
       'dns-teams-2accounts-1000',
       'dns-teams-flood-5000',
@@ -101,11 +104,11 @@ describe('teams scenario selection', () => {
 
   it('--namespaces sets the namespace count of the spread groups and names it in the id; the others ignore it', () => {
     expect(
-      selectScenarios(['dns-teams', 'dns-teams-flood', 'teams-memory', 'dns'], [40], 4).map((s) => [
-        s.id,
-        s.namespaces,
-      ]),
+      selectScenarios(['dns-namespaces', 'dns-teams', 'dns-teams-flood', 'teams-memory', 'dns'], [40], 4).map(
+        (s) => [s.id, s.namespaces],
+      ),
     ).toEqual([
+      ['dns-namespaces-40-ns4', 4],
       ['dns-teams-40-ns4', 4],
       ['dns-teams-flood-40', undefined],
       ['teams-memory-40', undefined],
@@ -303,7 +306,56 @@ describe('teamsPlan', () => {
     expect(perNamespace(db.measured).size).toBe(50);
   });
 
-  it('refuses a group without TeamPolicies', () => {
+  it('dns-namespaces at 1000: 50 namespaces × 20 A records in one zone of the operator’s own account, no policy, no label', () => {
+    const plan = teamsPlan(one('dns-namespaces', 1000), 'b-o');
+    expect(plan.namespaces).toHaveLength(50);
+    expect(plan.namespaces.map((n) => n.name)).toEqual(Array.from({ length: 50 }, (_, k) => `b-o-n${k}`));
+    expect(plan.namespaces.every((n) => n.policy === undefined && n.account === 'own')).toBe(true);
+    expect(plan.namespaces.every((n) => Object.keys(n.labels).length === 0)).toBe(true);
+    expect(plan.policies).toEqual([]);
+    expect(plan.quiet).toBeUndefined();
+    expect(plan.measured).toHaveLength(1000);
+    expect([...perNamespace(plan.measured).values()].every((n) => n === 20)).toBe(true);
+    expect(new Set(plan.measured.map((o) => dnsSpec(o).name)).size).toBe(1000);
+    // The zone the dns group makes, with the emulator's own credentials: no role to assume.
+    expect(benchZoneNames(1)).toEqual(['z0.bench.skylift.test']);
+    expect(plan.measured.every((o) => dnsSpec(o).zoneName === 'z0.bench.skylift.test')).toBe(true);
+    expect(plan.accounts).toEqual([
+      {
+        id: 'own',
+        zoneNames: ['z0.bench.skylift.test'],
+        policies: [],
+        namespaces: plan.namespaces.map((n) => n.name),
+        objects: 1000,
+      },
+    ]);
+    expect(plan.supporting).toEqual([]);
+  });
+
+  it('dns-namespaces with --namespaces 4 at 40: 10 records each', () => {
+    const plan = teamsPlan(one('dns-namespaces', 40, 4), 'b-s');
+    expect([...perNamespace(plan.measured).entries()]).toEqual([
+      ['b-s-n0', 10],
+      ['b-s-n1', 10],
+      ['b-s-n2', 10],
+      ['b-s-n3', 10],
+    ]);
+    expect(plan.policies).toHaveLength(0);
+  });
+
+  it.each([
+    { reason: 'policies of namespaces need policies', extra: { namespacesPerPolicy: 5 } },
+    {
+      reason: 'a quiet namespace needs its own policy',
+      extra: { quiet: { bulkNamespace: 'flood', bulk: 'A' as const, afterShare: 0.5 } },
+    },
+  ])('refuses a spread without policies whose shape needs them: $reason', ({ extra }) => {
+    const s = one('dns-namespaces', 40);
+    const group = { ...s.group, teams: { namespaces: 10, accounts: 'own' as const, ...extra } };
+    expect(() => teamsPlan({ ...s, group }, 'b')).toThrow(/no TeamPolicies/);
+  });
+
+  it('refuses a group that is not spread over namespaces', () => {
     expect(() => teamsPlan(one('dns', 10), 'b')).toThrow(/not a teams scenario/);
   });
 });
@@ -584,6 +636,30 @@ describe('teams lines in the table', () => {
     expect(text).not.toContain('resync dns-teams-flood-40');
     expect(text).toContain(
       'chart memory: request 192 MiB, limit 320 MiB; highest peak RSS 200 MiB (myingress-teams-100), 63 % of the limit',
+    );
+  });
+
+  it('prints the spread without policies: the own account, nothing waited for, no STS', () => {
+    const spread: ScenarioResult = {
+      ...base('dns-namespaces-40-ns4', 'dns-namespaces', 'DNSRecord', 40, 100 * MiB),
+      teams: {
+        namespaces: 4,
+        policies: 0,
+        accounts: [
+          { account: 'own', policies: 0, namespaces: 4, objects: 40, zones: ['z0.bench.skylift.test'] },
+        ],
+        operatorFlags: [],
+        policiesServingMs: null,
+        callsBeforeCreate: {},
+        stsCalls: {},
+        callsByAccount: {
+          create: { own: { byOperation: { 'route53:ChangeResourceRecordSets': 2 }, throttled: 0 } },
+        },
+      },
+    };
+    expect(renderTable(report([spread]))).toContain(
+      'dns-namespaces-40-ns4: 4 namespaces, 0 TeamPolicies, accounts own (0 policies, 4 namespaces, 40 objects); no policy to wait for; ' +
+        'create calls by account own: route53:ChangeResourceRecordSets 2; STS at the proxy none',
     );
   });
 
