@@ -151,7 +151,6 @@ export const scenarioGroups: readonly ScenarioGroup[] = [
     zones: 1,
     defaultSizes: [1000],
     teams: { namespaces: 50, accounts: 1 },
-    optIn: true,
   },
   {
     name: 'dns-teams-2accounts',
@@ -176,7 +175,6 @@ export const scenarioGroups: readonly ScenarioGroup[] = [
       accounts: 1,
       quiet: { bulkNamespace: 'flood', bulk: 'A', afterShare: 0.5 },
     },
-    optIn: true,
   },
   {
     name: 'dns-teams-bigtxt',
@@ -191,7 +189,6 @@ export const scenarioGroups: readonly ScenarioGroup[] = [
       accounts: 1,
       quiet: { bulkNamespace: 'bigtxt', bulk: 'bigTXT', afterShare: 1 },
     },
-    optIn: true,
   },
   {
     name: 'myingress-teams',

@@ -148,4 +148,41 @@ describe('make bench (smoke)', () => {
     expect(run.stdout).toMatch(new RegExp(`^dns-${size}\\s+${size}\\s+\\d+\\.\\ds`, 'm'));
     expect(run.stdout).toContain(join(out, files[0] ?? ''));
   });
+
+  // Issue 28: many namespaces under one TeamPolicy cost what one namespace costs. The short, seeded
+  // version of `--only dns-teams` (the full one, 1,000 records over 50 namespaces, is make bench's).
+  it('measures DNSRecords over namespaces under one TeamPolicy: one session, one zone lookup and one listing for all', async () => {
+    const out = await scratchDir('bench-teams');
+    const run = await runBench([
+      '--only',
+      'dns-teams',
+      '--sizes',
+      '40',
+      '--namespaces',
+      '8',
+      '--resync-period',
+      '8s',
+      '--out',
+      out,
+    ]);
+    expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
+    const files = (await readdir(out)).filter((f) => f.endsWith('.json'));
+    expect(files).toHaveLength(1);
+    const report = JSON.parse(await readFile(join(out, files[0] ?? ''), 'utf8')) as BenchReport;
+    const s = report.scenarios[0];
+    if (s === undefined) throw new Error('no scenario in the report');
+    expect(s, s.error).toMatchObject({ id: 'dns-teams-40-ns8', status: 'ok', readyCount: 40 });
+    expect(s.teams).toMatchObject({ namespaces: 8, policies: 1 });
+    const account = s.teams?.accounts[0]?.account ?? '';
+    expect(s.teams?.accounts.map((a) => a.objects)).toEqual([40]);
+    // One AssumeRole for the 8 namespaces (was one per namespace before issue 28).
+    expect(s.teams?.stsCalls).toEqual({ 'sts:AssumeRole': 1 });
+    // One zone lookup and one listing of the zone for the whole create burst, in the role's account.
+    const create = s.teams?.callsByAccount.create?.[account]?.byOperation ?? {};
+    expect(create['route53:ListHostedZonesByName']).toBe(1);
+    expect(create['route53:ListResourceRecordSets']).toBe(1);
+    expect(create['route53:ChangeResourceRecordSets']).toBeGreaterThan(0);
+    expect(create['route53:ChangeResourceRecordSets']).toBeLessThan(8);
+    expect(s.leftovers).toEqual({ route53Records: 0, loadBalancers: 0, targetGroups: 0, dbInstances: 0 });
+  });
 });

@@ -213,6 +213,9 @@ describe('scenarios', () => {
       'dns-propagating-1000',
       'dns-throttled-1000',
       'dns-10zones-throttled-1000',
+      'dns-teams-1000',
+      'dns-teams-flood-5000',
+      'dns-teams-bigtxt-150',
     ]);
   });
 

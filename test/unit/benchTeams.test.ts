@@ -81,10 +81,13 @@ describe('teams scenario selection', () => {
     'teams-memory',
   ];
 
-  it('leaves the teams groups out of a full run; they run when named, or all with "teams"', () => {
+  it('runs dns-teams, its flood and big-TXT cases in a full run, the other teams groups when named, all with "teams"', () => {
+    const inFull = ['dns-teams', 'dns-teams-flood', 'dns-teams-bigtxt'];
     const full = selectScenarios([], undefined).map((s) => s.group.name);
-    expect(full.some((g) => teamsGroups.includes(g))).toBe(false);
-    expect(scenarioGroups.filter((g) => g.optIn === true).map((g) => g.name)).toEqual(teamsGroups);
+    expect(full.filter((g) => teamsGroups.includes(g))).toEqual(inFull);
+    expect(scenarioGroups.filter((g) => g.optIn === true).map((g) => g.name)).toEqual(
+      teamsGroups.filter((g) => !inFull.includes(g)),
+    );
     expect(selectScenarios(['teams'], undefined).map((s) => s.id)).toEqual([
       'dns-namespaces-1000',
       'dns-teams-1000',
