@@ -41,13 +41,13 @@ Runs each scenario against a fresh local stack (.skylift/bench/) with the operat
 as a separate process behind a counting AWS proxy; writes <out>/<UTC time>.json
 and prints a table.
 
-  --only GROUP[,GROUP]     scenario groups (default all but the teams groups): dns,
-                           dns-10zones, myingress, manageddb, dns-propagating,
-                           dns-throttled, dns-10zones-throttled; the teams groups, run
-                           only when named: dns-namespaces (the spread without
-                           TeamPolicies), dns-teams, dns-teams-2accounts,
-                           dns-teams-flood, dns-teams-bigtxt, myingress-teams,
-                           manageddb-teams, teams-memory; or teams for all of those
+  --only GROUP[,GROUP]     scenario groups (default all of these): dns, dns-10zones,
+                           myingress, manageddb, dns-propagating, dns-throttled,
+                           dns-10zones-throttled, dns-teams, dns-teams-flood,
+                           dns-teams-bigtxt; run only when named: dns-namespaces (the
+                           spread without TeamPolicies), dns-teams-2accounts,
+                           myingress-teams, manageddb-teams, teams-memory; or teams for
+                           every teams group
   --sizes N[,N]            sizes for every selected group (default: each group's own)
   --namespaces N           namespaces dns-namespaces, dns-teams, dns-teams-2accounts,
                            myingress-teams and manageddb-teams spread over (default 50,
