@@ -428,6 +428,20 @@ describe('MyIngress', () => {
       }),
       `TeamPolicy ${byName} forbids spec.listeners[2].certificateArn: certificate ${other} is not among the certificates this namespace may use (arn:aws:acm:us-east-1:111122223333:certificate/team-a-*); use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates`,
     );
+    // An SNI certificate is checked as the default one, named by its listener and place.
+    await expectRefused(
+      nsA,
+      ingress('sni', {
+        listeners: [
+          listener(80),
+          {
+            ...listener(443, 'arn:aws:acm:us-east-1:111122223333:certificate/team-a-1'),
+            additionalCertificateArns: ['arn:aws:acm:us-east-1:111122223333:certificate/team-a-2', other],
+          },
+        ],
+      }),
+      `TeamPolicy ${byName} forbids spec.listeners[1].additionalCertificateArns[1]: certificate ${other} is not among the certificates this namespace may use (arn:aws:acm:us-east-1:111122223333:certificate/team-a-*); use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates`,
+    );
     // Allowed by tag only: the missing group is still decided here.
     await expectRefused(
       nsB,
@@ -440,7 +454,12 @@ describe('MyIngress', () => {
     await expectAdmitted(
       nsA,
       ingress('ok', {
-        listeners: [listener(443, 'arn:aws:acm:us-east-1:111122223333:certificate/team-a-9')],
+        listeners: [
+          {
+            ...listener(443, 'arn:aws:acm:us-east-1:111122223333:certificate/team-a-9'),
+            additionalCertificateArns: ['arn:aws:acm:us-east-1:111122223333:certificate/team-a-8'],
+          },
+        ],
       }),
     );
     // A subnet selector needs EC2 to know the subnets.

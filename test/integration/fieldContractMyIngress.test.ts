@@ -11,6 +11,7 @@ import {
   EC2Client,
 } from '@aws-sdk/client-ec2';
 import {
+  DescribeListenerCertificatesCommand,
   DescribeListenersCommand,
   DescribeLoadBalancerAttributesCommand,
   DescribeLoadBalancersCommand,
@@ -73,6 +74,16 @@ async function listeners(): Promise<Listener[]> {
 
 async function listenerOn(port: number): Promise<Listener | undefined> {
   return (await listeners()).find((l) => l.Port === port);
+}
+
+/** The SNI certificates (not the default) of the listener on `port`, sorted. */
+async function sniOn(port: number): Promise<string[]> {
+  const l = await listenerOn(port);
+  const out = await elb.send(new DescribeListenerCertificatesCommand({ ListenerArn: l?.ListenerArn }));
+  return (out.Certificates ?? [])
+    .filter((c) => c.IsDefault !== true)
+    .map((c) => c.CertificateArn ?? '')
+    .sort();
 }
 
 /** The non-default rules of each listener, by port. */
@@ -220,6 +231,26 @@ const probes = (): FieldProbe[] => [
     [certs[0]],
     [{ listeners: baseListeners({ certificateArn: certs[1] ?? '' }) }, [certs[1]]],
     [{ listeners: baseListeners() }, [certs[0]]],
+  ),
+  probe(
+    'listeners[].additionalCertificateArns',
+    () => sniOn(8443),
+    [],
+    [
+      { listeners: baseListeners({ additionalCertificateArns: [certs[1] ?? '', certs[2] ?? ''] }) },
+      [certs[1], certs[2]].sort(),
+    ],
+    // The default changes too (ModifyListener): the SNI certificates are what the spec says after it.
+    [
+      {
+        listeners: baseListeners({
+          certificateArn: certs[1] ?? '',
+          additionalCertificateArns: [certs[2] ?? ''],
+        }),
+      },
+      [certs[2]],
+    ],
+    [{ listeners: baseListeners() }, []],
   ),
   probe(
     'listeners[].sslPolicy',
@@ -429,7 +460,7 @@ beforeAll(async () => {
   }
   const acm = new ACMClient(direct);
   certs = [];
-  for (const d of ['a.probe.example.com', 'b.probe.example.com']) {
+  for (const d of ['a.probe.example.com', 'b.probe.example.com', 'c.probe.example.com']) {
     const out = await acm.send(new RequestCertificateCommand({ DomainName: d }));
     certs.push(out.CertificateArn ?? '');
   }

@@ -158,6 +158,29 @@ describe('MyIngress guardrails', () => {
     ).toMatch(
       /^TeamPolicy search forbids spec.listeners\[1\].certificateArn: certificate arn:aws:acm:us-east-1:111122223333:certificate\/other/,
     );
+    // An SNI certificate is checked as the default one, named by its listener and place.
+    const sni = ingress({
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateArn: 'arn:aws:acm:us-east-1:111122223333:certificate/mine',
+          additionalCertificateArns: [
+            'arn:aws:acm:us-east-1:111122223333:certificate/mine',
+            'arn:aws:acm:us-east-1:111122223333:certificate/other',
+          ],
+          defaultAction: { fixedResponse: { statusCode: 200 } },
+        },
+      ],
+    });
+    expect(
+      await lbRefusal(
+        { certificates: { arns: ['arn:aws:acm:us-east-1:111122223333:certificate/mine'] } },
+        sni,
+      ),
+    ).toMatch(
+      /^TeamPolicy search forbids spec.listeners\[0\].additionalCertificateArns\[1\]: certificate arn:aws:acm:us-east-1:111122223333:certificate\/other is not among/,
+    );
     // By tag: the certificate's ACM tags are read only when no ARN entry allows it.
     calls.length = 0;
     const byTag = { certificates: { tags: { team: 'search' } } };

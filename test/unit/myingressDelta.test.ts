@@ -16,7 +16,12 @@ import {
   type ObservedLoadBalancer,
   type ObservedTargetGroup,
 } from '../../src/kinds/myingress/delta.ts';
-import { desiredTargetGroups, type DesiredTargetGroup } from '../../src/kinds/myingress/desired.ts';
+import {
+  desiredTargetGroups,
+  listenerMatches,
+  sniCertificates,
+  type DesiredTargetGroup,
+} from '../../src/kinds/myingress/desired.ts';
 import type { DeltaEntry } from '../../src/runtime/adapter.ts';
 
 const uid = 'uid-1';
@@ -287,6 +292,23 @@ describe('ingressDelta', () => {
       want: [{ field: 'listeners', change: 'listener 443 changed' }],
     },
     {
+      reason: 'a listener with an SNI certificate the spec does not name',
+      observed: (o) => ({
+        ...o,
+        listeners: [
+          listener80,
+          {
+            ...listener443,
+            Certificates: [
+              { CertificateArn: 'arn:cert/1', IsDefault: true },
+              { CertificateArn: 'arn:cert/9', IsDefault: false },
+            ],
+          },
+        ],
+      }),
+      want: [{ field: 'listeners', change: 'listener 443 changed' }],
+    },
+    {
       reason: 'a listener with another TLS policy',
       observed: (o) => ({
         ...o,
@@ -425,5 +447,42 @@ describe('ingressDelta', () => {
       'ipAddressType',
       'tags',
     ]);
+  });
+});
+
+describe('listenerMatches: SNI certificates', () => {
+  const base = { protocol: 'HTTPS', certificateArn: 'arn:cert/1', actions: [] };
+  const described = (arns: string[]): Listener => ({
+    Protocol: 'HTTPS',
+    DefaultActions: [],
+    Certificates: [
+      { CertificateArn: 'arn:cert/1', IsDefault: true },
+      ...arns.map((a) => ({ CertificateArn: a, IsDefault: false })),
+    ],
+  });
+  it('compares them as a set, in whatever order AWS lists them, the default apart', () => {
+    expect(
+      listenerMatches(described(['arn:cert/3', 'arn:cert/2']), {
+        ...base,
+        additionalCertificateArns: ['arn:cert/2', 'arn:cert/3'],
+      }),
+    ).toBe(true);
+    expect(
+      listenerMatches(described(['arn:cert/2']), {
+        ...base,
+        additionalCertificateArns: ['arn:cert/2', 'arn:cert/3'],
+      }),
+    ).toBe(false);
+    expect(listenerMatches(described([]), { ...base, additionalCertificateArns: [] })).toBe(true);
+    // The default listed last (IsDefault says which): still the default.
+    const reordered: Listener = {
+      ...described([]),
+      Certificates: [
+        { CertificateArn: 'arn:cert/2', IsDefault: false },
+        { CertificateArn: 'arn:cert/1', IsDefault: true },
+      ],
+    };
+    expect(listenerMatches(reordered, { ...base, additionalCertificateArns: ['arn:cert/2'] })).toBe(true);
+    expect(sniCertificates(reordered)).toEqual(['arn:cert/2']);
   });
 });

@@ -52,6 +52,8 @@ export interface ListenerSpec {
   port: number;
   protocol: 'HTTP' | 'HTTPS';
   certificateArn?: string;
+  /** Further certificates of an HTTPS listener, served by SNI (certificateArn stays the default). */
+  additionalCertificateArns?: string[];
   sslPolicy?: string;
   defaultAction: ActionSpec;
 }
@@ -195,9 +197,17 @@ const spec: Schema = obj(
         {
           port: int('Port.', { minimum: 1, maximum: 65535 }),
           protocol: str('HTTP or HTTPS.', { enum: ['HTTP', 'HTTPS'] }),
-          certificateArn: str('ACM certificate ARN; required for HTTPS.', {
-            pattern: '^arn:aws[a-z-]*:acm:',
-          }),
+          certificateArn: str(
+            'ACM certificate ARN; required for HTTPS. The default certificate: served to clients that send no server name (SNI) or one no certificate covers.',
+            {
+              pattern: '^arn:aws[a-z-]*:acm:',
+            },
+          ),
+          additionalCertificateArns: arr(
+            'Further ACM certificates of an HTTPS listener, served by SNI to clients asking for a name they cover (AddListenerCertificates). At most 25 (AWS’s quota per load balancer, the default certificates not counted).',
+            str('ACM certificate ARN.', { pattern: '^arn:aws[a-z-]*:acm:' }),
+            { maxItems: 25, 'x-kubernetes-list-type': 'set' },
+          ),
           sslPolicy: str('Security policy for HTTPS, e.g. ELBSecurityPolicy-TLS13-1-2-2021-06.', {
             maxLength: 128,
           }),
@@ -213,6 +223,15 @@ const spec: Schema = obj(
             {
               rule: "self.protocol == 'HTTPS' || !has(self.certificateArn)",
               message: 'certificateArn is only for HTTPS listeners',
+            },
+            {
+              rule: "self.protocol == 'HTTPS' || !has(self.additionalCertificateArns)",
+              message: 'additionalCertificateArns is only for HTTPS listeners',
+            },
+            {
+              rule: '!has(self.additionalCertificateArns) || !has(self.certificateArn) || !(self.certificateArn in self.additionalCertificateArns)',
+              message:
+                'additionalCertificateArns must not repeat certificateArn (it is the default certificate already)',
             },
           ],
         },
@@ -360,6 +379,9 @@ export const myIngressFieldContract: FieldContract = {
   'listeners[].port': { applied: listenerCall },
   'listeners[].protocol': { applied: listenerCall },
   'listeners[].certificateArn': { applied: listenerCall },
+  'listeners[].additionalCertificateArns': {
+    applied: 'AddListenerCertificates and RemoveListenerCertificates (SNI certificates)',
+  },
   'listeners[].sslPolicy': { applied: listenerCall },
   'listeners[].defaultAction': { applied: actionCall },
   'listeners[].defaultAction.forward.service.healthCheck': { applied: healthCheckCall },

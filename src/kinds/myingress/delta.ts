@@ -92,6 +92,7 @@ export function ingressDelta(
       !listenerMatches(l, {
         protocol: want.protocol,
         certificateArn: want.certificateArn,
+        additionalCertificateArns: want.additionalCertificateArns ?? [],
         sslPolicy: want.sslPolicy,
         actions: sdkActions(want.defaultAction, tgArns),
       })

@@ -126,8 +126,54 @@ export function conditionsKey(conditions: readonly RuleCondition[] | undefined):
   return JSON.stringify([hosts.sort(), paths.sort()]);
 }
 
-/** Whether a listener in AWS matches the wanted one (protocol, certificate, policy, default action). Pure. */
+/**
+ * Whether a listener in AWS matches the wanted one (protocol, default certificate, SNI certificates,
+ * policy, default action). Pure.
+ */
 export function listenerMatches(
+  l: Listener,
+  want: {
+    protocol: string;
+    certificateArn?: string | undefined;
+    /** The SNI certificates; undefined: not compared (a listener described without them). */
+    additionalCertificateArns?: readonly string[] | undefined;
+    sslPolicy?: string | undefined;
+    actions: Action[];
+  },
+): boolean {
+  return (
+    listenerBaseMatches(l, want) &&
+    (want.additionalCertificateArns === undefined ||
+      sameArnSet(sniCertificates(l), want.additionalCertificateArns))
+  );
+}
+
+/**
+ * The listener's SNI certificates as observe records them: every certificate after the first
+ * (the default, see {@link defaultCertificate}). Pure.
+ */
+export function sniCertificates(l: Listener): string[] {
+  const def = defaultCertificate(l);
+  return (l.Certificates ?? []).map((c) => c.CertificateArn ?? '').filter((arn) => arn !== '' && arn !== def);
+}
+
+/** The listener's default certificate: the one marked IsDefault, else the first. Pure. */
+export function defaultCertificate(l: Listener): string | undefined {
+  const certs = l.Certificates ?? [];
+  return (certs.find((c) => c.IsDefault === true) ?? certs[0])?.CertificateArn ?? undefined;
+}
+
+function sameArnSet(a: readonly string[], b: readonly string[]): boolean {
+  const x = new Set(a);
+  const y = new Set(b);
+  return x.size === y.size && [...x].every((v) => y.has(v));
+}
+
+/**
+ * Whether what ModifyListener sets matches (protocol, default certificate, policy, default
+ * action), SNI certificates aside. Pure.
+ */
+export function listenerBaseMatches(
   l: Listener,
   want: {
     protocol: string;
@@ -138,7 +184,7 @@ export function listenerMatches(
 ): boolean {
   return (
     l.Protocol === want.protocol &&
-    (l.Certificates?.[0]?.CertificateArn ?? undefined) === want.certificateArn &&
+    defaultCertificate(l) === want.certificateArn &&
     (want.sslPolicy === undefined || l.SslPolicy === want.sslPolicy) &&
     actionsKey(l.DefaultActions) === actionsKey(want.actions)
   );

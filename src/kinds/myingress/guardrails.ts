@@ -165,9 +165,17 @@ export async function checkMyIngress(
   }
   const certs = g.certificates;
   if (certs !== undefined && (certs.arns !== undefined || certs.tags !== undefined)) {
-    for (const [i, l] of spec.listeners.entries()) {
-      const arn = l.certificateArn;
-      if (arn === undefined || arnAllowed(arn, certs.arns ?? [])) continue;
+    const named = spec.listeners.flatMap((l, i) => [
+      ...(l.certificateArn !== undefined
+        ? [{ arn: l.certificateArn, field: `spec.listeners[${i}].certificateArn` }]
+        : []),
+      ...(l.additionalCertificateArns ?? []).map((arn, j) => ({
+        arn,
+        field: `spec.listeners[${i}].additionalCertificateArns[${j}]`,
+      })),
+    ]);
+    for (const { arn, field } of named) {
+      if (arnAllowed(arn, certs.arns ?? [])) continue;
       if (certs.tags !== undefined && hasTags(await lookups.certificateTags(arn), certs.tags)) continue;
       const allowed = [
         ...(certs.arns ?? []),
@@ -181,7 +189,7 @@ export async function checkMyIngress(
       ].join('; ');
       throw forbidden(
         policy,
-        `spec.listeners[${i}].certificateArn`,
+        field,
         `certificate ${arn} is not among the certificates this namespace may use (${allowed})`,
         'use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',
       );
@@ -352,6 +360,16 @@ export const myIngressAdmission: KindAdmission = {
       // Certificates allowed by tag need ACM: then an ARN not listed cannot be decided here.
       expression: `${LB}.?certificates.?arns.hasValue() && !${LB}.?certificates.?tags.hasValue() ? object.spec.listeners.filter(l, has(l.certificateArn) && !${celListedOrPrefixed('l.certificateArn', 'variables.arns')}).map(l, l.certificateArn) : []`,
     },
+    {
+      // Per listener: whether one of its SNI certificates is not allowed (decidable by ARN only).
+      name: 'badSniListeners',
+      expression: `${LB}.?certificates.?arns.hasValue() && !${LB}.?certificates.?tags.hasValue() ? object.spec.listeners.map(l, l.?additionalCertificateArns.orValue([]).exists(sni, !${celListedOrPrefixed('sni', 'variables.arns')})) : []`,
+    },
+    { name: 'badSniListener', expression: 'variables.badSniListeners.indexOf(true)' },
+    {
+      name: 'badSni',
+      expression: `variables.badSniListener < 0 ? '' : object.spec.listeners[variables.badSniListener].additionalCertificateArns.filter(sni, !${celListedOrPrefixed('sni', 'variables.arns')})[0]`,
+    },
   ],
   validations: [
     {
@@ -426,6 +444,18 @@ export const myIngressAdmission: KindAdmission = {
       ].join(' + '),
       message:
         'a TeamPolicy forbids spec.listeners[].certificateArn: a certificate is not among the certificates this namespace may use',
+    },
+    {
+      expression: 'variables.badSniListener < 0',
+      messageExpression: [
+        "'TeamPolicy ' + params.metadata.name + ' forbids spec.listeners[' + string(variables.badSniListener) + '].additionalCertificateArns[' + string(object.spec.listeners[variables.badSniListener].additionalCertificateArns.indexOf(variables.badSni)) + ']: certificate '",
+        "variables.badSni + ' is not among the certificates this namespace may use (' + variables.arns.join('; ') + ')'",
+        celString(
+          '; use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',
+        ),
+      ].join(' + '),
+      message:
+        'a TeamPolicy forbids spec.listeners[].additionalCertificateArns: a certificate is not among the certificates this namespace may use',
     },
   ],
 };

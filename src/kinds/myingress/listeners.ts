@@ -5,8 +5,12 @@ import {
   CreateRuleCommand,
   DeleteListenerCommand,
   DeleteRuleCommand,
+  AddListenerCertificatesCommand,
+  DescribeListenerCertificatesCommand,
   DescribeListenersCommand,
   DescribeRulesCommand,
+  RemoveListenerCertificatesCommand,
+  type Certificate,
   ModifyListenerCommand,
   ModifyRuleCommand,
   type Action,
@@ -16,7 +20,14 @@ import {
 import { ownedTagList } from '../../providers/aws/tags.ts';
 import type { ListenerSpec, RuleSpec } from './api.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
-import { listenerMatches, ruleMatches, sdkActions, sdkConditions } from './desired.ts';
+import {
+  listenerBaseMatches,
+  listenerMatches,
+  ruleMatches,
+  sdkActions,
+  sdkConditions,
+  sniCertificates,
+} from './desired.ts';
 import { elbv2Call } from './elbv2.ts';
 
 type ListenerDeps = Pick<MyIngressAdapterDeps, 'elbv2' | 'elbv2Create'>;
@@ -37,12 +48,21 @@ export class Listeners {
 
   /** The load balancer's listeners, and each one's rules (the default rule left out). Read-only. */
   async observe(lbArn: string): Promise<{ listeners: Listener[]; rules: Map<string, Rule[]> }> {
-    const listeners =
+    const described =
       (
         await elbv2Call('describe listeners', () =>
           this.d.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lbArn })),
         )
       ).Listeners ?? [];
+    // DescribeListeners names only the default certificate: an HTTPS listener's SNI certificates
+    // are asked for on their own, and kept after the default (see desired.ts, sniCertificates).
+    const listeners: Listener[] = [];
+    for (const l of described)
+      listeners.push(
+        l.Protocol === 'HTTPS' && l.ListenerArn !== undefined
+          ? { ...l, Certificates: await this.certificatesOf(l.ListenerArn) }
+          : l,
+      );
     const rules = new Map<string, Rule[]>();
     for (const l of listeners) {
       if (l.ListenerArn === undefined) continue;
@@ -80,18 +100,27 @@ export class Listeners {
         u.done.push(`listener ${want.port} created`);
       } else {
         listenerArns.set(want.port, l.ListenerArn);
+        const wanted = {
+          protocol: want.protocol,
+          certificateArn: want.certificateArn,
+          sslPolicy: want.sslPolicy,
+          actions,
+        };
         if (
-          !listenerMatches(l, {
-            protocol: want.protocol,
-            certificateArn: want.certificateArn,
-            sslPolicy: want.sslPolicy,
-            actions,
-          })
+          !listenerMatches(l, { ...wanted, additionalCertificateArns: want.additionalCertificateArns ?? [] })
         ) {
-          await this.modify(l.ListenerArn, want, actions);
-          // What the modify left: no certificate when the listener no longer asks for one.
+          let sni = sniCertificates(l);
+          if (!listenerBaseMatches(l, wanted)) {
+            await this.modify(l.ListenerArn, want, actions);
+            u.done.push(`listener ${want.port} modified`);
+            // What the modify left of the SNI certificates (AWS keeps them; an emulator may not).
+            if (want.protocol === 'HTTPS')
+              sni = sniCertificates({ Certificates: await this.certificatesOf(l.ListenerArn) });
+            else sni = [];
+          }
+          await this.syncSni(u, l.ListenerArn, want, sni);
+          // What is there now: no certificate when the listener no longer asks for one.
           u.applied.listener({ ...l, Certificates: undefined, ...applied(want, actions) });
-          u.done.push(`listener ${want.port} modified`);
         }
       }
     }
@@ -132,7 +161,64 @@ export class Listeners {
     }
   }
 
-  /** Creates a listener (without SDK retries); its ARN ('' if AWS gave none). */
+  /** An HTTPS listener's certificates, the default first (DescribeListenerCertificates, every page). */
+  private async certificatesOf(listenerArn: string): Promise<Certificate[]> {
+    const all: Certificate[] = [];
+    let marker: string | undefined;
+    // Bounded: 25 SNI certificates and the default fit in one or two pages.
+    for (let page = 0; page < 10; page++) {
+      const out = await elbv2Call('describe listener certificates', () =>
+        this.d.elbv2.send(
+          new DescribeListenerCertificatesCommand({
+            ListenerArn: listenerArn,
+            ...(marker !== undefined ? { Marker: marker } : {}),
+          }),
+        ),
+      );
+      all.push(...(out.Certificates ?? []));
+      marker = out.NextMarker;
+      if (marker === undefined || marker === '') break;
+    }
+    return [...all.filter((c) => c.IsDefault === true), ...all.filter((c) => c.IsDefault !== true)];
+  }
+
+  /** Adds the SNI certificates the spec asks for that `have` lacks, and removes those it no longer asks for. */
+  private async syncSni(
+    u: IngressUpdate,
+    larn: string,
+    want: ListenerSpec,
+    have: readonly string[],
+  ): Promise<void> {
+    const wanted = want.additionalCertificateArns ?? [];
+    const add = wanted.filter((arn) => !have.includes(arn));
+    const remove = have.filter((arn) => !wanted.includes(arn));
+    if (add.length > 0) {
+      await elbv2Call(`add certificates to listener ${want.port}`, () =>
+        this.d.elbv2.send(
+          new AddListenerCertificatesCommand({
+            ListenerArn: larn,
+            Certificates: add.map((arn) => ({ CertificateArn: arn })),
+          }),
+        ),
+      );
+      u.done.push(`listener ${want.port}: ${add.length} SNI certificate${add.length === 1 ? '' : 's'} added`);
+    }
+    if (remove.length > 0) {
+      await elbv2Call(`remove certificates from listener ${want.port}`, () =>
+        this.d.elbv2.send(
+          new RemoveListenerCertificatesCommand({
+            ListenerArn: larn,
+            Certificates: remove.map((arn) => ({ CertificateArn: arn })),
+          }),
+        ),
+      );
+      u.done.push(
+        `listener ${want.port}: ${remove.length} SNI certificate${remove.length === 1 ? '' : 's'} removed`,
+      );
+    }
+  }
+
+  /** Creates a listener (without SDK retries), then adds its SNI certificates; its ARN ('' if AWS gave none). */
   private async create(u: IngressUpdate, want: ListenerSpec, actions: Action[]): Promise<string> {
     const certs = certificates(want);
     // Without SDK retries (as every create): a listener whose answer was lost is found by the
@@ -150,7 +236,11 @@ export class Listeners {
         }),
       ),
     );
-    return out.Listeners?.[0]?.ListenerArn ?? '';
+    const larn = out.Listeners?.[0]?.ListenerArn ?? '';
+    // A lost answer leaves them to the next look, which finds the listener without them.
+    if (larn !== '' && (want.additionalCertificateArns ?? []).length > 0)
+      await this.syncSni(u, larn, want, []);
+    return larn;
   }
 
   private async modify(larn: string, want: ListenerSpec, actions: Action[]): Promise<void> {
@@ -233,7 +323,13 @@ export class Listeners {
 
 /** A listener's settings as created or modified for `want` (what is remembered of it). Pure. */
 function applied(want: ListenerSpec, actions: Action[]): Listener {
-  const certs = certificates(want);
+  const certs =
+    want.certificateArn !== undefined
+      ? [
+          { CertificateArn: want.certificateArn, IsDefault: true },
+          ...(want.additionalCertificateArns ?? []).map((arn) => ({ CertificateArn: arn, IsDefault: false })),
+        ]
+      : undefined;
   return {
     Port: want.port,
     Protocol: want.protocol,
@@ -243,7 +339,7 @@ function applied(want: ListenerSpec, actions: Action[]): Listener {
   };
 }
 
-/** The listener's certificate as the SDK takes it, if it has one. Pure. */
+/** The listener's default certificate as the SDK takes it, if it has one. Pure. */
 function certificates(want: ListenerSpec): { CertificateArn: string }[] | undefined {
   return want.certificateArn !== undefined ? [{ CertificateArn: want.certificateArn }] : undefined;
 }
