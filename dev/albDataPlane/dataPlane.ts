@@ -41,8 +41,7 @@ import {
 
 /**
  * How long a deregistered target keeps getting new requests: an ALB's nodes learn of a
- * deregistration asynchronously. AWS documents no figure; this is an estimate (the AWS Load
- * Balancer Controller's advice to delay Pod shutdown by several seconds rests on the same effect).
+ * deregistration asynchronously. AWS documents no figure; 5 s is an estimate, not a measurement.
  */
 export const DEFAULT_PROPAGATION_DELAY_MS = 5_000;
 /** `deregistration_delay.timeout_seconds` when the target group does not say (AWS default 300 s). */
