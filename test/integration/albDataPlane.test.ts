@@ -22,10 +22,11 @@ import {
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AlbDataPlane, type Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
+import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
 import { waitFor } from '../../dev/wait.ts';
+import { startAlbDataPlane } from '../support/albDataPlane.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
 interface Hit {
@@ -289,15 +290,14 @@ beforeAll(async () => {
       }),
     );
 
-  dp = await AlbDataPlane.start({
-    endpoint: stackInfo().awsEndpoint,
+  dp = await startAlbDataPlane({
+    proxy,
     pollMs: 200,
     propagationDelayMs: PROPAGATION_MS,
     healthCheckTimeScale: 0.1,
     random: () => draws[drawIndex++ % draws.length] ?? 0,
   });
   cleanups.push(() => dp.stop());
-  proxy.inject(dp.describeTargetHealthRule());
   ep = await waitFor(() => dp.endpointOf(lbArn, 80), {
     timeoutMs: 10_000,
     description: 'the listener served',
