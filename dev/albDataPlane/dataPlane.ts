@@ -1,0 +1,637 @@
+// The ALB data plane of the local stack: follows the ELBv2 configuration in the emulator and
+// serves each load balancer's HTTP listeners on loopback, routing requests as an ALB does.
+// Tooling only (dev/), never part of the image. docs/development.md, "The ALB data plane".
+import {
+  DescribeListenersCommand,
+  DescribeLoadBalancersCommand,
+  DescribeRulesCommand,
+  DescribeTargetGroupAttributesCommand,
+  DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
+  ElasticLoadBalancingV2Client,
+  type Listener,
+  type LoadBalancer,
+  type Rule,
+  type TargetGroup,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import {
+  createServer,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { realClock, type Clock, type TimerHandle } from '../../src/runtime/clock.ts';
+import type { FaultRule } from '../awsFaultProxy.ts';
+import { awsClientConfig, emulatorCredentials } from '../emulator.ts';
+import { describeTargetHealthRule, type MeasuredTarget } from './describeTargetHealth.ts';
+import { HealthMonitor, matcherAccepts, type CheckOutcome, type HealthCheckSettings } from './health.ts';
+import {
+  chooseWeighted,
+  hostWithoutPort,
+  renderRedirect,
+  ruleOf,
+  selectRule,
+  type Action,
+  type ListenerRule,
+  type RequestFacts,
+} from './rules.ts';
+
+/**
+ * How long a deregistered target keeps getting new requests: an ALB's nodes learn of a
+ * deregistration asynchronously. AWS documents no figure; 5 s is an estimate, not a measurement.
+ */
+export const DEFAULT_PROPAGATION_DELAY_MS = 5_000;
+/** `deregistration_delay.timeout_seconds` when the target group does not say (AWS default 300 s). */
+export const DEFAULT_DEREGISTRATION_DELAY_S = 300;
+/** Pages read per Describe call and sync, so a sync is bounded however much the emulator holds. */
+const MAX_PAGES = 20;
+/** How long a proxied request may wait for its target (an ALB's default idle timeout, 60 s). */
+const UPSTREAM_TIMEOUT_MS = 60_000;
+/** Target group attributes are re-read every this many syncs (they rarely change). */
+const ATTRIBUTE_REFRESH_SYNCS = 10;
+
+/** An account the data plane follows in the emulator. */
+export interface AccountCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+}
+
+/** Options for {@link AlbDataPlane.start}. */
+export interface AlbDataPlaneOptions {
+  /** The emulator's endpoint (moto itself, not the fault proxy: the data plane's calls are not the operator's). */
+  readonly endpoint: string;
+  /** Accounts to follow (default: the emulator's plain credentials, i.e. its default account). */
+  readonly accounts?: readonly AccountCredentials[];
+  /** Pause between syncs with the emulator (default 500 ms). */
+  readonly pollMs?: number;
+  /** See {@link DEFAULT_PROPAGATION_DELAY_MS}; tests set it short. */
+  readonly propagationDelayMs?: number;
+  /** Multiplies health check intervals and timeouts (default 1; tests use e.g. 0.1 for 0.5 s checks). */
+  readonly healthCheckTimeScale?: number;
+  /** Random source in [0,1) for weighted forwarding. */
+  readonly random?: () => number;
+  /** Clock for health checks, propagation and draining (default the wall clock). */
+  readonly clock?: Clock;
+  /** Address the listeners bind to (default 127.0.0.1). */
+  readonly host?: string;
+  /** Where notable events go (a listener served, a rule skipped, a sync failing). */
+  readonly log?: (line: string) => void;
+}
+
+/** Where a listener is served. */
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
+}
+
+interface TargetEntry {
+  readonly id: string;
+  readonly port: number;
+  readonly monitor: HealthMonitor;
+  /** When the data plane saw it deregistered. */
+  deregisteredAt?: number;
+  /** Whether it was healthy when deregistered (only then does it keep getting requests a while). */
+  wasHealthy?: boolean;
+  drainTimer?: TimerHandle;
+  readonly inFlight: Set<ClientRequest>;
+}
+
+interface GroupEntry {
+  readonly arn: string;
+  settings: HealthCheckSettings;
+  deregistrationDelayS: number;
+  attributesReadAtSync: number;
+  readonly targets: Map<string, TargetEntry>;
+  /** Round-robin position. */
+  next: number;
+  inUse: boolean;
+}
+
+interface ListenerEntry {
+  readonly key: string;
+  readonly loadBalancerArn: string;
+  readonly port: number;
+  readonly protocol: string;
+  rules: ListenerRule[];
+  readonly server: Server;
+  readonly endpoint: Endpoint;
+}
+
+const listenerKey = (lbArn: string, port: number): string => `${lbArn}|${port}`;
+const targetKey = (id: string, port: number): string => `${id}:${port}`;
+
+/**
+ * Serves every application load balancer in the emulator: one loopback port per (load balancer,
+ * HTTP listener), rules evaluated as an ALB does, requests proxied to registered targets that the
+ * data plane's own health checks find healthy, deregistered targets drained. Follows the emulator
+ * by polling (DescribeLoadBalancers, Listeners, Rules, TargetGroups, TargetHealth every `pollMs`).
+ * Not safe to share between tests that reset the emulator under it; `stop()` is idempotent.
+ */
+export class AlbDataPlane {
+  private readonly opts: Required<Omit<AlbDataPlaneOptions, 'accounts' | 'log'>> & {
+    log: (line: string) => void;
+  };
+  private readonly clients: ElasticLoadBalancingV2Client[];
+  private readonly listeners = new Map<string, ListenerEntry>();
+  private readonly groups = new Map<string, GroupEntry>();
+  private syncs = 0;
+  private stopped = false;
+  private pollTimer: TimerHandle | undefined;
+  private syncing: Promise<void> | undefined;
+  private readonly syncWaiters: (() => void)[] = [];
+
+  private constructor(opts: AlbDataPlaneOptions) {
+    this.opts = {
+      endpoint: opts.endpoint,
+      pollMs: opts.pollMs ?? 500,
+      propagationDelayMs: opts.propagationDelayMs ?? DEFAULT_PROPAGATION_DELAY_MS,
+      healthCheckTimeScale: opts.healthCheckTimeScale ?? 1,
+      random: opts.random ?? Math.random,
+      clock: opts.clock ?? realClock,
+      host: opts.host ?? '127.0.0.1',
+      log: opts.log ?? (() => undefined),
+    };
+    const accounts = opts.accounts ?? [emulatorCredentials];
+    this.clients = accounts.map(
+      (a) =>
+        new ElasticLoadBalancingV2Client({
+          ...awsClientConfig(opts.endpoint),
+          credentials: { accessKeyId: a.accessKeyId, secretAccessKey: a.secretAccessKey },
+        }),
+    );
+  }
+
+  /** Starts following the emulator; resolves after the first sync (listeners of existing load balancers served). */
+  static async start(opts: AlbDataPlaneOptions): Promise<AlbDataPlane> {
+    const dp = new AlbDataPlane(opts);
+    await dp.syncOnce();
+    dp.schedule();
+    return dp;
+  }
+
+  /** Where a load balancer's listener on `listenerPort` is served; undefined until a sync has seen it. */
+  endpointOf(loadBalancerArn: string, listenerPort: number): Endpoint | undefined {
+    return this.listeners.get(listenerKey(loadBalancerArn, listenerPort))?.endpoint;
+  }
+
+  /** The targets of a target group as measured (registered and draining); undefined for a group not seen. */
+  targetHealth(targetGroupArn: string): MeasuredTarget[] | undefined {
+    const g = this.groups.get(targetGroupArn);
+    if (g === undefined) return undefined;
+    return [...g.targets.values()].map((t) => {
+      const rec = t.monitor.record;
+      if (!g.inUse && rec.state !== 'draining')
+        return {
+          id: t.id,
+          port: t.port,
+          state: 'unused',
+          reason: 'Target.NotInUse',
+          description: 'Target group is not configured to receive traffic from the load balancer',
+        };
+      return {
+        id: t.id,
+        port: t.port,
+        state: rec.state,
+        ...(rec.reason !== undefined ? { reason: rec.reason } : {}),
+        ...(rec.description !== undefined ? { description: rec.description } : {}),
+      };
+    });
+  }
+
+  /** A fault-proxy rule that makes DescribeTargetHealth report {@link targetHealth}; install it on the operator's proxy. */
+  describeTargetHealthRule(): FaultRule {
+    return describeTargetHealthRule((arn) => this.targetHealth(arn));
+  }
+
+  /** Resolves once a sync that started after this call has finished (tests: "the data plane has seen my change"). */
+  async synced(): Promise<void> {
+    await new Promise<void>((resolveSync) => {
+      this.syncWaiters.push(resolveSync);
+    });
+  }
+
+  /** Stops polling, health checks and listeners; in-flight requests are cut. Idempotent. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.pollTimer?.cancel();
+    await this.syncing?.catch(() => undefined);
+    for (const g of this.groups.values())
+      for (const t of g.targets.values()) {
+        t.monitor.stop();
+        t.drainTimer?.cancel();
+        for (const r of t.inFlight) r.destroy();
+      }
+    await Promise.all([...this.listeners.values()].map((l) => closeServer(l.server)));
+    this.listeners.clear();
+    for (const c of this.clients) c.destroy();
+    for (const w of this.syncWaiters.splice(0)) w();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.pollTimer = this.opts.clock.setTimer(this.opts.pollMs, () => {
+      void this.syncOnce().finally(() => {
+        this.schedule();
+      });
+    });
+  }
+
+  private async syncOnce(): Promise<void> {
+    const waiters = this.syncWaiters.splice(0);
+    this.syncing = this.sync().catch((err: unknown) => {
+      this.opts.log(`alb data plane: sync failed: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    await this.syncing;
+    for (const w of waiters) w();
+  }
+
+  private async sync(): Promise<void> {
+    this.syncs++;
+    const seenListeners = new Set<string>();
+    const seenGroups = new Set<string>();
+    const usedGroups = new Set<string>();
+    for (const client of this.clients) {
+      const lbs = await pages<LoadBalancer>(async (marker) => {
+        const o = await client.send(
+          new DescribeLoadBalancersCommand({ ...(marker ? { Marker: marker } : {}) }),
+        );
+        return { items: o.LoadBalancers ?? [], next: o.NextMarker };
+      });
+      for (const lb of lbs) {
+        if (lb.Type !== undefined && lb.Type !== 'application') continue;
+        const lbArn = lb.LoadBalancerArn ?? '';
+        const listeners = await pages<Listener>(async (marker) => {
+          const o = await client.send(
+            new DescribeListenersCommand({ LoadBalancerArn: lbArn, ...(marker ? { Marker: marker } : {}) }),
+          );
+          return { items: o.Listeners ?? [], next: o.NextMarker };
+        });
+        for (const l of listeners) {
+          if (l.Protocol !== 'HTTP' || l.Port === undefined) continue;
+          const rules = await pages<Rule>(async (marker) => {
+            const o = await client.send(
+              new DescribeRulesCommand({
+                ListenerArn: l.ListenerArn ?? '',
+                ...(marker ? { Marker: marker } : {}),
+              }),
+            );
+            return { items: o.Rules ?? [], next: o.NextMarker };
+          });
+          const modelled: ListenerRule[] = [];
+          for (const r of rules) {
+            const m = ruleOf(r);
+            if (m === undefined)
+              this.opts.log(`alb data plane: rule ${r.RuleArn ?? '?'} not modelled, skipped`);
+            else modelled.push(m);
+          }
+          for (const r of modelled)
+            if (r.action.type === 'forward') for (const g of r.action.targetGroups) usedGroups.add(g.arn);
+          const key = listenerKey(lbArn, l.Port);
+          seenListeners.add(key);
+          await this.serveListener(key, lbArn, l.Port, l.Protocol, modelled);
+        }
+      }
+      const tgs = await pages<TargetGroup>(async (marker) => {
+        const o = await client.send(
+          new DescribeTargetGroupsCommand({ ...(marker ? { Marker: marker } : {}) }),
+        );
+        return { items: o.TargetGroups ?? [], next: o.NextMarker };
+      });
+      for (const tg of tgs) {
+        const arn = tg.TargetGroupArn ?? '';
+        seenGroups.add(arn);
+        await this.syncGroup(client, tg, usedGroups.has(arn));
+      }
+    }
+    for (const [key, l] of this.listeners)
+      if (!seenListeners.has(key)) {
+        this.listeners.delete(key);
+        await closeServer(l.server);
+        this.opts.log(`alb data plane: listener ${key} gone, closed ${l.endpoint.host}:${l.endpoint.port}`);
+      }
+    for (const [arn, g] of this.groups)
+      if (!seenGroups.has(arn)) {
+        for (const t of g.targets.values()) this.drain(g, t);
+        this.groups.delete(arn);
+      }
+  }
+
+  private async serveListener(
+    key: string,
+    loadBalancerArn: string,
+    port: number,
+    protocol: string,
+    rules: ListenerRule[],
+  ): Promise<void> {
+    const existing = this.listeners.get(key);
+    if (existing !== undefined) {
+      existing.rules = rules;
+      return;
+    }
+    const server = createServer();
+    await new Promise<void>((resolveListen, reject) => {
+      server.once('error', reject);
+      server.listen(0, this.opts.host, () => {
+        resolveListen();
+      });
+    });
+    const endpoint = { host: this.opts.host, port: (server.address() as AddressInfo).port };
+    const entry: ListenerEntry = { key, loadBalancerArn, port, protocol, rules, server, endpoint };
+    server.on('request', (req, res) => {
+      this.handle(entry, req, res);
+    });
+    this.listeners.set(key, entry);
+    this.opts.log(
+      `alb data plane: ${protocol} listener ${port} of ${loadBalancerArn} on ${endpoint.host}:${endpoint.port}`,
+    );
+  }
+
+  private async syncGroup(
+    client: ElasticLoadBalancingV2Client,
+    tg: TargetGroup,
+    inUse: boolean,
+  ): Promise<void> {
+    const arn = tg.TargetGroupArn ?? '';
+    const settings = this.settingsOf(tg);
+    let g = this.groups.get(arn);
+    if (g === undefined) {
+      g = {
+        arn,
+        settings,
+        deregistrationDelayS: DEFAULT_DEREGISTRATION_DELAY_S,
+        attributesReadAtSync: -Infinity,
+        targets: new Map(),
+        next: 0,
+        inUse,
+      };
+      this.groups.set(arn, g);
+    }
+    g.settings = settings;
+    g.inUse = inUse;
+    if (this.syncs - g.attributesReadAtSync >= ATTRIBUTE_REFRESH_SYNCS) {
+      const attrs = await client.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: arn }));
+      const delay = attrs.Attributes?.find((a) => a.Key === 'deregistration_delay.timeout_seconds')?.Value;
+      g.deregistrationDelayS = delay !== undefined ? Number(delay) : DEFAULT_DEREGISTRATION_DELAY_S;
+      g.attributesReadAtSync = this.syncs;
+    }
+    const health = await client.send(new DescribeTargetHealthCommand({ TargetGroupArn: arn }));
+    const registered = new Set<string>();
+    for (const d of health.TargetHealthDescriptions ?? []) {
+      const state = d.TargetHealth?.State;
+      if (state === 'unused' || state === 'draining' || d.Target?.Id === undefined) continue;
+      const port = d.Target.Port ?? tg.Port ?? 80;
+      const key = targetKey(d.Target.Id, port);
+      registered.add(key);
+      const t = g.targets.get(key);
+      if (t !== undefined && t.deregisteredAt === undefined) {
+        t.monitor.update(g.settings);
+        if (inUse) t.monitor.start();
+        continue;
+      }
+      if (t !== undefined) this.forget(g, t); // registered again while draining: a new registration
+      this.register(g, d.Target.Id, port, inUse);
+    }
+    for (const t of g.targets.values()) if (!registered.has(targetKey(t.id, t.port))) this.drain(g, t);
+  }
+
+  private settingsOf(tg: TargetGroup): HealthCheckSettings {
+    const scale = this.opts.healthCheckTimeScale;
+    return {
+      intervalMs: (tg.HealthCheckIntervalSeconds ?? 30) * 1000 * scale,
+      timeoutMs: (tg.HealthCheckTimeoutSeconds ?? 5) * 1000 * scale,
+      healthy: tg.HealthyThresholdCount ?? 5,
+      unhealthy: tg.UnhealthyThresholdCount ?? 2,
+      path: tg.HealthCheckPath ?? '/',
+      port: tg.HealthCheckPort ?? 'traffic-port',
+      matcher: tg.Matcher?.HttpCode ?? '200',
+      protocol: tg.HealthCheckProtocol ?? 'HTTP',
+    };
+  }
+
+  private register(g: GroupEntry, id: string, port: number, inUse: boolean): void {
+    const monitor = new HealthMonitor({
+      clock: this.opts.clock,
+      settings: g.settings,
+      probe: (signal) => this.probe(g, id, port, signal),
+      onChange: (rec) => {
+        this.opts.log(
+          `alb data plane: target ${id}:${port} of ${g.arn}: ${rec.state}${rec.reason ? ` (${rec.reason})` : ''}`,
+        );
+      },
+    });
+    g.targets.set(targetKey(id, port), { id, port, monitor, inFlight: new Set() });
+    // AWS checks only targets of groups a listener rule names ("Target.NotInUse" otherwise).
+    if (inUse) monitor.start();
+  }
+
+  /** Deregistered: new requests for the propagation delay, then none; cut after the deregistration delay. */
+  private drain(g: GroupEntry, t: TargetEntry): void {
+    if (t.deregisteredAt !== undefined) return;
+    t.wasHealthy = t.monitor.record.state === 'healthy';
+    t.deregisteredAt = this.opts.clock.now();
+    t.monitor.drain();
+    t.drainTimer = this.opts.clock.setTimer(g.deregistrationDelayS * 1000, () => {
+      this.forget(g, t);
+    });
+  }
+
+  private forget(g: GroupEntry, t: TargetEntry): void {
+    t.monitor.stop();
+    t.drainTimer?.cancel();
+    for (const r of t.inFlight) r.destroy();
+    g.targets.delete(targetKey(t.id, t.port));
+  }
+
+  private probe(g: GroupEntry, id: string, trafficPort: number, signal: AbortSignal): Promise<CheckOutcome> {
+    const s = g.settings;
+    const port = s.port === 'traffic-port' ? trafficPort : Number(s.port);
+    return new Promise<CheckOutcome>((resolveProbe) => {
+      if (s.protocol !== 'HTTP') {
+        resolveProbe({
+          ok: false,
+          reason: 'Target.FailedHealthChecks',
+          description: `${s.protocol} health checks are not modelled`,
+        });
+        return;
+      }
+      const req = httpRequest(
+        {
+          host: id,
+          port,
+          path: s.path,
+          method: 'GET',
+          signal,
+          headers: { 'user-agent': 'ELB-HealthChecker/2.0', connection: 'close' },
+        },
+        (res) => {
+          res.resume();
+          const status = res.statusCode ?? 0;
+          resolveProbe(
+            matcherAccepts(s.matcher, status)
+              ? { ok: true }
+              : {
+                  ok: false,
+                  reason: 'Target.ResponseCodeMismatch',
+                  description: `Health checks failed with these codes: [${status}]`,
+                },
+          );
+        },
+      );
+      req.on('error', (err) => {
+        resolveProbe({
+          ok: false,
+          reason: 'Target.FailedHealthChecks',
+          description: `Health checks failed: ${err.message}`,
+        });
+      });
+      req.end();
+    });
+  }
+
+  /** The targets a forward to `g` may use now: healthy ones (and recently deregistered healthy ones), else fail-open. */
+  private routable(g: GroupEntry): TargetEntry[] {
+    const now = this.opts.clock.now();
+    const all = [...g.targets.values()];
+    const healthy = all.filter((t) =>
+      t.deregisteredAt === undefined
+        ? t.monitor.record.state === 'healthy'
+        : t.wasHealthy === true && now - t.deregisteredAt < this.opts.propagationDelayMs,
+    );
+    if (healthy.length > 0) return healthy;
+    const registered = all.filter((t) => t.deregisteredAt === undefined);
+    // Fail open: a group whose registered targets are all unhealthy routes to all of them.
+    if (registered.length > 0 && registered.every((t) => t.monitor.record.state === 'unhealthy'))
+      return registered;
+    return [];
+  }
+
+  private handle(l: ListenerEntry, req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const facts: RequestFacts = {
+      method: req.method ?? 'GET',
+      host: req.headers.host ?? '',
+      path: q < 0 ? url : url.slice(0, q),
+      query: q < 0 ? '' : url.slice(q + 1),
+      headers: req.headers,
+      sourceIp: req.socket.remoteAddress ?? '',
+    };
+    const rule = selectRule(l.rules, facts);
+    if (rule === undefined) {
+      answer(res, 503, 'text/plain', 'no listener rule\n');
+      return;
+    }
+    this.act(l, rule.action, facts, req, res);
+  }
+
+  private act(
+    l: ListenerEntry,
+    action: Action,
+    facts: RequestFacts,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): void {
+    switch (action.type) {
+      case 'fixed-response':
+        answer(res, action.statusCode, action.contentType ?? 'text/plain', action.body ?? '');
+        return;
+      case 'redirect': {
+        const location = renderRedirect(action, {
+          protocol: l.protocol,
+          host: hostWithoutPort(facts.host),
+          port: l.port,
+          path: facts.path,
+          query: facts.query,
+        });
+        res.writeHead(action.statusCode, { location, 'content-length': '0' }).end();
+        req.resume();
+        return;
+      }
+      case 'forward': {
+        const choice = chooseWeighted(action.targetGroups, this.opts.random);
+        const g = choice !== undefined ? this.groups.get(choice.arn) : undefined;
+        const targets = g !== undefined ? this.routable(g) : [];
+        if (g === undefined || targets.length === 0) {
+          answer(
+            res,
+            503,
+            'text/html',
+            '<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>\n',
+          );
+          req.resume();
+          return;
+        }
+        const t = targets[g.next++ % targets.length] as TargetEntry;
+        this.proxy(l, t, req, res);
+        return;
+      }
+    }
+  }
+
+  private proxy(l: ListenerEntry, t: TargetEntry, req: IncomingMessage, res: ServerResponse): void {
+    const client = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    const prior = req.headers['x-forwarded-for'];
+    const headers = {
+      ...req.headers,
+      'x-forwarded-for': prior !== undefined ? `${String(prior)}, ${client}` : client,
+      'x-forwarded-proto': l.protocol.toLowerCase(),
+      'x-forwarded-port': String(l.port),
+    };
+    const up = httpRequest(
+      { host: t.id, port: t.port, method: req.method, path: req.url, headers, timeout: UPSTREAM_TIMEOUT_MS },
+      (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      },
+    );
+    t.inFlight.add(up);
+    up.on('close', () => t.inFlight.delete(up));
+    up.on('timeout', () => {
+      up.destroy();
+      if (!res.headersSent)
+        answer(res, 504, 'text/html', '<html><body><h1>504 Gateway Time-out</h1></body></html>\n');
+    });
+    up.on('error', () => {
+      if (!res.headersSent)
+        answer(res, 502, 'text/html', '<html><body><h1>502 Bad Gateway</h1></body></html>\n');
+      else res.destroy();
+    });
+    res.on('close', () => {
+      if (!up.writableFinished || !res.writableFinished) up.destroy();
+    });
+    req.pipe(up);
+  }
+}
+
+function answer(res: ServerResponse, status: number, contentType: string, body: string): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }).end(body);
+}
+
+async function pages<T>(
+  read: (marker: string | undefined) => Promise<{ items: T[]; next: string | undefined }>,
+): Promise<T[]> {
+  const out: T[] = [];
+  let marker: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const { items, next } = await read(marker);
+    out.push(...items);
+    if (next === undefined || next === '') break;
+    marker = next;
+  }
+  return out;
+}
+
+async function closeServer(server: Server): Promise<void> {
+  if (!server.listening) return;
+  server.closeAllConnections();
+  await new Promise<void>((resolveClose) => {
+    server.close(() => {
+      resolveClose();
+    });
+  });
+}
