@@ -210,7 +210,7 @@ describe('ingressDelta', () => {
   it.each<{
     reason: string;
     observed: (o: ObservedLoadBalancer) => ObservedLoadBalancer;
-    known?: ReadonlyMap<string, { registered: readonly string[] }>;
+    known?: ReadonlyMap<string, { tg?: TargetGroup; registered: readonly string[] }>;
     want: DeltaEntry<MyIngressField>[];
   }>([
     {
@@ -243,6 +243,12 @@ describe('ingressDelta', () => {
       reason: 'targets that differ from what Skylift left (removed by hand): drift',
       observed: (o) => withTargetGroup(o, 'web:80', (t) => ({ ...t, registered: ['10.0.0.1:8080'] })),
       known: new Map([['web:80', { registered: ['10.0.0.1:8080', '10.0.0.2:8080'] }]]),
+      want: [{ field: 'targets', change: 'targets of web:80: 1 → 2' }],
+    },
+    {
+      reason: 'the targets Skylift left, but in a group since replaced (another ARN): drift',
+      observed: (o) => withTargetGroup(o, 'web:80', (t) => ({ ...t, registered: ['10.0.0.1:8080'] })),
+      known: new Map([['web:80', { tg: { TargetGroupArn: 'arn:replaced' }, registered: ['10.0.0.1:8080'] }]]),
       want: [{ field: 'targets', change: 'targets of web:80: 1 → 2' }],
     },
     {

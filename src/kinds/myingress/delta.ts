@@ -58,7 +58,10 @@ export function ingressDelta(
   mr: MyIngress,
   ours: OwnershipTags,
   o: ObservedLoadBalancer,
-  known?: ReadonlyMap<string, { readonly registered: readonly string[] }>,
+  known?: ReadonlyMap<
+    string,
+    { readonly tg?: TargetGroup | undefined; readonly registered: readonly string[] }
+  >,
 ): DeltaEntry<MyIngressField>[] {
   const delta: DeltaEntry<MyIngressField>[] = [];
   const tgArns = new Map(
@@ -71,7 +74,10 @@ export function ingressDelta(
     if (t.tg === undefined)
       delta.push({ field: 'targetGroups', change: `target group for ${t.want.key} missing` });
     else if (t.wanted !== undefined && !sameSet(t.registered, t.wanted)) {
-      const was = known?.get(t.want.key)?.registered;
+      const k = known?.get(t.want.key);
+      // Only what Skylift left in this very group: one recreated by hand is not followed.
+      const sameGroup = k?.tg === undefined || k.tg.TargetGroupArn === t.tg.TargetGroupArn;
+      const was = sameGroup ? k?.registered : undefined;
       delta.push({
         field: 'targets',
         change: `targets of ${t.want.key}: ${t.registered.length} → ${t.wanted.length}`,

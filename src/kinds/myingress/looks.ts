@@ -87,6 +87,9 @@ export class Looks {
         };
       }
     }
+    // What Skylift last left registered, looked up before this look replaces it: targets that
+    // differ while AWS still holds those followed the endpoints, even at a full look.
+    const left = this.memory.lastLeft(uid, arn);
     const observed = await this.full(mr, ctx, lb, arn);
     this.memory.remember(
       uid,
@@ -96,7 +99,7 @@ export class Looks {
     ctx.logger.debug({ look: 'full' }, 'load balancer children described');
     return {
       observed,
-      delta: ingressDelta(mr, ctx.ownership, observed),
+      delta: ingressDelta(mr, ctx.ownership, observed, left),
       known: { origin: 'described', since: now },
     };
   }
