@@ -4,8 +4,10 @@
 // without duplicating anything.
 import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
+  AddTagsCommand,
   DeregisterTargetsCommand,
   DescribeLoadBalancersCommand,
+  DescribeTagsCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
@@ -146,12 +148,69 @@ async function waitSettled(ns: string, name: string, timeoutMs = 60_000): Promis
   );
 }
 
+function targetGroupArns(m: MyIngress): string[] {
+  return (m.status?.targetGroups as { arn: string }[]).map((t) => t.arn);
+}
+
+async function tagsOf(arns: readonly string[]): Promise<Map<string, Record<string, string>>> {
+  const out = await elb.send(new DescribeTagsCommand({ ResourceArns: [...arns] }));
+  return new Map(
+    (out.TagDescriptions ?? []).map((d) => [
+      d.ResourceArn ?? '',
+      Object.fromEntries((d.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
+    ]),
+  );
+}
+
 async function targetsOf(tgArn: string): Promise<string[]> {
   const h = await elb.send(new DescribeTargetHealthCommand({ TargetGroupArn: tgArn }));
   return (h.TargetHealthDescriptions ?? [])
     .map((t) => `${t.Target?.Id ?? ''}:${t.Target?.Port ?? ''}`)
     .sort();
 }
+
+const ownershipKeys = ['skylift.dev/cluster', 'skylift.dev/owner', 'skylift.dev/uid'];
+
+describe('MyIngress spec.tags after create', () => {
+  it('adds, changes and removes them on the load balancer and every target group, leaving tags others added', async () => {
+    const { ns } = await setup('ming-tags', {}, '1s');
+    await createIngress(ns, 'tagged', spec({ a: '1', b: '2' }));
+    const m = await waitSettled(ns, 'tagged');
+    const lbArn = String(m.status?.arn);
+    const tgArns = targetGroupArns(m);
+    expect(tgArns).toHaveLength(2);
+    const all = [lbArn, ...tgArns];
+    const before = await tagsOf(all);
+    for (const arn of all) expect(before.get(arn)).toMatchObject({ a: '1', b: '2' });
+    // Someone tags each resource by hand: not the spec's, so never Skylift's to remove.
+    await elb.send(new AddTagsCommand({ ResourceArns: all, Tags: [{ Key: 'handmade', Value: 'yes' }] }));
+
+    await admin.patch(
+      resourcePath(myIngressType, { namespace: ns, name: 'tagged' }),
+      [{ op: 'replace', path: '/spec/tags', value: { a: '1', c: '3' } }],
+      'json',
+    );
+    const after = await waitFor(
+      async () => {
+        const t = await tagsOf(all);
+        return all.every((arn) => {
+          const x = t.get(arn) ?? {};
+          return x.a === '1' && x.c === '3' && !('b' in x);
+        })
+          ? t
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'a=1 and c=3, no b, on the load balancer and both target groups' },
+    );
+    for (const arn of all) {
+      const x = after.get(arn) ?? {};
+      expect(x.handmade).toBe('yes');
+      for (const k of ownershipKeys) expect(x[k]).toBe(before.get(arn)?.[k]);
+      expect(x['skylift.dev/user-tags']).toBe('a,c');
+    }
+    await waitSettled(ns, 'tagged');
+  });
+});
 
 describe('MyIngress targets', () => {
   it('counts endpoints that moved as an update, a target deregistered by hand as drift', async () => {

@@ -392,6 +392,28 @@ describe('ingressDelta', () => {
       observed: (o) => ({ ...o, tags: { ...o.tags, tier: 'gold', 'skylift.dev/user-tags': 'team,tier' } }),
       want: [{ field: 'tags', change: 'tags' }],
     },
+    {
+      reason: "a target group's tag Skylift applied that the spec dropped",
+      observed: (o) =>
+        withTargetGroup(o, 'web:80', (t) => ({
+          ...t,
+          tags: { ...o.tags, tier: 'gold', 'skylift.dev/user-tags': 'team,tier' },
+        })),
+      want: [{ field: 'tags', change: 'tags of target group web:80' }],
+    },
+    {
+      reason: "nothing in a target group's tags as the spec has them, or in one that is not this object's",
+      observed: (o) =>
+        withTargetGroup(
+          withTargetGroup(o, 'web:80', (t) => ({ ...t, tags: o.tags })),
+          'api:8080',
+          (t) => ({
+            ...t,
+            tags: { tier: 'gold', 'skylift.dev/user-tags': 'tier' },
+          }),
+        ),
+      want: [],
+    },
   ])('finds $reason', ({ observed, known, want }) => {
     expect(ingressDelta(ingress(spec), ours, observed(matching()), known)).toEqual(want);
   });

@@ -118,7 +118,7 @@ describe('AppliedChildren', () => {
     a.listenerDeleted('l-81');
     a.rule('l-80', { RuleArn: 'r-3', Priority: '3' });
     a.ruleDeleted('l-80', 'r-1');
-    a.targetGroup('web:80', { TargetGroupArn: 'tg-1' }, ['10.0.0.3:80', '10.0.0.2:80']);
+    a.targetGroup('web:80', { TargetGroupArn: 'tg-1' }, ['10.0.0.3:80', '10.0.0.2:80'], undefined);
     const c = a.children();
     expect(c.ownership).toEqual(ours);
     expect(c.tags).toMatchObject({ team: 'a', ...ownershipTagMap(ours) });

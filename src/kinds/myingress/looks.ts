@@ -123,6 +123,7 @@ export class Looks {
           tg: known?.tg,
           registered: known?.registered ?? [],
           wanted: this.parts.targetGroups.wantedTargets(mr, want),
+          tags: known?.tags,
         };
       }),
       attributes: c.attributes,
@@ -160,17 +161,21 @@ export class Looks {
     return { ...recalled, tags, ownership: ownershipFromTags(tags), targetGroups };
   }
 
-  /** Every child described: tags, listeners and their rules, attributes, target groups and their targets. */
+  /** Every child described: listeners and their rules, attributes, target groups and their targets, tags. */
   private async full(
     mr: MyIngress,
     ctx: ReconcileContext,
     lb: LoadBalancer,
     arn: string,
   ): Promise<ObservedLoadBalancer> {
-    const tags = (await tagsOf(this.d.tagDescriber, [arn])).get(arn) ?? {};
     const { listeners, rules } = await this.parts.listeners.observe(arn);
     const attributes = await this.parts.loadBalancers.attributes(arn);
-    const targetGroups = await this.parts.targetGroups.observe(mr, ctx, arn);
+    const groups = await this.parts.targetGroups.observe(mr, ctx, arn);
+    // The load balancer's tags and its target groups' in one DescribeTags.
+    const tgArns = groups.flatMap((t) => (t.tg?.TargetGroupArn !== undefined ? [t.tg.TargetGroupArn] : []));
+    const tagged = await tagsOf(this.d.tagDescriber, [arn, ...tgArns]);
+    const tags = tagged.get(arn) ?? {};
+    const targetGroups = groups.map((t) => ({ ...t, tags: tagged.get(t.tg?.TargetGroupArn ?? '') }));
     return { ownership: ownershipFromTags(tags), lb, listeners, rules, targetGroups, attributes, tags };
   }
 }
