@@ -218,6 +218,13 @@ export class LoadBalancers {
   /** The spec's subnets, or those its selector's tags match (at least two, else TerminalError). Read-only. */
   async subnets(mr: MyIngress): Promise<string[]> {
     if (mr.spec.subnets !== undefined) return mr.spec.subnets;
+    const ids = await this.selected(mr);
+    if (ids.length < 2) throw new TerminalError(selectorTooNarrow(ids.length));
+    return ids;
+  }
+
+  /** The subnets `spec.subnetSelector`'s tags match now, however many (DescribeSubnets). Read-only. */
+  async selected(mr: MyIngress): Promise<string[]> {
     const tags = mr.spec.subnetSelector?.tags ?? {};
     const out = await elbv2Call('find subnets by tag', async () => {
       // Only a selector needs EC2: its SDK is loaded here, at the first such create (issue 16).
@@ -229,12 +236,11 @@ export class LoadBalancers {
         }),
       );
     });
-    const ids = (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
-    if (ids.length < 2) {
-      throw new TerminalError(
-        `spec.subnetSelector matches ${ids.length} subnet(s); an Application Load Balancer needs at least two, in different Availability Zones: tag two or more such subnets so that spec.subnetSelector matches them, or list them in spec.subnets`,
-      );
-    }
-    return ids;
+    return (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
   }
+}
+
+/** What is wrong when spec.subnetSelector matches `n` (< 2) subnets, and what to do. Pure. */
+export function selectorTooNarrow(n: number): string {
+  return `spec.subnetSelector matches ${n} subnet(s); an Application Load Balancer needs at least two, in different Availability Zones: tag two or more such subnets so that spec.subnetSelector matches them, or list them in spec.subnets`;
 }
