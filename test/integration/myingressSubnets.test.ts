@@ -31,6 +31,7 @@ let proxy: AwsFaultProxy;
 let ec2: EC2Client;
 let elb: ElasticLoadBalancingV2Client;
 let subnets: string[];
+let vpcId: string;
 const running: RunningController[] = [];
 
 beforeAll(async () => {
@@ -41,6 +42,7 @@ beforeAll(async () => {
   ec2 = new EC2Client(direct);
   elb = new ElasticLoadBalancingV2Client(direct);
   const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.30.0.0/16' }));
+  vpcId = vpc.Vpc?.VpcId ?? '';
   subnets = [];
   for (const [cidr, az] of [
     ['10.30.1.0/24', 'us-east-1a'],
@@ -61,6 +63,13 @@ afterEach(async () => {
 
 function condition(m: MyIngress | undefined, type: string) {
   return m?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** The subnets load balancer `arn` is in, sorted. */
+async function subnetsOf(arn: string): Promise<string[]> {
+  const lb = (await elb.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [arn] })))
+    .LoadBalancers?.[0];
+  return (lb?.AvailabilityZones ?? []).map((z) => z.SubnetId ?? '').sort();
 }
 
 describe('MyIngress with a subnet selector', () => {
@@ -123,6 +132,97 @@ describe('MyIngress with a subnet selector', () => {
     await waitFor(
       async () => ((await readObject(admin, myIngressType, ns, 'picky')) === undefined ? true : undefined),
       { timeoutMs: 60_000, description: 'picky deleted' },
+    );
+  });
+});
+
+// Issue 29, item 7: the selector was resolved only when the spec changed and at a full look (by
+// default once an hour), so subnets tagged or untagged in EC2 since were not followed at a resync.
+describe('MyIngress subnet selector at resync', () => {
+  it('joins a subnet tagged since, leaves one untagged, and never goes below two', async () => {
+    const ns = await newNamespace(admin, 'ming-reselect');
+    // Resyncs every second; the full-check period stays an hour: no full look within the test.
+    running.push(
+      await startController((s) => myIngressController(s, { pollMs: 300 }), {
+        namespace: ns,
+        endpoint: proxy.endpoint,
+        resyncPeriod: '1s',
+      }),
+    );
+    const third =
+      (
+        await ec2.send(
+          new CreateSubnetCommand({
+            VpcId: vpcId,
+            CidrBlock: '10.30.3.0/24',
+            AvailabilityZone: 'us-east-1c',
+          }),
+        )
+      ).Subnet?.SubnetId ?? '';
+    const [a, b] = subnets;
+    const tag = { Key: 'skylift-test-tier', Value: ns };
+    await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [tag] }));
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'moving' },
+      spec: {
+        subnetSelector: { tags: { [tag.Key]: tag.Value } },
+        scheme: 'internal',
+        listeners: [{ port: 80, protocol: 'HTTP', defaultAction: { fixedResponse: { statusCode: 200 } } }],
+      },
+    });
+    const ready = await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'moving');
+        return condition(m, 'Ready')?.status === 'True' ? m : undefined;
+      },
+      { timeoutMs: 60_000, description: 'moving Ready' },
+    );
+    const arn = String(ready.status?.arn);
+    expect(await subnetsOf(arn)).toEqual([...subnets].sort());
+    const inSubnets = (want: string[]) => async () =>
+      (await subnetsOf(arn)).join(',') === [...want].sort().join(',') ? true : undefined;
+
+    await ec2.send(new CreateTagsCommand({ Resources: [third], Tags: [tag] }));
+    await waitFor(inSubnets([a ?? '', b ?? '', third]), {
+      timeoutMs: 30_000,
+      description: 'the subnet tagged since joined',
+    });
+    await ec2.send(new DeleteTagsCommand({ Resources: [a ?? ''], Tags: [tag] }));
+    await waitFor(inSubnets([b ?? '', third]), {
+      timeoutMs: 30_000,
+      description: 'the untagged subnet left',
+    });
+
+    // One subnet matched: the load balancer stays where it is, and the object says why.
+    await ec2.send(new DeleteTagsCommand({ Resources: [b ?? ''], Tags: [tag] }));
+    const stuck = await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'moving');
+        return condition(m, 'Synced')?.status === 'False' ? m : undefined;
+      },
+      { timeoutMs: 30_000, description: 'Synced=False naming spec.subnetSelector' },
+    );
+    expect(condition(stuck, 'Synced')).toMatchObject({ status: 'False', reason: 'SubnetSelectorTooNarrow' });
+    expect(condition(stuck, 'Synced')?.message).toContain('spec.subnetSelector matches 1 subnet(s)');
+    expect(condition(stuck, 'Ready')?.status).toBe('True');
+    expect(await subnetsOf(arn)).toEqual([b ?? '', third].sort());
+    expect(proxy.count({ operation: 'SetSubnets' })).toBe(2);
+
+    await ec2.send(new CreateTagsCommand({ Resources: [b ?? ''], Tags: [tag] }));
+    await waitFor(
+      async () => {
+        const m = await readObject<MyIngress>(admin, myIngressType, ns, 'moving');
+        return condition(m, 'Synced')?.status === 'True' ? m : undefined;
+      },
+      { timeoutMs: 30_000, description: 'Synced again once two subnets match' },
+    );
+    expect(await subnetsOf(arn)).toEqual([b ?? '', third].sort());
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'moving' }));
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'moving')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'moving deleted' },
     );
   });
 });

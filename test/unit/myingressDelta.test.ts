@@ -215,7 +215,7 @@ describe('ingressDelta', () => {
   it.each<{
     reason: string;
     observed: (o: ObservedLoadBalancer) => ObservedLoadBalancer;
-    known?: ReadonlyMap<string, { registered: readonly string[] }>;
+    known?: ReadonlyMap<string, { tg?: TargetGroup; registered: readonly string[] }>;
     want: DeltaEntry<MyIngressField>[];
   }>([
     {
@@ -248,6 +248,12 @@ describe('ingressDelta', () => {
       reason: 'targets that differ from what Skylift left (removed by hand): drift',
       observed: (o) => withTargetGroup(o, 'web:80', (t) => ({ ...t, registered: ['10.0.0.1:8080'] })),
       known: new Map([['web:80', { registered: ['10.0.0.1:8080', '10.0.0.2:8080'] }]]),
+      want: [{ field: 'targets', change: 'targets of web:80: 1 → 2' }],
+    },
+    {
+      reason: 'the targets Skylift left, but in a group since replaced (another ARN): drift',
+      observed: (o) => withTargetGroup(o, 'web:80', (t) => ({ ...t, registered: ['10.0.0.1:8080'] })),
+      known: new Map([['web:80', { tg: { TargetGroupArn: 'arn:replaced' }, registered: ['10.0.0.1:8080'] }]]),
       want: [{ field: 'targets', change: 'targets of web:80: 1 → 2' }],
     },
     {
@@ -407,6 +413,28 @@ describe('ingressDelta', () => {
       reason: 'a tag Skylift applied that the spec dropped',
       observed: (o) => ({ ...o, tags: { ...o.tags, tier: 'gold', 'skylift.dev/user-tags': 'team,tier' } }),
       want: [{ field: 'tags', change: 'tags' }],
+    },
+    {
+      reason: "a target group's tag Skylift applied that the spec dropped",
+      observed: (o) =>
+        withTargetGroup(o, 'web:80', (t) => ({
+          ...t,
+          tags: { ...o.tags, tier: 'gold', 'skylift.dev/user-tags': 'team,tier' },
+        })),
+      want: [{ field: 'tags', change: 'tags of target group web:80' }],
+    },
+    {
+      reason: "nothing in a target group's tags as the spec has them, or in one that is not this object's",
+      observed: (o) =>
+        withTargetGroup(
+          withTargetGroup(o, 'web:80', (t) => ({ ...t, tags: o.tags })),
+          'api:8080',
+          (t) => ({
+            ...t,
+            tags: { tier: 'gold', 'skylift.dev/user-tags': 'tier' },
+          }),
+        ),
+      want: [],
     },
   ])('finds $reason', ({ observed, known, want }) => {
     expect(ingressDelta(ingress(spec), ours, observed(matching()), known)).toEqual(want);

@@ -188,14 +188,15 @@ function calls(): string[] {
     .map((c) => (c.args[0] as { constructor: { name: string } }).constructor.name.replace(/Command$/, ''));
 }
 
+// The load balancer's tags and its target groups' are read together, in one DescribeTags, last.
 const full = [
   'DescribeLoadBalancers',
-  'DescribeTags',
   'DescribeListeners',
   'DescribeRules',
   'DescribeLoadBalancerAttributes',
   'DescribeTargetGroups',
   'DescribeTargetHealth',
+  'DescribeTags',
 ];
 
 function existing(

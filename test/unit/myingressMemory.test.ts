@@ -78,6 +78,22 @@ describe('IngressMemory', () => {
     expect(m.recall('uid-1', 'lb-1', specKey(spec), 0)).toBeUndefined();
     expect(m.size).toBe(0);
   });
+
+  it.each([
+    { reason: 'past its period', period: hour, now: 2 * hour },
+    { reason: 'with a period of 0', period: 0, now: 0 },
+  ])('keeps the targets it last left $reason, for that load balancer, until forgotten', ({ period, now }) => {
+    const m = new IngressMemory(period);
+    const targetGroups = new Map([
+      ['web:80', { tg: { TargetGroupArn: 'tg-1' }, registered: ['10.0.0.1:80'] }],
+    ]);
+    m.remember('uid-1', record({ children: { ...record().children, targetGroups } }), 0);
+    expect(m.recall('uid-1', 'lb-1', specKey(spec), now)).toBeUndefined();
+    expect(m.lastLeft('uid-1', 'lb-1')).toEqual(targetGroups);
+    expect(m.lastLeft('uid-1', 'lb-2')).toBeUndefined();
+    m.forget('uid-1');
+    expect(m.lastLeft('uid-1', 'lb-1')).toBeUndefined();
+  });
 });
 
 describe('AppliedChildren', () => {
@@ -102,7 +118,7 @@ describe('AppliedChildren', () => {
     a.listenerDeleted('l-81');
     a.rule('l-80', { RuleArn: 'r-3', Priority: '3' });
     a.ruleDeleted('l-80', 'r-1');
-    a.targetGroup('web:80', { TargetGroupArn: 'tg-1' }, ['10.0.0.3:80', '10.0.0.2:80']);
+    a.targetGroup('web:80', { TargetGroupArn: 'tg-1' }, ['10.0.0.3:80', '10.0.0.2:80'], undefined);
     const c = a.children();
     expect(c.ownership).toEqual(ours);
     expect(c.tags).toMatchObject({ team: 'a', ...ownershipTagMap(ours) });

@@ -23,11 +23,18 @@ import { sameSet, subnetsOf, type MyIngressField } from './delta.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
 import { tagsOf } from './elbv2.ts';
 import { Listeners } from './listeners.ts';
-import { LoadBalancers } from './loadBalancer.ts';
+import { LoadBalancers, selectorTooNarrow } from './loadBalancer.ts';
 import { Looks } from './looks.ts';
 import { childrenOf, IngressMemory, newLoadBalancerChildren, specKey } from './memory.ts';
 import { loadBalancerName } from './names.ts';
-import { ingressReadiness, ingressReady, ingressStatus, type MyIngressDetails } from './observation.ts';
+import {
+  IngressReason,
+  ingressReadiness,
+  ingressReady,
+  ingressStatus,
+  type KnownChildren,
+  type MyIngressDetails,
+} from './observation.ts';
 import { carriedBackendsReady, missingBackends, missingBackendsReady } from './backends.ts';
 import type { ServiceLike } from './desired.ts';
 import { Teardown } from './teardown.ts';
@@ -233,13 +240,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   ): Promise<IngressObservation> {
     const { observed, delta, known } = await this.looks.look(mr, ctx, lb, arn);
     const { ownership, listeners, rules, targetGroups, attributes, tags } = observed;
-    // A subnet selector is resolved (DescribeSubnets) when the spec changed and at each full look,
-    // so an edited selector, or subnets tagged since, move the load balancer.
-    const resolveSelector =
-      mr.spec.subnetSelector !== undefined &&
-      mr.spec.managementPolicy !== 'ObserveOnly' &&
-      (mr.status?.observedGeneration !== mr.metadata.generation || known.origin === 'described');
-    const selectedSubnets = resolveSelector ? await this.loadBalancers.subnets(mr) : undefined;
+    const { selectedSubnets, failure } = await this.selectSubnets(mr, lb, known);
     if (selectedSubnets !== undefined && !sameSet(subnetsOf(lb), selectedSubnets))
       delta.push({ field: 'subnets', change: 'subnets (spec.subnetSelector)' });
     const lbReady = ingressReady(mr, lb, listeners);
@@ -270,6 +271,35 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         ...(selectedSubnets !== undefined ? { selectedSubnets } : {}),
       },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+      ...(failure !== undefined ? { failure } : {}),
+    };
+  }
+
+  /**
+   * The subnets `spec.subnetSelector` matches now (DescribeSubnets), resolved at every look at a
+   * load balancer that is not provisioning — a resync included, so subnets tagged or untagged in
+   * EC2 since move it — and whenever the spec changed or the children were described in full.
+   * Fewer than two: no subnets (the load balancer stays where it is) and a failure naming the
+   * selector. Nothing without a selector, or under ObserveOnly. Read-only.
+   */
+  private async selectSubnets(
+    mr: MyIngress,
+    lb: LoadBalancer,
+    known: KnownChildren,
+  ): Promise<{ selectedSubnets?: string[]; failure?: { reason: string; message: string } }> {
+    if (mr.spec.subnetSelector === undefined || mr.spec.managementPolicy === 'ObserveOnly') return {};
+    const due =
+      lb.State?.Code !== 'provisioning' ||
+      mr.status?.observedGeneration !== mr.metadata.generation ||
+      known.origin === 'described';
+    if (!due) return {};
+    const ids = await this.loadBalancers.selected(mr);
+    if (ids.length >= 2) return { selectedSubnets: ids };
+    return {
+      failure: {
+        reason: IngressReason.SubnetSelectorTooNarrow,
+        message: `${selectorTooNarrow(ids.length)}; the load balancer stays in ${subnetsOf(lb).join(', ')}`,
+      },
     };
   }
 

@@ -47,9 +47,17 @@ export class AppliedChildren {
     for (const [k, v] of attrs) this.attributes.set(k, v);
   }
 
-  /** A backend's target group as it now is (created or modified) and its registered targets. */
-  targetGroup(key: string, tg: TargetGroup, registered: readonly string[]): void {
-    this.targetGroups.set(key, { tg, registered: [...registered].sort() });
+  /**
+   * A backend's target group as it now is (created or modified), its registered targets and its
+   * tags (undefined: not known).
+   */
+  targetGroup(
+    key: string,
+    tg: TargetGroup,
+    registered: readonly string[],
+    tags: Readonly<Record<string, string>> | undefined,
+  ): void {
+    this.targetGroups.set(key, { tg, registered: [...registered].sort(), tags });
   }
 
   /** A listener created or modified. */

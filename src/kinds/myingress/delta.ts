@@ -1,6 +1,6 @@
 // What differs between a load balancer (with its children) and its MyIngress's spec.
 import type { Listener, LoadBalancer, Rule, TargetGroup } from '@aws-sdk/client-elastic-load-balancing-v2';
-import type { OwnershipTags } from '../../apis/managed.ts';
+import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
 import type { DeltaEntry } from '../../runtime/adapter.ts';
 import type { MyIngress } from './api.ts';
 import { hasUserTagChanges, userTagChanges } from '../../providers/aws/tags.ts';
@@ -34,6 +34,8 @@ export interface ObservedTargetGroup {
   readonly registered: readonly string[];
   /** Wanted targets, `ip:port` (undefined when the Service is unknown: leave targets alone). */
   readonly wanted: readonly string[] | undefined;
+  /** Its tags (undefined when not known: a group a create found under its name, until a full look). */
+  readonly tags?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A live load balancer and its children, as observed. */
@@ -58,7 +60,10 @@ export function ingressDelta(
   mr: MyIngress,
   ours: OwnershipTags,
   o: ObservedLoadBalancer,
-  known?: ReadonlyMap<string, { readonly registered: readonly string[] }>,
+  known?: ReadonlyMap<
+    string,
+    { readonly tg?: TargetGroup | undefined; readonly registered: readonly string[] }
+  >,
 ): DeltaEntry<MyIngressField>[] {
   const delta: DeltaEntry<MyIngressField>[] = [];
   const tgArns = new Map(
@@ -71,7 +76,10 @@ export function ingressDelta(
     if (t.tg === undefined)
       delta.push({ field: 'targetGroups', change: `target group for ${t.want.key} missing` });
     else if (t.wanted !== undefined && !sameSet(t.registered, t.wanted)) {
-      const was = known?.get(t.want.key)?.registered;
+      const k = known?.get(t.want.key);
+      // Only what Skylift left in this very group: one recreated by hand is not followed.
+      const sameGroup = k?.tg === undefined || k.tg.TargetGroupArn === t.tg.TargetGroupArn;
+      const was = sameGroup ? k?.registered : undefined;
       delta.push({
         field: 'targets',
         change: `targets of ${t.want.key}: ${t.registered.length} → ${t.wanted.length}`,
@@ -79,6 +87,8 @@ export function ingressDelta(
       });
     } else if (!healthCheckMatches(t.tg, t.want))
       delta.push({ field: 'healthChecks', change: `health check of ${t.want.key}` });
+    if (t.tg !== undefined && targetGroupTagsDiffer(mr, ours, t.tags))
+      delta.push({ field: 'tags', change: `tags of target group ${t.want.key}` });
   }
   const allTgs = o.targetGroups.every((t) => t.tg !== undefined);
   for (const want of mr.spec.listeners) {
@@ -137,6 +147,22 @@ export function ingressDelta(
     delta.push({ field: 'ipAddressType', change: 'ip address type' });
   if (hasUserTagChanges(userTagChanges(mr.spec.tags, o.tags))) delta.push({ field: 'tags', change: 'tags' });
   return delta;
+}
+
+/**
+ * Whether a target group's user tags (when known, and the group is this object's) differ from the
+ * spec's: Skylift brings them to the spec as it does the load balancer's. Pure.
+ */
+export function targetGroupTagsDiffer(
+  mr: MyIngress,
+  ours: OwnershipTags,
+  tags: Readonly<Record<string, string>> | undefined,
+): boolean {
+  return (
+    tags !== undefined &&
+    ownershipFromTags(tags)?.uid === ours.uid &&
+    hasUserTagChanges(userTagChanges(mr.spec.tags, tags))
+  );
 }
 
 /** The subnets a load balancer is in. Pure. */

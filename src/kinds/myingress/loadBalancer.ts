@@ -7,7 +7,6 @@ import {
   DescribeLoadBalancerAttributesCommand,
   DescribeLoadBalancersCommand,
   ModifyLoadBalancerAttributesCommand,
-  RemoveTagsCommand,
   SetIpAddressTypeCommand,
   SetSecurityGroupsCommand,
   SetSubnetsCommand,
@@ -16,14 +15,14 @@ import {
 import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
-import { ownedTagList, tagList, userTagChanges } from '../../providers/aws/tags.ts';
+import { ownedTagList } from '../../providers/aws/tags.ts';
 import { elbv2ErrorTable, isElbv2NotFound } from '../../providers/elbv2/errors.ts';
 import { hasDelta, type Delta, type ReconcileContext } from '../../runtime/adapter.ts';
 import { TerminalError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import { defaultAttribute, sameSet, wantedAttributes, type MyIngressField } from './delta.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
-import { elbv2Call, withTags } from './elbv2.ts';
+import { elbv2Call, syncUserTags, withTags } from './elbv2.ts';
 import { loadBalancerName } from './names.ts';
 
 type LoadBalancerDeps = Pick<
@@ -152,24 +151,10 @@ export class LoadBalancers {
     have: Readonly<Record<string, string>>,
   ): Promise<void> {
     if (ownership?.uid !== u.ctx.ownership.uid || !hasDelta(delta, 'tags')) return;
-    const c = userTagChanges(u.mr.spec.tags, have);
-    const remove = async (keys: string[]): Promise<void> => {
-      if (keys.length === 0) return;
-      await elbv2Call('untag load balancer', () =>
-        this.d.elbv2.send(new RemoveTagsCommand({ ResourceArns: [u.arn], TagKeys: keys })),
-      );
-      u.applied.removedTags(keys);
-    };
-    await remove(c.remove);
-    const add = tagList(c.add);
-    if (add.length > 0) {
-      await elbv2Call('tag load balancer', () =>
-        this.d.elbv2.send(new AddTagsCommand({ ResourceArns: [u.arn], Tags: add })),
-      );
-      u.applied.addedTags(add);
-    }
-    await remove(c.removeAfter);
-    u.done.push('tags');
+    const synced = await syncUserTags(this.d.elbv2, 'load balancer', u.arn, u.mr.spec.tags, have);
+    if (synced.removed.length > 0) u.applied.removedTags(synced.removed);
+    if (synced.added.length > 0) u.applied.addedTags(synced.added);
+    if (synced.removed.length + synced.added.length > 0) u.done.push('tags');
   }
 
   /** Sets the IP address type the spec asks for (default ipv4). */
@@ -233,6 +218,13 @@ export class LoadBalancers {
   /** The spec's subnets, or those its selector's tags match (at least two, else TerminalError). Read-only. */
   async subnets(mr: MyIngress): Promise<string[]> {
     if (mr.spec.subnets !== undefined) return mr.spec.subnets;
+    const ids = await this.selected(mr);
+    if (ids.length < 2) throw new TerminalError(selectorTooNarrow(ids.length));
+    return ids;
+  }
+
+  /** The subnets `spec.subnetSelector`'s tags match now, however many (DescribeSubnets). Read-only. */
+  async selected(mr: MyIngress): Promise<string[]> {
     const tags = mr.spec.subnetSelector?.tags ?? {};
     const out = await elbv2Call('find subnets by tag', async () => {
       // Only a selector needs EC2: its SDK is loaded here, at the first such create (issue 16).
@@ -244,12 +236,11 @@ export class LoadBalancers {
         }),
       );
     });
-    const ids = (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
-    if (ids.length < 2) {
-      throw new TerminalError(
-        `spec.subnetSelector matches ${ids.length} subnet(s); an Application Load Balancer needs at least two, in different Availability Zones: tag two or more such subnets so that spec.subnetSelector matches them, or list them in spec.subnets`,
-      );
-    }
-    return ids;
+    return (out.Subnets ?? []).map((s) => s.SubnetId ?? '').filter((s) => s !== '');
   }
+}
+
+/** What is wrong when spec.subnetSelector matches `n` (< 2) subnets, and what to do. Pure. */
+export function selectorTooNarrow(n: number): string {
+  return `spec.subnetSelector matches ${n} subnet(s); an Application Load Balancer needs at least two, in different Availability Zones: tag two or more such subnets so that spec.subnetSelector matches them, or list them in spec.subnets`;
 }

@@ -87,6 +87,9 @@ export class Looks {
         };
       }
     }
+    // What Skylift last left registered, looked up before this look replaces it: targets that
+    // differ while AWS still holds those followed the endpoints, even at a full look.
+    const left = this.memory.lastLeft(uid, arn);
     const observed = await this.full(mr, ctx, lb, arn);
     this.memory.remember(
       uid,
@@ -96,7 +99,7 @@ export class Looks {
     ctx.logger.debug({ look: 'full' }, 'load balancer children described');
     return {
       observed,
-      delta: ingressDelta(mr, ctx.ownership, observed),
+      delta: ingressDelta(mr, ctx.ownership, observed, left),
       known: { origin: 'described', since: now },
     };
   }
@@ -120,6 +123,7 @@ export class Looks {
           tg: known?.tg,
           registered: known?.registered ?? [],
           wanted: this.parts.targetGroups.wantedTargets(mr, want),
+          tags: known?.tags,
         };
       }),
       attributes: c.attributes,
@@ -157,17 +161,21 @@ export class Looks {
     return { ...recalled, tags, ownership: ownershipFromTags(tags), targetGroups };
   }
 
-  /** Every child described: tags, listeners and their rules, attributes, target groups and their targets. */
+  /** Every child described: listeners and their rules, attributes, target groups and their targets, tags. */
   private async full(
     mr: MyIngress,
     ctx: ReconcileContext,
     lb: LoadBalancer,
     arn: string,
   ): Promise<ObservedLoadBalancer> {
-    const tags = (await tagsOf(this.d.tagDescriber, [arn])).get(arn) ?? {};
     const { listeners, rules } = await this.parts.listeners.observe(arn);
     const attributes = await this.parts.loadBalancers.attributes(arn);
-    const targetGroups = await this.parts.targetGroups.observe(mr, ctx, arn);
+    const groups = await this.parts.targetGroups.observe(mr, ctx, arn);
+    // The load balancer's tags and its target groups' in one DescribeTags.
+    const tgArns = groups.flatMap((t) => (t.tg?.TargetGroupArn !== undefined ? [t.tg.TargetGroupArn] : []));
+    const tagged = await tagsOf(this.d.tagDescriber, [arn, ...tgArns]);
+    const tags = tagged.get(arn) ?? {};
+    const targetGroups = groups.map((t) => ({ ...t, tags: tagged.get(t.tg?.TargetGroupArn ?? '') }));
     return { ownership: ownershipFromTags(tags), lb, listeners, rules, targetGroups, attributes, tags };
   }
 }

@@ -21,10 +21,14 @@ export type ChildrenOrigin =
   /** Known as one of the above, then changed by an update that succeeded: what the update left. */
   | 'applied';
 
-/** One backend's target group as known: the group (undefined: none) and its registered targets, `ip:port`. */
+/**
+ * One backend's target group as known: the group (undefined: none), its registered targets,
+ * `ip:port`, and its tags (undefined: not known, as for a group a create found under its name).
+ */
 export interface KnownTargetGroup {
   readonly tg: TargetGroup | undefined;
   readonly registered: readonly string[];
+  readonly tags?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A load balancer's children and tags. */
@@ -78,6 +82,7 @@ export function childrenOf(o: {
     readonly want: { readonly key: string };
     readonly tg: TargetGroup | undefined;
     readonly registered: readonly string[];
+    readonly tags?: Readonly<Record<string, string>> | undefined;
   }[];
   readonly attributes: ReadonlyMap<string, string>;
 }): Children {
@@ -86,7 +91,9 @@ export function childrenOf(o: {
     tags: o.tags,
     listeners: o.listeners,
     rules: o.rules,
-    targetGroups: new Map(o.targetGroups.map((t) => [t.want.key, { tg: t.tg, registered: t.registered }])),
+    targetGroups: new Map(
+      o.targetGroups.map((t) => [t.want.key, { tg: t.tg, registered: t.registered, tags: t.tags }]),
+    ),
     attributes: o.attributes,
   };
 }
@@ -103,9 +110,18 @@ export function specKey(spec: MyIngressSpec): string {
  * every look is a full one); older records are dropped. Holds no promise that
  * AWS still agrees: the caller decides what to re-read. Not thread-safe (the
  * work queue never hands one object to two workers).
+ *
+ * Beside the records, the targets Skylift last left registered in each target group are kept
+ * until the object is forgotten — past the full-check period, and when every look is a full one —
+ * so a full look can still tell endpoints that moved (AWS as Skylift left it) from targets changed
+ * by hand (drift).
  */
 export class IngressMemory {
   private readonly records = new Map<string, Remembered>();
+  private readonly left = new Map<
+    string,
+    { readonly arn: string; readonly targetGroups: Children['targetGroups'] }
+  >();
   private readonly fullCheckMs: number;
   private sweptAt = Number.NEGATIVE_INFINITY;
 
@@ -124,8 +140,19 @@ export class IngressMemory {
     return r.arn === arn && r.specKey === key ? r : undefined;
   }
 
+  /**
+   * The target groups (with their registered targets) `uid`'s load balancer `arn` was last known
+   * to have, however long ago and for whichever spec; undefined when not known since the object
+   * was last forgotten.
+   */
+  lastLeft(uid: string, arn: string): Children['targetGroups'] | undefined {
+    const l = this.left.get(uid);
+    return l?.arn === arn ? l.targetGroups : undefined;
+  }
+
   /** Records what `uid`'s load balancer's children are now; drops records gone stale (at most once a period). */
   remember(uid: string, record: Remembered, now: number): void {
+    this.left.set(uid, { arn: record.arn, targetGroups: record.children.targetGroups });
     if (this.fullCheckMs <= 0) return;
     this.records.set(uid, record);
     if (now - this.sweptAt < this.fullCheckMs) return;
@@ -136,6 +163,7 @@ export class IngressMemory {
   /** Forgets `uid` (its children are unknown again: an update under way or failed, a deletion). */
   forget(uid: string): void {
     this.records.delete(uid);
+    this.left.delete(uid);
   }
 
   /** How many objects are remembered. */

@@ -12,6 +12,8 @@ export const IngressReason = {
   Provisioning: 'Provisioning',
   Failed: 'Failed',
   Available: Reason.Available,
+  /** Synced=False: spec.subnetSelector matches fewer than two subnets; the load balancer stays where it is. */
+  SubnetSelectorTooNarrow: 'SubnetSelectorTooNarrow',
 } as const;
 
 /** How observe knew a live load balancer's children (see memory.ts). */

@@ -15,12 +15,12 @@ import {
 import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
 import { AwsReason, hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
-import { ownedTagList } from '../../providers/aws/tags.ts';
+import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
 import { RetryableError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
-import { healthCheckMatches, type ObservedTargetGroup } from './delta.ts';
+import { healthCheckMatches, targetGroupTagsDiffer, type ObservedTargetGroup } from './delta.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
 import {
   desiredTargetGroups,
@@ -29,7 +29,7 @@ import {
   type EndpointSliceLike,
   type ServiceLike,
 } from './desired.ts';
-import { elbv2Call, tagsOf, withTags } from './elbv2.ts';
+import { elbv2Call, syncUserTags, tagsAfter, tagsOf, withTags } from './elbv2.ts';
 
 type TargetGroupDeps = Pick<
   MyIngressAdapterDeps,
@@ -111,6 +111,8 @@ export class TargetGroups {
       // A group this step did not create (observed, or found under its name by the create: the
       // look recalled no such child) is brought to the spec from what AWS says it has.
       let existing = tg !== undefined;
+      // Its tags once this step is done (undefined: not known).
+      let tags = t.tags;
       if (tg === undefined) {
         const made = await this.create(u.mr, u.ctx, t.want, u.lb.VpcId ?? '', t.wanted);
         // AWS answers a create with the same name and settings with the existing group (it is
@@ -119,12 +121,24 @@ export class TargetGroups {
         if (made.created && !recorded) {
           tg = { ...made.tg, ...healthCheckOf(t.want) };
           registered = t.wanted ?? [];
+          tags = tagMap(ownedTagList(u.mr.spec.tags, u.ctx.ownership));
           u.done.push(`target group ${t.want.key} created`);
         } else {
           tg = made.tg;
           existing = true;
           registered = (await this.registeredIfExists(tg.TargetGroupArn ?? '')) ?? [];
         }
+      }
+      if (existing && tags !== undefined && targetGroupTagsDiffer(u.mr, u.ctx.ownership, tags)) {
+        const synced = await syncUserTags(
+          this.d.elbv2,
+          'target group',
+          tg.TargetGroupArn ?? '',
+          u.mr.spec.tags,
+          tags,
+        );
+        tags = tagsAfter(tags, synced);
+        u.done.push(`tags of target group ${t.want.key}`);
       }
       if (existing && !healthCheckMatches(tg, t.want)) {
         await this.modifyHealthCheck(tg.TargetGroupArn ?? '', t.want);
@@ -137,7 +151,7 @@ export class TargetGroups {
         await this.syncTargets(u, tgArn, t.want.key, registered, t.wanted);
         registered = t.wanted;
       }
-      u.applied.targetGroup(t.want.key, tg, registered);
+      u.applied.targetGroup(t.want.key, tg, registered, tags);
     }
     return tgArns;
   }
