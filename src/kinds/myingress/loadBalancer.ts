@@ -22,7 +22,8 @@ import { TerminalError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import { defaultAttribute, sameSet, wantedAttributes, type MyIngressField } from './delta.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
-import { elbv2Call, syncUserTags, withTags } from './elbv2.ts';
+import { elbv2Call, withTags } from './elbv2.ts';
+import { syncUserTags } from './userTags.ts';
 import { loadBalancerName } from './names.ts';
 
 type LoadBalancerDeps = Pick<

@@ -29,7 +29,8 @@ import {
   type EndpointSliceLike,
   type ServiceLike,
 } from './desired.ts';
-import { elbv2Call, syncUserTags, tagsAfter, tagsOf, withTags } from './elbv2.ts';
+import { elbv2Call, tagsOf, withTags } from './elbv2.ts';
+import { syncUserTags, tagsAfter } from './userTags.ts';
 
 type TargetGroupDeps = Pick<
   MyIngressAdapterDeps,
