@@ -1,7 +1,9 @@
 // The cluster and AWS endpoint `skylift dev` works against: the ones the user
 // named, and local ones (control plane, moto) for whatever was not named.
+import { createWriteStream } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AlbDataPlane } from './albDataPlane/dataPlane.ts';
 import { startControlPlane, type ControlPlane } from './controlplane.ts';
 import { emulatorEnv, startEmulator, type Emulator } from './emulator.ts';
 import { startNodeCluster, type NodeCluster } from './nodeCluster.ts';
@@ -35,6 +37,11 @@ export interface DevStack {
   readonly awsEnvFile: string | undefined;
   /** Set when this stack is a node cluster. */
   readonly nodeCluster: NodeCluster | undefined;
+  /**
+   * With a node cluster: the ALB data plane serving moto's load balancers on loopback, forwarding
+   * to the Pod IPs their target groups hold (docs/development.md, "The ALB data plane").
+   */
+  readonly albDataPlane: AlbDataPlane | undefined;
   /** Stops what this stack started (nothing when everything was given). Idempotent. */
   stop(): Promise<void>;
 }
@@ -55,11 +62,24 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       dir: opts.dir,
       ...(opts.log !== undefined ? { log: opts.log } : {}),
     });
+    // Target states and listeners it serves go to its log; the host reaches Pod IPs through the node's veth.
+    const dataPlaneLog = createWriteStream(join(opts.dir, 'alb-data-plane.log'), { flags: 'a' });
+    let albDataPlane: AlbDataPlane | undefined;
+    const stopNodeStack = async (): Promise<void> => {
+      await albDataPlane?.stop();
+      await new Promise<void>((closed) => dataPlaneLog.end(closed));
+      await cluster.stop();
+    };
     try {
       const kubeconfig = join(opts.dir, 'kubeconfig');
       await copyFile(cluster.controlPlane.kubeconfigPath('admin'), kubeconfig);
       const awsEnvFile = join(opts.dir, 'aws.env');
       await writeAwsEnv(awsEnvFile, cluster.emulator.endpoint);
+      albDataPlane = await AlbDataPlane.start({
+        endpoint: cluster.emulator.endpoint,
+        log: (line) => dataPlaneLog.write(`${new Date().toISOString()} ${line}\n`),
+      });
+      let stopped = false;
       return {
         kubeconfig,
         awsEndpoint: cluster.emulator.endpoint,
@@ -67,10 +87,15 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         emulator: cluster.emulator,
         awsEnvFile,
         nodeCluster: cluster,
-        stop: () => cluster.stop(),
+        albDataPlane,
+        async stop() {
+          if (stopped) return;
+          stopped = true;
+          await stopNodeStack();
+        },
       };
     } catch (err) {
-      await cluster.stop();
+      await stopNodeStack();
       throw err;
     }
   }
@@ -83,6 +108,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       emulator: stack.emulator,
       awsEnvFile: stack.awsEnvFile,
       nodeCluster: undefined,
+      albDataPlane: undefined,
       stop: () => stack.stop(),
     };
   }
@@ -116,6 +142,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     ...started,
     awsEnvFile,
     nodeCluster: undefined,
+    albDataPlane: undefined,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -32,7 +32,12 @@ import {
   skyliftTypes,
   standInEndpointSlices,
 } from './samples.ts';
-import { formatSampleTargets, waitForSampleTargets } from './sampleTargets.ts';
+import {
+  formatSampleCurl,
+  formatSampleTargets,
+  waitForSampleEndpoint,
+  waitForSampleTargets,
+} from './sampleTargets.ts';
 
 /** The hosted zone the samples' DNSRecords live in. */
 const sampleZone = 'example.com';
@@ -191,7 +196,10 @@ async function showSamples(
   }
 }
 
-/** Prints the sample MyIngress's targets once they are the sample Deployment's Ready Pods. */
+/**
+ * Prints the sample MyIngress's targets once they are the sample Deployment's Ready Pods, then a
+ * curl line through the ALB data plane once its health checks have found them healthy.
+ */
 async function showSampleTargets(
   client: KubeClient,
   stack: DevStack,
@@ -212,6 +220,21 @@ async function showSampleTargets(
       timeoutMs: 120_000,
     });
     say(formatSampleTargets('shop', targets));
+    if (stack.albDataPlane !== undefined) {
+      try {
+        const served = await waitForSampleEndpoint(client, stack.albDataPlane, targets, {
+          namespace,
+          name: 'shop',
+          listenerPort: 80,
+          timeoutMs: 60_000,
+        });
+        say(formatSampleCurl('shop', served));
+      } catch (err) {
+        say(
+          `The ALB data plane does not serve MyIngress shop (its log: alb-data-plane.log beside the others): ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+    }
   } finally {
     aws.destroy();
   }

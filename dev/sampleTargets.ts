@@ -1,10 +1,12 @@
 // What `skylift dev --node` prints once the samples are Ready: the sample
-// MyIngress's target group as AWS has it, next to the Pods it should hold.
+// MyIngress's target group as AWS has it, next to the Pods it should hold,
+// and a curl line reaching those Pods through the local ALB data plane.
 import { DescribeTargetHealthCommand } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { resourcePath } from '../src/apis/meta.ts';
 import { myIngressType } from '../src/kinds/myingress/api.ts';
 import type { KubeClient } from '../src/runtime/kube/client.ts';
+import type { AlbDataPlane, Endpoint } from './albDataPlane/dataPlane.ts';
 import { waitFor } from './wait.ts';
 
 /** A Pod as far as the comparison needs it. */
@@ -83,5 +85,75 @@ export function formatSampleTargets(name: string, t: SampleTargets): string {
   return [
     `MyIngress ${name} sends traffic to the Pods (target group, as AWS has it):`,
     ...t.registered.map((r) => `  ${r.padEnd(20)} Pod ${byIp.get(r.slice(0, r.lastIndexOf(':'))) ?? '?'}`),
+  ].join('\n');
+}
+
+/** Where the sample load balancer's listener is served locally, and the Pods behind it. */
+export interface SampleEndpoint {
+  readonly endpoint: Endpoint;
+  /** Names of the Pods the data plane forwards to (healthy targets), sorted. */
+  readonly pods: readonly string[];
+}
+
+/**
+ * Waits (up to `timeoutMs`) until the ALB data plane serves listener `listenerPort` of MyIngress
+ * `namespace/name`'s load balancer and has found every target in `targets.registered` healthy, so
+ * that a request sent now reaches a Pod. Read-only; throws at the deadline saying what is missing.
+ */
+export async function waitForSampleEndpoint(
+  client: KubeClient,
+  dataPlane: Pick<AlbDataPlane, 'endpointOf' | 'targetHealth'>,
+  targets: SampleTargets,
+  opts: { namespace: string; name: string; listenerPort: number; timeoutMs: number },
+): Promise<SampleEndpoint> {
+  const byIp = new Map(targets.pods.map((p) => [p.ip, p.name]));
+  let missing = 'the MyIngress status';
+  try {
+    return await waitFor(
+      async () => {
+        const ingress = await client.get<{
+          status?: { arn?: string; targetGroups?: { arn?: string }[] };
+        }>(resourcePath(myIngressType, { namespace: opts.namespace, name: opts.name }));
+        const lbArn = ingress.status?.arn;
+        const tgArn = ingress.status?.targetGroups?.[0]?.arn;
+        if (lbArn === undefined || tgArn === undefined) return undefined;
+        const endpoint = dataPlane.endpointOf(lbArn, opts.listenerPort);
+        if (endpoint === undefined) {
+          missing = `listener ${opts.listenerPort} of ${lbArn}`;
+          return undefined;
+        }
+        const healthy = new Set(
+          (dataPlane.targetHealth(tgArn) ?? [])
+            .filter((t) => t.state === 'healthy')
+            .map((t) => `${t.id}:${t.port}`),
+        );
+        const unhealthy = targets.registered.filter((r) => !healthy.has(r));
+        if (unhealthy.length > 0) {
+          missing = `health checks of ${unhealthy.join(', ')}`;
+          return undefined;
+        }
+        const pods = targets.registered
+          .map((r) => byIp.get(r.slice(0, r.lastIndexOf(':'))) ?? r)
+          .sort((a, b) => a.localeCompare(b));
+        return { endpoint, pods };
+      },
+      {
+        timeoutMs: opts.timeoutMs,
+        description: `the ALB data plane to serve MyIngress ${opts.name}`,
+        intervalMs: 250,
+      },
+    );
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}: waiting for ${missing}`, {
+      cause: err,
+    });
+  }
+}
+
+/** The line `skylift dev --node` prints to send the sample app a request through its load balancer. Pure. */
+export function formatSampleCurl(name: string, e: SampleEndpoint): string {
+  return [
+    `MyIngress ${name} answers through its load balancer (the local ALB data plane):`,
+    `  curl -s http://${e.endpoint.host}:${e.endpoint.port}/   # MyIngress ${name} → Pods ${e.pods.join(', ')}`,
   ].join('\n');
 }

@@ -1,9 +1,11 @@
-// `skylift dev`'s pure parts: its flags, its transition lines, its summary and the stand-in endpoints.
+// `skylift dev`'s pure parts: its flags, its transition lines, its summary, the node mode's target
+// and curl lines, and the stand-in endpoints.
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/operator/options.ts';
 import { parseDevArgs } from '../../dev/args.ts';
 import { conditionTransitions, formatSampleSummary, formatTransition } from '../../dev/progress.ts';
 import { loadSamples, standInEndpointSlices } from '../../dev/samples.ts';
+import { formatSampleCurl, formatSampleTargets } from '../../dev/sampleTargets.ts';
 import type { Condition, ManagedObject } from '../../src/apis/managed.ts';
 
 const cond = (type: string, status: Condition['status'], reason: string, message = ''): Condition => ({
@@ -155,6 +157,33 @@ describe('formatSampleSummary', () => {
     const shop = { kind: 'MyIngress', metadata: { name: 'shop' }, spec: {} } as ManagedObject;
     expect(formatSampleSummary([shop], 1000, 'default', 'bin/skylift')).toContain(
       'Trace one:  bin/skylift trace myingress/shop',
+    );
+  });
+});
+
+describe('the node mode’s sample lines', () => {
+  it('lists the target group beside the Pods, then a curl line through the local data plane', () => {
+    const pods = [
+      { name: 'web-5bb67dbd5-2vzxf', ip: '10.244.0.2' },
+      { name: 'web-5bb67dbd5-q5pdr', ip: '10.244.0.3' },
+    ];
+    expect(formatSampleTargets('shop', { registered: ['10.244.0.2:8080', '10.244.0.3:8080'], pods })).toBe(
+      [
+        'MyIngress shop sends traffic to the Pods (target group, as AWS has it):',
+        '  10.244.0.2:8080      Pod web-5bb67dbd5-2vzxf',
+        '  10.244.0.3:8080      Pod web-5bb67dbd5-q5pdr',
+      ].join('\n'),
+    );
+    expect(
+      formatSampleCurl('shop', {
+        endpoint: { host: '127.0.0.1', port: 41234 },
+        pods: pods.map((p) => p.name),
+      }),
+    ).toBe(
+      [
+        'MyIngress shop answers through its load balancer (the local ALB data plane):',
+        '  curl -s http://127.0.0.1:41234/   # MyIngress shop → Pods web-5bb67dbd5-2vzxf, web-5bb67dbd5-q5pdr',
+      ].join('\n'),
     );
   });
 });

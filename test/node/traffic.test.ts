@@ -1,0 +1,398 @@
+// The first requests through a MyIngress: the sample app's Deployment behind a Service on the node
+// cluster, the operator (its AWS calls through a fault proxy) making the load balancer, and the ALB
+// data plane (dev/albDataPlane/) serving its listener on loopback and forwarding to the Pod IPs the
+// target group holds. Requests are counted by the Pod that answered (the sample app names it)
+// through a scale-up and a scale-down. Failures during the scale-down are reported, not asserted:
+// without a readiness gate (issue 29, item 2) a terminating Pod still gets requests for a while.
+import { CreateSubnetCommand, CreateTagsCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
+import {
+  DescribeTargetHealthCommand,
+  ElasticLoadBalancingV2Client,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
+import { installCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
+import { myIngressType } from '../../src/kinds/myingress/api.ts';
+import { startAlbDataPlane } from '../support/albDataPlane.ts';
+import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { kubectl } from '../support/kubectl.ts';
+import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
+import { nodeInfo, stackInfo, startFaultProxy } from '../support/stack.ts';
+
+interface PodList {
+  items: {
+    metadata: { name: string; deletionTimestamp?: string };
+    status?: { podIP?: string; conditions?: { type: string; status: string }[] };
+  }[];
+}
+interface MyIngressView {
+  metadata: { name: string };
+  status?: { arn?: string; targetGroups?: { arn: string }[] };
+}
+
+/** One request through the load balancer: its status and the Pod that answered, or why it failed. */
+interface Outcome {
+  readonly at: number;
+  readonly status: number;
+  readonly pod?: string;
+  readonly error?: string;
+}
+
+const ok = (o: Outcome): boolean => o.status >= 200 && o.status < 300 && o.pod !== undefined;
+
+/** Requests per second the load sends (one every 20 ms). */
+const RATE = 50;
+/** How long one request may take before it counts as failed. */
+const REQUEST_TIMEOUT_MS = 15_000;
+/** Subnets only this file's MyIngress selects (other node test files tag theirs kubernetes.io/role/elb). */
+const SUBNET_TAG = 'skylift.test/traffic';
+
+const admin = kubeClient();
+let ns: string;
+let operator: SkyliftProcess | undefined;
+let proxy: AwsFaultProxy | undefined;
+let dp: AlbDataPlane | undefined;
+let ec2: EC2Client | undefined;
+/** ELBv2 through the operator's proxy: DescribeTargetHealth says what the data plane measured. */
+let elb: ElasticLoadBalancingV2Client | undefined;
+/** What the data plane logged (targets changing state, listeners served), with when. */
+const dataPlaneLog: { at: number; line: string }[] = [];
+
+const app = (image: string): string => `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: { app: web }
+  template:
+    metadata:
+      labels: { app: web }
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+        - name: hello
+          image: ${image}
+          ports: [{ containerPort: 8080 }]
+          readinessProbe:
+            httpGet: { path: /, port: 8080 }
+            periodSeconds: 1
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: { app: web }
+  ports: [{ port: 80, targetPort: 8080 }]
+---
+apiVersion: aws.skylift.dev/v1alpha1
+kind: MyIngress
+metadata:
+  name: shop
+spec:
+  scheme: internet-facing
+  subnetSelector:
+    tags:
+      ${SUBNET_TAG}: '1'
+  listeners:
+    - port: 80
+      protocol: HTTP
+      defaultAction:
+        forward:
+          service:
+            name: web
+            port: 80
+            healthCheck:
+              path: /
+              intervalSeconds: 5
+              timeoutSeconds: 2
+              healthyThresholdCount: 2
+              unhealthyThresholdCount: 2
+`;
+
+/** GET / through the listener; never rejects. The sample app answers `hello from <pod> at <ip:port>`. */
+function get(ep: Endpoint): Promise<Outcome> {
+  const at = Date.now();
+  return new Promise((resolveOutcome) => {
+    const req = request(
+      {
+        host: ep.host,
+        port: ep.port,
+        path: '/',
+        timeout: REQUEST_TIMEOUT_MS,
+        headers: { connection: 'close' },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          const pod = /^hello from (\S+) at /.exec(body)?.[1];
+          resolveOutcome({
+            at,
+            status: res.statusCode ?? 0,
+            ...(pod !== undefined ? { pod } : { error: body.trim().slice(0, 200) }),
+          });
+        });
+        res.on('error', (err) => {
+          resolveOutcome({ at, status: 0, error: err.message });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => {
+      resolveOutcome({ at, status: 0, error: err.message });
+    });
+    req.end();
+  });
+}
+
+/** Load at {@link RATE} requests per second, each sent on its tick (not after the previous answer). */
+interface Load {
+  /** Requests sent so far. */
+  sent(): number;
+  /**
+   * The `n` requests sent just before the first one still unanswered (or the last `n`, if none is):
+   * the latest run of `n` consecutive requests whose outcomes are all final. Undefined before that.
+   */
+  lastAnswered(n: number): Outcome[] | undefined;
+  /** Stops sending and resolves with every outcome, in the order sent, once all are answered. */
+  stop(): Promise<Outcome[]>;
+}
+
+/** Starts sending; stops by itself after `max` requests or `maxMs`, whichever comes first. */
+function startLoad(ep: Endpoint, max: number, maxMs: number): Load {
+  const bySeq: (Outcome | undefined)[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const started = Date.now();
+  let finished: () => void = () => undefined;
+  const done = new Promise<void>((resolveDone) => (finished = resolveDone));
+  const timer = setInterval(() => {
+    if (bySeq.length >= max || Date.now() - started >= maxMs) {
+      clearInterval(timer);
+      finished();
+      return;
+    }
+    const seq = bySeq.length;
+    bySeq.push(undefined);
+    const p = get(ep).then((o) => {
+      bySeq[seq] = o;
+    });
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }, 1000 / RATE);
+  return {
+    sent: () => bySeq.length,
+    lastAnswered(n) {
+      const pending = bySeq.indexOf(undefined);
+      const end = pending < 0 ? bySeq.length : pending;
+      return end >= n ? (bySeq.slice(end - n, end) as Outcome[]) : undefined;
+    },
+    async stop() {
+      clearInterval(timer);
+      finished();
+      await done;
+      await Promise.all([...inFlight]);
+      return bySeq.filter((o) => o !== undefined);
+    },
+  };
+}
+
+/** Sends `n` requests at {@link RATE} per second and resolves with every outcome. */
+async function burst(ep: Endpoint, n: number): Promise<Outcome[]> {
+  const load = startLoad(ep, n, (n / RATE) * 1000 * 3 + 10_000);
+  await waitFor(() => (load.sent() >= n ? true : undefined), {
+    timeoutMs: (n / RATE) * 1000 * 3 + 10_000,
+    description: `${n} requests sent`,
+    intervalMs: 50,
+  });
+  return load.stop();
+}
+
+/** Answers per Pod, and the failures (`status reason`, one entry per failed request). */
+function tally(outcomes: readonly Outcome[]): { perPod: Record<string, number>; failures: string[] } {
+  const perPod: Record<string, number> = {};
+  const failures: string[] = [];
+  for (const o of outcomes) {
+    if (ok(o) && o.pod !== undefined) perPod[o.pod] = (perPod[o.pod] ?? 0) + 1;
+    else failures.push(`${o.status} ${o.error ?? ''}`.trim());
+  }
+  return { perPod, failures };
+}
+
+/** Prints a phase's counts: answers per Pod, failures by kind, and when the failed requests were sent. */
+function report(phase: string, outcomes: readonly Outcome[], since?: number): void {
+  const t = tally(outcomes);
+  const kinds: Record<string, number> = {};
+  for (const f of t.failures) kinds[f] = (kinds[f] ?? 0) + 1;
+  const failedAt = outcomes.filter((o) => !ok(o)).map((o) => o.at - (since ?? o.at));
+  const window =
+    since !== undefined && failedAt.length > 0
+      ? `, sent ${Math.min(...failedAt)}–${Math.max(...failedAt)} ms after the scale`
+      : '';
+  process.stdout.write(
+    `[traffic] ${phase}: ${outcomes.length} requests, per Pod ${JSON.stringify(t.perPod)}, ${t.failures.length} failed${t.failures.length > 0 ? ` ${JSON.stringify(kinds)}${window}` : ''}\n`,
+  );
+}
+
+/** The Deployment's Pods that are Ready and not being deleted, name → IP. */
+async function readyPods(): Promise<Map<string, string>> {
+  const pods = await admin.get<PodList>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: 'app=web' });
+  return new Map(
+    pods.items
+      .filter(
+        (p) =>
+          p.metadata.deletionTimestamp === undefined &&
+          p.status?.podIP !== undefined &&
+          p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+      )
+      .map((p) => [p.metadata.name, p.status?.podIP ?? '']),
+  );
+}
+
+/**
+ * Waits until the target group (as DescribeTargetHealth through the proxy tells it, i.e. as the
+ * data plane measured it) holds exactly the `count` Ready Pods, all healthy; returns the Pods.
+ */
+async function podsServing(tgArn: string, count: number, description: string): Promise<Map<string, string>> {
+  return waitFor(
+    async () => {
+      const pods = await readyPods();
+      if (pods.size !== count) return undefined;
+      const h = await elb?.send(new DescribeTargetHealthCommand({ TargetGroupArn: tgArn }));
+      const healthy = (h?.TargetHealthDescriptions ?? [])
+        .filter((d) => d.TargetHealth?.State === 'healthy')
+        .map((d) => `${d.Target?.Id ?? ''}:${d.Target?.Port ?? 0}`)
+        .sort();
+      const want = [...pods.values()].map((ip) => `${ip}:8080`).sort();
+      return JSON.stringify(healthy) === JSON.stringify(want) ? pods : undefined;
+    },
+    { timeoutMs: 120_000, description, intervalMs: 250 },
+  );
+}
+
+beforeAll(async () => {
+  await installCrds(admin);
+  ns = await newNamespace(admin, 'node-traffic');
+  ec2 = new EC2Client(awsClientConfig(stackInfo().awsEndpoint));
+  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.78.0.0/16' }));
+  const subnets: string[] = [];
+  for (const [cidr, az] of [
+    ['10.78.1.0/24', 'us-east-1a'],
+    ['10.78.2.0/24', 'us-east-1b'],
+  ] as const) {
+    const s = await ec2.send(
+      new CreateSubnetCommand({ VpcId: vpc.Vpc?.VpcId ?? '', CidrBlock: cidr, AvailabilityZone: az }),
+    );
+    subnets.push(s.Subnet?.SubnetId ?? '');
+  }
+  await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [{ Key: SUBNET_TAG, Value: '1' }] }));
+  // Health checks every 0.5 s (5 s scaled); the propagation delay stays the default estimate.
+  proxy = await startFaultProxy();
+  dp = await startAlbDataPlane({
+    proxy,
+    healthCheckTimeScale: 0.1,
+    log: (line) => dataPlaneLog.push({ at: Date.now(), line }),
+  });
+  elb = new ElasticLoadBalancingV2Client(awsClientConfig(proxy.endpoint));
+  operator = spawnSkylift(ns, proxy.endpoint);
+});
+
+afterAll(async () => {
+  // The operator removes what the MyIngress made before it stops (its finalizer).
+  await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'shop' })).catch(() => undefined);
+  await waitFor(
+    async () => ((await readObject(admin, myIngressType, ns, 'shop')) === undefined ? true : undefined),
+    { timeoutMs: 60_000, description: 'MyIngress shop gone' },
+  ).catch((err: unknown) => {
+    process.stdout.write(`[traffic] cleanup: ${err instanceof Error ? err.message : String(err)}\n`);
+  });
+  await operator?.stop();
+  await dp?.stop();
+  await proxy?.stop();
+  elb?.destroy();
+  ec2?.destroy();
+});
+
+describe('requests through a MyIngress to real Pods', () => {
+  it('reach every Ready Pod, follow a scale-up, and stop failing once a scale-down settles', async () => {
+    const kc = stackInfo().adminKubeconfig;
+    const applied = await kubectl(kc, ['apply', '-n', ns, '-f', '-'], app(nodeInfo().helloImage));
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+
+    const shop = await waitFor(
+      async () => {
+        const m = await readObject<MyIngressView>(admin, myIngressType, ns, 'shop');
+        const lb = m?.status?.arn;
+        const tg = m?.status?.targetGroups?.[0]?.arn;
+        return lb !== undefined && tg !== undefined ? { lb, tg } : undefined;
+      },
+      { timeoutMs: 60_000, description: 'MyIngress shop has a load balancer and a target group' },
+    );
+    const two = await podsServing(shop.tg, 2, 'two Pods registered and healthy');
+    const ep = await waitFor(() => dp?.endpointOf(shop.lb, 80), {
+      timeoutMs: 30_000,
+      description: 'the data plane serves listener 80',
+    });
+
+    // Two Pods: every request answered by one of them, both used.
+    const first = await burst(ep, 100);
+    report('two Pods', first);
+    const t1 = tally(first);
+    expect(t1.failures).toEqual([]);
+    expect(Object.keys(t1.perPod).sort()).toEqual([...two.keys()].sort());
+
+    // Scale up under load: the new Pod gets requests once registered and healthy; nothing fails.
+    const upLoad = startLoad(ep, 3_000, 90_000);
+    expect((await kubectl(kc, ['scale', '-n', ns, 'deployment/web', '--replicas=3'])).code).toBe(0);
+    const three = await podsServing(shop.tg, 3, 'three Pods registered and healthy');
+    const newPod = [...three.keys()].find((p) => !two.has(p)) ?? '';
+    const sentWhenServing = upLoad.sent();
+    // A further 150 requests (3 s) with the new Pod serving: it answers its share.
+    await waitFor(() => (upLoad.sent() >= sentWhenServing + 150 ? true : undefined), {
+      timeoutMs: 30_000,
+      description: '150 requests sent with three Pods serving',
+      intervalMs: 50,
+    });
+    const up = await upLoad.stop();
+    report('scale-up 2→3 (under load)', up);
+    expect(tally(up).failures).toEqual([]);
+    expect(tally(up).perPod[newPod]).toBeGreaterThanOrEqual(40);
+    const afterUp = await burst(ep, 150);
+    report('three Pods', afterUp);
+    const t3 = tally(afterUp);
+    expect(t3.failures).toEqual([]);
+    expect(Object.keys(t3.perPod).sort()).toEqual([...three.keys()].sort());
+
+    // Scale down under load: failures while the two Pods go away are counted and reported only.
+    const downLoad = startLoad(ep, 6_000, 120_000);
+    const scaledDown = Date.now();
+    expect((await kubectl(kc, ['scale', '-n', ns, 'deployment/web', '--replicas=1'])).code).toBe(0);
+    const one = await podsServing(shop.tg, 1, 'one Pod registered and healthy');
+    const [survivor] = [...one.keys()];
+    // Settled: a second of load (every request before it answered) all answered by the Pod that stays.
+    await waitFor(() => downLoad.lastAnswered(RATE)?.every((o) => ok(o) && o.pod === survivor) || undefined, {
+      timeoutMs: 60_000,
+      description: `only ${survivor ?? '?'} answering`,
+      intervalMs: 100,
+    });
+    const down = await downLoad.stop();
+    report('scale-down 3→1 (under load, until settled)', down, scaledDown);
+    for (const l of dataPlaneLog.filter((e) => e.at >= scaledDown && / of .*targetgroup/.test(e.line)))
+      process.stdout.write(`[traffic]   +${l.at - scaledDown} ms ${l.line}\n`);
+    const afterDown = await burst(ep, 100);
+    report('one Pod (settled)', afterDown);
+    const tDown = tally(afterDown);
+    expect(tDown.failures).toEqual([]);
+    expect(Object.keys(tDown.perPod)).toEqual([survivor]);
+  });
+});
