@@ -32,6 +32,7 @@ import { carriedBackendsReady, missingBackends, missingBackendsReady } from './b
 import type { ServiceLike } from './desired.ts';
 import { Teardown } from './teardown.ts';
 import { TargetGroups } from './targetGroups.ts';
+import { WebAcls } from './webAcl.ts';
 
 export type { MyIngressField } from './delta.ts';
 export type { MyIngressDetails } from './observation.ts';
@@ -54,6 +55,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   private readonly loadBalancers: LoadBalancers;
   private readonly listeners: Listeners;
   private readonly targetGroups: TargetGroups;
+  private readonly webAcls: WebAcls;
   private readonly teardown: Teardown;
   private readonly memory: IngressMemory;
   private readonly looks: Looks;
@@ -63,11 +65,17 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     this.loadBalancers = new LoadBalancers(deps);
     this.listeners = new Listeners(deps);
     this.targetGroups = new TargetGroups(deps);
+    this.webAcls = new WebAcls(deps);
     this.teardown = new Teardown(deps, this.targetGroups);
     this.memory = new IngressMemory(deps.fullCheckMs);
     this.looks = new Looks(
       deps,
-      { loadBalancers: this.loadBalancers, listeners: this.listeners, targetGroups: this.targetGroups },
+      {
+        loadBalancers: this.loadBalancers,
+        listeners: this.listeners,
+        targetGroups: this.targetGroups,
+        webAcls: this.webAcls,
+      },
       this.memory,
     );
   }
@@ -147,6 +155,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     await this.loadBalancers.syncSecurityGroups(u);
     await this.loadBalancers.syncSubnets(u, d.selectedSubnets);
     await this.loadBalancers.syncAttributes(u, d.attributes);
+    // The web ACL after the tags: its record is a tag the user-tag step leaves alone.
+    await this.webAcls.sync(u, d.webAcl, u.applied.children().tags);
     // Adopting a load balancer another object made (externalName, or its owner gone): the target
     // groups that object made for it are adopted with it, and deleted below once unused.
     const previous = observed.ownership;
@@ -232,7 +242,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     arn: string,
   ): Promise<IngressObservation> {
     const { observed, delta, known } = await this.looks.look(mr, ctx, lb, arn);
-    const { ownership, listeners, rules, targetGroups, attributes, tags } = observed;
+    const { ownership, listeners, rules, targetGroups, attributes, tags, webAcl } = observed;
     // A subnet selector is resolved (DescribeSubnets) when the spec changed and at each full look,
     // so an edited selector, or subnets tagged since, move the load balancer.
     const resolveSelector =
@@ -268,6 +278,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         tags,
         known,
         ...(selectedSubnets !== undefined ? { selectedSubnets } : {}),
+        ...(webAcl !== undefined ? { webAcl } : {}),
       },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
     };

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Listener, Rule, TargetGroup } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { OwnershipTags } from '../../apis/managed.ts';
 import type { MyIngressSpec } from './api.ts';
+import type { WebAclSeen } from './webAclPlan.ts';
 
 /** How a record's children came to be known. */
 export type ChildrenOrigin =
@@ -39,6 +40,8 @@ export interface Children {
   readonly targetGroups: ReadonlyMap<string, KnownTargetGroup>;
   /** The attributes AWS lists (one it does not list has its default). */
   readonly attributes: ReadonlyMap<string, string>;
+  /** The web ACL attached, when it was read (only for spec.waf or Skylift's record: webAclNeeded). */
+  readonly webAcl?: WebAclSeen | undefined;
 }
 
 /** What is remembered of one object's load balancer. */
@@ -65,6 +68,8 @@ export function newLoadBalancerChildren(
     rules: new Map(),
     targetGroups: new Map(),
     attributes: new Map(),
+    // A new load balancer has no web ACL.
+    webAcl: { arn: undefined },
   };
 }
 
@@ -80,6 +85,7 @@ export function childrenOf(o: {
     readonly registered: readonly string[];
   }[];
   readonly attributes: ReadonlyMap<string, string>;
+  readonly webAcl?: WebAclSeen | undefined;
 }): Children {
   return {
     ownership: o.ownership,
@@ -88,6 +94,7 @@ export function childrenOf(o: {
     rules: o.rules,
     targetGroups: new Map(o.targetGroups.map((t) => [t.want.key, { tg: t.tg, registered: t.registered }])),
     attributes: o.attributes,
+    webAcl: o.webAcl,
   };
 }
 
