@@ -120,6 +120,9 @@ const db = (name: string, spec: Record<string, unknown>): Manifest => ({
   },
 });
 
+/** The web ACLs team B's load balancers may use (and its internet-facing ones must). */
+const teamBAcls = 'arn:aws:wafv2:us-east-1:111122223333:regional/webacl/b-*';
+
 function teamPolicy(name: string, spec: Record<string, unknown>): Manifest {
   return { apiVersion: group, kind: 'TeamPolicy', metadata: { name, labels: policyLabel }, spec };
 }
@@ -188,6 +191,7 @@ beforeAll(async () => {
           securityGroups: { tags: { team: 'b' } },
           subnets: { tags: { tier: 'private' } },
           certificates: { arns: ['arn:aws:acm:us-east-1:111122223333:certificate/b-1'], tags: { team: 'b' } },
+          webAcls: { requiredOnInternetFacing: true, arns: [teamBAcls] },
         },
         databases: {},
       },
@@ -447,6 +451,36 @@ describe('MyIngress', () => {
       nsB,
       ingress('no-groups', { securityGroups: undefined }),
       `TeamPolicy ${byLabel} forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use; set spec.securityGroups to allowed groups (tagged team=b)`,
+    );
+  });
+
+  it('refuses an internet-facing load balancer without a web ACL it keeps, and a web ACL not allowed (spec.waf)', async () => {
+    const required = `TeamPolicy ${byLabel} forbids spec.waf.webAclArn: an internet-facing load balancer in this namespace must have a web ACL that Skylift associates and keeps; set spec.waf.webAclArn to an allowed web ACL (${teamBAcls}) with spec.waf.policy Managed (the default), or ask the platform team to turn off spec.guardrails.loadBalancers.webAcls.requiredOnInternetFacing`;
+    await expectRefused(nsB, ingress('open', { scheme: 'internet-facing' }), required);
+    // An ACL left to others (Firewall Manager) is not one Skylift keeps.
+    await expectRefused(
+      nsB,
+      ingress('left-alone', { scheme: 'internet-facing', waf: { policy: 'LeaveAlone' } }),
+      required,
+    );
+    const other = 'arn:aws:wafv2:us-east-1:111122223333:regional/webacl/other/1';
+    await expectRefused(
+      nsB,
+      ingress('other-acl', { waf: { webAclArn: other } }),
+      `TeamPolicy ${byLabel} forbids spec.waf.webAclArn: web ACL ${other} is not among the web ACLs this namespace may use (${teamBAcls}); use an allowed web ACL, or ask the platform team to allow it in spec.guardrails.loadBalancers.webAcls.arns`,
+    );
+    await expectAdmitted(
+      nsB,
+      ingress('protected', {
+        scheme: 'internet-facing',
+        waf: { webAclArn: 'arn:aws:wafv2:us-east-1:111122223333:regional/webacl/b-web/1' },
+      }),
+    );
+    // An internal load balancer needs none; a namespace the policy does not select is not held to it.
+    await expectAdmitted(nsB, ingress('private', {}));
+    await expectAdmitted(
+      nsSandbox,
+      ingress('sandbox-open', { scheme: 'internet-facing', securityGroups: undefined }),
     );
   });
 

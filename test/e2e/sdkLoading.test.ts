@@ -60,6 +60,7 @@ describe('the AWS SDKs of skylift run', () => {
       '@aws-sdk/client-elastic-load-balancing-v2',
       '@aws-sdk/client-rds',
       '@aws-sdk/client-ec2',
+      '@aws-sdk/client-wafv2',
     ];
     expect(packagesIn(urls, sdks)).toEqual(['@aws-sdk/client-route-53']);
   });

@@ -1,7 +1,9 @@
 // MyIngress's field contract, generated half (test/support/fieldProbes.ts): every field the
 // contract says is applied in AWS is changed after create (and back), and ELBv2 shows it as soon as
 // the object is Ready and Synced at the new generation; every fixed field's change is refused by
-// the apiserver. A field added to the contract without a probe fails the first test.
+// the apiserver. A field added to the contract without a probe fails the first test. The
+// controller reaches moto through a proxy whose only rule makes AssociateWebACL replace an
+// attached web ACL, as AWS does (dev/wafv2Fidelity.ts).
 import { ACMClient, RequestCertificateCommand } from '@aws-sdk/client-acm';
 import {
   CreateSecurityGroupCommand,
@@ -23,9 +25,12 @@ import {
   type LoadBalancer,
   type Rule,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { CreateWebACLCommand, GetWebACLForResourceCommand, WAFV2Client } from '@aws-sdk/client-wafv2';
 import { afterAll, beforeAll } from 'vitest';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { installCrds } from '../../dev/installCrds.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
+import { wafv2AssociateReplaces } from '../../dev/wafv2Fidelity.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import {
   myIngressFieldContract,
@@ -45,7 +50,7 @@ import {
   type FixedProbe,
 } from '../support/fieldProbes.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { stackInfo } from '../support/stack.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
 let admin: KubeClient;
 let elb: ElasticLoadBalancingV2Client;
@@ -56,6 +61,11 @@ let subnets: string[] = [];
 let groups: string[] = [];
 let certs: string[] = [];
 let bucket = '';
+let waf: WAFV2Client;
+/** Two REGIONAL WAFv2 web ACLs. */
+let webAcls: string[] = [];
+/** Between the controller and moto: makes moto's AssociateWebACL replace, as AWS's does. */
+let proxy: AwsFaultProxy;
 const name = 'probed';
 
 async function loadBalancer(): Promise<LoadBalancer> {
@@ -388,6 +398,19 @@ const probes = (): FieldProbe[] => [
     ],
   ),
   probe(
+    'waf',
+    async () =>
+      (
+        await waf.send(
+          new GetWebACLForResourceCommand({ ResourceArn: (await loadBalancer()).LoadBalancerArn }),
+        )
+      ).WebACL?.ARN ?? null,
+    null,
+    [{ waf: { webAclArn: webAcls[0] } }, webAcls[0]],
+    [{ waf: { webAclArn: webAcls[1] } }, webAcls[1]],
+    [{ waf: null }, null],
+  ),
+  probe(
     'tags',
     async () => {
       const lb = await loadBalancer();
@@ -465,12 +488,27 @@ beforeAll(async () => {
     certs.push(out.CertificateArn ?? '');
   }
   bucket = 'probe-logs';
+  waf = new WAFV2Client(direct);
+  webAcls = [];
+  for (const n of ['probe-acl-a', 'probe-acl-b']) {
+    const out = await waf.send(
+      new CreateWebACLCommand({
+        Name: n,
+        Scope: 'REGIONAL',
+        DefaultAction: { Allow: {} },
+        VisibilityConfig: { SampledRequestsEnabled: false, CloudWatchMetricsEnabled: false, MetricName: n },
+      }),
+    );
+    webAcls.push(out.Summary?.ARN ?? '');
+  }
+  proxy = await startFaultProxy();
+  proxy.inject(wafv2AssociateReplaces());
   ns = await newNamespace(admin, 'ming-contract');
   await service('web', '10.40.1.10');
   await service('api', '10.40.2.10');
   controller = await startController((s) => myIngressController(s, { pollMs: 300 }), {
     namespace: ns,
-    endpoint: stackInfo().awsEndpoint,
+    endpoint: proxy.endpoint,
   });
   await admin.create<MyIngress>(resourcePath(myIngressType, { namespace: ns }), {
     apiVersion: 'aws.skylift.dev/v1alpha1',
@@ -482,6 +520,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await controller.stop();
+  await proxy.stop();
 });
 
 describeFieldContract({

@@ -86,6 +86,11 @@ describe('MyIngress admission', () => {
         ],
       },
     },
+    {
+      reason: 'a REGIONAL web ACL',
+      spec: { ...base, waf: { webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:regional/webacl/shop/0123' } },
+    },
+    { reason: 'waf left alone', spec: { ...base, waf: { policy: 'LeaveAlone' } } },
   ])('accepts $reason', async ({ spec }) => {
     expect(await tryCreate(spec)).toBeUndefined();
   });
@@ -154,6 +159,27 @@ describe('MyIngress admission', () => {
       message: 'reserved',
     },
     { reason: 'no listeners', spec: { subnets: base.subnets, listeners: [] }, message: 'spec.listeners' },
+    {
+      reason: 'a web ACL ARN that is not WAFv2',
+      spec: { ...base, waf: { webAclArn: 'arn:aws:waf::123456789012:webacl/0123' } },
+      message: 'spec.waf.webAclArn',
+    },
+    {
+      reason: 'a CLOUDFRONT (global) web ACL',
+      spec: { ...base, waf: { webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/shop/0123' } },
+      message: 'a CLOUDFRONT (global) ACL cannot protect a load balancer',
+    },
+    {
+      reason: 'a web ACL with policy LeaveAlone',
+      spec: {
+        ...base,
+        waf: {
+          policy: 'LeaveAlone',
+          webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:regional/webacl/shop/0123',
+        },
+      },
+      message: 'waf.policy LeaveAlone leaves the web ACL to others',
+    },
   ])('rejects $reason', async ({ spec, message }) => {
     const err = await tryCreate(spec);
     expect(err).toBeDefined();

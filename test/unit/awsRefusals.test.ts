@@ -251,6 +251,7 @@ const ing: MyIngressSpec = {
       },
     },
   ],
+  waf: { webAclArn: 'arn:aws:wafv2:us-east-1:1:regional/webacl/nope/0' },
 };
 
 describe('MyIngress refusal table', () => {
@@ -319,6 +320,16 @@ describe('MyIngress refusal table', () => {
       field: undefined,
     },
     {
+      reason: 'a web ACL WAF does not have (another account or region, or deleted)',
+      facts: {
+        code: 'WAFNonexistentItemException',
+        message: 'AWS WAF couldn’t perform the operation because your resource doesn’t exist.',
+        operation: 'AssociateWebACL',
+      },
+      field: 'spec.waf.webAclArn',
+      value: 'arn:aws:wafv2:us-east-1:1:regional/webacl/nope/0',
+    },
+    {
       reason: 'the target group quota (no field)',
       facts: { code: 'TooManyTargetGroups', message: 'You have reached the maximum number of target groups' },
       field: undefined,
@@ -338,6 +349,15 @@ describe('MyIngress refusal table', () => {
       operation: 'DescribeSubnets',
     });
     expect(hint?.fix).toMatch(/allow ec2:DescribeSubnets/);
+  });
+
+  it('names the wafv2 action when the role may not associate a web ACL', () => {
+    const hint = matchRefusal(myingressRefusals, ing, {
+      code: 'AccessDeniedException',
+      message: 'User is not authorized to perform: wafv2:AssociateWebACL',
+      operation: 'AssociateWebACL',
+    });
+    expect(hint?.fix).toMatch(/allow wafv2:AssociateWebACL/);
   });
 });
 

@@ -26,6 +26,7 @@ const iamPrefix: Record<string, string> = {
   '@aws-sdk/client-rds': 'rds',
   '@aws-sdk/client-ec2': 'ec2',
   '@aws-sdk/client-sts': 'sts',
+  '@aws-sdk/client-wafv2': 'wafv2',
 };
 /** The operator's code: what runs in the pod under the IAM role (not the dev tooling or the CLI's helpers). */
 const operatorCode = ['src/operator', 'src/runtime', 'src/providers', 'src/kinds', 'src/tenancy'];
@@ -132,6 +133,8 @@ function primaryResource(action: string): string {
       return 'arn:aws:route53:::hostedzone/Z0123456789';
     case 'elasticloadbalancing':
       return 'arn:aws:elasticloadbalancing:us-east-1:111122223333:loadbalancer/app/shop/0123456789abcdef';
+    case 'wafv2':
+      return 'arn:aws:wafv2:us-east-1:111122223333:regional/webacl/shop/0123-4567';
     default:
       return `arn:aws:${service ?? ''}:us-east-1:111122223333:subnet/subnet-0123`;
   }
@@ -168,7 +171,15 @@ describe('deploy/iam/policy.json', () => {
 
   it('finds the operations in the code (sanity: all four services, STS for TeamPolicy roles, ACM for certificates allowed by tag)', () => {
     const services = new Set([...operations.keys()].map((a) => a.split(':')[0]));
-    expect([...services].sort()).toEqual(['acm', 'ec2', 'elasticloadbalancing', 'rds', 'route53', 'sts']);
+    expect([...services].sort()).toEqual([
+      'acm',
+      'ec2',
+      'elasticloadbalancing',
+      'rds',
+      'route53',
+      'sts',
+      'wafv2',
+    ]);
     expect(operations.size).toBeGreaterThan(30);
     // Read from the imports made on first use (`await import(…)`) too.
     expect(operations.get('ec2:DescribeSubnets')).toContain('src/kinds/myingress/loadBalancer.ts');
@@ -265,6 +276,12 @@ describe('deploy/iam/policy.json', () => {
     for (const st of extra.Statement) expect(list(st.Action), st.Sid).toEqual([tag]);
   });
 
+  it('lets WAF associate a web ACL only with load balancers carrying Skylift’s tags (elasticloadbalancing:SetWebACL)', () => {
+    const setWebAcl = 'elasticloadbalancing:SetWebACL';
+    expect(allowed(setWebAcl, { 'aws:ResourceTag/skylift.dev/cluster': 'prod' })).toBe(true);
+    expect(allowed(setWebAcl, {}), 'a load balancer Skylift does not own').toBe(false);
+  });
+
   it('grants nothing the code does not call, and no service-wide wildcards', () => {
     const extra = new Set([
       // Needed by AWS itself on the operator's behalf, not called by the code:
@@ -273,6 +290,10 @@ describe('deploy/iam/policy.json', () => {
       'secretsmanager:TagResource',
       'kms:DescribeKey',
       'iam:CreateServiceLinkedRole', // first load balancer / DB instance in an account
+      // wafv2:AssociateWebACL and DisassociateWebACL of an ALB are authorized as this too, on the load
+      // balancer (https://docs.aws.amazon.com/waf/latest/developerguide/security-iam-awsmanpol.html):
+      // granted on Skylift's own load balancers only.
+      'elasticloadbalancing:SetWebACL',
     ]);
     for (const s of policy.Statement) {
       for (const action of list(s.Action)) {

@@ -208,6 +208,63 @@ describe('MyIngress guardrails', () => {
     expect(arnAllowed('arn:aws:acm:x:1:certificate/a', ['arn:aws:acm:x:1:certificate/*'])).toBe(true);
     expect(arnAllowed('arn:aws:acm:x:2:certificate/a', ['arn:aws:acm:x:1:certificate/*'])).toBe(false);
   });
+
+  const acl = (name: string): string => `arn:aws:wafv2:us-east-1:111122223333:regional/webacl/${name}/0123`;
+  const teamAcls = 'arn:aws:wafv2:us-east-1:111122223333:regional/webacl/team-*';
+  it.each([
+    {
+      reason: 'an internet-facing load balancer without a web ACL, when one is required',
+      g: { webAcls: { requiredOnInternetFacing: true } },
+      spec: ingress({ scheme: 'internet-facing' }),
+      refused:
+        'TeamPolicy search forbids spec.waf.webAclArn: an internet-facing load balancer in this namespace must have a web ACL that Skylift associates and keeps; set spec.waf.webAclArn to an allowed web ACL (any REGIONAL WAFv2 web ACL) with spec.waf.policy Managed (the default), or ask the platform team to turn off spec.guardrails.loadBalancers.webAcls.requiredOnInternetFacing',
+    },
+    {
+      reason: 'an absent scheme is internet-facing (the CRD default)',
+      g: { webAcls: { requiredOnInternetFacing: true, arns: [teamAcls] } },
+      spec: ingress({}, ['scheme']),
+      refused: `TeamPolicy search forbids spec.waf.webAclArn: an internet-facing load balancer in this namespace must have a web ACL that Skylift associates and keeps; set spec.waf.webAclArn to an allowed web ACL (${teamAcls}) with spec.waf.policy Managed (the default), or ask the platform team to turn off spec.guardrails.loadBalancers.webAcls.requiredOnInternetFacing`,
+    },
+    {
+      reason: 'an ACL left alone (Firewall Manager’s, say) is not one Skylift keeps: it does not count',
+      g: { webAcls: { requiredOnInternetFacing: true } },
+      spec: ingress({ scheme: 'internet-facing', waf: { policy: 'LeaveAlone' } }),
+      refused: /^TeamPolicy search forbids spec.waf.webAclArn: an internet-facing load balancer/,
+    },
+    {
+      reason: 'an internet-facing load balancer with a web ACL',
+      g: { webAcls: { requiredOnInternetFacing: true } },
+      spec: ingress({ scheme: 'internet-facing', waf: { webAclArn: acl('any') } }),
+      refused: undefined,
+    },
+    {
+      reason: 'an internal load balancer needs no web ACL',
+      g: { webAcls: { requiredOnInternetFacing: true } },
+      spec: ingress(),
+      refused: undefined,
+    },
+    {
+      reason: 'a web ACL the policy does not list',
+      g: { webAcls: { arns: [teamAcls] } },
+      spec: ingress({ waf: { webAclArn: acl('other') } }),
+      refused: `TeamPolicy search forbids spec.waf.webAclArn: web ACL ${acl('other')} is not among the web ACLs this namespace may use (${teamAcls}); use an allowed web ACL, or ask the platform team to allow it in spec.guardrails.loadBalancers.webAcls.arns`,
+    },
+    {
+      reason: 'a web ACL listed by prefix',
+      g: { webAcls: { arns: [teamAcls] } },
+      spec: ingress({ waf: { webAclArn: acl('team-a') } }),
+      refused: undefined,
+    },
+  ] satisfies {
+    reason: string;
+    g: LoadBalancerGuardrails;
+    spec: MyIngressSpec;
+    refused: string | RegExp | undefined;
+  }[])('web ACLs: $reason', async ({ g, spec, refused }) => {
+    const got = await lbRefusal(g, spec);
+    if (refused instanceof RegExp) expect(got).toMatch(refused);
+    else expect(got).toBe(refused);
+  });
 });
 
 const db = (over: Partial<ManagedDBSpec> = {}): ManagedDBSpec => ({

@@ -104,6 +104,7 @@ function adapter(): MyIngressAdapter {
     elbv2: client,
     elbv2Create: client,
     ec2: () => Promise.reject(new Error('these looks never ask EC2')),
+    wafv2: () => Promise.reject(new Error('these looks never ask WAFv2')),
     describer: new LoadBalancerDescriber(client, realClock, 0),
     tagDescriber: new TagDescriber(client, realClock, 0),
     service: (ns, name) => (ns === 'shop' && name === 'web' ? web : undefined),

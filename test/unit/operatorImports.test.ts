@@ -53,7 +53,12 @@ const lazySdks = Object.keys(
   ).dependencies,
 ).filter((name) => name.startsWith('@aws-sdk/client-'));
 /** The SDKs loaded only by some calls of a kind (its lookups, TeamPolicies), not by its adapter. */
-const lookupSdks = ['@aws-sdk/client-ec2', '@aws-sdk/client-acm', '@aws-sdk/client-sts'] as const;
+const lookupSdks = [
+  '@aws-sdk/client-ec2',
+  '@aws-sdk/client-acm',
+  '@aws-sdk/client-sts',
+  '@aws-sdk/client-wafv2',
+] as const;
 /** Which of `among` (default {@link lazySdks}) a process loaded. */
 const lazySdksIn = (urls: readonly string[], among: readonly string[] = lazySdks): string[] =>
   among.filter((p) => fromPackage(urls, p).length > 0);
@@ -141,6 +146,7 @@ function withAwsClients(body: string): string[] {
     loadBalancer: own('src/kinds/myingress/loadBalancer.ts'),
     describe: own('src/providers/elbv2/describeBatcher.ts'),
     guardrails: own('src/kinds/myingress/guardrails.ts'),
+    webAcl: own('src/kinds/myingress/webAcl.ts'),
   };
   return [
     '--input-type=module',
@@ -153,6 +159,7 @@ function withAwsClients(body: string): string[] {
     const { LoadBalancers } = await import(${JSON.stringify(imports.loadBalancer)});
     const { LoadBalancerDescriber, TagDescriber } = await import(${JSON.stringify(imports.describe)});
     const { checkMyIngress, guardLookups } = await import(${JSON.stringify(imports.guardrails)});
+    const { WebAcls, wafv2Of } = await import(${JSON.stringify(imports.webAcl)});
     const clientOptions = {
       clock: realClock,
       metrics: new Metrics(),
@@ -187,7 +194,7 @@ function withAwsClients(body: string): string[] {
   ];
 }
 
-describe('the AWS SDKs loaded on first use (EC2, ACM, STS)', () => {
+describe('the AWS SDKs loaded on first use (EC2, ACM, STS, WAFv2)', () => {
   const subnets = "['subnet-0a', 'subnet-0b']";
   it.each([
     {
@@ -207,6 +214,18 @@ describe('the AWS SDKs loaded on first use (EC2, ACM, STS)', () => {
       body: "await settle(loadBalancers.create(ingress({ subnetSelector: { tags: { tier: 'web' } } }), ctx, 'web', []));",
       says: /^failed: find subnets by tag/,
       loads: ['@aws-sdk/client-ec2'],
+    },
+    {
+      reason: 'the web ACL part of the MyIngress adapter, built and unused (no spec.waf), loads no WAFv2',
+      body: "new WebAcls({ elbv2, wafv2: wafv2Of(aws) }); console.log('ok');",
+      says: /^ok$/,
+      loads: [],
+    },
+    {
+      reason: "reading a load balancer's web ACL (spec.waf) loads WAFv2",
+      body: "await settle(new WebAcls({ elbv2, wafv2: wafv2Of(aws) }).attached('arn:aws:elasticloadbalancing:us-east-1:111122223333:loadbalancer/app/web/1'));",
+      says: /^failed: read web ACL of load balancer/,
+      loads: ['@aws-sdk/client-wafv2'],
     },
     {
       reason: 'a TeamPolicy check that looks nothing up (scheme, subnets by ID against IDs)',

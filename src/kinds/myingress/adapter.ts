@@ -39,6 +39,7 @@ import { carriedBackendsReady, missingBackends, missingBackendsReady } from './b
 import type { ServiceLike } from './desired.ts';
 import { Teardown } from './teardown.ts';
 import { TargetGroups } from './targetGroups.ts';
+import { WebAcls } from './webAcl.ts';
 
 export type { MyIngressField } from './delta.ts';
 export type { MyIngressDetails } from './observation.ts';
@@ -61,6 +62,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   private readonly loadBalancers: LoadBalancers;
   private readonly listeners: Listeners;
   private readonly targetGroups: TargetGroups;
+  private readonly webAcls: WebAcls;
   private readonly teardown: Teardown;
   private readonly memory: IngressMemory;
   private readonly looks: Looks;
@@ -70,11 +72,17 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     this.loadBalancers = new LoadBalancers(deps);
     this.listeners = new Listeners(deps);
     this.targetGroups = new TargetGroups(deps);
+    this.webAcls = new WebAcls(deps);
     this.teardown = new Teardown(deps, this.targetGroups);
     this.memory = new IngressMemory(deps.fullCheckMs);
     this.looks = new Looks(
       deps,
-      { loadBalancers: this.loadBalancers, listeners: this.listeners, targetGroups: this.targetGroups },
+      {
+        loadBalancers: this.loadBalancers,
+        listeners: this.listeners,
+        targetGroups: this.targetGroups,
+        webAcls: this.webAcls,
+      },
       this.memory,
     );
   }
@@ -154,6 +162,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     await this.loadBalancers.syncSecurityGroups(u);
     await this.loadBalancers.syncSubnets(u, d.selectedSubnets);
     await this.loadBalancers.syncAttributes(u, d.attributes);
+    // The web ACL after the tags: its record is a tag the user-tag step leaves alone.
+    await this.webAcls.sync(u, d.webAcl, u.applied.children().tags);
     // Adopting a load balancer another object made (externalName, or its owner gone): the target
     // groups that object made for it are adopted with it, and deleted below once unused.
     const previous = observed.ownership;
@@ -239,7 +249,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     arn: string,
   ): Promise<IngressObservation> {
     const { observed, delta, known } = await this.looks.look(mr, ctx, lb, arn);
-    const { ownership, listeners, rules, targetGroups, attributes, tags } = observed;
+    const { ownership, listeners, rules, targetGroups, attributes, tags, webAcl } = observed;
     const { selectedSubnets, failure } = await this.selectSubnets(mr, lb, known);
     if (selectedSubnets !== undefined && !sameSet(subnetsOf(lb), selectedSubnets))
       delta.push({ field: 'subnets', change: 'subnets (spec.subnetSelector)' });
@@ -269,6 +279,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         tags,
         known,
         ...(selectedSubnets !== undefined ? { selectedSubnets } : {}),
+        ...(webAcl !== undefined ? { webAcl } : {}),
       },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
       ...(failure !== undefined ? { failure } : {}),

@@ -14,11 +14,12 @@ import { MyIngressAdapter, type MyIngressDetails, type MyIngressField } from './
 import type { MyIngress } from './api.ts';
 import { myingressRefusals } from './awsRefusals.ts';
 import type { MyIngressAdapterDeps } from './deps.ts';
+import { wafv2Of } from './webAcl.ts';
 
 /** What the adapter reads from the cluster (the controller's caches) and how often it looks. */
 export type MyIngressClusterDeps = Omit<
   MyIngressAdapterDeps,
-  'elbv2' | 'elbv2Create' | 'ec2' | 'describer' | 'tagDescriber'
+  'elbv2' | 'elbv2Create' | 'ec2' | 'wafv2' | 'describer' | 'tagDescriber'
 >;
 
 /**
@@ -38,7 +39,7 @@ const elbv2AccountKey = new ScopeKey<Elbv2Account>('myingress/elbv2');
  * Builds the adapter for `aws` (one identity in one account and region), with its account's shared
  * describe batchers ({@link Elbv2Account}); its writes are signed by `aws`.
  * Loads the ELBv2 clients of `aws` (and the SDK, the first time); EC2 is loaded only by a lookup
- * that needs it. Starts nothing. Elastic Load Balancing's terminal refusals name the spec field and
+ * that needs it, and WAFv2 by the first object with a web ACL. Starts nothing. Elastic Load Balancing's terminal refusals name the spec field and
  * a fix (awsRefusals.ts).
  */
 export async function myIngressAdapterFor(
@@ -63,6 +64,7 @@ export async function myIngressAdapterFor(
       elbv2,
       elbv2Create,
       ec2: () => aws.ec2(),
+      wafv2: wafv2Of(aws),
       describer: account.describer,
       tagDescriber: account.tagDescriber,
     }),

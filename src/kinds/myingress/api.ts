@@ -67,6 +67,17 @@ export interface RuleSpec {
   action: ActionSpec;
 }
 
+/**
+ * The AWS WAF web ACL of the load balancer. `Managed` (the default): `webAclArn` is associated and
+ * kept; without it, only an ACL Skylift itself associated is disassociated (Skylift records the ACL
+ * it associated in the load balancer's `skylift.dev/waf-acl` tag), so one attached by someone else
+ * (Firewall Manager, another tool) stays. `LeaveAlone`: whatever ACL is attached is never touched.
+ */
+export interface WafSpec {
+  webAclArn?: string;
+  policy?: 'Managed' | 'LeaveAlone';
+}
+
 export interface MyIngressSpec extends ManagedSpec {
   subnets?: string[];
   subnetSelector?: { tags: Record<string, string> };
@@ -82,6 +93,7 @@ export interface MyIngressSpec extends ManagedSpec {
     accessLogs?: { bucket: string; prefix?: string };
   };
   tags?: Record<string, string>;
+  waf?: WafSpec;
 }
 
 export type MyIngress = ManagedObject<MyIngressSpec>;
@@ -296,6 +308,38 @@ const spec: Schema = obj(
         ],
       },
     ),
+    waf: obj(
+      'The AWS WAF (v2) web ACL protecting the load balancer. Absent: Skylift removes only an ACL it associated itself; an ACL someone else associated is left alone.',
+      {
+        webAclArn: str(
+          'The ARN of a REGIONAL WAFv2 web ACL in the load balancer’s account and region, associated with the load balancer (AssociateWebACL). Changing it associates the new ACL in place of the old; removing it disassociates the ACL Skylift associated (never one someone else did).',
+          {
+            pattern: '^arn:aws[a-z-]*:wafv2:',
+            maxLength: 2048,
+            'x-kubernetes-validations': [
+              {
+                rule: "self.matches('^arn:aws[a-z-]*:wafv2:[a-z0-9-]+:[0-9]{12}:regional/webacl/')",
+                message:
+                  'waf.webAclArn must be the ARN of a REGIONAL WAFv2 web ACL (arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id>); a CLOUDFRONT (global) ACL cannot protect a load balancer',
+              },
+            ],
+          },
+        ),
+        policy: str(
+          'Managed (the default): Skylift associates webAclArn and puts it back if it is removed or replaced by hand, and without webAclArn removes only the ACL it associated itself. LeaveAlone: Skylift never associates, replaces or removes a web ACL of this load balancer (e.g. when Firewall Manager manages it), and forgets the one it associated.',
+          { enum: ['Managed', 'LeaveAlone'] },
+        ),
+      },
+      {
+        'x-kubernetes-validations': [
+          {
+            rule: "!has(self.policy) || self.policy != 'LeaveAlone' || !has(self.webAclArn)",
+            message:
+              'waf.policy LeaveAlone leaves the web ACL to others: remove waf.webAclArn, or set waf.policy to Managed to have Skylift associate it',
+          },
+        ],
+      },
+    ),
     ...managedSpecProperties,
   },
   {
@@ -393,5 +437,9 @@ export const myIngressFieldContract: FieldContract = {
   'rules[].action.forward.service.healthCheck': { applied: healthCheckCall },
   attributes: { applied: 'ModifyLoadBalancerAttributes' },
   tags: { applied: 'AddTags and RemoveTags (only tag keys Skylift applied are removed)' },
+  waf: {
+    applied:
+      'AssociateWebACL (a changed ACL replaces the old one) and DisassociateWebACL (only the ACL Skylift associated, recorded in the skylift.dev/waf-acl tag: AddTags, RemoveTags); LeaveAlone calls neither',
+  },
   ...managedFieldContract,
 };

@@ -4,6 +4,7 @@
 import type { Listener, Rule, TargetGroup } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { ownershipFromTags } from '../../apis/managed.ts';
 import type { Children, KnownTargetGroup } from './memory.ts';
+import type { WebAclSeen } from './webAclPlan.ts';
 
 /**
  * A load balancer's children as one update changes them. Each step reports
@@ -18,6 +19,7 @@ export class AppliedChildren {
   private readonly rules: Map<string, Map<string, Rule>>;
   private readonly targetGroups: Map<string, KnownTargetGroup>;
   private readonly attributes: Map<string, string>;
+  private attachedWebAcl: WebAclSeen | undefined;
 
   constructor(from: Children) {
     this.tags = { ...from.tags };
@@ -28,6 +30,12 @@ export class AppliedChildren {
     );
     this.targetGroups = new Map(from.targetGroups);
     this.attributes = new Map(from.attributes);
+    this.attachedWebAcl = from.webAcl;
+  }
+
+  /** The web ACL associated with (or, `arn` undefined, disassociated from) the load balancer. */
+  webAcl(seen: WebAclSeen): void {
+    this.attachedWebAcl = seen;
   }
 
   /** Tags added to the load balancer (ownership tags among them, when adopting). */
@@ -92,6 +100,7 @@ export class AppliedChildren {
       rules: new Map([...this.rules].map(([larn, rs]) => [larn, [...rs.values()]])),
       targetGroups: new Map(this.targetGroups),
       attributes: new Map(this.attributes),
+      webAcl: this.attachedWebAcl,
     };
   }
 }

@@ -72,6 +72,15 @@ const rows: readonly Row[] = [
         'set it to the ARN of an ISSUED ACM (or IAM) certificate in the same region as the load balancer (aws acm list-certificates --certificate-statuses ISSUED)',
       ),
   },
+  // WAFv2: the web ACL (spec.waf).
+  {
+    codes: ['WAFNonexistentItemException', 'WAFInvalidParameterException'],
+    hint: (s) => ({
+      field: 'spec.waf.webAclArn',
+      value: s.waf?.webAclArn,
+      fix: 'AWS WAF refused this web ACL for the load balancer: set it to the ARN of an existing REGIONAL web ACL in the load balancer’s account and region (aws wafv2 list-web-acls --scope REGIONAL), or remove it',
+    }),
+  },
   {
     codes: ['TooManyCertificates'],
     hint: (s, f) =>
@@ -318,7 +327,13 @@ const rows: readonly Row[] = [
       fix: 'keep spec.tags to at most 47 entries (Elastic Load Balancing allows 50 per resource and Skylift adds 3 ownership tags)',
     }),
   },
-  accessDenied((operation) => (operation === 'DescribeSubnets' ? 'ec2' : 'elasticloadbalancing')),
+  accessDenied((operation) =>
+    operation === 'DescribeSubnets'
+      ? 'ec2'
+      : /WebACL/.test(operation ?? '')
+        ? 'wafv2'
+        : 'elasticloadbalancing',
+  ),
 ];
 
 /** MyIngress's refusal table. */

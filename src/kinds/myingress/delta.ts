@@ -11,6 +11,7 @@ import {
   sdkConditions,
   type DesiredTargetGroup,
 } from './desired.ts';
+import { wafAclTag, webAclDelta, webAclPlan, type WebAclSeen } from './webAclPlan.ts';
 
 /** What can differ between a load balancer (with its children) and its MyIngress. */
 export type MyIngressField =
@@ -24,7 +25,8 @@ export type MyIngressField =
   | 'securityGroups'
   | 'subnets'
   | 'ipAddressType'
-  | 'tags';
+  | 'tags'
+  | 'webAcl';
 
 /** A desired target group as observed. */
 export interface ObservedTargetGroup {
@@ -48,6 +50,8 @@ export interface ObservedLoadBalancer {
   readonly attributes: ReadonlyMap<string, string>;
   /** The load balancer's tags. */
   readonly tags: Readonly<Record<string, string>>;
+  /** The web ACL attached, when read (see webAclNeeded); undefined when not. */
+  readonly webAcl?: WebAclSeen | undefined;
 }
 
 /**
@@ -146,6 +150,8 @@ export function ingressDelta(
   if ((mr.spec.ipAddressType ?? 'ipv4') !== (o.lb.IpAddressType ?? 'ipv4'))
     delta.push({ field: 'ipAddressType', change: 'ip address type' });
   if (hasUserTagChanges(userTagChanges(mr.spec.tags, o.tags))) delta.push({ field: 'tags', change: 'tags' });
+  const recorded = o.tags[wafAclTag];
+  delta.push(...webAclDelta(webAclPlan(mr.spec, recorded, o.webAcl), o.webAcl, recorded));
   return delta;
 }
 

@@ -3,6 +3,7 @@
 // in hand.
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { ElasticLoadBalancingV2Client, LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { WAFV2Client } from '@aws-sdk/client-wafv2';
 import type { KubeObject } from '../../apis/meta.ts';
 import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
@@ -16,6 +17,8 @@ export interface MyIngressAdapterDeps {
   readonly elbv2Create: ElasticLoadBalancingV2Client;
   /** EC2 for subnet lookups by tag (spec.subnetSelector), made on first call: see AwsClients.ec2. */
   readonly ec2: () => Promise<EC2Client>;
+  /** WAFv2 for spec.waf, made on first call (webAcl.ts): a process without web ACLs never loads its SDK. */
+  readonly wafv2: () => Promise<WAFV2Client>;
   readonly describer: LoadBalancerDescriber;
   readonly tagDescriber: TagDescriber;
   /** Cached Service by namespace and name. */

@@ -1,9 +1,9 @@
-// MyIngress's part of a TeamPolicy: which schemes, subnets, security groups and certificates a
-// namespace's load balancers may use.
+// MyIngress's part of a TeamPolicy: which schemes, subnets, security groups, certificates and web
+// ACLs a namespace's load balancers may use, and whether internet-facing ones need a web ACL.
 import type { ACMClient } from '@aws-sdk/client-acm';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { GuardrailSection, TeamPolicy } from '../../apis/teampolicy.ts';
-import { arr, obj, str, stringMap } from '../../apis/schema.ts';
+import { arr, bool, obj, str, stringMap } from '../../apis/schema.ts';
 import {
   celSection,
   celJoinOrNone,
@@ -33,6 +33,15 @@ export interface LoadBalancerGuardrails {
   certificates?: { arns?: string[]; tags?: Record<string, string> };
   endpointSliceManagers?: string[];
   accessLogBuckets?: string[];
+  webAcls?: WebAclGuardrails;
+}
+
+/** spec.guardrails.loadBalancers.webAcls. */
+export interface WebAclGuardrails {
+  /** An internet-facing MyIngress must name a web ACL Skylift manages (spec.waf.webAclArn). */
+  requiredOnInternetFacing?: boolean;
+  /** The web ACLs spec.waf.webAclArn may name; an entry ending in `*` allows every ARN starting with the rest. */
+  arns?: string[];
 }
 
 const idsOrTags = (what: string, idPattern: string) =>
@@ -66,6 +75,19 @@ export const loadBalancerGuardrailSection: GuardrailSection = {
       'The S3 buckets a load balancer may write its access logs to (spec.attributes.accessLogs.bucket); an entry ending in * allows every bucket starting with the rest. Absent: any (the bucket’s own policy still decides).',
       str('A bucket name or a prefix with *.', { minLength: 1, maxLength: 63 }),
       { maxItems: 64 },
+    ),
+    webAcls: obj(
+      'AWS WAF web ACLs (spec.waf) of the namespace’s load balancers. Absent: any, and none required.',
+      {
+        requiredOnInternetFacing: bool(
+          'When true, an internet-facing MyIngress must name a web ACL that Skylift associates and keeps (spec.waf.webAclArn, with spec.waf.policy Managed).',
+        ),
+        arns: arr(
+          'The web ACLs spec.waf.webAclArn may name; an entry ending in * allows every ARN starting with the rest (e.g. arn:aws:wafv2:eu-west-1:111122223333:regional/webacl/payments-*). Absent: any.',
+          str('A web ACL ARN or ARN prefix with *.', { pattern: '^arn:aws[a-z-]*:wafv2:', maxLength: 2048 }),
+          { maxItems: 256 },
+        ),
+      },
     ),
     endpointSliceManagers: arr(
       'Other managers (the endpointslice.kubernetes.io/managed-by label) whose EndpointSlices may give a MyIngress its targets, besides Kubernetes’ EndpointSlice controller (always trusted), e.g. a mesh’s controller. Whoever can create such a slice can put any address behind the load balancer.',
@@ -141,6 +163,7 @@ export async function checkMyIngress(
       'name an allowed bucket, or ask the platform team to add it to spec.guardrails.loadBalancers.accessLogBuckets',
     );
   }
+  if (g.webAcls !== undefined) checkWebAcl(policy, spec, g.webAcls);
   if (g.subnets !== undefined) await checkSubnets(policy, spec, g.subnets, lookups);
   if (g.securityGroups !== undefined) {
     const allowed = g.securityGroups;
@@ -194,6 +217,37 @@ export async function checkMyIngress(
         'use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',
       );
     }
+  }
+}
+
+/** The ACLs `allowed` lists, for messages: joined, 'none' when empty, any when not listed. Pure. */
+function describeWebAcls(allowed: WebAclGuardrails): string {
+  return allowed.arns !== undefined ? allowed.arns.join(', ') || 'none' : 'any REGIONAL WAFv2 web ACL';
+}
+
+/** The web ACL guardrails: one required on internet-facing load balancers, and which are allowed. */
+function checkWebAcl(policy: TeamPolicy, spec: MyIngressSpec, allowed: WebAclGuardrails): void {
+  // An ACL left alone is not Skylift's to keep: it does not count as one.
+  const arn = spec.waf?.policy === 'LeaveAlone' ? undefined : spec.waf?.webAclArn;
+  if (
+    allowed.requiredOnInternetFacing === true &&
+    (spec.scheme ?? 'internet-facing') === 'internet-facing' &&
+    arn === undefined
+  ) {
+    throw forbidden(
+      policy,
+      'spec.waf.webAclArn',
+      'an internet-facing load balancer in this namespace must have a web ACL that Skylift associates and keeps',
+      `set spec.waf.webAclArn to an allowed web ACL (${describeWebAcls(allowed)}) with spec.waf.policy Managed (the default), or ask the platform team to turn off spec.guardrails.loadBalancers.webAcls.requiredOnInternetFacing`,
+    );
+  }
+  if (arn !== undefined && allowed.arns !== undefined && !arnAllowed(arn, allowed.arns)) {
+    throw forbidden(
+      policy,
+      'spec.waf.webAclArn',
+      `web ACL ${arn} is not among the web ACLs this namespace may use (${describeWebAcls(allowed)})`,
+      'use an allowed web ACL, or ask the platform team to allow it in spec.guardrails.loadBalancers.webAcls.arns',
+    );
   }
 }
 
@@ -336,7 +390,8 @@ const celDescribe = (section: string): string => {
  * The load balancer guardrails at admission, for what the object alone decides: the scheme; subnets
  * and security groups listed by ID when the policy allows by ID only (tags need EC2: pass; a
  * subnetSelector needs EC2: pass); a missing spec.securityGroups; certificate ARNs when the policy
- * allows certificates by ARN only (by tag needs ACM: pass). As {@link checkMyIngress}.
+ * allows certificates by ARN only (by tag needs ACM: pass); a web ACL required on an
+ * internet-facing load balancer, and the ACL named against those allowed. As {@link checkMyIngress}.
  */
 export const myIngressAdmission: KindAdmission = {
   variables: [
@@ -367,11 +422,48 @@ export const myIngressAdmission: KindAdmission = {
     },
     { name: 'badSniListener', expression: 'variables.badSniListeners.indexOf(true)' },
     {
+      // The ACL Skylift keeps: none when spec.waf.policy is LeaveAlone.
+      name: 'wafArn',
+      expression:
+        "object.spec.?waf.?policy.orValue('Managed') == 'LeaveAlone' ? '' : object.spec.?waf.?webAclArn.orValue('')",
+    },
+    { name: 'aclArns', expression: `${LB}.?webAcls.?arns.orValue([])` },
+    {
+      name: 'allowedAcls',
+      expression: `${LB}.?webAcls.?arns.hasValue() ? ${celJoinOrNone('variables.aclArns')} : 'any REGIONAL WAFv2 web ACL'`,
+    },
+    {
       name: 'badSni',
       expression: `variables.badSniListener < 0 ? '' : object.spec.listeners[variables.badSniListener].additionalCertificateArns.filter(sni, !${celListedOrPrefixed('sni', 'variables.arns')})[0]`,
     },
   ],
   validations: [
+    {
+      expression: `!${LB}.?webAcls.?requiredOnInternetFacing.orValue(false) || variables.scheme != 'internet-facing' || variables.wafArn != ''`,
+      messageExpression: forbidsMessage(
+        'spec.waf.webAclArn',
+        celString(
+          'an internet-facing load balancer in this namespace must have a web ACL that Skylift associates and keeps; set spec.waf.webAclArn to an allowed web ACL (',
+        ),
+        'variables.allowedAcls',
+        celString(
+          ') with spec.waf.policy Managed (the default), or ask the platform team to turn off spec.guardrails.loadBalancers.webAcls.requiredOnInternetFacing',
+        ),
+      ),
+      message:
+        'a TeamPolicy forbids spec.waf.webAclArn: an internet-facing load balancer in this namespace must have a web ACL that Skylift associates and keeps',
+    },
+    {
+      expression: `!${LB}.?webAcls.?arns.hasValue() || variables.wafArn == '' || ${celListedOrPrefixed('variables.wafArn', 'variables.aclArns')}`,
+      messageExpression: forbidsMessage(
+        'spec.waf.webAclArn',
+        "'web ACL ' + variables.wafArn + ' is not among the web ACLs this namespace may use (' + variables.allowedAcls + ')'",
+        celString(
+          '; use an allowed web ACL, or ask the platform team to allow it in spec.guardrails.loadBalancers.webAcls.arns',
+        ),
+      ),
+      message: 'a TeamPolicy forbids spec.waf.webAclArn: a web ACL this namespace may not use',
+    },
     {
       expression: `!${LB}.?schemes.hasValue() || variables.scheme in variables.schemes`,
       messageExpression: forbidsMessage(

@@ -21,6 +21,8 @@ import type { LoadBalancers } from './loadBalancer.ts';
 import { childrenOf, specKey, type Children, type IngressMemory, type Remembered } from './memory.ts';
 import type { KnownChildren } from './observation.ts';
 import type { TargetGroups } from './targetGroups.ts';
+import type { WebAcls } from './webAcl.ts';
+import { webAclNeeded } from './webAclPlan.ts';
 
 /** A look at a live load balancer's children: what was seen, what differs from the spec, how it was known. */
 export interface Look {
@@ -34,6 +36,7 @@ interface LookParts {
   readonly loadBalancers: LoadBalancers;
   readonly listeners: Listeners;
   readonly targetGroups: TargetGroups;
+  readonly webAcls: WebAcls;
 }
 
 /**
@@ -128,6 +131,7 @@ export class Looks {
       }),
       attributes: c.attributes,
       tags: c.tags,
+      webAcl: c.webAcl,
     };
   }
 
@@ -161,7 +165,10 @@ export class Looks {
     return { ...recalled, tags, ownership: ownershipFromTags(tags), targetGroups };
   }
 
-  /** Every child described: listeners and their rules, attributes, target groups and their targets, tags. */
+  /**
+   * Every child described: listeners and their rules, attributes, target groups and their targets,
+   * tags, and the web ACL when spec.waf names one or Skylift recorded one (webAclNeeded).
+   */
   private async full(
     mr: MyIngress,
     ctx: ReconcileContext,
@@ -176,6 +183,16 @@ export class Looks {
     const tagged = await tagsOf(this.d.tagDescriber, [arn, ...tgArns]);
     const tags = tagged.get(arn) ?? {};
     const targetGroups = groups.map((t) => ({ ...t, tags: tagged.get(t.tg?.TargetGroupArn ?? '') }));
-    return { ownership: ownershipFromTags(tags), lb, listeners, rules, targetGroups, attributes, tags };
+    const webAcl = webAclNeeded(mr.spec, tags) ? await this.parts.webAcls.attached(arn) : undefined;
+    return {
+      ownership: ownershipFromTags(tags),
+      lb,
+      listeners,
+      rules,
+      targetGroups,
+      attributes,
+      tags,
+      ...(webAcl !== undefined ? { webAcl } : {}),
+    };
   }
 }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Listener, Rule, TargetGroup } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { OwnershipTags } from '../../apis/managed.ts';
 import type { MyIngressSpec } from './api.ts';
+import type { WebAclSeen } from './webAclPlan.ts';
 
 /** How a record's children came to be known. */
 export type ChildrenOrigin =
@@ -43,6 +44,8 @@ export interface Children {
   readonly targetGroups: ReadonlyMap<string, KnownTargetGroup>;
   /** The attributes AWS lists (one it does not list has its default). */
   readonly attributes: ReadonlyMap<string, string>;
+  /** The web ACL attached, when it was read (only for spec.waf or Skylift's record: webAclNeeded). */
+  readonly webAcl?: WebAclSeen | undefined;
 }
 
 /** What is remembered of one object's load balancer. */
@@ -69,6 +72,8 @@ export function newLoadBalancerChildren(
     rules: new Map(),
     targetGroups: new Map(),
     attributes: new Map(),
+    // A new load balancer has no web ACL.
+    webAcl: { arn: undefined },
   };
 }
 
@@ -85,6 +90,7 @@ export function childrenOf(o: {
     readonly tags?: Readonly<Record<string, string>> | undefined;
   }[];
   readonly attributes: ReadonlyMap<string, string>;
+  readonly webAcl?: WebAclSeen | undefined;
 }): Children {
   return {
     ownership: o.ownership,
@@ -95,6 +101,7 @@ export function childrenOf(o: {
       o.targetGroups.map((t) => [t.want.key, { tg: t.tg, registered: t.registered, tags: t.tags }]),
     ),
     attributes: o.attributes,
+    webAcl: o.webAcl,
   };
 }
 

@@ -6,6 +6,7 @@ import { Reason } from '../../runtime/conditions.ts';
 import type { MyIngress } from './api.ts';
 import type { ObservedTargetGroup } from './delta.ts';
 import type { ChildrenOrigin } from './memory.ts';
+import type { WebAclSeen } from './webAclPlan.ts';
 
 /** Ready reasons particular to MyIngress. */
 export const IngressReason = {
@@ -39,6 +40,8 @@ export type MyIngressDetails =
       readonly known?: KnownChildren;
       /** The subnets spec.subnetSelector matches, when observe resolved it (see observeLive). */
       readonly selectedSubnets?: readonly string[];
+      /** The web ACL attached, when it was read (see webAclNeeded). */
+      readonly webAcl?: WebAclSeen | undefined;
     }
   /** Only target groups are left of a deleted object. */
   | { readonly found: 'leftovers'; readonly leftoverTargetGroups: string[] };
