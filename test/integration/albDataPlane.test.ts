@@ -5,7 +5,8 @@
 // The backends listen on 127.0.0.1, 127.0.0.2 and 127.0.0.3 rather than on one address with three
 // ports: moto keys a target group's targets by Id alone, so 127.0.0.1:A and 127.0.0.1:B in one
 // group would be one target (AWS keys them by Id and Port).
-import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { vpcWithTwoSubnets } from '../support/vpc.ts';
 import {
   CreateListenerCommand,
   CreateLoadBalancerCommand,
@@ -144,17 +145,7 @@ beforeAll(async () => {
       await new Promise<void>((closed) => x.server.close(() => closed()));
     });
 
-  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.61.0.0/16' }));
-  const subnets: string[] = [];
-  for (const [cidr, az] of [
-    ['10.61.1.0/24', 'us-east-1a'],
-    ['10.61.2.0/24', 'us-east-1b'],
-  ] as const) {
-    const s = await ec2.send(
-      new CreateSubnetCommand({ VpcId: vpc.Vpc?.VpcId ?? '', CidrBlock: cidr, AvailabilityZone: az }),
-    );
-    subnets.push(s.Subnet?.SubnetId ?? '');
-  }
+  const { vpcId, subnets } = await vpcWithTwoSubnets(ec2, 61);
   const lb = await elb.send(
     new CreateLoadBalancerCommand({ Name: 'dataplane-test', Subnets: subnets, Type: 'application' }),
   );
@@ -165,7 +156,7 @@ beforeAll(async () => {
         Name: name,
         Protocol: 'HTTP',
         Port: 80,
-        VpcId: vpc.Vpc?.VpcId ?? '',
+        VpcId: vpcId,
         TargetType: 'ip',
         HealthCheckPath: '/health',
         HealthCheckIntervalSeconds: 5,

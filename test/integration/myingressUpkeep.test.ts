@@ -2,7 +2,7 @@
 // proxy: tags removed from the spec leave the load balancer and its target groups, endpoints
 // followed are not drift while a target deregistered by hand is, and throttled creates are retried
 // without duplicating anything.
-import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   AddTagsCommand,
   DeregisterTargetsCommand,
@@ -26,6 +26,7 @@ import { startController, type RunningController } from '../support/controllers.
 import { counterValue } from '../support/gadgetController.ts';
 import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { vpcWithTwoSubnets } from '../support/vpc.ts';
 
 let admin: KubeClient;
 let proxy: AwsFaultProxy;
@@ -39,18 +40,7 @@ beforeAll(async () => {
   proxy = await startFaultProxy();
   const direct = awsClientConfig(stackInfo().awsEndpoint);
   elb = new ElasticLoadBalancingV2Client(direct);
-  const ec2 = new EC2Client(direct);
-  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.40.0.0/16' }));
-  subnets = [];
-  for (const [cidr, az] of [
-    ['10.40.1.0/24', 'us-east-1a'],
-    ['10.40.2.0/24', 'us-east-1b'],
-  ] as const) {
-    const s = await ec2.send(
-      new CreateSubnetCommand({ VpcId: vpc.Vpc?.VpcId ?? '', CidrBlock: cidr, AvailabilityZone: az }),
-    );
-    subnets.push(s.Subnet?.SubnetId ?? '');
-  }
+  subnets = (await vpcWithTwoSubnets(new EC2Client(direct), 40)).subnets;
 });
 afterAll(async () => {
   await proxy.stop();

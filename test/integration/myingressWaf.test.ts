@@ -3,7 +3,8 @@
 // associates, replaces and disassociates the ACL it was asked for, puts it back when it was removed
 // or replaced by hand, and never removes an ACL someone else associated.
 import { randomBytes } from 'node:crypto';
-import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { vpcWithTwoSubnets } from '../support/vpc.ts';
 import { DescribeTagsCommand, ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import {
   AssociateWebACLCommand,
@@ -54,18 +55,7 @@ beforeAll(async () => {
   elb = new ElasticLoadBalancingV2Client(direct);
   waf = new WAFV2Client(direct);
   const ec2 = new EC2Client(direct);
-  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.50.0.0/16' }));
-  subnets = [];
-  for (const [i, az] of ['us-east-1a', 'us-east-1b'].entries()) {
-    const s = await ec2.send(
-      new CreateSubnetCommand({
-        VpcId: vpc.Vpc?.VpcId ?? '',
-        CidrBlock: `10.50.${i + 1}.0/24`,
-        AvailabilityZone: az,
-      }),
-    );
-    subnets.push(s.Subnet?.SubnetId ?? '');
-  }
+  subnets = (await vpcWithTwoSubnets(ec2, 50)).subnets;
   const suffix = randomBytes(3).toString('hex');
   for (const n of ['a', 'b', 'c']) {
     const name = `skylift-waf-${n}-${suffix}`;

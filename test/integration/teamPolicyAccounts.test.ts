@@ -4,8 +4,7 @@
 // A role that cannot be assumed (AccessDenied injected at the fault proxy) leaves its namespace's
 // objects Synced=False AssumeRoleFailed with no Route 53 call, until it can be assumed again.
 import { randomBytes } from 'node:crypto';
-import { Route53Client } from '@aws-sdk/client-route-53';
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import type { Route53Client } from '@aws-sdk/client-route-53';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TeamPolicy } from '../../src/apis/teampolicy.ts';
 import { waitFor } from '../../dev/wait.ts';
@@ -18,13 +17,13 @@ import {
   createZone,
   findRecord,
   listRecords,
+  route53AsRole,
   startDnsController,
   waitForCondition,
   type RunningDnsController,
 } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
-import { awsClientConfig } from '../../dev/emulator.ts';
 import { applyTeamPolicy, deleteTeamPolicies, readTeamPolicy, startTenants } from '../../dev/teamPolicies.ts';
 
 const group = `sts-${randomBytes(3).toString('hex')}`;
@@ -42,24 +41,8 @@ const ns = { a: '', b: '', c: '' };
 const zones = new Map<string, { r53: Route53Client; byName: Map<string, string> }>();
 
 /** A Route 53 client straight to moto with credentials of `account`'s role (as its platform team would). */
-async function route53As(account: string): Promise<Route53Client> {
-  const config = awsClientConfig(stackInfo().awsEndpoint);
-  const sts = new STSClient(config);
-  const out = await sts.send(
-    new AssumeRoleCommand({ RoleArn: roleOf(account), RoleSessionName: `test-${group}` }),
-  );
-  sts.destroy();
-  const c = out.Credentials;
-  if (c?.AccessKeyId === undefined || c.SecretAccessKey === undefined || c.SessionToken === undefined)
-    throw new Error('moto answered AssumeRole without credentials');
-  return new Route53Client({
-    ...config,
-    credentials: {
-      accessKeyId: c.AccessKeyId,
-      secretAccessKey: c.SecretAccessKey,
-      sessionToken: c.SessionToken,
-    },
-  });
+function route53As(account: string): Promise<Route53Client> {
+  return route53AsRole(stackInfo().awsEndpoint, roleOf(account), `test-${group}`);
 }
 
 async function createPolicy(

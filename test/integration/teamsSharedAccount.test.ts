@@ -5,12 +5,10 @@
 // clients, zone lookups and listings: 10 namespaces made 10 AssumeRoles, 10 zone lookups and 10
 // listings of the one zone.
 import { randomBytes } from 'node:crypto';
-import { Route53Client } from '@aws-sdk/client-route-53';
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import type { Route53Client } from '@aws-sdk/client-route-53';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds } from '../../dev/installCrds.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
-import { awsClientConfig } from '../../dev/emulator.ts';
 import { applyTeamPolicy, deleteTeamPolicies, readTeamPolicy, startTenants } from '../../dev/teamPolicies.ts';
 import { waitFor } from '../../dev/wait.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
@@ -20,6 +18,7 @@ import {
   createZone,
   findRecord,
   listRecords,
+  route53AsRole,
   startDnsController,
   waitForCondition,
   type RunningDnsController,
@@ -48,21 +47,7 @@ beforeAll(async () => {
   await installCrds(admin);
   proxy = await startFaultProxy();
   for (let i = 0; i < 10; i++) (i < 6 ? byRole.one : byRole.two).push(await newNamespace(admin, `sh${i}`));
-  const config = awsClientConfig(stackInfo().awsEndpoint);
-  const sts = new STSClient(config);
-  const out = await sts.send(new AssumeRoleCommand({ RoleArn: roleOf('one'), RoleSessionName: 'test' }));
-  sts.destroy();
-  const c = out.Credentials;
-  if (c?.AccessKeyId === undefined || c.SecretAccessKey === undefined || c.SessionToken === undefined)
-    throw new Error('moto answered AssumeRole without credentials');
-  r53 = new Route53Client({
-    ...config,
-    credentials: {
-      accessKeyId: c.AccessKeyId,
-      secretAccessKey: c.SecretAccessKey,
-      sessionToken: c.SessionToken,
-    },
-  });
+  r53 = await route53AsRole(stackInfo().awsEndpoint, roleOf('one'), 'test');
   zoneId = await createZone(r53, zoneName);
   // Two policies naming two roles of one account, and a third naming the first role again.
   await applyTeamPolicy(admin, group, `${group}-one`, {

@@ -4,7 +4,8 @@
 // target group holds. Requests are counted by the Pod that answered (the sample app names it)
 // through a scale-up and a scale-down. Failures during the scale-down are reported, not asserted:
 // without a readiness gate (issue 29, item 2) a terminating Pod still gets requests for a while.
-import { CreateSubnetCommand, CreateTagsCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { CreateTagsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { vpcWithTwoSubnets } from '../support/vpc.ts';
 import {
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
@@ -283,17 +284,7 @@ beforeAll(async () => {
   await installCrds(admin);
   ns = await newNamespace(admin, 'node-traffic');
   ec2 = new EC2Client(awsClientConfig(stackInfo().awsEndpoint));
-  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.78.0.0/16' }));
-  const subnets: string[] = [];
-  for (const [cidr, az] of [
-    ['10.78.1.0/24', 'us-east-1a'],
-    ['10.78.2.0/24', 'us-east-1b'],
-  ] as const) {
-    const s = await ec2.send(
-      new CreateSubnetCommand({ VpcId: vpc.Vpc?.VpcId ?? '', CidrBlock: cidr, AvailabilityZone: az }),
-    );
-    subnets.push(s.Subnet?.SubnetId ?? '');
-  }
+  const { subnets } = await vpcWithTwoSubnets(ec2, 78);
   await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [{ Key: SUBNET_TAG, Value: '1' }] }));
   // Health checks every 0.5 s (5 s scaled); the propagation delay stays the default estimate.
   proxy = await startFaultProxy();

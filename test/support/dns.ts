@@ -1,5 +1,6 @@
 // Runs the DNSRecord controller in the test process against the stack's
 // apiserver and the emulator behind a fault proxy, plus Route 53 helpers.
+import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import type { TenantSource } from '../../src/tenancy/directory.ts';
 import {
   ChangeResourceRecordSetsCommand,
@@ -47,6 +48,35 @@ export async function startDnsController(opts: {
       ...(opts.accounts !== undefined ? { accounts: opts.accounts } : {}),
     },
   );
+}
+
+/**
+ * A Route 53 client straight to an endpoint acting as role `roleArn` (moto puts what an assumed
+ * role makes in the role's account), as the account's platform team would. Destroy it when done.
+ */
+export async function route53AsRole(
+  endpoint: string,
+  roleArn: string,
+  sessionName: string,
+): Promise<Route53Client> {
+  const config = awsClientConfig(endpoint);
+  const sts = new STSClient(config);
+  try {
+    const out = await sts.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: sessionName }));
+    const c = out.Credentials;
+    if (c?.AccessKeyId === undefined || c.SecretAccessKey === undefined || c.SessionToken === undefined)
+      throw new Error('moto answered AssumeRole without credentials');
+    return new Route53Client({
+      ...config,
+      credentials: {
+        accessKeyId: c.AccessKeyId,
+        secretAccessKey: c.SecretAccessKey,
+        sessionToken: c.SessionToken,
+      },
+    });
+  } finally {
+    sts.destroy();
+  }
 }
 
 /** A Route 53 client straight to an endpoint (the emulator, bypassing the operator). */
