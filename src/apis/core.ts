@@ -9,6 +9,14 @@ export const serviceType: ResourceType = {
   namespaced: true,
 };
 
+export const podType: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'pods',
+  kind: 'Pod',
+  namespaced: true,
+};
+
 export const endpointSliceType: ResourceType = {
   group: 'discovery.k8s.io',
   version: 'v1',

@@ -107,9 +107,28 @@ export type CompanionWrite =
     }
   | { readonly op: 'disown'; readonly type: ResourceType; readonly name: string };
 
+/**
+ * A readiness-gate condition of a Pod in the CR's namespace (`status.conditions[type]`), which the
+ * Pod's `spec.readinessGates` waits for. Written by strategic merge patch on the Pod's status, so
+ * the kubelet's conditions are untouched; only to the Pod with this uid (a Pod replaced under the
+ * same name is not written); a Pod that is gone is skipped. Idempotent.
+ */
+export interface PodConditionWrite {
+  readonly pod: string;
+  readonly uid: string;
+  /** The condition type, the one a readiness gate names (e.g. skylift.dev/target-health). */
+  readonly type: string;
+  readonly status: 'True' | 'False';
+  /** CamelCase, as every condition reason. */
+  readonly reason: string;
+  readonly message: string;
+}
+
 /** Kubernetes writes an adapter asks for; the engine makes them, in this order, with its own clock. */
 export interface Writes {
   readonly companions?: readonly CompanionWrite[];
+  /** Conditions of Pods that readiness gates wait for (see {@link PodConditionWrite}). */
+  readonly podConditions?: readonly PodConditionWrite[];
   /** Annotations of the CR itself to set (a string) or remove (null). */
   readonly annotations?: Readonly<Record<string, string | null>>;
   readonly events?: readonly EventSpec[];

@@ -16,6 +16,8 @@ import { getCondition, ConditionType } from './conditions.ts';
 /** Another resource type whose changes should reconcile primary objects (e.g. Services for MyIngress). */
 export interface SecondaryWatch<T extends ManagedObject = ManagedObject> {
   readonly type: ResourceType;
+  /** Only objects with these labels are watched and cached (e.g. the Pods that carry a readiness gate). */
+  readonly labelSelector?: string;
   /**
    * Primary keys (`namespace/name`) affected by a change of `obj`; `primaries`
    * lists the cached primary objects (e.g. to find those referring to `obj`).
@@ -134,7 +136,7 @@ export class Controller<
       });
       this.primary.push(inf);
       for (const w of opts.watches ?? []) {
-        const sec = this.informer<KubeObject>(w.type, namespace);
+        const sec = this.informer<KubeObject>(w.type, namespace, w.labelSelector);
         sec.on((_type, obj) => {
           for (const key of w.map(obj, () => this.primary.flatMap((p) => p.list()))) this.queue.add(key);
         });
@@ -248,14 +250,18 @@ export class Controller<
     await Promise.all([...this.primary, ...this.secondary].map((i) => i.stop()));
   }
 
-  private informer<O extends KubeObject>(type: ResourceType, namespace: string | undefined): Informer<O> {
+  private informer<O extends KubeObject>(
+    type: ResourceType,
+    namespace: string | undefined,
+    labelSelector?: string,
+  ): Informer<O> {
     return new Informer<O>({
       client: this.o.client,
       type,
       clock: this.o.clock,
       logger: this.o.logger,
       namespace,
-      labelSelector: type === this.o.type ? this.o.labelSelector : undefined,
+      labelSelector: type === this.o.type ? this.o.labelSelector : labelSelector,
       ...(this.o.watchdogMs !== undefined ? { watchdogMs: this.o.watchdogMs } : {}),
       onRestart: (reason) => this.o.metrics.watchRestarts.inc({ resource: type.plural, reason }),
     });

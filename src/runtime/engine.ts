@@ -50,6 +50,7 @@ import {
   type Writes,
 } from './adapter.ts';
 import { writeCompanion } from './companions.ts';
+import { writePodCondition } from './podConditions.ts';
 import { ownerGone, ownershipStanding, type OwnershipStanding } from './ownership.ts';
 import { CreateMarkers } from './createMarkers.ts';
 import { hasFinalizer, ObjectWrites, pendingCreate } from './objectWrites.ts';
@@ -656,7 +657,10 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
     return p.adapter;
   }
 
-  /** Makes the Kubernetes writes an adapter asked for: companions, then the CR's annotations, then Events. */
+  /**
+   * Makes the Kubernetes writes an adapter asked for: companions, then Pods' readiness-gate
+   * conditions, then the CR's annotations, then Events.
+   */
   private async write(p: Pass<T, D, F>, writes: Writes | undefined): Promise<void> {
     if (writes === undefined) return;
     for (const w of writes.companions ?? []) {
@@ -665,6 +669,11 @@ export class Engine<T extends ManagedObject, D = undefined, F extends string = s
           ? `write ${w.type.kind} ${w.object.metadata.name}`
           : `release ${w.type.kind} ${w.name}`;
       await this.step(what, () => writeCompanion(this.o.client, this.o.type, p.obj, w));
+    }
+    for (const w of writes.podConditions ?? []) {
+      await this.step(`set condition ${w.type} of Pod ${w.pod}`, () =>
+        writePodCondition(this.o.client, p.obj.metadata.namespace ?? '', w, new Date(this.o.clock.now())),
+      );
     }
     for (const [key, value] of Object.entries(writes.annotations ?? {})) {
       await this.setAnnotation(p, key, value ?? undefined);

@@ -73,12 +73,14 @@ export interface KubeClientOptions {
 }
 
 /** Patch content types. */
-export type PatchType = 'merge' | 'json' | 'apply';
+export type PatchType = 'merge' | 'json' | 'apply' | 'strategic';
 
 const patchContentType: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
   json: 'application/json-patch+json',
   apply: 'application/apply-patch+yaml',
+  /** Built-in types only (a Pod's conditions merge by type). */
+  strategic: 'application/strategic-merge-patch+json',
 };
 
 /** Options of one request. */
