@@ -1,6 +1,7 @@
 import type { KubeClient } from '../src/runtime/kube/client.ts';
 import type { CrdManifest } from '../src/apis/crd.ts';
 import { allCrds } from '../src/kinds/registry.ts';
+import { targetHealthGatePolicy } from '../src/kinds/myingress/readinessGate.ts';
 
 /**
  * Installs or updates Skylift's CRDs by server-side apply and waits until
@@ -34,5 +35,24 @@ export async function installCrds(
         throw new Error(`CRD ${crd.metadata.name} not Established within ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+}
+
+/**
+ * Installs or updates the target-health readiness gate's MutatingAdmissionPolicy and binding
+ * (src/kinds/myingress/readinessGate.ts) by server-side apply, as the chart does. Idempotent. The
+ * apiserver loads a new policy asynchronously: a Pod created right after may not be gated yet.
+ */
+export async function installTargetHealthGate(
+  client: KubeClient,
+  name = 'skylift-target-health-gate',
+): Promise<void> {
+  for (const m of targetHealthGatePolicy(name)) {
+    const plural =
+      m.kind === 'MutatingAdmissionPolicy' ? 'mutatingadmissionpolicies' : 'mutatingadmissionpolicybindings';
+    await client.patch(`/apis/admissionregistration.k8s.io/v1/${plural}/${name}`, m, 'apply', {
+      fieldManager: 'skylift',
+      force: true,
+    });
   }
 }

@@ -75,6 +75,12 @@ export interface AlbDataPlaneOptions {
   readonly random?: () => number;
   /** Clock for health checks, propagation and draining (default the wall clock). */
   readonly clock?: Clock;
+  /**
+   * Where a target's traffic and health checks are sent, given its registered IP (default: that
+   * IP). Only for an integration test whose Pods are played by loopback servers: Kubernetes refuses
+   * loopback addresses in EndpointSlices, so those Pods carry addresses the test maps back here.
+   */
+  readonly dialAddress?: (ip: string) => string;
   /** Address the listeners bind to (default 127.0.0.1). */
   readonly host?: string;
   /** Where notable events go (a listener served, a rule skipped, a sync failing). */
@@ -152,6 +158,7 @@ export class AlbDataPlane {
       random: opts.random ?? Math.random,
       clock: opts.clock ?? realClock,
       host: opts.host ?? '127.0.0.1',
+      dialAddress: opts.dialAddress ?? ((ip) => ip),
       log: opts.log ?? (() => undefined),
     };
     const accounts = opts.accounts ?? [emulatorCredentials];
@@ -460,7 +467,7 @@ export class AlbDataPlane {
       }
       const req = httpRequest(
         {
-          host: id,
+          host: this.opts.dialAddress(id),
           port,
           path: s.path,
           method: 'GET',
@@ -582,7 +589,14 @@ export class AlbDataPlane {
       'x-forwarded-port': String(l.port),
     };
     const up = httpRequest(
-      { host: t.id, port: t.port, method: req.method, path: req.url, headers, timeout: UPSTREAM_TIMEOUT_MS },
+      {
+        host: this.opts.dialAddress(t.id),
+        port: t.port,
+        method: req.method,
+        path: req.url,
+        headers,
+        timeout: UPSTREAM_TIMEOUT_MS,
+      },
       (upRes) => {
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         upRes.pipe(res);

@@ -87,7 +87,9 @@ export function rewriteTargetHealth(
 
 /**
  * A fault-proxy rule (install with `proxy.inject(...)`) that makes DescribeTargetHealth answer
- * with what `measured` reports; target groups it does not know are passed through unchanged.
+ * with what `measured` reports. A target group it does not know (yet: created since its last sync)
+ * has its targets answered `initial`, as AWS answers a target whose checks have not run: the
+ * emulator's own answer (every target healthy at once) would open readiness gates early.
  */
 export function describeTargetHealthRule(measured: MeasuredHealth): FaultRule {
   return {
@@ -97,9 +99,7 @@ export function describeTargetHealthRule(measured: MeasuredHealth): FaultRule {
       kind: 'rewrite',
       rewrite: (body, call) => {
         const arn = new URLSearchParams(call.body).get('TargetGroupArn') ?? '';
-        const targets = measured(arn);
-        if (targets === undefined) return body;
-        return rewriteTargetHealth(body, targets, requestedTargets(call.body));
+        return rewriteTargetHealth(body, measured(arn) ?? [], requestedTargets(call.body));
       },
     },
   };

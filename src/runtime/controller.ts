@@ -171,6 +171,11 @@ export class Controller<
     return !this.engine.wroteStatus(obj);
   }
 
+  /** Every cached primary object. */
+  list(): T[] {
+    return this.primary.flatMap((p) => p.list());
+  }
+
   /** The cached primary object for a key. */
   get(key: string): T | undefined {
     for (const inf of this.primary) {

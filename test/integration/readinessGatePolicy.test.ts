@@ -1,14 +1,11 @@
 // The target-health gate's MutatingAdmissionPolicy against the real apiserver: a Pod created in a
 // labelled namespace gets the readiness gate (beside its own) and the label the operator's Pod
-// cache selects on; a Pod elsewhere gets neither.
+// cache selects on; a Pod elsewhere gets neither. Installed as `make dev` and the node tests do
+// (dev/installCrds.ts), from the manifests the chart renders (tools/generatedFiles.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../dev/wait.ts';
-import { KubeApiError } from '../../src/runtime/kube/client.ts';
-import {
-  targetHealthGate,
-  targetHealthGatePolicy,
-  type PodLike,
-} from '../../src/kinds/myingress/readinessGate.ts';
+import { installTargetHealthGate } from '../../dev/installCrds.ts';
+import { targetHealthGate, type PodLike } from '../../src/kinds/myingress/readinessGate.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 
 const admin = kubeClient();
@@ -31,13 +28,7 @@ async function create(ns: string, body: ReturnType<typeof pod>): Promise<PodLike
 }
 
 beforeAll(async () => {
-  for (const m of targetHealthGatePolicy(policyName)) {
-    const plural =
-      m.kind === 'MutatingAdmissionPolicy' ? 'mutatingadmissionpolicies' : 'mutatingadmissionpolicybindings';
-    await admin.create(`/apis/admissionregistration.k8s.io/v1/${plural}`, m).catch((err: unknown) => {
-      if (!(err instanceof KubeApiError && err.statusCode === 409)) throw err;
-    });
-  }
+  await installTargetHealthGate(admin, policyName);
   gated = await newNamespace(admin, 'gate-on');
   await admin.patch(
     `/api/v1/namespaces/${gated}`,

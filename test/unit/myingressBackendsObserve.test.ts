@@ -24,6 +24,7 @@ import { targetGroupName } from '../../src/kinds/myingress/names.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
 import type { ReconcileContext } from '../../src/runtime/adapter.ts';
 import { realClock } from '../../src/runtime/clock.ts';
+import { TargetHealthBoard } from '../../src/kinds/myingress/targetHealthBoard.ts';
 
 const elb = mockClient(ElasticLoadBalancingV2Client);
 const lbArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/sky-1-shop-shop/1';
@@ -92,6 +93,12 @@ function adapter(caches: Caches): MyIngressAdapter {
     backendCachesSynced: () => caches.synced,
     pollMs,
     fullCheckMs: 3_600_000,
+    // No Pod waits for a target-health gate here (test/integration/readinessGate.test.ts).
+    gatedPod: () => undefined,
+    gatedPods: () => [],
+    ingressesIn: () => [],
+    targetHealth: new TargetHealthBoard(),
+    gatePollMs: 2000,
   });
 }
 

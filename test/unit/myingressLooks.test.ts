@@ -36,6 +36,7 @@ import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/d
 import type { ExistingObservation, Observation, ReconcileContext } from '../../src/runtime/adapter.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { FakeClock } from '../support/fakeClock.ts';
+import { TargetHealthBoard } from '../../src/kinds/myingress/targetHealthBoard.ts';
 
 const elb = mockClient(ElasticLoadBalancingV2Client);
 const lbArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/sky-1-shop-shop/1';
@@ -112,6 +113,12 @@ function adapter(): MyIngressAdapter {
     backendCachesSynced: () => true,
     pollMs: 300,
     fullCheckMs,
+    // No Pod waits for a target-health gate here (test/integration/readinessGate.test.ts).
+    gatedPod: () => undefined,
+    gatedPods: () => [],
+    ingressesIn: () => [],
+    targetHealth: new TargetHealthBoard(),
+    gatePollMs: 2000,
   });
 }
 

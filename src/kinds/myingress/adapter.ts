@@ -38,6 +38,7 @@ import {
 import { carriedBackendsReady, missingBackends, missingBackendsReady } from './backends.ts';
 import type { ServiceLike } from './desired.ts';
 import { Teardown } from './teardown.ts';
+import { ReadinessGates } from './readinessGates.ts';
 import { TargetGroups } from './targetGroups.ts';
 import { WebAcls } from './webAcl.ts';
 
@@ -63,6 +64,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   private readonly listeners: Listeners;
   private readonly targetGroups: TargetGroups;
   private readonly webAcls: WebAcls;
+  private readonly gates: ReadinessGates;
   private readonly teardown: Teardown;
   private readonly memory: IngressMemory;
   private readonly looks: Looks;
@@ -73,6 +75,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     this.listeners = new Listeners(deps);
     this.targetGroups = new TargetGroups(deps);
     this.webAcls = new WebAcls(deps);
+    this.gates = new ReadinessGates(deps, this.targetGroups);
     this.teardown = new Teardown(deps, this.targetGroups);
     this.memory = new IngressMemory(deps.fullCheckMs);
     this.looks = new Looks(
@@ -98,6 +101,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     }
     if (mr.metadata.deletionTimestamp !== undefined) {
       this.memory.forget(ctx.ownership.uid);
+      this.d.targetHealth.forget(mr.metadata.namespace ?? '', mr.metadata.name);
       return this.observeDeleting(lb, lb.LoadBalancerArn);
     }
     return this.observeLive(mr, ctx, lb, lb.LoadBalancerArn);
@@ -108,8 +112,11 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
    * and nothing is under way (every change is made within a pass). A deleted object's remembered
    * children are forgotten; an object switched to ObserveOnly keeps them for its looks.
    */
-  release(_mr: MyIngress, ctx: ReconcileContext, cause: ReleaseCause): Promise<Released> {
-    if (cause === 'deleted') this.memory.forget(ctx.ownership.uid);
+  release(mr: MyIngress, ctx: ReconcileContext, cause: ReleaseCause): Promise<Released> {
+    if (cause === 'deleted') {
+      this.memory.forget(ctx.ownership.uid);
+      this.d.targetHealth.forget(mr.metadata.namespace ?? '', mr.metadata.name);
+    }
     return Promise.resolve({});
   }
 
@@ -258,11 +265,16 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     // A load balancer still on its way is polled; a missing Service is not (its informer
     // event enqueues the object, and the engine looks again at the resync period); backends
     // not judged yet are looked at again once the caches can have listed.
-    const requeueAfterMs = !lbReady.ready
+    const polled = !lbReady.ready
       ? busyPollInterval(mr, this.d.pollMs, ctx.clock.now(), 60_000)
       : backends.judged
         ? undefined
         : this.d.pollMs;
+    // Pods waiting for their target-health gate: their targets' health is read and looked at again soon.
+    const gates =
+      mr.spec.managementPolicy === 'ObserveOnly' ? undefined : await this.gates.look(mr, targetGroups);
+    const requeueAfterMs =
+      gates?.waiting === true ? Math.min(polled ?? this.d.gatePollMs, this.d.gatePollMs) : polled;
     return {
       exists: true,
       ownership,
@@ -283,6 +295,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
       ...(failure !== undefined ? { failure } : {}),
+      ...(gates !== undefined && gates.writes.length > 0 ? { writes: { podConditions: gates.writes } } : {}),
     };
   }
 

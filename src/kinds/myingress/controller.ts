@@ -1,4 +1,4 @@
-import { endpointSliceType, serviceType } from '../../apis/core.ts';
+import { endpointSliceType, podType, serviceType } from '../../apis/core.ts';
 import { myIngressType, type MyIngress } from './api.ts';
 import { Controller, type RunnableController } from '../../runtime/controller.ts';
 import type { KubeObject } from '../../apis/meta.ts';
@@ -10,6 +10,8 @@ import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
 import { checkMyIngress, guardLookups, loadBalancerGuardrailsOf } from './guardrails.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
 import { backendRefs, isServiceEndpointSlice } from './backends.ts';
+import { targetHealthGate } from './readinessGate.ts';
+import { TargetHealthBoard } from './targetHealthBoard.ts';
 
 /** Services a MyIngress forwards to. Pure. */
 export function backendServices(m: MyIngress): Set<string> {
@@ -37,6 +39,7 @@ export function myIngressController(
 ): RunnableController {
   const settings: MyIngressSettings = { ...defaultMyIngressSettings, ...overrides };
   const holder: { controller?: Controller<MyIngress, MyIngressDetails, MyIngressField> } = {};
+  const targetHealth = new TargetHealthBoard();
   // One adapter (and its describe batchers) per identity and region, imported when the first
   // object needs it (adapterFor.ts loads the ELBv2 SDK).
   const adapterFor = async (aws: AwsClients) =>
@@ -51,7 +54,14 @@ export function myIngressController(
       backendCachesSynced: () =>
         holder.controller !== undefined &&
         holder.controller.secondarySynced(serviceType) &&
-        holder.controller.secondarySynced(endpointSliceType),
+        holder.controller.secondarySynced(endpointSliceType) &&
+        holder.controller.secondarySynced(podType),
+      gatedPod: (ns, name) => holder.controller?.getSecondary(podType, `${ns}/${name}`),
+      gatedPods: (ns) =>
+        (holder.controller?.secondaryObjects(podType) ?? []).filter((p) => p.metadata.namespace === ns),
+      ingressesIn: (ns) => (holder.controller?.list() ?? []).filter((m) => m.metadata.namespace === ns),
+      targetHealth,
+      gatePollMs: settings.gatePollMs,
       pollMs: settings.pollMs,
       fullCheckMs: settings.fullCheckMs,
     });
@@ -78,6 +88,16 @@ export function myIngressController(
             slice.metadata.labels?.['kubernetes.io/service-name'],
             primaries,
           ),
+      },
+      {
+        // Only Pods carrying the target-health gate (readinessGate.ts): one whose containers
+        // turned ready is registered, and its gate opened, by the MyIngresses of its namespace.
+        type: podType,
+        labelSelector: `${targetHealthGate.label}=${targetHealthGate.enabled}`,
+        map: (pod, primaries) =>
+          primaries()
+            .filter((m) => m.metadata.namespace === pod.metadata.namespace)
+            .map((m) => `${m.metadata.namespace ?? ''}/${m.metadata.name}`),
       },
     ],
   });

@@ -9,6 +9,8 @@ import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/
 import type { ReconcileContext } from '../../runtime/adapter.ts';
 import type { MyIngress } from './api.ts';
 import type { AppliedChildren } from './applied.ts';
+import type { PodLike } from './readinessGate.ts';
+import type { TargetHealthBoard } from './targetHealthBoard.ts';
 
 /** What the MyIngress adapter needs. */
 export interface MyIngressAdapterDeps {
@@ -30,6 +32,19 @@ export interface MyIngressAdapterDeps {
    * a Service or endpoint missing from them may well exist.
    */
   readonly backendCachesSynced: () => boolean;
+  /**
+   * A cached Pod carrying the target-health gate's label, by namespace and name (readinessGate.ts);
+   * undefined for any other Pod.
+   */
+  readonly gatedPod: (namespace: string, name: string) => PodLike | undefined;
+  /** The cached Pods carrying the target-health gate's label in a namespace. */
+  readonly gatedPods: (namespace: string) => readonly PodLike[];
+  /** The cached MyIngresses of a namespace (the target groups routing to a gated Pod may be any of theirs). */
+  readonly ingressesIn: (namespace: string) => readonly MyIngress[];
+  /** What the readiness gates of this controller last read of target health, shared by all its adapters. */
+  readonly targetHealth: TargetHealthBoard;
+  /** How often the target health of Pods waiting for the gate is read (one DescribeTargetHealth per target group). */
+  readonly gatePollMs: number;
   /** First interval between looks at a load balancer that is not Ready yet (longer waits are polled less often). */
   readonly pollMs: number;
   /** Longest time between two full looks at a load balancer's children (0: every look is full); see memory.ts. */

@@ -206,19 +206,28 @@ export interface ServiceLike {
 /** An EndpointSlice as the adapter reads it. */
 export interface EndpointSliceLike {
   ports?: { name?: string | null; port?: number | null }[] | null;
-  endpoints?: { addresses: string[]; conditions?: { ready?: boolean | null } | null }[] | null;
+  endpoints?:
+    | {
+        addresses: string[];
+        conditions?: { ready?: boolean | null; terminating?: boolean | null } | null;
+        targetRef?: { kind?: string | null; name?: string | null } | null;
+      }[]
+    | null;
 }
 
 /**
  * The IP targets for a Service port: ready endpoint addresses from its
  * EndpointSlices, on the slice port whose name matches the Service port (or
- * the numeric targetPort). Undefined when the Service or port does not exist.
- * Pure.
+ * the numeric targetPort) — and those of endpoints not ready yet whose Pod
+ * `registersEarly` names (a Pod waiting only for the target-health gate,
+ * readinessGate.ts); never a terminating endpoint's. Undefined when the
+ * Service or port does not exist. Pure given `registersEarly`.
  */
 export function resolveTargets(
   service: ServiceLike | undefined,
   slices: readonly EndpointSliceLike[],
   servicePort: number,
+  registersEarly: (pod: string) => boolean = () => false,
 ): { port: number; ips: string[] } | undefined {
   const sp = service?.spec?.ports?.find((p) => p.port === servicePort);
   if (sp === undefined) return undefined;
@@ -231,7 +240,11 @@ export function resolveTargets(
     if (match?.port === undefined || match.port === null) continue;
     port = match.port;
     for (const ep of slice.endpoints ?? []) {
-      if (ep.conditions?.ready === false) continue;
+      if (ep.conditions?.terminating === true) continue;
+      if (ep.conditions?.ready === false) {
+        const pod = ep.targetRef?.kind === 'Pod' ? ep.targetRef.name : undefined;
+        if (pod === undefined || pod === null || !registersEarly(pod)) continue;
+      }
       for (const a of ep.addresses) ips.add(a);
     }
   }

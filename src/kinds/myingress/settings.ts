@@ -12,9 +12,18 @@ export interface MyIngressSettings {
    * balancer alone and recalls the rest (docs/myingress.md#what-a-resync-checks).
    */
   readonly fullCheckMs: number;
+  /**
+   * How often the target health of Pods waiting for the target-health readiness gate is read (one
+   * DescribeTargetHealth per target group routing to them), until the gate opens.
+   */
+  readonly gatePollMs: number;
 }
 
-export const defaultMyIngressSettings: MyIngressSettings = { pollMs: 5000, fullCheckMs: 3_600_000 };
+export const defaultMyIngressSettings: MyIngressSettings = {
+  pollMs: 5000,
+  fullCheckMs: 3_600_000,
+  gatePollMs: 2000,
+};
 
 /** MyIngress's flags. */
 export const myIngressFlags: readonly KindFlag[] = [
@@ -24,6 +33,12 @@ export const myIngressFlags: readonly KindFlag[] = [
     placeholder: 'DURATION',
     usage: `longest time between two full looks at a MyIngress's listeners, rules, target groups, targets, attributes and tags; resyncs in between describe the load balancer alone (default ${formatDuration(defaultMyIngressSettings.fullCheckMs)})`,
   },
+  {
+    name: 'target-health-gate-poll-period',
+    env: 'SKYLIFT_TARGET_HEALTH_GATE_POLL_PERIOD',
+    placeholder: 'DURATION',
+    usage: `how often the target health of Pods waiting for the skylift.dev/target-health readiness gate is read (one DescribeTargetHealth per target group routing to them) until their gate opens (default ${formatDuration(defaultMyIngressSettings.gatePollMs)})`,
+  },
 ];
 
 /** MyIngress's settings from flag values by name; absent ones take the defaults. Throws SettingsError. Pure. */
@@ -31,5 +46,10 @@ export function parseMyIngressSettings(values: ReadonlyMap<string, string>): MyI
   return {
     pollMs: defaultMyIngressSettings.pollMs,
     fullCheckMs: durationSetting(values, 'elbv2-full-check-period', defaultMyIngressSettings.fullCheckMs),
+    gatePollMs: durationSetting(
+      values,
+      'target-health-gate-poll-period',
+      defaultMyIngressSettings.gatePollMs,
+    ),
   };
 }

@@ -31,10 +31,11 @@ import {
 } from './desired.ts';
 import { elbv2Call, tagsOf, withTags } from './elbv2.ts';
 import { syncUserTags, tagsAfter } from './userTags.ts';
+import { registersBeforeReady } from './readinessGate.ts';
 
 type TargetGroupDeps = Pick<
   MyIngressAdapterDeps,
-  'elbv2' | 'elbv2Create' | 'tagDescriber' | 'service' | 'endpointSlices' | 'backendCachesSynced'
+  'elbv2' | 'elbv2Create' | 'tagDescriber' | 'service' | 'endpointSlices' | 'backendCachesSynced' | 'gatedPod'
 >;
 
 /**
@@ -242,7 +243,9 @@ export class TargetGroups {
     const svc = this.d.service(ns, want.service) as ServiceLike | undefined;
     if (svc === undefined) return undefined;
     const slices = this.d.endpointSlices(ns, want.service) as unknown as EndpointSliceLike[];
-    const resolved = resolveTargets(svc, slices, want.port);
+    const resolved = resolveTargets(svc, slices, want.port, (pod) =>
+      registersBeforeReady(this.d.gatedPod(ns, pod)),
+    );
     return resolved === undefined ? [] : resolved.ips.map((ip) => `${ip}:${resolved.port}`).sort();
   }
 

@@ -80,6 +80,13 @@ are written with server-side apply and never listed or watched).
 - apiGroups: [discovery.k8s.io]
   resources: [endpointslices]
   verbs: [get, list, watch]
+{{- /* Pods carrying the target-health readiness gate (the operator watches only those, by label) and their gate's condition. */}}
+- apiGroups: ['']
+  resources: [pods]
+  verbs: [get, list, watch]
+- apiGroups: ['']
+  resources: [pods/status]
+  verbs: [patch]
 - apiGroups: ['']
   resources: [secrets]
   verbs: [get, create, patch]
