@@ -124,15 +124,23 @@ describe('ManagedDB settings', () => {
 });
 
 describe('MyIngress settings', () => {
-  it('defaults the poll interval and the full-check period (an hour)', () => {
-    expect(parseMyIngressSettings(new Map())).toEqual({ pollMs: 5000, fullCheckMs: 3_600_000 });
-    expect(defaultMyIngressSettings).toEqual({ pollMs: 5000, fullCheckMs: 3_600_000 });
+  it('defaults the poll interval, the full-check period (an hour) and the ACM list age (5 minutes)', () => {
+    const defaults = { pollMs: 5000, fullCheckMs: 3_600_000, certificateListMaxAgeMs: 300_000 };
+    expect(parseMyIngressSettings(new Map())).toEqual(defaults);
+    expect(defaultMyIngressSettings).toEqual(defaults);
+  });
+
+  it('reads the ACM certificate list age', () => {
+    expect(
+      parseMyIngressSettings(new Map([['acm-certificate-list-max-age', '1m']])).certificateListMaxAgeMs,
+    ).toBe(60_000);
   });
 
   it('reads the full-check period; 0 makes every look a full one', () => {
     expect(parseMyIngressSettings(new Map([['elbv2-full-check-period', '15m']]))).toEqual({
       pollMs: 5000,
       fullCheckMs: 900_000,
+      certificateListMaxAgeMs: 300_000,
     });
     expect(parseMyIngressSettings(new Map([['elbv2-full-check-period', '0s']])).fullCheckMs).toBe(0);
   });
@@ -143,11 +151,13 @@ describe('MyIngress settings', () => {
     expect(parse).toThrow(/^--elbv2-full-check-period: invalid duration "hourly"/);
   });
 
-  it('has one flag, with its own environment variable, and prints its default as a duration', () => {
+  it('has two flags, each with its own environment variable, and prints their defaults as durations', () => {
     expect(myIngressFlags.map((f) => [f.name, f.env])).toEqual([
       ['elbv2-full-check-period', 'SKYLIFT_ELBV2_FULL_CHECK_PERIOD'],
+      ['acm-certificate-list-max-age', 'SKYLIFT_ACM_CERTIFICATE_LIST_MAX_AGE'],
     ]);
     expect(myIngressFlags[0]?.usage).toContain('(default 1h)');
+    expect(myIngressFlags[1]?.usage).toContain('(default 5m)');
   });
 });
 

@@ -9,6 +9,7 @@ import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/
 import type { ReconcileContext } from '../../runtime/adapter.ts';
 import type { MyIngress } from './api.ts';
 import type { AppliedChildren } from './applied.ts';
+import type { HostCertificates } from './acm.ts';
 
 /** What the MyIngress adapter needs. */
 export interface MyIngressAdapterDeps {
@@ -32,6 +33,8 @@ export interface MyIngressAdapterDeps {
   readonly backendCachesSynced: () => boolean;
   /** First interval between looks at a load balancer that is not Ready yet (longer waits are polled less often). */
   readonly pollMs: number;
+  /** The ACM certificates of the load balancer's account and region by host (spec.listeners[].certificateHosts). */
+  readonly certificates: HostCertificates;
   /** Longest time between two full looks at a load balancer's children (0: every look is full); see memory.ts. */
   readonly fullCheckMs: number;
 }

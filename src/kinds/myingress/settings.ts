@@ -12,9 +12,19 @@ export interface MyIngressSettings {
    * balancer alone and recalls the rest (docs/myingress.md#what-a-resync-checks).
    */
   readonly fullCheckMs: number;
+  /**
+   * How long one list of an account's ACM certificates answers every object's
+   * spec.listeners[].certificateHosts before the next look reads it again (one ListCertificates
+   * per account and region per period, shared by all objects).
+   */
+  readonly certificateListMaxAgeMs: number;
 }
 
-export const defaultMyIngressSettings: MyIngressSettings = { pollMs: 5000, fullCheckMs: 3_600_000 };
+export const defaultMyIngressSettings: MyIngressSettings = {
+  pollMs: 5000,
+  fullCheckMs: 3_600_000,
+  certificateListMaxAgeMs: 300_000,
+};
 
 /** MyIngress's flags. */
 export const myIngressFlags: readonly KindFlag[] = [
@@ -24,6 +34,12 @@ export const myIngressFlags: readonly KindFlag[] = [
     placeholder: 'DURATION',
     usage: `longest time between two full looks at a MyIngress's listeners, rules, target groups, targets, attributes and tags; resyncs in between describe the load balancer alone (default ${formatDuration(defaultMyIngressSettings.fullCheckMs)})`,
   },
+  {
+    name: 'acm-certificate-list-max-age',
+    env: 'SKYLIFT_ACM_CERTIFICATE_LIST_MAX_AGE',
+    placeholder: 'DURATION',
+    usage: `how long one list of an account's ACM certificates (ListCertificates, shared by every MyIngress of the account and region) answers spec.listeners[].certificateHosts before it is read again; a certificate issued or renewed is picked up at the first look after (default ${formatDuration(defaultMyIngressSettings.certificateListMaxAgeMs)})`,
+  },
 ];
 
 /** MyIngress's settings from flag values by name; absent ones take the defaults. Throws SettingsError. Pure. */
@@ -31,5 +47,10 @@ export function parseMyIngressSettings(values: ReadonlyMap<string, string>): MyI
   return {
     pollMs: defaultMyIngressSettings.pollMs,
     fullCheckMs: durationSetting(values, 'elbv2-full-check-period', defaultMyIngressSettings.fullCheckMs),
+    certificateListMaxAgeMs: durationSetting(
+      values,
+      'acm-certificate-list-max-age',
+      defaultMyIngressSettings.certificateListMaxAgeMs,
+    ),
   };
 }
