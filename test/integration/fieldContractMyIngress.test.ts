@@ -27,6 +27,7 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { CreateWebACLCommand, GetWebACLForResourceCommand, WAFV2Client } from '@aws-sdk/client-wafv2';
 import { afterAll, beforeAll } from 'vitest';
+import { acmListCertificatesAsAws } from '../../dev/acmFidelity.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { installCrds } from '../../dev/installCrds.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
@@ -42,6 +43,7 @@ import {
 } from '../../src/kinds/myingress/api.ts';
 import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
+import { importCertificate } from '../support/acmCertificates.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import {
   describeFieldContract,
@@ -60,6 +62,10 @@ let ns: string;
 let subnets: string[] = [];
 let groups: string[] = [];
 let certs: string[] = [];
+/** Hosts of this run's own domain, each with an ISSUED (imported) certificate: certificateHosts. */
+const hostDomain = `${Math.random().toString(16).slice(2, 10)}.probe-hosts.example.com`;
+const hosts = [`a.${hostDomain}`, `b.${hostDomain}`];
+let hostCerts: string[] = [];
 let bucket = '';
 let waf: WAFV2Client;
 /** Two REGIONAL WAFv2 web ACLs. */
@@ -261,6 +267,21 @@ const probes = (): FieldProbe[] => [
       [certs[2]],
     ],
     [{ listeners: baseListeners() }, []],
+  ),
+  probe(
+    'listeners[].certificateHosts',
+    async () => [(await listenerOn(8443))?.Certificates?.[0]?.CertificateArn, await sniOn(8443)],
+    [certs[0], []],
+    // Without certificateArn: the first host's certificate is the default, the second's SNI.
+    [
+      {
+        listeners: baseListeners({ certificateHosts: hosts }).map(({ certificateArn: _default, ...l }) => l),
+      },
+      [hostCerts[0], [hostCerts[1]]],
+    ],
+    // With certificateArn: the host's certificate is served by SNI.
+    [{ listeners: baseListeners({ certificateHosts: [hosts[1] ?? ''] }) }, [certs[0], [hostCerts[1]]]],
+    [{ listeners: baseListeners() }, [certs[0], []]],
   ),
   probe(
     'listeners[].sslPolicy',
@@ -487,6 +508,8 @@ beforeAll(async () => {
     const out = await acm.send(new RequestCertificateCommand({ DomainName: d }));
     certs.push(out.CertificateArn ?? '');
   }
+  hostCerts = [];
+  for (const h of hosts) hostCerts.push(await importCertificate(acm, { domain: h }));
   bucket = 'probe-logs';
   waf = new WAFV2Client(direct);
   webAcls = [];
@@ -503,6 +526,7 @@ beforeAll(async () => {
   }
   proxy = await startFaultProxy();
   proxy.inject(wafv2AssociateReplaces());
+  proxy.inject(acmListCertificatesAsAws());
   ns = await newNamespace(admin, 'ming-contract');
   await service('web', '10.40.1.10');
   await service('api', '10.40.2.10');

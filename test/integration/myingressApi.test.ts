@@ -32,6 +32,12 @@ async function tryCreate(spec: Record<string, unknown>, name = `m${++n}`): Promi
 }
 
 const forward = { forward: { service: { name: 'web', port: 80 } } };
+const https = (certs: Record<string, unknown>): Record<string, unknown> => ({
+  port: 443,
+  protocol: 'HTTPS',
+  defaultAction: forward,
+  ...certs,
+});
 const base = {
   subnets: ['subnet-0a1b2c3d', 'subnet-1a2b3c4d'],
   listeners: [{ port: 80, protocol: 'HTTP', defaultAction: forward }],
@@ -91,6 +97,23 @@ describe('MyIngress admission', () => {
       spec: { ...base, waf: { webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:regional/webacl/shop/0123' } },
     },
     { reason: 'waf left alone', spec: { ...base, waf: { policy: 'LeaveAlone' } } },
+    {
+      reason: 'HTTPS with certificateHosts only (a wildcard among them)',
+      spec: { ...base, listeners: [https({ certificateHosts: ['shop.example.com', '*.api.example.com'] })] },
+    },
+    {
+      reason: 'HTTPS with certificateArn, certificateHosts and additionalCertificateArns together',
+      spec: {
+        ...base,
+        listeners: [
+          https({
+            certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+            additionalCertificateArns: ['arn:aws:acm:us-east-1:123456789012:certificate/def'],
+            certificateHosts: ['shop.example.com'],
+          }),
+        ],
+      },
+    },
   ])('accepts $reason', async ({ spec }) => {
     expect(await tryCreate(spec)).toBeUndefined();
   });
@@ -105,7 +128,57 @@ describe('MyIngress admission', () => {
     {
       reason: 'HTTPS without a certificate',
       spec: { ...base, listeners: [{ port: 443, protocol: 'HTTPS', defaultAction: forward }] },
-      message: 'an HTTPS listener needs certificateArn',
+      message: 'an HTTPS listener needs certificateArn or certificateHosts',
+    },
+    {
+      reason: 'certificateHosts on an HTTP listener',
+      spec: {
+        ...base,
+        listeners: [
+          { port: 80, protocol: 'HTTP', certificateHosts: ['shop.example.com'], defaultAction: forward },
+        ],
+      },
+      message: 'certificateHosts is only for HTTPS listeners',
+    },
+    {
+      reason: 'a certificate host that is not a host name',
+      spec: { ...base, listeners: [https({ certificateHosts: ['shop example.com'] })] },
+      message: 'spec.listeners[0].certificateHosts[0]',
+    },
+    {
+      reason: 'a wildcard certificate host not in the leftmost label',
+      spec: { ...base, listeners: [https({ certificateHosts: ['shop.*.example.com'] })] },
+      message: 'spec.listeners[0].certificateHosts[0]',
+    },
+    {
+      reason: 'a certificate host twice',
+      spec: { ...base, listeners: [https({ certificateHosts: ['shop.example.com', 'shop.example.com'] })] },
+      message: 'Duplicate value',
+    },
+    {
+      reason: 'more than 10 certificate hosts',
+      spec: {
+        ...base,
+        listeners: [https({ certificateHosts: Array.from({ length: 11 }, (_, i) => `h${i}.example.com`) })],
+      },
+      message: 'must have at most 10 items',
+    },
+    {
+      reason: 'certificate hosts and SNI certificates beyond 25 together',
+      spec: {
+        ...base,
+        listeners: [
+          https({
+            certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/default',
+            certificateHosts: ['a.example.com', 'b.example.com'],
+            additionalCertificateArns: Array.from(
+              { length: 24 },
+              (_, i) => `arn:aws:acm:us-east-1:123456789012:certificate/sni-${i}`,
+            ),
+          }),
+        ],
+      },
+      message: 'at most 25 SNI certificates per listener',
     },
     {
       reason: 'a bad port',

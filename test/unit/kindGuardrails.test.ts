@@ -43,6 +43,12 @@ const ec2: GuardLookups = {
     calls.push(`certificate ${arn}`);
     return Promise.resolve(arn.endsWith('/mine-tagged') ? { team: 'search' } : {});
   },
+  certificateForHost: (host) => {
+    calls.push(`host ${host}`);
+    return Promise.resolve(
+      host === 'unknown.example.com' ? undefined : `arn:aws:acm:us-east-1:111122223333:certificate/${host}`,
+    );
+  },
   subnetsMatching: (want) => {
     calls.push(`match ${JSON.stringify(want)}`);
     return Promise.resolve(
@@ -138,6 +144,60 @@ describe('MyIngress guardrails', () => {
       /forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group/,
     );
   });
+  it.each([
+    {
+      reason:
+        'the certificate found for a host is not allowed: refused naming the host field, the host and the ARN',
+      hosts: ['shop.example.com', 'api.example.com'],
+      allowed: ['arn:aws:acm:us-east-1:111122223333:certificate/shop.example.com'],
+      refusal:
+        'TeamPolicy search forbids spec.listeners[0].certificateHosts[1]: certificate arn:aws:acm:us-east-1:111122223333:certificate/api.example.com, which ACM has for api.example.com, is not among the certificates this namespace may use (arn:aws:acm:us-east-1:111122223333:certificate/shop.example.com); use a host whose certificate is allowed (or name an allowed certificate in certificateArn), or ask the platform team to allow arn:aws:acm:us-east-1:111122223333:certificate/api.example.com in spec.guardrails.loadBalancers.certificates',
+    },
+    {
+      reason: 'every certificate found is allowed (by prefix)',
+      hosts: ['shop.example.com', 'api.example.com'],
+      allowed: ['arn:aws:acm:us-east-1:111122223333:certificate/*'],
+      refusal: undefined,
+    },
+    {
+      reason:
+        'a host no certificate covers is not the guard’s to refuse (the object reports it, nothing is served)',
+      hosts: ['unknown.example.com'],
+      allowed: ['arn:aws:acm:us-east-1:111122223333:certificate/mine'],
+      refusal: undefined,
+    },
+  ])('checks certificateHosts: $reason', async ({ hosts, allowed, refusal }) => {
+    calls.length = 0;
+    const spec = ingress({
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateHosts: hosts,
+          defaultAction: { fixedResponse: { statusCode: 200 } },
+        },
+      ],
+    });
+    expect(await lbRefusal({ certificates: { arns: allowed } }, spec)).toBe(refusal);
+    expect(calls.filter((c) => c.startsWith('host '))).toEqual(hosts.map((h) => `host ${h}`));
+  });
+
+  it('looks no host up when the policy does not limit certificates', async () => {
+    calls.length = 0;
+    const spec = ingress({
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateHosts: ['shop.example.com'],
+          defaultAction: { fixedResponse: { statusCode: 200 } },
+        },
+      ],
+    });
+    expect(await lbRefusal({ schemes: ['internal'] }, spec)).toBeUndefined();
+    expect(calls).toEqual([]);
+  });
+
   it('refuses a certificate outside the listed ARNs and prefixes, naming the listener', async () => {
     const https = ingress({
       listeners: [

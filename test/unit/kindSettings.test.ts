@@ -124,8 +124,13 @@ describe('ManagedDB settings', () => {
 });
 
 describe('MyIngress settings', () => {
-  it('defaults the poll interval, the full-check period (an hour) and the gate poll period (2 s)', () => {
-    const defaults = { pollMs: 5000, fullCheckMs: 3_600_000, gatePollMs: 2000 };
+  it('defaults the poll interval, the full-check period (an hour), the gate poll period (2 s) and the ACM list age (5 minutes)', () => {
+    const defaults = {
+      pollMs: 5000,
+      fullCheckMs: 3_600_000,
+      gatePollMs: 2000,
+      certificateListMaxAgeMs: 300_000,
+    };
     expect(parseMyIngressSettings(new Map())).toEqual(defaults);
     expect(defaultMyIngressSettings).toEqual(defaults);
   });
@@ -136,11 +141,18 @@ describe('MyIngress settings', () => {
     );
   });
 
+  it('reads the ACM certificate list age', () => {
+    expect(
+      parseMyIngressSettings(new Map([['acm-certificate-list-max-age', '1m']])).certificateListMaxAgeMs,
+    ).toBe(60_000);
+  });
+
   it('reads the full-check period; 0 makes every look a full one', () => {
     expect(parseMyIngressSettings(new Map([['elbv2-full-check-period', '15m']]))).toEqual({
       pollMs: 5000,
       fullCheckMs: 900_000,
       gatePollMs: 2000,
+      certificateListMaxAgeMs: 300_000,
     });
     expect(parseMyIngressSettings(new Map([['elbv2-full-check-period', '0s']])).fullCheckMs).toBe(0);
   });
@@ -151,13 +163,15 @@ describe('MyIngress settings', () => {
     expect(parse).toThrow(/^--elbv2-full-check-period: invalid duration "hourly"/);
   });
 
-  it('has two flags, each with its own environment variable, and prints their defaults as durations', () => {
+  it('has three flags, each with its own environment variable, and prints their defaults as durations', () => {
     expect(myIngressFlags.map((f) => [f.name, f.env])).toEqual([
       ['elbv2-full-check-period', 'SKYLIFT_ELBV2_FULL_CHECK_PERIOD'],
       ['target-health-gate-poll-period', 'SKYLIFT_TARGET_HEALTH_GATE_POLL_PERIOD'],
+      ['acm-certificate-list-max-age', 'SKYLIFT_ACM_CERTIFICATE_LIST_MAX_AGE'],
     ]);
     expect(myIngressFlags[0]?.usage).toContain('(default 1h)');
     expect(myIngressFlags[1]?.usage).toContain('(default 2s)');
+    expect(myIngressFlags[2]?.usage).toContain('(default 5m)');
   });
 });
 

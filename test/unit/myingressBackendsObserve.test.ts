@@ -83,6 +83,10 @@ function adapter(caches: Caches): MyIngressAdapter {
     elbv2Create: client,
     ec2: () => Promise.reject(new Error('these looks never ask EC2')),
     wafv2: () => Promise.reject(new Error('these looks never ask WAFv2')),
+    certificates: {
+      region: 'us-east-1',
+      forHost: () => Promise.reject(new Error('these specs name no certificate hosts')),
+    },
     describer: new LoadBalancerDescriber(client, realClock, 0),
     tagDescriber: new TagDescriber(client, realClock, 0),
     service: (ns, name) => (ns === 'shop' ? caches.services[name] : undefined),

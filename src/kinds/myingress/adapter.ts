@@ -37,6 +37,14 @@ import {
 } from './observation.ts';
 import { carriedBackendsReady, missingBackends, missingBackendsReady } from './backends.ts';
 import type { ServiceLike } from './desired.ts';
+import {
+  appliedSpec,
+  certificatesReady,
+  heldListeners,
+  resolveCertificateHosts,
+  usesCertificateHosts,
+  type CertificateResolution,
+} from './certificateHosts.ts';
 import { Teardown } from './teardown.ts';
 import { ReadinessGates } from './readinessGates.ts';
 import { TargetGroups } from './targetGroups.ts';
@@ -132,11 +140,13 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     // Just created by this process: it has no children yet, which the next look need not ask AWS.
     if (answered && lb?.LoadBalancerArn !== undefined) {
       const now = ctx.clock.now();
+      // Remembered for the spec as the next look applies it (a lookup in the shared list).
+      const applied = appliedSpec(mr.spec, await this.certificatesOf(mr));
       this.memory.remember(
         ctx.ownership.uid,
         {
           arn: lb.LoadBalancerArn,
-          specKey: specKey(mr.spec),
+          specKey: specKey(applied),
           knownSince: now,
           origin: 'created',
           children: newLoadBalancerChildren(tagMap(tags), ctx.ownership),
@@ -155,9 +165,13 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     };
   }
 
-  async update(mr: MyIngress, observed: IngressObservation, ctx: ReconcileContext): Promise<Updated> {
+  async update(given: MyIngress, observed: IngressObservation, ctx: ReconcileContext): Promise<Updated> {
     const d = observed.details;
     if (d.found !== 'loadBalancer') return { description: 'nothing to change' };
+    // The spec as observe resolved it: certificateHosts replaced by the certificates found, and the
+    // listeners whose hosts have none held back (certificateHosts.ts).
+    const mr: MyIngress = { ...given, spec: appliedSpec(given.spec, d.certificates) };
+    const held = heldListeners(given.spec, d.certificates);
     const uid = ctx.ownership.uid;
     // Until every step has succeeded, what AWS has is not known for sure: the next look is a full one.
     this.memory.forget(uid);
@@ -180,7 +194,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         : [];
     // Target groups first: listeners and rules point at them.
     const tgArns = await this.targetGroups.sync(u, d.targetGroups);
-    const listenerArns = await this.listeners.sync(u, d.listeners, tgArns);
+    const listenerArns = await this.listeners.sync(u, d.listeners, tgArns, held);
     await this.listeners.syncRules(u, d.rules, listenerArns, tgArns);
     await this.listeners.deleteUnwanted(u, d.listeners);
     // Target groups no longer referenced (recorded in status) go last.
@@ -255,12 +269,15 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     lb: LoadBalancer,
     arn: string,
   ): Promise<IngressObservation> {
-    const { observed, delta, known } = await this.looks.look(mr, ctx, lb, arn);
+    const certificates = await this.certificatesOf(mr);
+    const held = heldListeners(mr.spec, certificates);
+    const applied: MyIngress = { ...mr, spec: appliedSpec(mr.spec, certificates) };
+    const { observed, delta, known } = await this.looks.look(applied, ctx, lb, arn, held);
     const { ownership, listeners, rules, targetGroups, attributes, tags, webAcl } = observed;
     const { selectedSubnets, failure } = await this.selectSubnets(mr, lb, known);
     if (selectedSubnets !== undefined && !sameSet(subnetsOf(lb), selectedSubnets))
       delta.push({ field: 'subnets', change: 'subnets (spec.subnetSelector)' });
-    const lbReady = ingressReady(mr, lb, listeners);
+    const lbReady = ingressReady(applied, lb, listeners, held);
     const backends = this.backendsReady(mr);
     // A load balancer still on its way is polled; a missing Service is not (its informer
     // event enqueues the object, and the engine looks again at the resync period); backends
@@ -279,7 +296,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       exists: true,
       ownership,
       delta,
-      ready: ingressReadiness(lbReady, backends.ready),
+      // A host without a certificate first: the listener waits for a person, as a backend would.
+      ready: ingressReadiness(lbReady, certificatesReady(certificates) ?? backends.ready),
       status: ingressStatus(baseStatus(lb, arn), listeners, rules, targetGroups),
       details: {
         found: 'loadBalancer',
@@ -292,11 +310,23 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         known,
         ...(selectedSubnets !== undefined ? { selectedSubnets } : {}),
         ...(webAcl !== undefined ? { webAcl } : {}),
+        ...(certificates !== undefined ? { certificates } : {}),
       },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
       ...(failure !== undefined ? { failure } : {}),
       ...(gates !== undefined && gates.writes.length > 0 ? { writes: { podConditions: gates.writes } } : {}),
     };
+  }
+
+  /**
+   * The certificates ACM has for the spec's certificateHosts, from the list the account and region
+   * share (one ListCertificates per period for every object: acm.ts); undefined when no listener
+   * names hosts. Read-only.
+   */
+  private async certificatesOf(mr: MyIngress): Promise<CertificateResolution | undefined> {
+    if (!usesCertificateHosts(mr.spec)) return undefined;
+    const c = this.d.certificates;
+    return resolveCertificateHosts(mr.spec, c.region, async (host) => (await c.forHost(host))?.arn);
   }
 
   /**

@@ -15,12 +15,16 @@ import type { MyIngress } from './api.ts';
 import { myingressRefusals } from './awsRefusals.ts';
 import type { MyIngressAdapterDeps } from './deps.ts';
 import { wafv2Of } from './webAcl.ts';
+import { hostCertificates } from './acm.ts';
 
 /** What the adapter reads from the cluster (the controller's caches) and how often it looks. */
 export type MyIngressClusterDeps = Omit<
   MyIngressAdapterDeps,
-  'elbv2' | 'elbv2Create' | 'ec2' | 'wafv2' | 'describer' | 'tagDescriber'
->;
+  'elbv2' | 'elbv2Create' | 'ec2' | 'wafv2' | 'describer' | 'tagDescriber' | 'certificates'
+> & {
+  /** How long one ACM certificate list answers host lookups in an account (settings.ts). */
+  readonly certificateListMaxAgeMs: number;
+};
 
 /**
  * The ELBv2 describe batchers of one account and region, shared by every identity (role) of the
@@ -58,9 +62,11 @@ export async function myIngressAdapterFor(
     };
   });
   account.readers.add(elbv2, () => !aws.destroyed);
+  const { certificateListMaxAgeMs, ...clusterDeps } = cluster;
   return explainErrors(
     new MyIngressAdapter({
-      ...cluster,
+      ...clusterDeps,
+      certificates: hostCertificates(aws, clock, certificateListMaxAgeMs),
       elbv2,
       elbv2Create,
       ec2: () => aws.ec2(),

@@ -54,6 +54,11 @@ export interface ListenerSpec {
   certificateArn?: string;
   /** Further certificates of an HTTPS listener, served by SNI (certificateArn stays the default). */
   additionalCertificateArns?: string[];
+  /**
+   * Host names whose ACM certificates (ISSUED, in the load balancer's account and region) the
+   * listener serves: without certificateArn the first host's is the default, the rest are SNI.
+   */
+  certificateHosts?: string[];
   sslPolicy?: string;
   defaultAction: ActionSpec;
 }
@@ -210,7 +215,7 @@ const spec: Schema = obj(
           port: int('Port.', { minimum: 1, maximum: 65535 }),
           protocol: str('HTTP or HTTPS.', { enum: ['HTTP', 'HTTPS'] }),
           certificateArn: str(
-            'ACM certificate ARN; required for HTTPS. The default certificate: served to clients that send no server name (SNI) or one no certificate covers.',
+            'ACM certificate ARN; an HTTPS listener needs it or certificateHosts. The default certificate: served to clients that send no server name (SNI) or one no certificate covers.',
             {
               pattern: '^arn:aws[a-z-]*:acm:',
             },
@@ -219,6 +224,11 @@ const spec: Schema = obj(
             'Further ACM certificates of an HTTPS listener, served by SNI to clients asking for a name they cover (AddListenerCertificates). At most 25 (AWS’s quota per load balancer, the default certificates not counted).',
             str('ACM certificate ARN.', { pattern: '^arn:aws[a-z-]*:acm:' }),
             { maxItems: 25, 'x-kubernetes-list-type': 'set' },
+          ),
+          certificateHosts: arr(
+            'Host names (e.g. shop.example.com, or *.example.com) whose ACM certificate the HTTPS listener serves: for each host, the ISSUED certificate in the load balancer’s account and region whose domain name or a subject alternative name covers it (the same name, or a *. wildcard covering exactly one label), an exact name before a wildcard, then the one expiring last, then the smallest ARN. Without certificateArn the first host’s certificate is the default and the others are served by SNI, with additionalCertificateArns. Looked up again at later looks, so a renewed or new certificate is picked up; a host no certificate covers leaves the listener as it is and the object not Ready.',
+            str('A host name.', { pattern: hostPattern, maxLength: 253 }),
+            { maxItems: 10, 'x-kubernetes-list-type': 'set' },
           ),
           sslPolicy: str('Security policy for HTTPS, e.g. ELBSecurityPolicy-TLS13-1-2-2021-06.', {
             maxLength: 128,
@@ -229,8 +239,17 @@ const spec: Schema = obj(
           required: ['port', 'protocol', 'defaultAction'],
           'x-kubernetes-validations': [
             {
-              rule: "self.protocol != 'HTTPS' || has(self.certificateArn)",
-              message: 'an HTTPS listener needs certificateArn',
+              rule: "self.protocol != 'HTTPS' || has(self.certificateArn) || has(self.certificateHosts)",
+              message: 'an HTTPS listener needs certificateArn or certificateHosts',
+            },
+            {
+              rule: "self.protocol == 'HTTPS' || !has(self.certificateHosts)",
+              message: 'certificateHosts is only for HTTPS listeners',
+            },
+            {
+              rule: '(has(self.additionalCertificateArns) ? size(self.additionalCertificateArns) : 0) + (has(self.certificateHosts) ? size(self.certificateHosts) : 0) <= (has(self.certificateArn) ? 25 : 26)',
+              message:
+                'at most 25 SNI certificates per listener: additionalCertificateArns and certificateHosts together (less the default certificate) exceed 25',
             },
             {
               rule: "self.protocol == 'HTTPS' || !has(self.certificateArn)",
@@ -425,6 +444,10 @@ export const myIngressFieldContract: FieldContract = {
   'listeners[].certificateArn': { applied: listenerCall },
   'listeners[].additionalCertificateArns': {
     applied: 'AddListenerCertificates and RemoveListenerCertificates (SNI certificates)',
+  },
+  'listeners[].certificateHosts': {
+    applied:
+      'ModifyListener (the default certificate) and AddListenerCertificates / RemoveListenerCertificates (SNI) with the certificates ACM lists for the hosts (ListCertificates)',
   },
   'listeners[].sslPolicy': { applied: listenerCall },
   'listeners[].defaultAction': { applied: actionCall },

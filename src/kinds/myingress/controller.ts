@@ -9,6 +9,7 @@ import type { AwsClients } from '../../providers/aws/clients.ts';
 import { currentPolicy, tenantConnector } from '../../tenancy/connector.ts';
 import { checkMyIngress, guardLookups, loadBalancerGuardrailsOf } from './guardrails.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from './settings.ts';
+import { hostCertificates } from './acm.ts';
 import { backendRefs, isServiceEndpointSlice } from './backends.ts';
 import { targetHealthGate } from './readinessGate.ts';
 import { TargetHealthBoard } from './targetHealthBoard.ts';
@@ -64,6 +65,7 @@ export function myIngressController(
       gatePollMs: settings.gatePollMs,
       pollMs: settings.pollMs,
       fullCheckMs: settings.fullCheckMs,
+      certificateListMaxAgeMs: settings.certificateListMaxAgeMs,
     });
   const controller = new Controller<MyIngress, MyIngressDetails, MyIngressField>({
     type: myIngressType,
@@ -71,7 +73,12 @@ export function myIngressController(
       tenants: s.tenants,
       accounts: accountsOf(s),
       adapterFor,
-      guard: (mr, g) => checkMyIngress(g.policy, mr.spec, guardLookups(g.aws)),
+      guard: (mr, g) =>
+        checkMyIngress(
+          g.policy,
+          mr.spec,
+          guardLookups(g.aws, hostCertificates(g.aws, s.clock, settings.certificateListMaxAgeMs)),
+        ),
     }),
     ...controllerOptions(s),
     pollMs: settings.pollMs,

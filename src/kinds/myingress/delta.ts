@@ -58,7 +58,7 @@ export interface ObservedLoadBalancer {
  * Every field where AWS differs from the spec (ownership against `ours`). `known`: each target
  * group's targets as Skylift last knew them registered (by backend key), when remembered; targets
  * that differ only because the wanted set moved (AWS still holds what Skylift left) are marked
- * `follows`, not drift. Pure.
+ * `follows`, not drift. `held`: the ports of listeners held back (heldListeners), not compared. Pure.
  */
 export function ingressDelta(
   mr: MyIngress,
@@ -68,6 +68,7 @@ export function ingressDelta(
     string,
     { readonly tg?: TargetGroup | undefined; readonly registered: readonly string[] }
   >,
+  held: ReadonlySet<number> = new Set(),
 ): DeltaEntry<MyIngressField>[] {
   const delta: DeltaEntry<MyIngressField>[] = [];
   const tgArns = new Map(
@@ -96,6 +97,8 @@ export function ingressDelta(
   }
   const allTgs = o.targetGroups.every((t) => t.tg !== undefined);
   for (const want of mr.spec.listeners) {
+    // A listener held back for a certificate not found is left as AWS has it (certificateHosts.ts).
+    if (held.has(want.port)) continue;
     const l = o.listeners.find((x) => x.Port === want.port);
     if (l === undefined) {
       delta.push({ field: 'listeners', change: `listener ${want.port} missing` });

@@ -11,6 +11,7 @@ import type { MyIngress } from './api.ts';
 import type { AppliedChildren } from './applied.ts';
 import type { PodLike } from './readinessGate.ts';
 import type { TargetHealthBoard } from './targetHealthBoard.ts';
+import type { HostCertificates } from './acm.ts';
 
 /** What the MyIngress adapter needs. */
 export interface MyIngressAdapterDeps {
@@ -47,6 +48,8 @@ export interface MyIngressAdapterDeps {
   readonly gatePollMs: number;
   /** First interval between looks at a load balancer that is not Ready yet (longer waits are polled less often). */
   readonly pollMs: number;
+  /** The ACM certificates of the load balancer's account and region by host (spec.listeners[].certificateHosts). */
+  readonly certificates: HostCertificates;
   /** Longest time between two full looks at a load balancer's children (0: every look is full); see memory.ts. */
   readonly fullCheckMs: number;
 }

@@ -1,6 +1,5 @@
 // MyIngress's part of a TeamPolicy: which schemes, subnets, security groups, certificates and web
 // ACLs a namespace's load balancers may use, and whether internet-facing ones need a web ACL.
-import type { ACMClient } from '@aws-sdk/client-acm';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { GuardrailSection, TeamPolicy } from '../../apis/teampolicy.ts';
 import { arr, bool, obj, str, stringMap } from '../../apis/schema.ts';
@@ -17,7 +16,9 @@ import type { MyIngressSpec } from './api.ts';
 import { elbv2Call } from './elbv2.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { LazyClient } from '../../providers/aws/lazyClient.ts';
+import { realClock } from '../../runtime/clock.ts';
+import { acmOf, hostCertificates, type HostCertificates } from './acm.ts';
+import { defaultMyIngressSettings } from './settings.ts';
 
 /** Resources allowed by ID or by tags (a resource is allowed when it matches either). */
 export interface IdsOrTags {
@@ -131,6 +132,11 @@ export interface GuardLookups {
   readonly certificateTags: (arn: string) => Promise<Readonly<Record<string, string>>>;
   /** The subnets a selector's tags match. */
   readonly subnetsMatching: (tags: Readonly<Record<string, string>>) => Promise<string[]>;
+  /**
+   * The ARN of the certificate ACM has for a host of spec.listeners[].certificateHosts (the one the
+   * adapter will use: the same shared list), or undefined when none covers it.
+   */
+  readonly certificateForHost: (host: string) => Promise<string | undefined>;
 }
 
 /**
@@ -188,7 +194,7 @@ export async function checkMyIngress(
   }
   const certs = g.certificates;
   if (certs !== undefined && (certs.arns !== undefined || certs.tags !== undefined)) {
-    const named = spec.listeners.flatMap((l, i) => [
+    const named: { arn: string; field: string; host?: string }[] = spec.listeners.flatMap((l, i) => [
       ...(l.certificateArn !== undefined
         ? [{ arn: l.certificateArn, field: `spec.listeners[${i}].certificateArn` }]
         : []),
@@ -197,7 +203,15 @@ export async function checkMyIngress(
         field: `spec.listeners[${i}].additionalCertificateArns[${j}]`,
       })),
     ]);
-    for (const { arn, field } of named) {
+    // Each certificate found for a host is checked like one named by ARN (a host none covers is
+    // the adapter's to report: nothing would be served for it).
+    for (const [i, l] of spec.listeners.entries())
+      for (const [j, host] of (l.certificateHosts ?? []).entries()) {
+        const arn = await lookups.certificateForHost(host);
+        if (arn !== undefined)
+          named.push({ arn, field: `spec.listeners[${i}].certificateHosts[${j}]`, host });
+      }
+    for (const { arn, field, host } of named) {
       if (arnAllowed(arn, certs.arns ?? [])) continue;
       if (certs.tags !== undefined && hasTags(await lookups.certificateTags(arn), certs.tags)) continue;
       const allowed = [
@@ -213,8 +227,10 @@ export async function checkMyIngress(
       throw forbidden(
         policy,
         field,
-        `certificate ${arn} is not among the certificates this namespace may use (${allowed})`,
-        'use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',
+        `certificate ${arn}${host !== undefined ? `, which ACM has for ${host},` : ''} is not among the certificates this namespace may use (${allowed})`,
+        host !== undefined
+          ? `use a host whose certificate is allowed (or name an allowed certificate in certificateArn), or ask the platform team to allow ${arn} in spec.guardrails.loadBalancers.certificates`
+          : 'use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',
       );
     }
   }
@@ -300,20 +316,22 @@ function describeIdsOrTags(a: IdsOrTags): string {
   return parts.join('; ') || 'none';
 }
 
-/** ACM, only for certificates allowed by tag: one client per set of AWS clients, made on first use. */
-const acmClient = new LazyClient<ACMClient>('acm', async (config) => {
-  const { ACMClient } = await import('@aws-sdk/client-acm');
-  return new ACMClient({ ...config });
-});
-
 /**
- * EC2 and ACM lookups for the guard, through `aws`'s clients (reads only). A client is asked for,
- * and its SDK package loaded, only by the first lookup that needs it (issue 16): checks that look
- * nothing up (schemes, IDs against IDs) load neither.
+ * EC2 and ACM lookups for the guard, through `aws`'s clients (reads only); certificates by host
+ * through `hosts` (the account's shared list: give it the controller's clock and list age). A
+ * client is asked for, and its SDK package loaded, only by the first lookup that needs it (issue
+ * 16): checks that look nothing up (schemes, IDs against IDs) load neither.
  */
-export function guardLookups(aws: AwsClients): GuardLookups {
+export function guardLookups(
+  aws: AwsClients,
+  hosts: HostCertificates = hostCertificates(
+    aws,
+    realClock,
+    defaultMyIngressSettings.certificateListMaxAgeMs,
+  ),
+): GuardLookups {
   const ec2 = (): Promise<EC2Client> => aws.ec2();
-  const acm = (): Promise<ACMClient> => acmClient.of(aws);
+  const acm = () => acmOf(aws);
   const toMap = (
     items: {
       id: string | undefined;
@@ -363,6 +381,7 @@ export function guardLookups(aws: AwsClients): GuardLookups {
       });
       return Object.fromEntries((out.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
     },
+    certificateForHost: async (host) => (await hosts.forHost(host))?.arn,
     subnetsMatching: async (tags) => {
       const out = await elbv2Call('find subnets by tag for the TeamPolicy check', async () => {
         const client = await ec2();

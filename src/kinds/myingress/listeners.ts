@@ -79,18 +79,24 @@ export class Listeners {
 
   /**
    * The update step for listeners: creates each listener the spec asks for
-   * that is missing and modifies those that differ. Returns every wanted
-   * listener's ARN by port.
+   * that is missing and modifies those that differ, except those `held`
+   * (certificateHosts.ts). Returns every wanted listener's ARN by port.
    */
   async sync(
     u: IngressUpdate,
     observed: readonly Listener[],
     tgArns: ReadonlyMap<string, string>,
+    held: ReadonlySet<number> = new Set(),
   ): Promise<Map<number, string>> {
     const listenerArns = new Map<number, string>();
     for (const want of u.mr.spec.listeners) {
       const actions = sdkActions(want.defaultAction, tgArns);
       const l = observed.find((x) => x.Port === want.port);
+      if (held.has(want.port)) {
+        // Held back for a certificate not found: left as AWS has it (its rules are still kept).
+        if (l?.ListenerArn !== undefined) listenerArns.set(want.port, l.ListenerArn);
+        continue;
+      }
       if (l?.ListenerArn === undefined) {
         const larn = await this.create(u, want, actions);
         listenerArns.set(want.port, larn);

@@ -64,9 +64,16 @@ export class Looks {
    * when what differs is only targets — or the load balancer was just created
    * by this process and has no children yet — recalled and refreshed before
    * anything is changed: the tags (ownership) and the registered targets of
-   * the target groups whose targets differ; otherwise described in full.
+   * the target groups whose targets differ; otherwise described in full. `mr` is the spec as
+   * applied (certificateHosts resolved); `held`: the ports of listeners held back, not compared.
    */
-  async look(mr: MyIngress, ctx: ReconcileContext, lb: LoadBalancer, arn: string): Promise<Look> {
+  async look(
+    mr: MyIngress,
+    ctx: ReconcileContext,
+    lb: LoadBalancer,
+    arn: string,
+    held: ReadonlySet<number> = new Set(),
+  ): Promise<Look> {
     const uid = ctx.ownership.uid;
     const key = specKey(mr.spec);
     const now = ctx.clock.now();
@@ -74,7 +81,7 @@ export class Looks {
     if (r !== undefined) {
       const known: KnownChildren = { origin: r.origin, since: r.knownSince };
       const recalled = this.recalled(mr, ctx, lb, r.children);
-      const delta = ingressDelta(mr, ctx.ownership, recalled);
+      const delta = ingressDelta(mr, ctx.ownership, recalled, undefined, held);
       if (delta.length === 0) {
         ctx.logger.debug({ look: 'recalled', origin: r.origin }, 'load balancer children recalled');
         return { observed: recalled, delta, known };
@@ -85,7 +92,7 @@ export class Looks {
         ctx.logger.debug({ look: 'refreshed', origin: r.origin }, 'load balancer children refreshed');
         return {
           observed: refreshed,
-          delta: ingressDelta(mr, ctx.ownership, refreshed, r.children.targetGroups),
+          delta: ingressDelta(mr, ctx.ownership, refreshed, r.children.targetGroups, held),
           known,
         };
       }
@@ -102,7 +109,7 @@ export class Looks {
     ctx.logger.debug({ look: 'full' }, 'load balancer children described');
     return {
       observed,
-      delta: ingressDelta(mr, ctx.ownership, observed, left),
+      delta: ingressDelta(mr, ctx.ownership, observed, left, held),
       known: { origin: 'described', since: now },
     };
   }

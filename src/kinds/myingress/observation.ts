@@ -7,6 +7,7 @@ import type { MyIngress } from './api.ts';
 import type { ObservedTargetGroup } from './delta.ts';
 import type { ChildrenOrigin } from './memory.ts';
 import type { WebAclSeen } from './webAclPlan.ts';
+import type { CertificateResolution } from './certificateHosts.ts';
 
 /** Ready reasons particular to MyIngress. */
 export const IngressReason = {
@@ -42,6 +43,8 @@ export type MyIngressDetails =
       readonly selectedSubnets?: readonly string[];
       /** The web ACL attached, when it was read (see webAclNeeded). */
       readonly webAcl?: WebAclSeen | undefined;
+      /** The certificates found for spec.listeners[].certificateHosts; undefined when none names hosts. */
+      readonly certificates?: CertificateResolution | undefined;
     }
   /** Only target groups are left of a deleted object. */
   | { readonly found: 'leftovers'; readonly leftoverTargetGroups: string[] };
@@ -49,11 +52,18 @@ export type MyIngressDetails =
 /**
  * Whether the load balancer is usable: Ready when it is active and every
  * listener the spec asks for exists; otherwise why not (failed, or still
- * provisioning and with which listeners to come). Pure.
+ * provisioning and with which listeners to come). A listener in `held` (held back for a
+ * certificate, see certificateHosts.ts) is not waited for: its own Ready reason says why. Pure.
  */
-export function ingressReady(mr: MyIngress, lb: LoadBalancer, listeners: readonly Listener[]): ReadyState {
+export function ingressReady(
+  mr: MyIngress,
+  lb: LoadBalancer,
+  listeners: readonly Listener[],
+  held: ReadonlySet<number> = new Set(),
+): ReadyState {
   const state = lb.State?.Code ?? 'provisioning';
-  if (state === 'active' && mr.spec.listeners.every((w) => listeners.some((l) => l.Port === w.port)))
+  const awaited = mr.spec.listeners.filter((w) => !held.has(w.port));
+  if (state === 'active' && awaited.every((w) => listeners.some((l) => l.Port === w.port)))
     return { ready: true, reason: IngressReason.Available };
   if (state === 'failed')
     return {
@@ -66,7 +76,7 @@ export function ingressReady(mr: MyIngress, lb: LoadBalancer, listeners: readonl
     reason: IngressReason.Provisioning,
     message:
       state === 'active'
-        ? `load balancer is active; creating listeners on ${mr.spec.listeners
+        ? `load balancer is active; creating listeners on ${awaited
             .filter((w) => !listeners.some((l) => l.Port === w.port))
             .map((w) => `${w.protocol}:${w.port}`)
             .join(', ')}`

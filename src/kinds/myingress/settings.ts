@@ -17,12 +17,19 @@ export interface MyIngressSettings {
    * DescribeTargetHealth per target group routing to them), until the gate opens.
    */
   readonly gatePollMs: number;
+  /**
+   * How long one list of an account's ACM certificates answers every object's
+   * spec.listeners[].certificateHosts before the next look reads it again (one ListCertificates
+   * per account and region per period, shared by all objects).
+   */
+  readonly certificateListMaxAgeMs: number;
 }
 
 export const defaultMyIngressSettings: MyIngressSettings = {
   pollMs: 5000,
   fullCheckMs: 3_600_000,
   gatePollMs: 2000,
+  certificateListMaxAgeMs: 300_000,
 };
 
 /** MyIngress's flags. */
@@ -39,6 +46,12 @@ export const myIngressFlags: readonly KindFlag[] = [
     placeholder: 'DURATION',
     usage: `how often the target health of Pods waiting for the skylift.dev/target-health readiness gate is read (one DescribeTargetHealth per target group routing to them) until their gate opens (default ${formatDuration(defaultMyIngressSettings.gatePollMs)})`,
   },
+  {
+    name: 'acm-certificate-list-max-age',
+    env: 'SKYLIFT_ACM_CERTIFICATE_LIST_MAX_AGE',
+    placeholder: 'DURATION',
+    usage: `how long one list of an account's ACM certificates (ListCertificates, shared by every MyIngress of the account and region) answers spec.listeners[].certificateHosts before it is read again; a certificate issued or renewed is picked up at the first look after (default ${formatDuration(defaultMyIngressSettings.certificateListMaxAgeMs)})`,
+  },
 ];
 
 /** MyIngress's settings from flag values by name; absent ones take the defaults. Throws SettingsError. Pure. */
@@ -50,6 +63,11 @@ export function parseMyIngressSettings(values: ReadonlyMap<string, string>): MyI
       values,
       'target-health-gate-poll-period',
       defaultMyIngressSettings.gatePollMs,
+    ),
+    certificateListMaxAgeMs: durationSetting(
+      values,
+      'acm-certificate-list-max-age',
+      defaultMyIngressSettings.certificateListMaxAgeMs,
     ),
   };
 }
