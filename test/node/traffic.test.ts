@@ -10,9 +10,8 @@ import {
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
+import type { AlbDataPlane } from '../../dev/albDataPlane/dataPlane.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
 import { installCrds } from '../../dev/installCrds.ts';
@@ -24,6 +23,7 @@ import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { nodeInfo, stackInfo, startFaultProxy } from '../support/stack.ts';
+import { burst, ok, RATE, report, startLoad, tally } from '../support/trafficLoad.ts';
 
 interface PodList {
   items: {
@@ -36,20 +36,6 @@ interface MyIngressView {
   status?: { arn?: string; targetGroups?: { arn: string }[] };
 }
 
-/** One request through the load balancer: its status and the Pod that answered, or why it failed. */
-interface Outcome {
-  readonly at: number;
-  readonly status: number;
-  readonly pod?: string;
-  readonly error?: string;
-}
-
-const ok = (o: Outcome): boolean => o.status >= 200 && o.status < 300 && o.pod !== undefined;
-
-/** Requests per second the load sends (one every 20 ms). */
-const RATE = 50;
-/** How long one request may take before it counts as failed. */
-const REQUEST_TIMEOUT_MS = 15_000;
 /** Subnets only this file's MyIngress selects (other node test files tag theirs kubernetes.io/role/elb). */
 const SUBNET_TAG = 'skylift.test/traffic';
 
@@ -118,131 +104,6 @@ spec:
               healthyThresholdCount: 2
               unhealthyThresholdCount: 2
 `;
-
-/** GET / through the listener; never rejects. The sample app answers `hello from <pod> at <ip:port>`. */
-function get(ep: Endpoint): Promise<Outcome> {
-  const at = Date.now();
-  return new Promise((resolveOutcome) => {
-    const req = request(
-      {
-        host: ep.host,
-        port: ep.port,
-        path: '/',
-        timeout: REQUEST_TIMEOUT_MS,
-        headers: { connection: 'close' },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => {
-          const pod = /^hello from (\S+) at /.exec(body)?.[1];
-          resolveOutcome({
-            at,
-            status: res.statusCode ?? 0,
-            ...(pod !== undefined ? { pod } : { error: body.trim().slice(0, 200) }),
-          });
-        });
-        res.on('error', (err) => {
-          resolveOutcome({ at, status: 0, error: err.message });
-        });
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (err) => {
-      resolveOutcome({ at, status: 0, error: err.message });
-    });
-    req.end();
-  });
-}
-
-/** Load at {@link RATE} requests per second, each sent on its tick (not after the previous answer). */
-interface Load {
-  /** Requests sent so far. */
-  sent(): number;
-  /**
-   * The `n` requests sent just before the first one still unanswered (or the last `n`, if none is):
-   * the latest run of `n` consecutive requests whose outcomes are all final. Undefined before that.
-   */
-  lastAnswered(n: number): Outcome[] | undefined;
-  /** Stops sending and resolves with every outcome, in the order sent, once all are answered. */
-  stop(): Promise<Outcome[]>;
-}
-
-/** Starts sending; stops by itself after `max` requests or `maxMs`, whichever comes first. */
-function startLoad(ep: Endpoint, max: number, maxMs: number): Load {
-  const bySeq: (Outcome | undefined)[] = [];
-  const inFlight = new Set<Promise<void>>();
-  const started = Date.now();
-  let finished: () => void = () => undefined;
-  const done = new Promise<void>((resolveDone) => (finished = resolveDone));
-  const timer = setInterval(() => {
-    if (bySeq.length >= max || Date.now() - started >= maxMs) {
-      clearInterval(timer);
-      finished();
-      return;
-    }
-    const seq = bySeq.length;
-    bySeq.push(undefined);
-    const p = get(ep).then((o) => {
-      bySeq[seq] = o;
-    });
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
-  }, 1000 / RATE);
-  return {
-    sent: () => bySeq.length,
-    lastAnswered(n) {
-      const pending = bySeq.indexOf(undefined);
-      const end = pending < 0 ? bySeq.length : pending;
-      return end >= n ? (bySeq.slice(end - n, end) as Outcome[]) : undefined;
-    },
-    async stop() {
-      clearInterval(timer);
-      finished();
-      await done;
-      await Promise.all([...inFlight]);
-      return bySeq.filter((o) => o !== undefined);
-    },
-  };
-}
-
-/** Sends `n` requests at {@link RATE} per second and resolves with every outcome. */
-async function burst(ep: Endpoint, n: number): Promise<Outcome[]> {
-  const load = startLoad(ep, n, (n / RATE) * 1000 * 3 + 10_000);
-  await waitFor(() => (load.sent() >= n ? true : undefined), {
-    timeoutMs: (n / RATE) * 1000 * 3 + 10_000,
-    description: `${n} requests sent`,
-    intervalMs: 50,
-  });
-  return load.stop();
-}
-
-/** Answers per Pod, and the failures (`status reason`, one entry per failed request). */
-function tally(outcomes: readonly Outcome[]): { perPod: Record<string, number>; failures: string[] } {
-  const perPod: Record<string, number> = {};
-  const failures: string[] = [];
-  for (const o of outcomes) {
-    if (ok(o) && o.pod !== undefined) perPod[o.pod] = (perPod[o.pod] ?? 0) + 1;
-    else failures.push(`${o.status} ${o.error ?? ''}`.trim());
-  }
-  return { perPod, failures };
-}
-
-/** Prints a phase's counts: answers per Pod, failures by kind, and when the failed requests were sent. */
-function report(phase: string, outcomes: readonly Outcome[], since?: number): void {
-  const t = tally(outcomes);
-  const kinds: Record<string, number> = {};
-  for (const f of t.failures) kinds[f] = (kinds[f] ?? 0) + 1;
-  const failedAt = outcomes.filter((o) => !ok(o)).map((o) => o.at - (since ?? o.at));
-  const window =
-    since !== undefined && failedAt.length > 0
-      ? `, sent ${Math.min(...failedAt)}–${Math.max(...failedAt)} ms after the scale`
-      : '';
-  process.stdout.write(
-    `[traffic] ${phase}: ${outcomes.length} requests, per Pod ${JSON.stringify(t.perPod)}, ${t.failures.length} failed${t.failures.length > 0 ? ` ${JSON.stringify(kinds)}${window}` : ''}\n`,
-  );
-}
 
 /** The Deployment's Pods that are Ready and not being deleted, name → IP. */
 async function readyPods(): Promise<Map<string, string>> {
