@@ -24,6 +24,7 @@ import { targetGroupName } from '../../src/kinds/myingress/names.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
 import type { ReconcileContext } from '../../src/runtime/adapter.ts';
 import { realClock } from '../../src/runtime/clock.ts';
+import { managedGroupId, mockManagedGroup } from '../support/managedGroupMock.ts';
 
 const elb = mockClient(ElasticLoadBalancingV2Client);
 const lbArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/sky-1-shop-shop/1';
@@ -80,7 +81,8 @@ function adapter(caches: Caches): MyIngressAdapter {
   return new MyIngressAdapter({
     elbv2: client,
     elbv2Create: client,
-    ec2: () => Promise.reject(new Error('these looks never ask EC2')),
+    // The managed security group is read (EC2) at full looks; these tests count ELBv2's calls.
+    ec2: mockManagedGroup(ctx.ownership).ec2,
     wafv2: () => Promise.reject(new Error('these looks never ask WAFv2')),
     describer: new LoadBalancerDescriber(client, realClock, 0),
     tagDescriber: new TagDescriber(client, realClock, 0),
@@ -109,6 +111,7 @@ beforeEach(() => {
     LoadBalancers: [
       {
         LoadBalancerArn: lbArn,
+        SecurityGroups: [managedGroupId],
         AvailabilityZones: [{ SubnetId: 'subnet-1' }, { SubnetId: 'subnet-2' }],
         State: { Code: 'active' },
         DNSName: 'shop.elb',

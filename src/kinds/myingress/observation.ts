@@ -7,6 +7,7 @@ import type { MyIngress } from './api.ts';
 import type { ObservedTargetGroup } from './delta.ts';
 import type { ChildrenOrigin } from './memory.ts';
 import type { WebAclSeen } from './webAclPlan.ts';
+import type { ManagedGroupLook } from './securityGroupPlan.ts';
 
 /** Ready reasons particular to MyIngress. */
 export const IngressReason = {
@@ -42,9 +43,18 @@ export type MyIngressDetails =
       readonly selectedSubnets?: readonly string[];
       /** The web ACL attached, when it was read (see webAclNeeded). */
       readonly webAcl?: WebAclSeen | undefined;
+      /** The managed security group, when it was read (see managedGroupLookNeeded). */
+      readonly securityGroup?: ManagedGroupLook | undefined;
+      /** The ports the targets listen on, when known (the managed group's outbound rules). */
+      readonly egressPorts?: readonly number[] | undefined;
     }
-  /** Only target groups are left of a deleted object. */
-  | { readonly found: 'leftovers'; readonly leftoverTargetGroups: string[] };
+  /** Only target groups, or the managed security group, are left of a deleted object. */
+  | {
+      readonly found: 'leftovers';
+      readonly leftoverTargetGroups: string[];
+      /** The managed security group's ID, when it is left. */
+      readonly leftoverSecurityGroup?: string;
+    };
 
 /**
  * Whether the load balancer is usable: Ready when it is active and every
