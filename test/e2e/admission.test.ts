@@ -413,7 +413,7 @@ describe('MyIngress', () => {
     await expectRefused(
       nsA,
       ingress('no-groups', { securityGroups: undefined }),
-      `TeamPolicy ${byName} forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use; set spec.securityGroups to allowed groups (sg-0a1)`,
+      `TeamPolicy ${byName} forbids spec.securityGroups: a load balancer without spec.securityGroups gets a security group Skylift manages, and this namespace’s TeamPolicy limits security groups without saying which CIDRs a managed one may let in (loadBalancers.inboundCIDRs); set spec.securityGroups to allowed groups (sg-0a1), or ask the platform team to set spec.guardrails.loadBalancers.inboundCIDRs`,
     );
     await expectRefused(
       nsA,
@@ -450,7 +450,7 @@ describe('MyIngress', () => {
     await expectRefused(
       nsB,
       ingress('no-groups', { securityGroups: undefined }),
-      `TeamPolicy ${byLabel} forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use; set spec.securityGroups to allowed groups (tagged team=b)`,
+      `TeamPolicy ${byLabel} forbids spec.securityGroups: a load balancer without spec.securityGroups gets a security group Skylift manages, and this namespace’s TeamPolicy limits security groups without saying which CIDRs a managed one may let in (loadBalancers.inboundCIDRs); set spec.securityGroups to allowed groups (tagged team=b), or ask the platform team to set spec.guardrails.loadBalancers.inboundCIDRs`,
     );
   });
 
