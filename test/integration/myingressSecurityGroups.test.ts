@@ -20,6 +20,8 @@ import type { AlbDataPlane } from '../../dev/albDataPlane/dataPlane.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
 import { installCrds } from '../../dev/installCrds.ts';
+import { applyTeamPolicy, deleteTeamPolicies, startTenants } from '../../dev/teamPolicies.ts';
+import type { TenantDirectory } from '../../src/tenancy/directory.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { ownershipTagKeys, type Condition } from '../../src/apis/managed.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
@@ -44,11 +46,14 @@ let subnets: string[];
 /** A group the tests name in spec.securityGroups (not Skylift's). */
 let explicit: string;
 const running: RunningController[] = [];
+const teamGroup = 'integration-myingress-sg';
+let tenants: TenantDirectory;
 
 beforeAll(async () => {
   admin = kubeClient();
   await installCrds(admin);
   proxy = await startFaultProxy();
+  tenants = await startTenants(admin, teamGroup);
   const direct = awsClientConfig(stackInfo().awsEndpoint);
   elb = new ElasticLoadBalancingV2Client(direct);
   ec2 = new EC2Client(direct);
@@ -65,6 +70,8 @@ beforeAll(async () => {
     ).GroupId ?? '';
 });
 afterAll(async () => {
+  await deleteTeamPolicies(admin, teamGroup);
+  await tenants.stop();
   await proxy.stop();
 });
 afterEach(async () => {
@@ -72,12 +79,13 @@ afterEach(async () => {
   proxy.clearFaults();
 });
 
-async function setup(prefix: string): Promise<string> {
+async function setup(prefix: string, teams = false): Promise<string> {
   const ns = await newNamespace(admin, prefix);
   running.push(
     await startController((s) => myIngressController(s, { pollMs: 300 }), {
       namespace: ns,
       endpoint: proxy.endpoint,
+      ...(teams ? { tenants } : {}),
     }),
   );
   // A backend whose Pods listen on 8080: the managed group's outbound rule leads there.
@@ -398,6 +406,32 @@ describe('MyIngress managed security group', () => {
     await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'other' }));
     await gone(ns, 'other');
     expect(await group(foreign)).toBeDefined();
+  });
+});
+
+describe('MyIngress managed security group under a TeamPolicy limiting inboundCIDRs', () => {
+  it('is Forbidden before any AWS call when it would let in more, naming spec.inboundCIDRs, and made once within', async () => {
+    const ns = await setup('ming-sg-team', true);
+    await applyTeamPolicy(admin, teamGroup, `${ns}-team`, {
+      namespaces: { names: [ns] },
+      guardrails: { loadBalancers: { inboundCIDRs: ['10.0.0.0/8'] } },
+    });
+    proxy.resetCalls();
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const forbidden = await condition(ns, 'shop', 'Synced', (c) => c.reason === 'Forbidden');
+    expect(forbidden.message).toBe(
+      `TeamPolicy ${ns}-team forbids spec.inboundCIDRs: without spec.inboundCIDRs the managed security group lets in 0.0.0.0/0 (anywhere: the default for internet-facing), which is not within the CIDRs this namespace’s load balancers may let in (10.0.0.0/8); set spec.inboundCIDRs to CIDRs within those, or ask the platform team to allow it in spec.guardrails.loadBalancers.inboundCIDRs`,
+    );
+    expect(sgCalls()['ec2:CreateSecurityGroup']).toBeUndefined();
+    expect(proxy.countsByOperation()['elasticloadbalancing:CreateLoadBalancer']).toBeUndefined();
+
+    const m = await patchSpec(ns, 'shop', { inboundCIDRs: ['10.83.0.0/16'] });
+    expect(rules(await group(managedOf(m)), 'in')).toEqual(['80 from 10.83.0.0/16']);
   });
 });
 
