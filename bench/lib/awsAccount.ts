@@ -1,6 +1,7 @@
 // The bench's own view of AWS, straight at the emulator (not through the
 // counting proxy, so setup and checks never show up in the operator's counts):
 // what an account needs before a scenario, and what is left after one.
+import { WAFV2Client } from '@aws-sdk/client-wafv2';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   DescribeLoadBalancersCommand,
@@ -20,6 +21,7 @@ export interface AwsClients {
   readonly elbv2: ElasticLoadBalancingV2Client;
   readonly rds: RDSClient;
   readonly route53: Route53Client;
+  readonly wafv2: WAFV2Client;
 }
 
 /** Static credentials for the SDK clients. */
@@ -42,6 +44,7 @@ export function awsClients(endpoint: string, credentials: StaticCredentials = em
     elbv2: new ElasticLoadBalancingV2Client(config),
     rds: new RDSClient(config),
     route53: new Route53Client(config),
+    wafv2: new WAFV2Client(config),
   };
 }
 
@@ -116,6 +119,7 @@ export function destroyAwsClients(aws: AwsClients): void {
   aws.elbv2.destroy();
   aws.rds.destroy();
   aws.route53.destroy();
+  aws.wafv2.destroy();
 }
 
 /** Creates the hosted zones (if missing) and returns their ids in order. Idempotent. */

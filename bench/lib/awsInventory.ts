@@ -1,7 +1,10 @@
 // The inventory of Skylift-owned AWS resources, read directly from AWS (the
 // emulator, not the fault proxy): everything tagged `skylift.dev/uid`, and
 // every Route 53 record guarded by an ownership TXT record.
+import { DescribeSecurityGroupsCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { ListResourcesForWebACLCommand, ListWebACLsCommand, type WAFV2Client } from '@aws-sdk/client-wafv2';
 import {
+  DescribeListenerCertificatesCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
@@ -20,6 +23,7 @@ import { markedRecord, normalizeName, parseOwnerValue } from '../../src/provider
 import type {
   InventoryDbInstance,
   InventoryLoadBalancer,
+  InventoryOwned,
   InventoryRecord,
   InventoryTargetGroup,
   InventoryUnownedRecord,
@@ -31,6 +35,10 @@ export interface InventoryClients {
   readonly elbv2: ElasticLoadBalancingV2Client;
   readonly rds: RDSClient;
   readonly route53: Route53Client;
+  /** With it, managed security groups are inventoried too. */
+  readonly ec2?: EC2Client;
+  /** With it, web ACL associations of Skylift's load balancers are inventoried too. */
+  readonly wafv2?: WAFV2Client;
 }
 
 /** A hosted zone whose records are inventoried. */
@@ -185,6 +193,67 @@ async function targetGroups(elbv2: ElasticLoadBalancingV2Client): Promise<Invent
   });
 }
 
+async function securityGroups(ec2: EC2Client): Promise<InventoryOwned[]> {
+  const out: InventoryOwned[] = [];
+  let token: string | undefined;
+  do {
+    const page = await ec2.send(
+      new DescribeSecurityGroupsCommand({
+        Filters: [{ Name: 'tag-key', Values: [ownershipTagKeys.uid] }],
+        ...(token !== undefined ? { NextToken: token } : {}),
+      }),
+    );
+    for (const g of page.SecurityGroups ?? []) {
+      const owner = ownershipFromTags(g.Tags ?? []);
+      if (owner !== undefined && g.GroupId !== undefined)
+        out.push({ id: `${g.GroupId} (${g.GroupName ?? ''})`, owner });
+    }
+    token = page.NextToken;
+  } while (token !== undefined && token !== '');
+  return out;
+}
+
+/** The SNI (non-default) certificates of the HTTPS listeners of `lbs`, owned as their load balancer. */
+async function listenerCertificates(
+  elbv2: ElasticLoadBalancingV2Client,
+  lbs: readonly InventoryLoadBalancer[],
+): Promise<InventoryOwned[]> {
+  const out: InventoryOwned[] = [];
+  for (const lb of lbs)
+    for (const l of lb.listeners) {
+      const res = await elbv2.send(new DescribeListenerCertificatesCommand({ ListenerArn: l.arn }));
+      for (const c of res.Certificates ?? [])
+        if (c.IsDefault !== true && c.CertificateArn !== undefined)
+          out.push({ id: `${c.CertificateArn} on ${lb.name}:${l.port}`, owner: lb.owner });
+    }
+  return out;
+}
+
+/** The REGIONAL web ACL associations of `lbs`, owned as their load balancer. */
+async function webAclAssociations(
+  wafv2: WAFV2Client,
+  lbs: readonly InventoryLoadBalancer[],
+): Promise<InventoryOwned[]> {
+  const byArn = new Map(lbs.map((lb) => [lb.arn, lb]));
+  const out: InventoryOwned[] = [];
+  let marker: string | undefined;
+  do {
+    const page = await wafv2.send(
+      new ListWebACLsCommand({ Scope: 'REGIONAL', ...(marker !== undefined ? { NextMarker: marker } : {}) }),
+    );
+    for (const acl of page.WebACLs ?? []) {
+      if (acl.ARN === undefined) continue;
+      const res = await wafv2.send(new ListResourcesForWebACLCommand({ WebACLArn: acl.ARN }));
+      for (const arn of res.ResourceArns ?? []) {
+        const lb = byArn.get(arn);
+        if (lb !== undefined) out.push({ id: `${acl.Name ?? acl.ARN} on ${lb.name}`, owner: lb.owner });
+      }
+    }
+    marker = page.NextMarker;
+  } while (marker !== undefined && marker !== '');
+  return out;
+}
+
 async function dbInstances(rds: RDSClient): Promise<InventoryDbInstance[]> {
   const out: InventoryDbInstance[] = [];
   let marker: string | undefined;
@@ -225,7 +294,9 @@ async function zoneRecordSets(route53: Route53Client, zoneId: string): Promise<R
 
 /**
  * Lists every load balancer (with listeners and non-default rules), target
- * group and DB instance carrying a `skylift.dev/uid` tag, and every record
+ * group and DB instance carrying a `skylift.dev/uid` tag, the SNI certificates
+ * on those load balancers' listeners, with EC2 the security groups carrying
+ * the tag and with WAFv2 the web ACL associations of those load balancers, and every record
  * guarded by an ownership TXT in the given zones (plus unguarded records in
  * exclusive zones). Read-only; throws on any AWS error, since a partial
  * inventory would make the invariants meaningless.
@@ -235,11 +306,14 @@ export async function collectInventory(
   opts: InventoryOptions,
 ): Promise<SkyliftInventory> {
   const prefix = opts.txtOwnerPrefix ?? '_skylift-owner';
-  const [lbs, tgs, dbs] = await Promise.all([
+  const [lbs, tgs, dbs, sgs] = await Promise.all([
     loadBalancers(clients.elbv2),
     targetGroups(clients.elbv2),
     dbInstances(clients.rds),
+    clients.ec2 !== undefined ? securityGroups(clients.ec2) : undefined,
   ]);
+  const certificates = await listenerCertificates(clients.elbv2, lbs);
+  const associations = clients.wafv2 !== undefined ? await webAclAssociations(clients.wafv2, lbs) : undefined;
   const records: InventoryRecord[] = [];
   const unownedRecords: InventoryUnownedRecord[] = [];
   for (const zone of opts.zones) {
@@ -248,7 +322,16 @@ export async function collectInventory(
     records.push(...owned);
     unownedRecords.push(...unowned);
   }
-  return { loadBalancers: lbs, targetGroups: tgs, dbInstances: dbs, records, unownedRecords };
+  return {
+    loadBalancers: lbs,
+    targetGroups: tgs,
+    dbInstances: dbs,
+    records,
+    unownedRecords,
+    listenerCertificates: certificates,
+    ...(sgs !== undefined ? { securityGroups: sgs } : {}),
+    ...(associations !== undefined ? { webAclAssociations: associations } : {}),
+  };
 }
 
 /** Every listener and rule ARN of the given load balancers, to ask about again after they were deleted. Pure. */

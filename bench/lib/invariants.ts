@@ -20,6 +20,12 @@ export interface InventoryLoadBalancer {
 }
 
 /** A target group carrying a `skylift.dev/uid` tag. */
+/** Something Skylift owns that the leak invariant counts: an identifier and its owner. */
+export interface InventoryOwned {
+  readonly id: string;
+  readonly owner: OwnershipTags;
+}
+
 export interface InventoryTargetGroup {
   readonly arn: string;
   readonly name: string;
@@ -52,6 +58,15 @@ export interface InventoryUnownedRecord {
 
 /** Everything in AWS that carries Skylift's ownership marks. */
 export interface SkyliftInventory {
+  /**
+   * Security groups carrying a `skylift.dev/uid` tag (a MyIngress's managed group); absent when the
+   * inventory was taken without EC2.
+   */
+  readonly securityGroups?: readonly InventoryOwned[];
+  /** SNI (non-default) certificates on listeners of Skylift's load balancers, owned as the load balancer. */
+  readonly listenerCertificates?: readonly InventoryOwned[];
+  /** WAF web ACL associations of Skylift's load balancers, owned as the load balancer; absent without WAFv2. */
+  readonly webAclAssociations?: readonly InventoryOwned[];
   readonly loadBalancers: readonly InventoryLoadBalancer[];
   readonly targetGroups: readonly InventoryTargetGroup[];
   readonly dbInstances: readonly InventoryDbInstance[];
@@ -166,6 +181,13 @@ function ownedResources(inv: SkyliftInventory): Owned[] {
     ...inv.targetGroups.map((tg) => ({ what: 'target group', id: tg.name, owner: tg.owner })),
     ...inv.dbInstances.map((db) => ({ what: 'DB instance', id: db.identifier, owner: db.owner })),
     ...inv.records.map((r) => ({ what: `${r.type} record`, id: `${r.fqdn} (${r.zoneId})`, owner: r.owner })),
+    ...(inv.securityGroups ?? []).map((g) => ({ what: 'security group', id: g.id, owner: g.owner })),
+    ...(inv.listenerCertificates ?? []).map((c) => ({
+      what: 'listener certificate',
+      id: c.id,
+      owner: c.owner,
+    })),
+    ...(inv.webAclAssociations ?? []).map((a) => ({ what: 'web ACL association', id: a.id, owner: a.owner })),
   ];
 }
 

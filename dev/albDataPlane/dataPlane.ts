@@ -23,6 +23,8 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DescribeSecurityGroupsCommand, EC2Client, type SecurityGroup } from '@aws-sdk/client-ec2';
+import { admissionFor, admits, sameAdmission, type Admission } from './securityGroups.ts';
 import { realClock, type Clock, type TimerHandle } from '../../src/runtime/clock.ts';
 import type { FaultRule } from '../awsFaultProxy.ts';
 import { awsClientConfig, emulatorCredentials } from '../emulator.ts';
@@ -122,6 +124,8 @@ interface ListenerEntry {
   readonly port: number;
   readonly protocol: string;
   rules: ListenerRule[];
+  /** Who its load balancer's security groups let connect to this port. */
+  admission: Admission;
   readonly server: Server;
   readonly endpoint: Endpoint;
 }
@@ -141,6 +145,8 @@ export class AlbDataPlane {
     log: (line: string) => void;
   };
   private readonly clients: ElasticLoadBalancingV2Client[];
+  /** EC2 per account, same order as `clients`: the load balancers' security groups. */
+  private readonly ec2: EC2Client[];
   private readonly listeners = new Map<string, ListenerEntry>();
   private readonly groups = new Map<string, GroupEntry>();
   private syncs = 0;
@@ -162,13 +168,12 @@ export class AlbDataPlane {
       log: opts.log ?? (() => undefined),
     };
     const accounts = opts.accounts ?? [emulatorCredentials];
-    this.clients = accounts.map(
-      (a) =>
-        new ElasticLoadBalancingV2Client({
-          ...awsClientConfig(opts.endpoint),
-          credentials: { accessKeyId: a.accessKeyId, secretAccessKey: a.secretAccessKey },
-        }),
-    );
+    const config = (a: AccountCredentials) => ({
+      ...awsClientConfig(opts.endpoint),
+      credentials: { accessKeyId: a.accessKeyId, secretAccessKey: a.secretAccessKey },
+    });
+    this.clients = accounts.map((a) => new ElasticLoadBalancingV2Client(config(a)));
+    this.ec2 = accounts.map((a) => new EC2Client(config(a)));
   }
 
   /** Starts following the emulator; resolves after the first sync (listeners of existing load balancers served). */
@@ -235,6 +240,7 @@ export class AlbDataPlane {
     await Promise.all([...this.listeners.values()].map((l) => closeServer(l.server)));
     this.listeners.clear();
     for (const c of this.clients) c.destroy();
+    for (const c of this.ec2) c.destroy();
     for (const w of this.syncWaiters.splice(0)) w();
   }
 
@@ -261,7 +267,9 @@ export class AlbDataPlane {
     const seenListeners = new Set<string>();
     const seenGroups = new Set<string>();
     const usedGroups = new Set<string>();
-    for (const client of this.clients) {
+    for (const [i, client] of this.clients.entries()) {
+      const ec2 = this.ec2[i] as EC2Client;
+      let groups: SecurityGroup[] | undefined;
       const lbs = await pages<LoadBalancer>(async (marker) => {
         const o = await client.send(
           new DescribeLoadBalancersCommand({ ...(marker ? { Marker: marker } : {}) }),
@@ -299,7 +307,17 @@ export class AlbDataPlane {
             if (r.action.type === 'forward') for (const g of r.action.targetGroups) usedGroups.add(g.arn);
           const key = listenerKey(lbArn, l.Port);
           seenListeners.add(key);
-          await this.serveListener(key, lbArn, l.Port, l.Protocol, modelled);
+          const lbGroups = lb.SecurityGroups ?? [];
+          // The account's groups, read once per sync and only when a load balancer has any.
+          if (lbGroups.length > 0 && groups === undefined)
+            groups = await pages<SecurityGroup>(async (token) => {
+              const o = await ec2.send(
+                new DescribeSecurityGroupsCommand({ ...(token ? { NextToken: token } : {}) }),
+              );
+              return { items: o.SecurityGroups ?? [], next: o.NextToken };
+            });
+          const admission = admissionFor(lbGroups, groups ?? [], l.Port);
+          await this.serveListener(key, lbArn, l.Port, l.Protocol, modelled, admission);
         }
       }
       const tgs = await pages<TargetGroup>(async (marker) => {
@@ -333,10 +351,14 @@ export class AlbDataPlane {
     port: number,
     protocol: string,
     rules: ListenerRule[],
+    admission: Admission,
   ): Promise<void> {
     const existing = this.listeners.get(key);
     if (existing !== undefined) {
       existing.rules = rules;
+      if (!sameAdmission(existing.admission, admission))
+        this.opts.log(`alb data plane: listener ${key} admits ${describeAdmission(admission)}`);
+      existing.admission = admission;
       return;
     }
     const server = createServer();
@@ -347,13 +369,18 @@ export class AlbDataPlane {
       });
     });
     const endpoint = { host: this.opts.host, port: (server.address() as AddressInfo).port };
-    const entry: ListenerEntry = { key, loadBalancerArn, port, protocol, rules, server, endpoint };
+    const entry: ListenerEntry = { key, loadBalancerArn, port, protocol, rules, admission, server, endpoint };
+    // A client the security groups do not let in never gets a connection: AWS drops its SYN; here
+    // the accepted socket is closed at once, so the client sees the connection fail.
+    server.on('connection', (socket) => {
+      if (!admits(entry.admission, socket.remoteAddress ?? '')) socket.destroy();
+    });
     server.on('request', (req, res) => {
       this.handle(entry, req, res);
     });
     this.listeners.set(key, entry);
     this.opts.log(
-      `alb data plane: ${protocol} listener ${port} of ${loadBalancerArn} on ${endpoint.host}:${endpoint.port}`,
+      `alb data plane: ${protocol} listener ${port} of ${loadBalancerArn} on ${endpoint.host}:${endpoint.port}, admitting ${describeAdmission(admission)}`,
     );
   }
 
@@ -619,6 +646,10 @@ export class AlbDataPlane {
     });
     req.pipe(up);
   }
+}
+
+function describeAdmission(a: Admission): string {
+  return a.all ? 'everyone' : a.cidrs.length > 0 ? a.cidrs.join(', ') : 'no one';
 }
 
 function answer(res: ServerResponse, status: number, contentType: string, body: string): void {

@@ -8,6 +8,8 @@
 export interface CelRule {
   readonly rule: string;
   readonly message: string;
+  /** A CEL expression computing the message (the apiserver falls back to `message` if it fails). */
+  readonly messageExpression?: string;
   readonly reason?:
     'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
   readonly fieldPath?: string;

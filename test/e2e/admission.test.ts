@@ -41,6 +41,9 @@ let nsB: string;
 let nsSandbox: string;
 /** Selected by no policy. */
 let nsOther: string;
+/** Selected by name by a policy limiting what managed security groups let in. */
+let nsC: string;
+let byCidrs: string;
 let suffix: string;
 let byName: string;
 let byLabel: string;
@@ -160,6 +163,7 @@ beforeAll(async () => {
   nsB = await newNamespace(client, 'adm-b');
   nsSandbox = await newNamespace(client, 'adm-sandbox');
   nsOther = await newNamespace(client, 'adm-other');
+  nsC = await newNamespace(client, 'adm-c');
   const team = `b-${suffix}`;
   for (const [ns, labels] of [
     [nsB, [`skylift.test/team=${team}`]],
@@ -170,7 +174,12 @@ beforeAll(async () => {
   }
   byName = `admission-names-${suffix}`;
   byLabel = `admission-labels-${suffix}`;
+  byCidrs = `admission-cidrs-${suffix}`;
   for (const p of [
+    teamPolicy(byCidrs, {
+      namespaces: { names: [nsC] },
+      guardrails: { loadBalancers: { securityGroups: { ids: ['sg-0a1'] }, inboundCIDRs: ['10.0.0.0/8'] } },
+    }),
     teamPolicy(byName, { namespaces: { names: [nsA] }, guardrails: guardrailsA }),
     teamPolicy(byLabel, {
       namespaces: {
@@ -261,6 +270,7 @@ afterAll(async () => {
     nsB,
     nsSandbox,
     nsOther,
+    nsC,
     '--ignore-not-found',
     '--wait=false',
   ]);
@@ -413,7 +423,7 @@ describe('MyIngress', () => {
     await expectRefused(
       nsA,
       ingress('no-groups', { securityGroups: undefined }),
-      `TeamPolicy ${byName} forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use; set spec.securityGroups to allowed groups (sg-0a1)`,
+      `TeamPolicy ${byName} forbids spec.securityGroups: a load balancer without spec.securityGroups gets a security group Skylift manages, and this namespace’s TeamPolicy limits security groups without saying which CIDRs a managed one may let in (loadBalancers.inboundCIDRs); set spec.securityGroups to allowed groups (sg-0a1), or ask the platform team to set spec.guardrails.loadBalancers.inboundCIDRs`,
     );
     await expectRefused(
       nsA,
@@ -450,8 +460,29 @@ describe('MyIngress', () => {
     await expectRefused(
       nsB,
       ingress('no-groups', { securityGroups: undefined }),
-      `TeamPolicy ${byLabel} forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use; set spec.securityGroups to allowed groups (tagged team=b)`,
+      `TeamPolicy ${byLabel} forbids spec.securityGroups: a load balancer without spec.securityGroups gets a security group Skylift manages, and this namespace’s TeamPolicy limits security groups without saying which CIDRs a managed one may let in (loadBalancers.inboundCIDRs); set spec.securityGroups to allowed groups (tagged team=b), or ask the platform team to set spec.guardrails.loadBalancers.inboundCIDRs`,
     );
+  });
+
+  it('refuses a managed security group letting in CIDRs outside the policy’s inboundCIDRs, and admits one within', async () => {
+    const fix =
+      '; set spec.inboundCIDRs to CIDRs within those, or ask the platform team to allow it in spec.guardrails.loadBalancers.inboundCIDRs';
+    await expectRefused(
+      nsC,
+      ingress('open', { scheme: 'internet-facing', securityGroups: undefined }),
+      `TeamPolicy ${byCidrs} forbids spec.inboundCIDRs: without spec.inboundCIDRs the managed security group lets in 0.0.0.0/0 (anywhere: the default for internet-facing), which is not within the CIDRs this namespace’s load balancers may let in (10.0.0.0/8)${fix}`,
+    );
+    await expectRefused(
+      nsC,
+      ingress('wide', { securityGroups: undefined, inboundCIDRs: ['10.1.0.0/16', '192.0.2.0/24'] }),
+      `TeamPolicy ${byCidrs} forbids spec.inboundCIDRs: 192.0.2.0/24 is not within the CIDRs this namespace’s load balancers may let in (10.0.0.0/8)${fix}`,
+    );
+    await expectAdmitted(
+      nsC,
+      ingress('narrow', { securityGroups: undefined, inboundCIDRs: ['10.1.0.0/16'] }),
+    );
+    // The internal default (the VPC's CIDRs) needs EC2: decided by the reconcile.
+    await expectAdmitted(nsC, ingress('vpc', { securityGroups: undefined }));
   });
 
   it('refuses an internet-facing load balancer without a web ACL it keeps, and a web ACL not allowed (spec.waf)', async () => {

@@ -294,7 +294,7 @@ const attacks: readonly Attack[] = [
       `TeamPolicy ${attacker}-payments forbids spec.listeners[0].certificateArn: certificate ${victimCertificate} is not among the certificates this namespace may use (arn:aws:acm:us-east-1:222233334444:certificate/*; tagged team=${attacker}); use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates`,
   },
   {
-    what: 'a load balancer in the VPC’s default security group where groups are limited',
+    what: 'a load balancer in a managed security group where groups are limited and inbound CIDRs are not',
     kind: 'MyIngress',
     spec: () => ({
       subnetSelector: { tags: { 'kubernetes.io/role/elb': '1' } },
@@ -303,7 +303,7 @@ const attacks: readonly Attack[] = [
     }),
     reason: 'Forbidden',
     message: () =>
-      `TeamPolicy ${attacker}-payments forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use; set spec.securityGroups to allowed groups (tagged team=${attacker})`,
+      `TeamPolicy ${attacker}-payments forbids spec.securityGroups: a load balancer without spec.securityGroups gets a security group Skylift manages, and this namespace’s TeamPolicy limits security groups without saying which CIDRs a managed one may let in (loadBalancers.inboundCIDRs); set spec.securityGroups to allowed groups (tagged team=${attacker}), or ask the platform team to set spec.guardrails.loadBalancers.inboundCIDRs`,
   },
   {
     what: 'restoring another team’s snapshot (their data)',

@@ -10,6 +10,7 @@ import {
   CreateSubnetCommand,
   CreateTagsCommand,
   CreateVpcCommand,
+  DescribeSecurityGroupsCommand,
   EC2Client,
 } from '@aws-sdk/client-ec2';
 import {
@@ -56,6 +57,7 @@ import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
 let admin: KubeClient;
 let elb: ElasticLoadBalancingV2Client;
+let ec2: EC2Client;
 let controller: RunningController;
 let ns: string;
 /** Subnets: two for the spec, two more that only the selector's tag matches. */
@@ -187,6 +189,21 @@ const probe = (
   ...steps: [Record<string, unknown>, unknown][]
 ): FieldProbe => ({ field, before, steps: steps.map(([patch, aws]) => ({ patch, aws })), read });
 
+/** The CIDRs the load balancer's managed security group (the one carrying Skylift's tags) lets in. */
+const managedInbound = async (): Promise<string[]> => {
+  const ids = (await loadBalancer()).SecurityGroups ?? [];
+  if (ids.length === 0) return [];
+  const out = await ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: ids }));
+  const managed = (out.SecurityGroups ?? []).filter((g) => g.Tags?.some((t) => t.Key === 'skylift.dev/uid'));
+  return [
+    ...new Set(
+      managed.flatMap((g) =>
+        (g.IpPermissions ?? []).flatMap((p) => (p.IpRanges ?? []).map((r) => r.CidrIp ?? '')),
+      ),
+    ),
+  ].sort();
+};
+
 const lbSubnets = async (): Promise<string[]> =>
   ((await loadBalancer()).AvailabilityZones ?? []).map((z) => z.SubnetId ?? '').sort();
 
@@ -211,6 +228,14 @@ const probes = (): FieldProbe[] => [
     [groups[0]],
     [{ securityGroups: groups }, [...groups].sort()],
     [{ securityGroups: [groups[0]] }, [groups[0]]],
+  ),
+  probe(
+    'inboundCIDRs',
+    managedInbound,
+    [],
+    [{ securityGroups: null, inboundCIDRs: ['10.0.0.0/8'] }, ['10.0.0.0/8']],
+    [{ inboundCIDRs: ['203.0.113.0/24', '198.51.100.0/24'] }, ['198.51.100.0/24', '203.0.113.0/24']],
+    [{ securityGroups: [groups[0]], inboundCIDRs: null }, []],
   ),
   probe(
     'ipAddressType',
@@ -479,7 +504,7 @@ beforeAll(async () => {
   await installCrds(admin);
   const direct = awsClientConfig(stackInfo().awsEndpoint);
   elb = new ElasticLoadBalancingV2Client(direct);
-  const ec2 = new EC2Client(direct);
+  ec2 = new EC2Client(direct);
   const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.40.0.0/16' }));
   const vpcId = vpc.Vpc?.VpcId ?? '';
   subnets = [];

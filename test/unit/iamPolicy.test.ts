@@ -135,6 +135,10 @@ function primaryResource(action: string): string {
       return 'arn:aws:elasticloadbalancing:us-east-1:111122223333:loadbalancer/app/shop/0123456789abcdef';
     case 'wafv2':
       return 'arn:aws:wafv2:us-east-1:111122223333:regional/webacl/shop/0123-4567';
+    case 'ec2':
+      return /SecurityGroup(Ingress|Egress)?$/.test(op) && !op.startsWith('Describe')
+        ? 'arn:aws:ec2:us-east-1:111122223333:security-group/sg-0123'
+        : `arn:aws:ec2:us-east-1:111122223333:subnet/subnet-0123`;
     default:
       return `arn:aws:${service ?? ''}:us-east-1:111122223333:subnet/subnet-0123`;
   }
@@ -276,6 +280,35 @@ describe('deploy/iam/policy.json', () => {
     for (const st of extra.Statement) expect(list(st.Action), st.Sid).toEqual([tag]);
   });
 
+  it('creates security groups only with ownership request tags, and changes or deletes only groups carrying Skylift’s tags', () => {
+    const group = 'arn:aws:ec2:us-east-1:111122223333:security-group/sg-0a1';
+    expect(allowed('ec2:CreateSecurityGroup', { 'aws:RequestTag/skylift.dev/cluster': 'prod' }, group)).toBe(
+      true,
+    );
+    expect(allowed('ec2:CreateSecurityGroup', {}, group), 'an untagged group').toBe(false);
+    for (const op of [
+      'AuthorizeSecurityGroupIngress',
+      'AuthorizeSecurityGroupEgress',
+      'RevokeSecurityGroupIngress',
+      'RevokeSecurityGroupEgress',
+      'DeleteSecurityGroup',
+    ]) {
+      expect(allowed(`ec2:${op}`, { 'aws:ResourceTag/skylift.dev/cluster': 'prod' }, group), op).toBe(true);
+      expect(allowed(`ec2:${op}`, {}, group), `${op} on a group Skylift does not own`).toBe(false);
+    }
+    expect(
+      allowed(
+        'ec2:CreateTags',
+        { 'ec2:CreateAction': 'CreateSecurityGroup', 'aws:RequestTag/skylift.dev/cluster': 'p' },
+        group,
+      ),
+    ).toBe(true);
+    expect(
+      allowed('ec2:CreateTags', { 'aws:RequestTag/skylift.dev/cluster': 'p' }, group),
+      'tagging later',
+    ).toBe(false);
+  });
+
   it('lets WAF associate a web ACL only with load balancers carrying Skylift’s tags (elasticloadbalancing:SetWebACL)', () => {
     const setWebAcl = 'elasticloadbalancing:SetWebACL';
     expect(allowed(setWebAcl, { 'aws:ResourceTag/skylift.dev/cluster': 'prod' })).toBe(true);
@@ -294,6 +327,8 @@ describe('deploy/iam/policy.json', () => {
       // balancer (https://docs.aws.amazon.com/waf/latest/developerguide/security-iam-awsmanpol.html):
       // granted on Skylift's own load balancers only.
       'elasticloadbalancing:SetWebACL',
+      // Tag-on-create of the managed security group (CreateSecurityGroup's TagSpecifications).
+      'ec2:CreateTags',
     ]);
     for (const s of policy.Statement) {
       for (const action of list(s.Action)) {

@@ -212,6 +212,28 @@ describe('checkInvariants', () => {
       detail: /which no custom resource has/,
     },
     {
+      reason: 'a managed security group left behind by a forgotten MyIngress',
+      inventory: { securityGroups: [{ id: 'sg-0old (sky-9-app-old)', owner: owner('old', 'uid-old') }] },
+      expected: 'no-leaks',
+      detail: /tagged owner app\/old uid uid-old, which no custom resource has/,
+    },
+    {
+      reason: 'an SNI certificate on a listener of a forgotten MyIngress’s load balancer',
+      inventory: {
+        listenerCertificates: [{ id: 'arn:acm/x on sky-9-app-old:443', owner: owner('old', 'uid-old') }],
+      },
+      expected: 'no-leaks',
+      detail: /which no custom resource has/,
+    },
+    {
+      reason: 'a web ACL association of a forgotten MyIngress’s load balancer',
+      inventory: {
+        webAclAssociations: [{ id: 'shop-acl on sky-9-app-old', owner: owner('old', 'uid-old') }],
+      },
+      expected: 'no-leaks',
+      detail: /which no custom resource has/,
+    },
+    {
       reason: 'a record without ownership TXT in a Skylift-only zone',
       inventory: { unownedRecords: [{ zoneId: 'Z1', fqdn: 'stray.a.test.', type: 'A' }] },
       expected: 'no-leaks',

@@ -31,6 +31,10 @@ const tags: Record<string, Record<string, string>> = {
 };
 const calls: string[] = [];
 const ec2: GuardLookups = {
+  vpcCidrs: (subnets) => {
+    calls.push(`vpc of ${subnets.join(',')}`);
+    return Promise.resolve({ cidrs: ['10.20.0.0/16'], ipv6Cidrs: [] });
+  },
   subnetTags: (ids) => {
     calls.push(`subnets ${ids.join(',')}`);
     return Promise.resolve(new Map(ids.map((id) => [id, tags[id] ?? {}])));
@@ -141,8 +145,66 @@ describe('MyIngress guardrails', () => {
       /forbids spec.securityGroups: sg-22 is not among the security groups this namespace may use \(tagged team=search\)/,
     );
     expect(await lbRefusal({ securityGroups: { ids: ['sg-11'] } }, ingress({}, ['securityGroups']))).toMatch(
-      /forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group/,
+      /forbids spec.securityGroups: a load balancer without spec.securityGroups gets a security group Skylift manages, and this namespace’s TeamPolicy limits security groups without saying which CIDRs a managed one may let in/,
     );
+    // Saying which CIDRs a managed group may open lets one be managed.
+    expect(
+      await lbRefusal(
+        { securityGroups: { ids: ['sg-11'] }, inboundCIDRs: ['0.0.0.0/0'] },
+        ingress({}, ['securityGroups']),
+      ),
+    ).toBeUndefined();
+  });
+  it.each([
+    {
+      reason: 'a CIDR within an allowed one',
+      allowed: ['10.0.0.0/8'],
+      over: { scheme: 'internal' as const, inboundCIDRs: ['10.1.0.0/16'] },
+      refused: undefined,
+    },
+    {
+      reason: 'a CIDR wider than the allowed one',
+      allowed: ['10.0.0.0/8'],
+      over: { scheme: 'internal' as const, inboundCIDRs: ['10.1.0.0/16', '0.0.0.0/0'] },
+      refused:
+        /^TeamPolicy search forbids spec.inboundCIDRs: 0.0.0.0\/0 is not within the CIDRs this namespace’s load balancers may let in \(10.0.0.0\/8\); set spec.inboundCIDRs to CIDRs within those/,
+    },
+    {
+      reason: 'the internet-facing default (anywhere) where only the private network is allowed',
+      allowed: ['10.0.0.0/8'],
+      over: { scheme: 'internet-facing' as const },
+      refused:
+        /forbids spec.inboundCIDRs: without spec.inboundCIDRs the managed security group lets in 0.0.0.0\/0 \(anywhere: the default for internet-facing\)/,
+    },
+    {
+      reason: 'the internal default (the VPC’s CIDR, from EC2) within the allowed one',
+      allowed: ['10.0.0.0/8'],
+      over: { scheme: 'internal' as const },
+      refused: undefined,
+    },
+    {
+      reason: 'the internal default outside the allowed one',
+      allowed: ['192.168.0.0/16'],
+      over: { scheme: 'internal' as const },
+      refused: /lets in 10.20.0.0\/16 \(the VPC’s CIDR\)/,
+    },
+    {
+      reason: 'an IPv6 CIDR against IPv4 allowances only',
+      allowed: ['0.0.0.0/0'],
+      over: { ipAddressType: 'dualstack' as const, inboundCIDRs: ['2001:db8::/32'] },
+      refused: /2001:db8::\/32 is not within/,
+    },
+    {
+      reason: 'explicit groups (limited by securityGroups, not inboundCIDRs)',
+      allowed: ['10.0.0.0/8'],
+      over: { securityGroups: ['sg-11'] },
+      refused: undefined,
+    },
+  ])('inboundCIDRs: $reason', async ({ allowed, over, refused }) => {
+    const spec = ingress(over, 'securityGroups' in over ? [] : ['securityGroups']);
+    const got = await lbRefusal({ inboundCIDRs: allowed }, spec);
+    if (refused === undefined) expect(got).toBeUndefined();
+    else expect(got).toMatch(refused);
   });
   it.each([
     {

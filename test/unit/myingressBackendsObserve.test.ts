@@ -25,6 +25,7 @@ import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/d
 import type { ReconcileContext } from '../../src/runtime/adapter.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { TargetHealthBoard } from '../../src/kinds/myingress/targetHealthBoard.ts';
+import { managedGroupId, mockManagedGroup } from '../support/managedGroupMock.ts';
 
 const elb = mockClient(ElasticLoadBalancingV2Client);
 const lbArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/sky-1-shop-shop/1';
@@ -81,7 +82,8 @@ function adapter(caches: Caches): MyIngressAdapter {
   return new MyIngressAdapter({
     elbv2: client,
     elbv2Create: client,
-    ec2: () => Promise.reject(new Error('these looks never ask EC2')),
+    // The managed security group is read (EC2) at full looks; these tests count ELBv2's calls.
+    ec2: mockManagedGroup(ctx.ownership).ec2,
     wafv2: () => Promise.reject(new Error('these looks never ask WAFv2')),
     certificates: {
       region: 'us-east-1',
@@ -120,6 +122,7 @@ beforeEach(() => {
     LoadBalancers: [
       {
         LoadBalancerArn: lbArn,
+        SecurityGroups: [managedGroupId],
         AvailabilityZones: [{ SubnetId: 'subnet-1' }, { SubnetId: 'subnet-2' }],
         State: { Code: 'active' },
         DNSName: 'shop.elb',

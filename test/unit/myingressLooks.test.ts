@@ -37,6 +37,7 @@ import type { ExistingObservation, Observation, ReconcileContext } from '../../s
 import { realClock } from '../../src/runtime/clock.ts';
 import { FakeClock } from '../support/fakeClock.ts';
 import { TargetHealthBoard } from '../../src/kinds/myingress/targetHealthBoard.ts';
+import { managedGroupId, mockManagedGroup } from '../support/managedGroupMock.ts';
 
 const elb = mockClient(ElasticLoadBalancingV2Client);
 const lbArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/sky-1-shop-shop/1';
@@ -104,7 +105,8 @@ function adapter(): MyIngressAdapter {
   return new MyIngressAdapter({
     elbv2: client,
     elbv2Create: client,
-    ec2: () => Promise.reject(new Error('these looks never ask EC2')),
+    // The managed security group is read (EC2) at full looks; these tests count ELBv2's calls.
+    ec2: mockManagedGroup(ctx.ownership).ec2,
     wafv2: () => Promise.reject(new Error('these looks never ask WAFv2')),
     certificates: {
       region: 'us-east-1',
@@ -161,6 +163,7 @@ beforeEach(() => {
     LoadBalancers: [
       {
         LoadBalancerArn: lbArn,
+        SecurityGroups: [managedGroupId],
         AvailabilityZones: [{ SubnetId: 'subnet-1' }, { SubnetId: 'subnet-2' }],
         LoadBalancerName: loadBalancerName('shop', 'shop', 'uid-1'),
         State: { Code: 'active' },

@@ -147,6 +147,7 @@ function withAwsClients(body: string): string[] {
     describe: own('src/providers/elbv2/describeBatcher.ts'),
     guardrails: own('src/kinds/myingress/guardrails.ts'),
     webAcl: own('src/kinds/myingress/webAcl.ts'),
+    securityGroup: own('src/kinds/myingress/securityGroup.ts'),
   };
   return [
     '--input-type=module',
@@ -160,6 +161,7 @@ function withAwsClients(body: string): string[] {
     const { LoadBalancerDescriber, TagDescriber } = await import(${JSON.stringify(imports.describe)});
     const { checkMyIngress, guardLookups } = await import(${JSON.stringify(imports.guardrails)});
     const { WebAcls, wafv2Of } = await import(${JSON.stringify(imports.webAcl)});
+    const { SecurityGroups } = await import(${JSON.stringify(imports.securityGroup)});
     const clientOptions = {
       clock: realClock,
       metrics: new Metrics(),
@@ -204,15 +206,27 @@ describe('the AWS SDKs loaded on first use (EC2, ACM, STS, WAFv2)', () => {
       loads: [],
     },
     {
-      reason: 'a MyIngress created in listed subnets needs no EC2',
-      body: `await settle(loadBalancers.create(ingress({ subnets: ${subnets} }), ctx, 'web', []));`,
+      reason: 'a MyIngress load balancer created in listed subnets and given groups needs no EC2',
+      body: `await settle(loadBalancers.create(ingress({ subnets: ${subnets} }), ctx, 'web', [], { subnets: ${subnets}, securityGroups: ['sg-0a'] }));`,
       says: /^failed: create load balancer web/,
       loads: [],
     },
     {
       reason: 'a MyIngress created by subnetSelector finds its subnets in EC2',
-      body: "await settle(loadBalancers.create(ingress({ subnetSelector: { tags: { tier: 'web' } } }), ctx, 'web', []));",
+      body: "await settle(loadBalancers.subnets(ingress({ subnetSelector: { tags: { tier: 'web' } } })));",
       says: /^failed: find subnets by tag/,
+      loads: ['@aws-sdk/client-ec2'],
+    },
+    {
+      reason: 'the managed security group part, built and unused (spec.securityGroups given), loads no EC2',
+      body: "new SecurityGroups({ elbv2, ec2: () => aws.ec2(), pollMs: 1000 }); console.log('ok');",
+      says: /^ok$/,
+      loads: [],
+    },
+    {
+      reason: 'looking for the managed security group asks EC2',
+      body: `await settle(new SecurityGroups({ elbv2, ec2: () => aws.ec2(), pollMs: 1000 }).find(ingress({ subnets: ${subnets} })));`,
+      says: /^failed: find the managed security group/,
       loads: ['@aws-sdk/client-ec2'],
     },
     {

@@ -49,6 +49,8 @@ import { Teardown } from './teardown.ts';
 import { ReadinessGates } from './readinessGates.ts';
 import { TargetGroups } from './targetGroups.ts';
 import { WebAcls } from './webAcl.ts';
+import { SecurityGroups } from './securityGroup.ts';
+import { managedGroupKept, wantedRules, type ManagedGroupLook } from './securityGroupPlan.ts';
 
 export type { MyIngressField } from './delta.ts';
 export type { MyIngressDetails } from './observation.ts';
@@ -73,6 +75,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   private readonly targetGroups: TargetGroups;
   private readonly webAcls: WebAcls;
   private readonly gates: ReadinessGates;
+  private readonly securityGroups: SecurityGroups;
   private readonly teardown: Teardown;
   private readonly memory: IngressMemory;
   private readonly looks: Looks;
@@ -84,7 +87,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     this.targetGroups = new TargetGroups(deps);
     this.webAcls = new WebAcls(deps);
     this.gates = new ReadinessGates(deps, this.targetGroups);
-    this.teardown = new Teardown(deps, this.targetGroups);
+    this.securityGroups = new SecurityGroups(deps);
+    this.teardown = new Teardown(deps, this.targetGroups, this.securityGroups);
     this.memory = new IngressMemory(deps.fullCheckMs);
     this.looks = new Looks(
       deps,
@@ -93,6 +97,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         listeners: this.listeners,
         targetGroups: this.targetGroups,
         webAcls: this.webAcls,
+        securityGroups: this.securityGroups,
       },
       this.memory,
     );
@@ -136,7 +141,24 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   async create(mr: MyIngress, ctx: ReconcileContext): Promise<Created> {
     const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, ctx.ownership.uid);
     const tags = ownedTagList(mr.spec.tags, ctx.ownership);
-    const { lb, answered } = await this.loadBalancers.create(mr, ctx, name, tags);
+    const subnets = await this.loadBalancers.subnets(mr);
+    // The managed security group first, with its rules: the load balancer is created in it, never
+    // in the VPC's default group. Found again by name if an earlier create got this far.
+    let securityGroup: ManagedGroupLook | undefined;
+    if (managedGroupKept(mr.spec)) {
+      const vpc = await this.securityGroups.networkOfSubnets(subnets);
+      const group = await this.securityGroups.ensure(
+        mr,
+        ctx.ownership,
+        vpc,
+        wantedRules(mr.spec, vpc, this.targetGroups.targetPorts(mr)),
+      );
+      securityGroup = { group, vpc };
+    }
+    const { lb, answered } = await this.loadBalancers.create(mr, ctx, name, tags, {
+      subnets,
+      securityGroups: securityGroup?.group !== undefined ? [securityGroup.group.id] : mr.spec.securityGroups,
+    });
     // Just created by this process: it has no children yet, which the next look need not ask AWS.
     if (answered && lb?.LoadBalancerArn !== undefined) {
       const now = ctx.clock.now();
@@ -149,7 +171,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
           specKey: specKey(applied),
           knownSince: now,
           origin: 'created',
-          children: newLoadBalancerChildren(tagMap(tags), ctx.ownership),
+          children: newLoadBalancerChildren(tagMap(tags), ctx.ownership, securityGroup),
         },
         now,
       );
@@ -160,6 +182,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         dnsName: lb?.DNSName,
         canonicalHostedZoneId: lb?.CanonicalHostedZoneId,
         state: lb?.State?.Code,
+        ...(securityGroup?.group !== undefined ? { managedSecurityGroup: securityGroup.group.id } : {}),
       },
       description: `created load balancer ${name}`,
     };
@@ -180,7 +203,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     await this.loadBalancers.tagOwnership(u, observed.ownership);
     await this.loadBalancers.syncUserTags(u, observed.ownership, observed.delta, d.tags);
     await this.loadBalancers.syncIpAddressType(u);
-    await this.loadBalancers.syncSecurityGroups(u);
+    await this.securityGroups.sync(u, d.securityGroup, d.egressPorts);
     await this.loadBalancers.syncSubnets(u, d.selectedSubnets);
     await this.loadBalancers.syncAttributes(u, d.attributes);
     // The web ACL after the tags: its record is a tag the user-tag step leaves alone.
@@ -199,6 +222,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     await this.listeners.deleteUnwanted(u, d.listeners);
     // Target groups no longer referenced (recorded in status) go last.
     await this.targetGroups.deleteUnused(u, new Set(tgArns.values()), inherited);
+    // A managed group spec.securityGroups replaced, once detached (AWS may hold it a while yet).
+    await this.securityGroups.dropUnwanted(u, d.securityGroup);
     if (d.known !== undefined) {
       // Known as before, as the update left it; the next full look stays due when it was.
       this.memory.remember(
@@ -231,13 +256,22 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   ): Promise<Observation<MyIngressDetails, MyIngressField>> {
     if (mr.metadata.deletionTimestamp === undefined) return { exists: false };
     const leftovers = await this.targetGroups.owned(mr);
-    if (leftovers.length === 0) return { exists: false };
+    const group = await this.securityGroups.find(mr);
+    const sg = group?.ownership?.uid === ctx.ownership.uid ? group.id : undefined;
+    if (leftovers.length === 0 && sg === undefined) return { exists: false };
     return busyObservation({
       ownership: ctx.ownership,
       reason: Reason.Deleting,
-      message: `deleting ${leftovers.length} target group(s) left after the load balancer`,
+      message: `deleting ${[
+        ...(leftovers.length > 0 ? [`${leftovers.length} target group(s)`] : []),
+        ...(sg !== undefined ? [`security group ${sg}`] : []),
+      ].join(' and ')} left after the load balancer`,
       status: {},
-      details: { found: 'leftovers', leftoverTargetGroups: leftovers },
+      details: {
+        found: 'leftovers',
+        leftoverTargetGroups: leftovers,
+        ...(sg !== undefined ? { leftoverSecurityGroup: sg } : {}),
+      },
     });
   }
 
@@ -273,7 +307,17 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     const held = heldListeners(mr.spec, certificates);
     const applied: MyIngress = { ...mr, spec: appliedSpec(mr.spec, certificates) };
     const { observed, delta, known } = await this.looks.look(applied, ctx, lb, arn, held);
-    const { ownership, listeners, rules, targetGroups, attributes, tags, webAcl } = observed;
+    const {
+      ownership,
+      listeners,
+      rules,
+      targetGroups,
+      attributes,
+      tags,
+      webAcl,
+      securityGroup,
+      egressPorts,
+    } = observed;
     const { selectedSubnets, failure } = await this.selectSubnets(mr, lb, known);
     if (selectedSubnets !== undefined && !sameSet(subnetsOf(lb), selectedSubnets))
       delta.push({ field: 'subnets', change: 'subnets (spec.subnetSelector)' });
@@ -298,7 +342,15 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       delta,
       // A host without a certificate first: the listener waits for a person, as a backend would.
       ready: ingressReadiness(lbReady, certificatesReady(certificates) ?? backends.ready),
-      status: ingressStatus(baseStatus(lb, arn), listeners, rules, targetGroups),
+      status: ingressStatus(
+        {
+          ...baseStatus(lb, arn),
+          ...(securityGroup?.group !== undefined ? { managedSecurityGroup: securityGroup.group.id } : {}),
+        },
+        listeners,
+        rules,
+        targetGroups,
+      ),
       details: {
         found: 'loadBalancer',
         lb,
@@ -311,6 +363,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         ...(selectedSubnets !== undefined ? { selectedSubnets } : {}),
         ...(webAcl !== undefined ? { webAcl } : {}),
         ...(certificates !== undefined ? { certificates } : {}),
+        ...(securityGroup !== undefined ? { securityGroup } : {}),
+        egressPorts,
       },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
       ...(failure !== undefined ? { failure } : {}),
@@ -384,5 +438,6 @@ function baseStatus(lb: LoadBalancer, arn: string): Record<string, unknown> {
     dnsName: lb.DNSName,
     canonicalHostedZoneId: lb.CanonicalHostedZoneId,
     state: lb.State?.Code ?? 'provisioning',
+    securityGroups: lb.SecurityGroups ?? [],
   };
 }

@@ -99,6 +99,11 @@ export interface MyIngressSpec extends ManagedSpec {
   };
   tags?: Record<string, string>;
   waf?: WafSpec;
+  /**
+   * Who may connect to the listeners through the security group Skylift manages (only without
+   * securityGroups). Absent: anywhere for internet-facing, the VPC's CIDRs for internal.
+   */
+  inboundCIDRs?: string[];
 }
 
 export type MyIngress = ManagedObject<MyIngressSpec>;
@@ -175,6 +180,13 @@ const action = (what: string): Schema =>
     },
   );
 
+/**
+ * AWS's default quota of inbound (and, separately, outbound) rules per security group: "Inbound or
+ * outbound rules per security group", 60 (docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html#vpc-limits-security-groups).
+ * Each CIDR of each port range is one rule.
+ */
+export const maxRulesPerGroup = 60;
+
 const hostPattern =
   '^(\\*\\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$';
 
@@ -195,7 +207,7 @@ const spec: Schema = obj(
       { required: ['tags'] },
     ),
     securityGroups: arr(
-      'Security group IDs for the load balancer (default: the VPC default group).',
+      'Security group IDs for the load balancer, which Skylift sets but never changes. Absent: Skylift creates and manages one for the load balancer (ingress to the listener ports from inboundCIDRs, egress to the targets), and deletes it with the object or when groups are given here.',
       str('A security group ID.', { pattern: '^sg-[0-9a-f]+$' }),
       {
         maxItems: 5,
@@ -359,6 +371,20 @@ const spec: Schema = obj(
         ],
       },
     ),
+    inboundCIDRs: arr(
+      `Who may connect: the IPv4 (and, with ipAddressType dualstack, IPv6) CIDRs the security group Skylift manages lets in, on every listener port (one inbound rule per port and CIDR: listeners × CIDRs at most ${maxRulesPerGroup}, AWS’s default quota of inbound rules per security group). Absent: 0.0.0.0/0 (and ::/0 with dualstack) for internet-facing, the VPC’s CIDRs for internal. Not with securityGroups: groups you name are yours to configure.`,
+      str('A CIDR in canonical form, e.g. 203.0.113.0/24 or 2001:db8::/32.', {
+        maxLength: 43,
+        'x-kubernetes-validations': [
+          { rule: 'isCIDR(self)', message: 'must be a CIDR such as 203.0.113.0/24 or 2001:db8::/32' },
+          {
+            rule: '!isCIDR(self) || string(cidr(self).masked()) == self',
+            message: 'must be a network address in canonical form, e.g. 10.0.0.0/8 rather than 10.1.2.3/8',
+          },
+        ],
+      }),
+      { minItems: 1, maxItems: maxRulesPerGroup, 'x-kubernetes-list-type': 'set' },
+    ),
     ...managedSpecProperties,
   },
   {
@@ -374,9 +400,18 @@ const spec: Schema = obj(
         message: 'a rule’s listenerPort must be the port of one of the listeners',
       },
       {
-        rule: '!has(oldSelf.securityGroups) || has(self.securityGroups)',
+        rule: '!has(self.inboundCIDRs) || !has(self.securityGroups)',
         message:
-          'securityGroups cannot be removed once set: list the security groups the load balancer should have (the VPC’s default one, for AWS’s default)',
+          'inboundCIDRs configures the security group Skylift manages, which a load balancer with securityGroups does not get: remove inboundCIDRs and open the groups you name yourself, or remove securityGroups to have Skylift manage one',
+      },
+      {
+        rule: "!has(self.inboundCIDRs) || self.?ipAddressType.orValue('ipv4') == 'dualstack' || self.inboundCIDRs.all(c, !c.contains(':'))",
+        message:
+          'an IPv6 CIDR in inboundCIDRs needs ipAddressType dualstack (an ipv4 load balancer has no IPv6 address to reach)',
+      },
+      {
+        rule: `!has(self.inboundCIDRs) || size(self.listeners) * size(self.inboundCIDRs) <= ${maxRulesPerGroup}`,
+        message: `listeners × inboundCIDRs is more than ${maxRulesPerGroup} inbound rules (one per listener port and CIDR), AWS’s default quota per security group: use fewer or wider CIDRs, or fewer listeners`,
       },
     ],
   },
@@ -398,6 +433,13 @@ const status: Schema = obj('What Skylift observed in AWS.', {
       priority: int('Priority.'),
       arn: str('Rule ARN.'),
     }),
+  ),
+  securityGroups: arr(
+    'The load balancer’s security groups, as AWS reports them.',
+    str('A security group ID.'),
+  ),
+  managedSecurityGroup: str(
+    'The security group Skylift manages for this load balancer (absent with spec.securityGroups). Let it in on the target ports in the security group of the nodes or Pods behind the load balancer.',
   ),
   targetGroups: arr(
     'One target group per backend Service port, with the targets registered.',
@@ -437,7 +479,14 @@ export const myIngressFieldContract: FieldContract = {
   scheme: { fixed: 'AWS sets a load balancer’s scheme at create only' },
   subnets: { applied: 'SetSubnets' },
   subnetSelector: { applied: 'SetSubnets with the subnets its tags match (DescribeSubnets)' },
-  securityGroups: { applied: 'SetSecurityGroups (once set, cannot be removed: name the groups to use)' },
+  securityGroups: {
+    applied:
+      'SetSecurityGroups; given after create, the managed security group is detached and deleted (DeleteSecurityGroup); removed, a managed group is created (CreateSecurityGroup) and set',
+  },
+  inboundCIDRs: {
+    applied:
+      'AuthorizeSecurityGroupIngress and RevokeSecurityGroupIngress on the managed security group (only the rules that differ)',
+  },
   ipAddressType: { applied: 'SetIpAddressType' },
   'listeners[].port': { applied: listenerCall },
   'listeners[].protocol': { applied: listenerCall },

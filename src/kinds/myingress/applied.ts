@@ -5,6 +5,7 @@ import type { Listener, Rule, TargetGroup } from '@aws-sdk/client-elastic-load-b
 import { ownershipFromTags } from '../../apis/managed.ts';
 import type { Children, KnownTargetGroup } from './memory.ts';
 import type { WebAclSeen } from './webAclPlan.ts';
+import type { ManagedGroupLook } from './securityGroupPlan.ts';
 
 /**
  * A load balancer's children as one update changes them. Each step reports
@@ -20,6 +21,7 @@ export class AppliedChildren {
   private readonly targetGroups: Map<string, KnownTargetGroup>;
   private readonly attributes: Map<string, string>;
   private attachedWebAcl: WebAclSeen | undefined;
+  private managedGroup: ManagedGroupLook | undefined;
 
   constructor(from: Children) {
     this.tags = { ...from.tags };
@@ -31,6 +33,12 @@ export class AppliedChildren {
     this.targetGroups = new Map(from.targetGroups);
     this.attributes = new Map(from.attributes);
     this.attachedWebAcl = from.webAcl;
+    this.managedGroup = from.securityGroup;
+  }
+
+  /** The managed security group as an update left it (`group` undefined: deleted). */
+  securityGroup(look: ManagedGroupLook): void {
+    this.managedGroup = look;
   }
 
   /** The web ACL associated with (or, `arn` undefined, disassociated from) the load balancer. */
@@ -101,6 +109,7 @@ export class AppliedChildren {
       targetGroups: new Map(this.targetGroups),
       attributes: new Map(this.attributes),
       webAcl: this.attachedWebAcl,
+      securityGroup: this.managedGroup,
     };
   }
 }

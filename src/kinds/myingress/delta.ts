@@ -12,6 +12,7 @@ import {
   type DesiredTargetGroup,
 } from './desired.ts';
 import { wafAclTag, webAclDelta, webAclPlan, type WebAclSeen } from './webAclPlan.ts';
+import { securityGroupDelta, type ManagedGroupLook } from './securityGroupPlan.ts';
 
 /** What can differ between a load balancer (with its children) and its MyIngress. */
 export type MyIngressField =
@@ -23,6 +24,7 @@ export type MyIngressField =
   | 'rules'
   | 'attributes'
   | 'securityGroups'
+  | 'managedSecurityGroup'
   | 'subnets'
   | 'ipAddressType'
   | 'tags'
@@ -52,6 +54,10 @@ export interface ObservedLoadBalancer {
   readonly tags: Readonly<Record<string, string>>;
   /** The web ACL attached, when read (see webAclNeeded); undefined when not. */
   readonly webAcl?: WebAclSeen | undefined;
+  /** The managed security group, when read (see managedGroupLookNeeded); undefined when not. */
+  readonly securityGroup?: ManagedGroupLook | undefined;
+  /** The ports the targets listen on (the managed group's outbound rules); undefined: not known. */
+  readonly egressPorts?: readonly number[] | undefined;
 }
 
 /**
@@ -147,9 +153,7 @@ export function ingressDelta(
   const subnets = mr.spec.subnets;
   if (subnets !== undefined && !sameSet(subnetsOf(o.lb), subnets))
     delta.push({ field: 'subnets', change: 'subnets' });
-  const sg = mr.spec.securityGroups;
-  if (sg !== undefined && !sameSet(o.lb.SecurityGroups ?? [], sg))
-    delta.push({ field: 'securityGroups', change: 'security groups' });
+  delta.push(...securityGroupDelta(mr.spec, o.lb, o.securityGroup, o.egressPorts, ours));
   if ((mr.spec.ipAddressType ?? 'ipv4') !== (o.lb.IpAddressType ?? 'ipv4'))
     delta.push({ field: 'ipAddressType', change: 'ip address type' });
   if (hasUserTagChanges(userTagChanges(mr.spec.tags, o.tags))) delta.push({ field: 'tags', change: 'tags' });

@@ -14,6 +14,7 @@ import {
 import { forbidden } from '../../tenancy/connector.ts';
 import type { MyIngressSpec } from './api.ts';
 import { elbv2Call } from './elbv2.ts';
+import { cidrWithin, inboundCIDRs, managedGroupKept } from './securityGroupPlan.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { realClock } from '../../runtime/clock.ts';
@@ -35,6 +36,11 @@ export interface LoadBalancerGuardrails {
   endpointSliceManagers?: string[];
   accessLogBuckets?: string[];
   webAcls?: WebAclGuardrails;
+  /**
+   * The CIDRs the security group Skylift manages may let in: each of a MyIngress's inboundCIDRs (or
+   * the defaults: anywhere for internet-facing, the VPC's CIDRs for internal) must lie within one.
+   */
+  inboundCIDRs?: string[];
 }
 
 /** spec.guardrails.loadBalancers.webAcls. */
@@ -90,6 +96,16 @@ export const loadBalancerGuardrailSection: GuardrailSection = {
         ),
       },
     ),
+    inboundCIDRs: arr(
+      'The CIDRs the security group Skylift manages for a load balancer (a MyIngress without spec.securityGroups) may let in: each of spec.inboundCIDRs — or, without it, 0.0.0.0/0 (and ::/0 with dualstack) for internet-facing and the VPC’s CIDRs for internal — must lie within one of these, e.g. [10.0.0.0/8] keeps load balancers reachable from the private network only. Absent: any. With securityGroups set here, also what lets a MyIngress without spec.securityGroups have a managed group at all. Groups named in spec.securityGroups are limited by securityGroups, not by this.',
+      str('A CIDR, e.g. 10.0.0.0/8 or 0.0.0.0/0.', {
+        maxLength: 43,
+        'x-kubernetes-validations': [
+          { rule: 'isCIDR(self)', message: 'must be a CIDR such as 10.0.0.0/8 or 2001:db8::/32' },
+        ],
+      }),
+      { maxItems: 32 },
+    ),
     endpointSliceManagers: arr(
       'Other managers (the endpointslice.kubernetes.io/managed-by label) whose EndpointSlices may give a MyIngress its targets, besides Kubernetes’ EndpointSlice controller (always trusted), e.g. a mesh’s controller. Whoever can create such a slice can put any address behind the load balancer.',
       str('A managed-by value.', { minLength: 1, maxLength: 253 }),
@@ -126,6 +142,8 @@ export type TagLookup = (
 
 /** What {@link checkMyIngress} may look up in EC2 and ACM (reads only). */
 export interface GuardLookups {
+  /** The IPv4 and IPv6 CIDRs of the VPC the subnets are in. */
+  readonly vpcCidrs: (subnets: readonly string[]) => Promise<{ cidrs: string[]; ipv6Cidrs: string[] }>;
   readonly subnetTags: TagLookup;
   readonly securityGroupTags: TagLookup;
   /** The tags of one ACM certificate. */
@@ -171,15 +189,17 @@ export async function checkMyIngress(
   }
   if (g.webAcls !== undefined) checkWebAcl(policy, spec, g.webAcls);
   if (g.subnets !== undefined) await checkSubnets(policy, spec, g.subnets, lookups);
+  if (g.inboundCIDRs !== undefined && managedGroupKept(spec))
+    await checkInbound(policy, spec, g.inboundCIDRs, lookups);
   if (g.securityGroups !== undefined) {
     const allowed = g.securityGroups;
     const groups = spec.securityGroups ?? [];
-    if (groups.length === 0) {
+    if (groups.length === 0 && g.inboundCIDRs === undefined) {
       throw forbidden(
         policy,
         'spec.securityGroups',
-        'a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use',
-        `set spec.securityGroups to allowed groups (${describeIdsOrTags(allowed)})`,
+        unboundedManagedGroup,
+        `set spec.securityGroups to allowed groups (${describeIdsOrTags(allowed)}), or ask the platform team to set spec.guardrails.loadBalancers.inboundCIDRs`,
       );
     }
     const bad = await outside(groups, allowed, lookups.securityGroupTags);
@@ -234,6 +254,46 @@ export async function checkMyIngress(
       );
     }
   }
+}
+
+/** Why a managed group is refused where the policy limits security groups and not what they open. */
+const unboundedManagedGroup =
+  'a load balancer without spec.securityGroups gets a security group Skylift manages, and this namespace’s TeamPolicy limits security groups without saying which CIDRs a managed one may let in (loadBalancers.inboundCIDRs)';
+
+/** The CIDRs `allowed` lists, for messages. Pure. */
+function describeCidrs(allowed: readonly string[]): string {
+  return allowed.join(', ') || 'none';
+}
+
+/**
+ * spec.inboundCIDRs — or the defaults the managed group gets without it (anywhere for
+ * internet-facing; the VPC's CIDRs for internal, looked up in EC2) — each within an allowed CIDR.
+ */
+async function checkInbound(
+  policy: TeamPolicy,
+  spec: MyIngressSpec,
+  allowed: readonly string[],
+  lookups: GuardLookups,
+): Promise<void> {
+  const internal = (spec.scheme ?? 'internet-facing') === 'internal';
+  const vpc =
+    spec.inboundCIDRs === undefined && internal
+      ? await lookups.vpcCidrs(
+          spec.subnets ?? (await lookups.subnetsMatching(spec.subnetSelector?.tags ?? {})),
+        )
+      : { cidrs: [], ipv6Cidrs: [] };
+  const bad = inboundCIDRs(spec, vpc).find((c) => !allowed.some((a) => cidrWithin(c, a)));
+  if (bad === undefined) return;
+  const what =
+    spec.inboundCIDRs !== undefined
+      ? `${bad} is not within the CIDRs this namespace’s load balancers may let in (${describeCidrs(allowed)})`
+      : `without spec.inboundCIDRs the managed security group lets in ${bad} (${internal ? 'the VPC’s CIDR' : 'anywhere: the default for internet-facing'}), which is not within the CIDRs this namespace’s load balancers may let in (${describeCidrs(allowed)})`;
+  throw forbidden(
+    policy,
+    'spec.inboundCIDRs',
+    what,
+    'set spec.inboundCIDRs to CIDRs within those, or ask the platform team to allow it in spec.guardrails.loadBalancers.inboundCIDRs',
+  );
 }
 
 /** The ACLs `allowed` lists, for messages: joined, 'none' when empty, any when not listed. Pure. */
@@ -351,6 +411,24 @@ export function guardLookups(
         .map((i) => [i.id, Object.fromEntries((i.tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']))]),
     );
   return {
+    vpcCidrs: async (subnets) => {
+      const out = await elbv2Call('read the VPC of the subnets for the TeamPolicy check', async () => {
+        const client = await ec2();
+        const { DescribeSubnetsCommand, DescribeVpcsCommand } = await import('@aws-sdk/client-ec2');
+        const vpcId = (await client.send(new DescribeSubnetsCommand({ SubnetIds: [...subnets] })))
+          .Subnets?.[0]?.VpcId;
+        return vpcId !== undefined ? client.send(new DescribeVpcsCommand({ VpcIds: [vpcId] })) : { Vpcs: [] };
+      });
+      const vpc = out.Vpcs?.[0];
+      return {
+        cidrs: (vpc?.CidrBlockAssociationSet ?? []).flatMap((a) =>
+          a.CidrBlock !== undefined ? [a.CidrBlock] : [],
+        ),
+        ipv6Cidrs: (vpc?.Ipv6CidrBlockAssociationSet ?? []).flatMap((a) =>
+          a.Ipv6CidrBlock !== undefined ? [a.Ipv6CidrBlock] : [],
+        ),
+      };
+    },
     subnetTags: async (ids) => {
       const out = await elbv2Call('read subnet tags for the TeamPolicy check', async () => {
         const client = await ec2();
@@ -408,7 +486,9 @@ const celDescribe = (section: string): string => {
 /**
  * The load balancer guardrails at admission, for what the object alone decides: the scheme; subnets
  * and security groups listed by ID when the policy allows by ID only (tags need EC2: pass; a
- * subnetSelector needs EC2: pass); a missing spec.securityGroups; certificate ARNs when the policy
+ * subnetSelector needs EC2: pass); a missing spec.securityGroups where the policy limits groups and
+ * not inboundCIDRs; the managed group's inbound CIDRs (an internal one's default, the VPC's, needs
+ * EC2: pass); certificate ARNs when the policy
  * allows certificates by ARN only (by tag needs ACM: pass); a web ACL required on an
  * internet-facing load balancer, and the ACL named against those allowed. As {@link checkMyIngress}.
  */
@@ -450,6 +530,18 @@ export const myIngressAdmission: KindAdmission = {
     {
       name: 'allowedAcls',
       expression: `${LB}.?webAcls.?arns.hasValue() ? ${celJoinOrNone('variables.aclArns')} : 'any REGIONAL WAFv2 web ACL'`,
+    },
+    {
+      // The CIDRs the managed group lets in, when the object has one and it is decidable here:
+      // spec.inboundCIDRs, or anywhere for internet-facing; an internal default needs EC2 (pass).
+      name: 'cidrs',
+      expression:
+        "has(object.spec.securityGroups) || object.spec.?externalName.orValue('') != '' ? [] : has(object.spec.inboundCIDRs) ? object.spec.inboundCIDRs : variables.scheme == 'internet-facing' ? (object.spec.?ipAddressType.orValue('ipv4') == 'dualstack' ? ['0.0.0.0/0', '::/0'] : ['0.0.0.0/0']) : []",
+    },
+    { name: 'allowedCidrs', expression: `${LB}.?inboundCIDRs.orValue([])` },
+    {
+      name: 'badCidrs',
+      expression: `${LB}.?inboundCIDRs.hasValue() ? variables.cidrs.filter(c, !variables.allowedCidrs.exists(a, a.contains(':') == c.contains(':') && cidr(a).containsCIDR(cidr(c)))) : []`,
     },
     {
       name: 'badSni',
@@ -507,17 +599,27 @@ export const myIngressAdmission: KindAdmission = {
         'a TeamPolicy forbids spec.subnets: some subnets are not among the subnets this namespace may use',
     },
     {
-      expression: `!${LB}.?securityGroups.hasValue() || size(variables.groups) > 0`,
+      expression: `!${LB}.?securityGroups.hasValue() || size(variables.groups) > 0 || ${LB}.?inboundCIDRs.hasValue()`,
       messageExpression: forbidsMessage(
         'spec.securityGroups',
-        celString(
-          'a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use; set spec.securityGroups to allowed groups (',
-        ),
+        celString(`${unboundedManagedGroup}; set spec.securityGroups to allowed groups (`),
         'variables.allowedGroups',
-        "')'",
+        celString('), or ask the platform team to set spec.guardrails.loadBalancers.inboundCIDRs'),
+      ),
+      message: `a TeamPolicy forbids spec.securityGroups: ${unboundedManagedGroup}`,
+    },
+    {
+      expression: 'size(variables.badCidrs) == 0',
+      messageExpression: forbidsMessage(
+        'spec.inboundCIDRs',
+        `(has(object.spec.inboundCIDRs) ? variables.badCidrs[0] + ' is not within' : 'without spec.inboundCIDRs the managed security group lets in ' + variables.badCidrs[0] + ' (anywhere: the default for internet-facing), which is not within')`,
+        `' the CIDRs this namespace’s load balancers may let in (' + ${celJoinOrNone('variables.allowedCidrs')} + ')'`,
+        celString(
+          '; set spec.inboundCIDRs to CIDRs within those, or ask the platform team to allow it in spec.guardrails.loadBalancers.inboundCIDRs',
+        ),
       ),
       message:
-        'a TeamPolicy forbids spec.securityGroups: a load balancer without spec.securityGroups gets the VPC’s default security group, which is not among the groups this namespace may use',
+        'a TeamPolicy forbids spec.inboundCIDRs: the managed security group would let in CIDRs this namespace’s load balancers may not',
     },
     {
       expression: 'size(variables.badGroups) == 0',

@@ -8,7 +8,6 @@ import {
   DescribeLoadBalancersCommand,
   ModifyLoadBalancerAttributesCommand,
   SetIpAddressTypeCommand,
-  SetSecurityGroupsCommand,
   SetSubnetsCommand,
   type LoadBalancer,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
@@ -77,16 +76,17 @@ export class LoadBalancers {
    * `tags`; when the name is taken by this object's own load balancer (an
    * earlier answer was lost), returns that one. `answered`: the load balancer
    * is CreateLoadBalancer's own answer (not one found under the name, which
-   * may have children already). Safe to repeat; TerminalError when the subnet
-   * selector matches fewer than two subnets.
+   * may have children already). `placed`: its subnets ({@link subnets}) and security groups
+   * (undefined: AWS's default). Safe to repeat.
    */
   async create(
     mr: MyIngress,
     ctx: ReconcileContext,
     name: string,
     tags: { Key: string; Value: string }[],
+    placed: { readonly subnets: string[]; readonly securityGroups: readonly string[] | undefined },
   ): Promise<{ lb: LoadBalancer | undefined; answered: boolean }> {
-    const subnets = await this.subnets(mr);
+    const { subnets, securityGroups } = placed;
     return createOrFind<{ lb: LoadBalancer | undefined; answered: boolean }>({
       what: `create load balancer ${name}`,
       table: elbv2ErrorTable,
@@ -109,7 +109,7 @@ export class LoadBalancers {
               Scheme: mr.spec.scheme ?? 'internet-facing',
               IpAddressType: mr.spec.ipAddressType ?? 'ipv4',
               Subnets: subnets,
-              ...(mr.spec.securityGroups !== undefined ? { SecurityGroups: mr.spec.securityGroups } : {}),
+              ...(securityGroups !== undefined ? { SecurityGroups: [...securityGroups] } : {}),
               Tags: tags,
             }),
           )
@@ -166,16 +166,6 @@ export class LoadBalancers {
       this.d.elbv2.send(new SetIpAddressTypeCommand({ LoadBalancerArn: u.arn, IpAddressType: ipType })),
     );
     u.done.push(`ip address type ${ipType}`);
-  }
-
-  /** Sets the spec's security groups, if it names any. */
-  async syncSecurityGroups(u: IngressUpdate): Promise<void> {
-    const sg = u.mr.spec.securityGroups;
-    if (sg === undefined || sameSet(u.lb.SecurityGroups ?? [], sg)) return;
-    await elbv2Call('set security groups', () =>
-      this.d.elbv2.send(new SetSecurityGroupsCommand({ LoadBalancerArn: u.arn, SecurityGroups: sg })),
-    );
-    u.done.push('security groups');
   }
 
   /**

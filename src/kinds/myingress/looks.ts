@@ -23,6 +23,9 @@ import type { KnownChildren } from './observation.ts';
 import type { TargetGroups } from './targetGroups.ts';
 import type { WebAcls } from './webAcl.ts';
 import { webAclNeeded } from './webAclPlan.ts';
+import { assertOurs, type SecurityGroups } from './securityGroup.ts';
+import { managedGroupKept, managedGroupLookNeeded, type ManagedGroupLook } from './securityGroupPlan.ts';
+import { subnetsOf } from './delta.ts';
 
 /** A look at a live load balancer's children: what was seen, what differs from the spec, how it was known. */
 export interface Look {
@@ -37,6 +40,7 @@ interface LookParts {
   readonly listeners: Listeners;
   readonly targetGroups: TargetGroups;
   readonly webAcls: WebAcls;
+  readonly securityGroups: SecurityGroups;
 }
 
 /**
@@ -139,6 +143,8 @@ export class Looks {
       attributes: c.attributes,
       tags: c.tags,
       webAcl: c.webAcl,
+      securityGroup: c.securityGroup,
+      egressPorts: this.parts.targetGroups.targetPorts(mr),
     };
   }
 
@@ -191,6 +197,7 @@ export class Looks {
     const tags = tagged.get(arn) ?? {};
     const targetGroups = groups.map((t) => ({ ...t, tags: tagged.get(t.tg?.TargetGroupArn ?? '') }));
     const webAcl = webAclNeeded(mr.spec, tags) ? await this.parts.webAcls.attached(arn) : undefined;
+    const securityGroup = await this.managedGroup(mr, ctx, lb);
     return {
       ownership: ownershipFromTags(tags),
       lb,
@@ -200,6 +207,30 @@ export class Looks {
       attributes,
       tags,
       ...(webAcl !== undefined ? { webAcl } : {}),
+      ...(securityGroup !== undefined ? { securityGroup } : {}),
+      egressPorts: this.parts.targetGroups.targetPorts(mr),
     };
+  }
+
+  /**
+   * The managed security group, when a look needs it (managedGroupLookNeeded): the VPC
+   * (DescribeVpcs) and the group by its name (DescribeSecurityGroups). A group under that name
+   * that is not this object's is an OwnershipConflictError while Skylift should keep one, and
+   * ignored otherwise.
+   */
+  private async managedGroup(
+    mr: MyIngress,
+    ctx: ReconcileContext,
+    lb: LoadBalancer,
+  ): Promise<ManagedGroupLook | undefined> {
+    const recorded = mr.status?.managedSecurityGroup;
+    if (!managedGroupLookNeeded(mr.spec, lb, typeof recorded === 'string' ? recorded : undefined))
+      return undefined;
+    const sgs = this.parts.securityGroups;
+    const vpc =
+      lb.VpcId !== undefined ? await sgs.network(lb.VpcId) : await sgs.networkOfSubnets(subnetsOf(lb));
+    const group = await sgs.find(mr, vpc);
+    if (group !== undefined && managedGroupKept(mr.spec)) assertOurs(group, ctx.ownership);
+    return { group: group?.ownership?.uid === ctx.ownership.uid ? group : undefined, vpc };
   }
 }

@@ -7,6 +7,7 @@ import type { Listener, Rule, TargetGroup } from '@aws-sdk/client-elastic-load-b
 import type { OwnershipTags } from '../../apis/managed.ts';
 import type { MyIngressSpec } from './api.ts';
 import type { WebAclSeen } from './webAclPlan.ts';
+import type { ManagedGroupLook } from './securityGroupPlan.ts';
 
 /** How a record's children came to be known. */
 export type ChildrenOrigin =
@@ -46,6 +47,8 @@ export interface Children {
   readonly attributes: ReadonlyMap<string, string>;
   /** The web ACL attached, when it was read (only for spec.waf or Skylift's record: webAclNeeded). */
   readonly webAcl?: WebAclSeen | undefined;
+  /** The managed security group, when it was read (managedGroupLookNeeded). */
+  readonly securityGroup?: ManagedGroupLook | undefined;
 }
 
 /** What is remembered of one object's load balancer. */
@@ -64,6 +67,7 @@ export interface Remembered {
 export function newLoadBalancerChildren(
   tags: Readonly<Record<string, string>>,
   ownership: OwnershipTags,
+  securityGroup?: ManagedGroupLook,
 ): Children {
   return {
     ownership,
@@ -74,6 +78,7 @@ export function newLoadBalancerChildren(
     attributes: new Map(),
     // A new load balancer has no web ACL.
     webAcl: { arn: undefined },
+    securityGroup,
   };
 }
 
@@ -91,6 +96,7 @@ export function childrenOf(o: {
   }[];
   readonly attributes: ReadonlyMap<string, string>;
   readonly webAcl?: WebAclSeen | undefined;
+  readonly securityGroup?: ManagedGroupLook | undefined;
 }): Children {
   return {
     ownership: o.ownership,
@@ -102,6 +108,7 @@ export function childrenOf(o: {
     ),
     attributes: o.attributes,
     webAcl: o.webAcl,
+    securityGroup: o.securityGroup,
   };
 }
 

@@ -28,3 +28,11 @@ export function loadBalancerName(namespace: string, name: string, uid: string): 
 export function targetGroupName(uid: string, service: string, port: number): string {
   return fit(`sky-${hash(`${uid}/${service}/${port}`, 8)}-${slug(service)}-${port}`);
 }
+
+/**
+ * The deterministic name of the security group Skylift manages for a MyIngress's load balancer
+ * (unique per VPC; up to 255 characters, no `sg-` prefix, which AWS reserves). Pure.
+ */
+export function securityGroupName(namespace: string, name: string, uid: string): string {
+  return `sky-${hash(uid, 8)}-${slug(`${namespace}-${name}`)}`.slice(0, 255).replace(/-+$/, '');
+}

@@ -8,6 +8,7 @@ import type { ObservedTargetGroup } from './delta.ts';
 import type { ChildrenOrigin } from './memory.ts';
 import type { WebAclSeen } from './webAclPlan.ts';
 import type { CertificateResolution } from './certificateHosts.ts';
+import type { ManagedGroupLook } from './securityGroupPlan.ts';
 
 /** Ready reasons particular to MyIngress. */
 export const IngressReason = {
@@ -45,9 +46,18 @@ export type MyIngressDetails =
       readonly webAcl?: WebAclSeen | undefined;
       /** The certificates found for spec.listeners[].certificateHosts; undefined when none names hosts. */
       readonly certificates?: CertificateResolution | undefined;
+      /** The managed security group, when it was read (see managedGroupLookNeeded). */
+      readonly securityGroup?: ManagedGroupLook | undefined;
+      /** The ports the targets listen on, when known (the managed group's outbound rules). */
+      readonly egressPorts?: readonly number[] | undefined;
     }
-  /** Only target groups are left of a deleted object. */
-  | { readonly found: 'leftovers'; readonly leftoverTargetGroups: string[] };
+  /** Only target groups, or the managed security group, are left of a deleted object. */
+  | {
+      readonly found: 'leftovers';
+      readonly leftoverTargetGroups: string[];
+      /** The managed security group's ID, when it is left. */
+      readonly leftoverSecurityGroup?: string;
+    };
 
 /**
  * Whether the load balancer is usable: Ready when it is active and every

@@ -249,6 +249,27 @@ export class TargetGroups {
     return resolved === undefined ? [] : resolved.ips.map((ip) => `${ip}:${resolved.port}`).sort();
   }
 
+  /**
+   * The ports the targets of every backend listen on (where the managed security group's outbound
+   * rules lead), from the Services and EndpointSlices in the caches. Undefined until the caches
+   * have listed, and while a backend's Service (or its port) is missing: the rules are then left as
+   * they are rather than taken from a backend that may be back in a moment. Read-only.
+   */
+  targetPorts(mr: MyIngress): number[] | undefined {
+    if (!this.d.backendCachesSynced()) return undefined;
+    const ns = mr.metadata.namespace ?? '';
+    const ports = new Set<number>();
+    for (const want of desiredTargetGroups(mr.spec, mr.metadata.uid ?? '')) {
+      const svc = this.d.service(ns, want.service) as ServiceLike | undefined;
+      if (svc === undefined) return undefined;
+      const slices = this.d.endpointSlices(ns, want.service) as unknown as EndpointSliceLike[];
+      const resolved = resolveTargets(svc, slices, want.port);
+      if (resolved === undefined) return undefined;
+      ports.add(resolved.port);
+    }
+    return [...ports].sort((a, b) => a - b);
+  }
+
   private byName(name: string): Promise<TargetGroup | undefined> {
     return this.by({ Names: [name] });
   }

@@ -1,5 +1,5 @@
 // Deleting a MyIngress's AWS side: its rules, listeners and load balancer,
-// then the target groups AWS leaves behind.
+// then the target groups AWS leaves behind, then the managed security group.
 import {
   DeleteListenerCommand,
   DeleteLoadBalancerCommand,
@@ -15,6 +15,7 @@ import type { MyIngressAdapterDeps } from './deps.ts';
 import { elbv2Call, ignoreNotFound } from './elbv2.ts';
 import type { MyIngressDetails } from './observation.ts';
 import type { TargetGroups } from './targetGroups.ts';
+import type { SecurityGroups } from './securityGroup.ts';
 
 type TeardownDeps = Pick<MyIngressAdapterDeps, 'elbv2' | 'describer'>;
 
@@ -27,10 +28,12 @@ type TeardownDeps = Pick<MyIngressAdapterDeps, 'elbv2' | 'describer'>;
 export class Teardown {
   private readonly d: TeardownDeps;
   private readonly targetGroups: TargetGroups;
+  private readonly securityGroups: SecurityGroups;
 
-  constructor(deps: TeardownDeps, targetGroups: TargetGroups) {
+  constructor(deps: TeardownDeps, targetGroups: TargetGroups, securityGroups: SecurityGroups) {
     this.d = deps;
     this.targetGroups = targetGroups;
+    this.securityGroups = securityGroups;
   }
 
   /**
@@ -54,6 +57,12 @@ export class Teardown {
       const deleted = await this.targetGroups.delete(tgArn);
       if (!deleted) return { gone: false };
     }
+    // The managed security group last: AWS refuses while the load balancer's network interfaces
+    // still hold it (a RequeueAfter until they are released). Looked for by name even when the
+    // spec names groups: one left by an earlier switch to spec.securityGroups goes too.
+    const sg = d.found === 'leftovers' ? d.leftoverSecurityGroup : undefined;
+    if (sg !== undefined) await this.securityGroups.deleteGroup(sg);
+    else await this.securityGroups.delete(mr);
     return { gone: true };
   }
 
