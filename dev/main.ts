@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { installCrds } from './installCrds.ts';
+import { installCrds, installTargetHealthGate } from './installCrds.ts';
 import { parseRunOptions } from '../src/operator/options.ts';
 import { kinds } from '../src/kinds/registry.ts';
 import { startOperator } from '../src/operator/start.ts';
@@ -99,6 +99,8 @@ export async function runDev(argv: readonly string[]): Promise<number> {
     );
     const client = new KubeClient(loadKubeconfig(stack.kubeconfig));
     await installCrds(client);
+    // As the chart does: Pods of namespaces labelled skylift.dev/target-health-gate=enabled get the gate.
+    await installTargetHealthGate(client);
     const account = await prepareAccount(stack.awsEndpoint, options.region);
     say(banner(stack, account, dir, args.operator ? options.probeAddress : undefined, Date.now() - started));
     if (interrupted.happened()) return 0;

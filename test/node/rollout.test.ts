@@ -193,11 +193,50 @@ interface Run {
   readonly failed: number;
   /** For each Pod the change started: ms from its creation to the first request it answered. */
   readonly firstRequestMs: number[];
+  /** For each Pod the change removed: ms from its deletion to the last request it answered. */
+  readonly lastRequestMs: number[];
 }
 
 /**
- * Runs `change` under load (at most 12,000 requests / 240 s) and keeps the load on until `count`
- * Pods serve and a second of requests (every one before it answered) all succeeded; reports it.
+ * Waits until the Deployment has exactly `count` Pods, none of them terminating, all Ready and
+ * healthy in the target group; meanwhile notes when each terminating Pod was deleted (its
+ * deletionTimestamp less its grace period).
+ */
+async function settled(
+  ns: string,
+  tgArn: string,
+  count: number,
+  description: string,
+  deletedAt: Map<string, number>,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const pods = await admin.get<{
+        items: (PodView & { metadata: { deletionGracePeriodSeconds?: number } })[];
+      }>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: 'app=web' });
+      for (const p of pods.items) {
+        const t = p.metadata.deletionTimestamp;
+        if (t !== undefined && !deletedAt.has(p.metadata.name))
+          deletedAt.set(p.metadata.name, Date.parse(t) - (p.metadata.deletionGracePeriodSeconds ?? 0) * 1000);
+      }
+      return pods.items.length === count &&
+        pods.items.every((p) => p.metadata.deletionTimestamp === undefined)
+        ? true
+        : undefined;
+    },
+    {
+      timeoutMs: 180_000,
+      description: `${ns}: ${description}: ${count} Pods, none terminating`,
+      intervalMs: 250,
+    },
+  );
+  await serving(ns, tgArn, count, `${description}: ${count} Pods serving`);
+}
+
+/**
+ * Runs `change` under load (at most 12,000 requests / 240 s) and keeps the load on until the
+ * Deployment has settled at `count` Pods (none terminating, all serving) and a second of requests
+ * (every one before it answered) all succeeded; reports it.
  */
 async function underLoad(
   ns: string,
@@ -209,8 +248,9 @@ async function underLoad(
   const before = await podStarts(ns);
   const load = startLoad(s.ep, 12_000, 240_000);
   const started = Date.now();
+  const deletedAt = new Map<string, number>();
   await change();
-  await serving(ns, s.tg, count, `${phase}: ${count} Pods serving`);
+  await settled(ns, s.tg, count, phase, deletedAt);
   await waitFor(() => load.lastAnswered(RATE)?.every(ok) || undefined, {
     timeoutMs: 60_000,
     description: `${ns}: ${phase}: a second of requests all answered`,
@@ -225,11 +265,16 @@ async function underLoad(
     const first = outcomes.find((o) => o.pod === pod);
     if (first !== undefined) firstRequestMs.push(first.at - created);
   }
-  if (firstRequestMs.length > 0)
-    process.stdout.write(
-      `[rollout] ${ns} ${phase}: Pod start → first request ${JSON.stringify(firstRequestMs)} ms\n`,
-    );
-  return { outcomes, failed: tally(outcomes).failures.length, firstRequestMs };
+  const lastRequestMs: number[] = [];
+  for (const [pod, deleted] of deletedAt) {
+    const answered = outcomes.filter((o) => o.pod === pod && ok(o));
+    const last = answered[answered.length - 1];
+    if (last !== undefined) lastRequestMs.push(last.at - deleted);
+  }
+  process.stdout.write(
+    `[rollout] ${ns} ${phase}: Pod start → first request ${JSON.stringify(firstRequestMs)} ms; Pod deletion → last request it answered ${JSON.stringify(lastRequestMs)} ms\n`,
+  );
+  return { outcomes, failed: tally(outcomes).failures.length, firstRequestMs, lastRequestMs };
 }
 
 const kc = (): string => stackInfo().adminKubeconfig;
@@ -237,6 +282,12 @@ const run = async (args: string[]): Promise<void> => {
   const out = await kubectl(kc(), args);
   expect(out.code, out.stderr).toBe(0);
 };
+
+/** Restarts the Deployment's Pods and waits until the rollout is complete. */
+async function rollout(ns: string): Promise<void> {
+  await run(['rollout', 'restart', '-n', ns, 'deployment/web']);
+  await run(['rollout', 'status', '-n', ns, 'deployment/web', '--timeout=180s']);
+}
 
 beforeAll(async () => {
   await installCrds(admin);
@@ -297,9 +348,7 @@ describe('rollouts through a MyIngress', () => {
     const s = await deploy(gated, true);
     const results: Record<string, number> = {};
     results['rolling maxSurge 1 / maxUnavailable 0'] = (
-      await underLoad(gated, s, 'rolling maxSurge 1 / maxUnavailable 0', 3, () =>
-        run(['rollout', 'restart', '-n', gated, 'deployment/web']),
-      )
+      await underLoad(gated, s, 'rolling maxSurge 1 / maxUnavailable 0', 3, () => rollout(gated))
     ).failed;
     await run([
       'patch',
@@ -311,9 +360,7 @@ describe('rollouts through a MyIngress', () => {
       '{"spec":{"strategy":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":1}}}}',
     ]);
     results['rolling maxSurge 0 / maxUnavailable 1'] = (
-      await underLoad(gated, s, 'rolling maxSurge 0 / maxUnavailable 1', 3, () =>
-        run(['rollout', 'restart', '-n', gated, 'deployment/web']),
-      )
+      await underLoad(gated, s, 'rolling maxSurge 0 / maxUnavailable 1', 3, () => rollout(gated))
     ).failed;
     results['scale 3→1'] = (
       await underLoad(gated, s, 'scale 3→1', 1, () =>
@@ -347,7 +394,7 @@ describe('rollouts through a MyIngress', () => {
       s,
       'rolling maxSurge 1 / maxUnavailable 0 (no gate, no preStop)',
       3,
-      () => run(['rollout', 'restart', '-n', plain, 'deployment/web']),
+      () => rollout(plain),
     );
     expect(r.failed).toBeGreaterThan(0);
   });
