@@ -46,6 +46,16 @@ export interface BackendServiceSpec {
     unhealthyThresholdCount?: number;
     matcher?: string;
   };
+  /**
+   * Seconds a deregistered target keeps its in-flight requests before it is removed (the target
+   * group's `deregistration_delay.timeout_seconds`; AWS's default 300).
+   */
+  deregistrationDelaySeconds?: number;
+  /**
+   * Seconds over which a newly healthy target's share of requests ramps up (the target group's
+   * `slow_start.duration_seconds`): 0 (AWS's default) is off, else 30 to 900.
+   */
+  slowStartSeconds?: number;
 }
 
 export interface ListenerSpec {
@@ -127,8 +137,26 @@ const backend = obj(
       }),
       matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
         pattern: '^[0-9]{3}([-,][0-9]{3})*$',
+        maxLength: 128,
       }),
     }),
+    deregistrationDelaySeconds: int(
+      'Seconds a target being deregistered (a Pod going away) keeps its in-flight requests before the load balancer cuts them; it gets no new ones meanwhile (the target group’s deregistration_delay.timeout_seconds). Absent: AWS’s default, 300.',
+      { minimum: 0, maximum: 3600 },
+    ),
+    slowStartSeconds: int(
+      'Seconds over which the load balancer ramps a newly healthy target’s share of requests up linearly from none to its full share (the target group’s slow_start.duration_seconds): 0 is off, else 30 to 900. Absent: AWS’s default, 0 (off).',
+      {
+        minimum: 0,
+        maximum: 900,
+        'x-kubernetes-validations': [
+          {
+            rule: 'self == 0 || self >= 30',
+            message: 'slowStartSeconds is 0 (off) or 30 to 900',
+          },
+        ],
+      },
+    ),
   },
   { required: ['name', 'port'] },
 );
@@ -186,6 +214,56 @@ const action = (what: string): Schema =>
  * Each CIDR of each port range is one rule.
  */
 export const maxRulesPerGroup = 60;
+
+/**
+ * The target group settings of a backend and their defaults (desired.ts): two forwards to one
+ * Service port share one target group, so these must agree, a setting left out counting as its default.
+ */
+const targetGroupSettings: readonly (readonly [string, string])[] = [
+  ['healthCheck.path', "'/'"],
+  ['healthCheck.intervalSeconds', '15'],
+  ['healthCheck.timeoutSeconds', '5'],
+  ['healthCheck.healthyThresholdCount', '2'],
+  ['healthCheck.unhealthyThresholdCount', '2'],
+  ['healthCheck.matcher', "'200'"],
+  ['deregistrationDelaySeconds', '300'],
+  ['slowStartSeconds', '0'],
+];
+
+/** CEL: backends `a` and `b` (expressions) are other Service ports, or agree on every target group setting. */
+const sameTargetGroupSettings = (a: string, b: string): string =>
+  `${a}.name != ${b}.name || ${a}.port != ${b}.port || (${targetGroupSettings
+    .map(([f, d]) => {
+      // has() and ?: rather than optionals (.?x.orValue()), whose cost the apiserver cannot bound.
+      const value = (o: string): string => {
+        const parts = f.split('.');
+        const present = parts.map((_, i) => `has(${o}.${parts.slice(0, i + 1).join('.')})`).join(' && ');
+        return `(${present} ? ${o}.${f} : ${d})`;
+      };
+      return `${value(a)} == ${value(b)}`;
+    })
+    .join(' && ')})`;
+
+const conflictMessage = (where: string): string =>
+  `every forward to the same Service name and port shares one target group, so healthCheck, deregistrationDelaySeconds and slowStartSeconds must agree (a setting left out counts as its default): ${where} name one Service port with different settings`;
+
+/** CEL rules refusing two forwards to one Service port with different target group settings. */
+const conflictingBackends = [
+  {
+    rule: `self.listeners.all(x, !has(x.defaultAction.forward) || self.listeners.all(y, !has(y.defaultAction.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.defaultAction.forward.service')}))`,
+    message: conflictMessage('two spec.listeners[].defaultAction.forward.service'),
+  },
+  {
+    rule: `!has(self.rules) || self.rules.all(x, !has(x.action.forward) || self.rules.all(y, !has(y.action.forward) || ${sameTargetGroupSettings('x.action.forward.service', 'y.action.forward.service')}))`,
+    message: conflictMessage('two spec.rules[].action.forward.service'),
+  },
+  {
+    rule: `!has(self.rules) || self.listeners.all(x, !has(x.defaultAction.forward) || self.rules.all(y, !has(y.action.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.action.forward.service')}))`,
+    message: conflictMessage(
+      'a spec.listeners[].defaultAction.forward.service and a spec.rules[].action.forward.service',
+    ),
+  },
+];
 
 const hostPattern =
   '^(\\*\\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$';
@@ -399,6 +477,9 @@ const spec: Schema = obj(
         rule: '!has(self.rules) || self.rules.all(r, !has(r.listenerPort) || self.listeners.exists(l, l.port == r.listenerPort))',
         message: 'a rule’s listenerPort must be the port of one of the listeners',
       },
+      // One target group per Service port: two forwards to it with different settings would have
+      // the first one's applied and the other's silently ignored.
+      ...conflictingBackends,
       {
         rule: '!has(self.inboundCIDRs) || !has(self.securityGroups)',
         message:
