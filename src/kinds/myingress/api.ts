@@ -554,6 +554,10 @@ const listenerCall = 'CreateListener or ModifyListener';
 const actionCall =
   'ModifyListener or ModifyRule with the new action (a forward creates or reuses the target group of its Service and port, RegisterTargets)';
 const healthCheckCall = 'ModifyTargetGroup (health check settings of the target group)';
+const deregistrationCall =
+  'ModifyTargetGroupAttributes (deregistration_delay.timeout_seconds of the target group; at create only when not AWS’s default)';
+const slowStartCall =
+  'ModifyTargetGroupAttributes (slow_start.duration_seconds of the target group; at create only when not AWS’s default)';
 
 /** What becomes of each MyIngress spec field after create (src/apis/fieldContract.ts). */
 export const myIngressFieldContract: FieldContract = {
@@ -582,12 +586,16 @@ export const myIngressFieldContract: FieldContract = {
   'listeners[].sslPolicy': { applied: listenerCall },
   'listeners[].defaultAction': { applied: actionCall },
   'listeners[].defaultAction.forward.service.healthCheck': { applied: healthCheckCall },
+  'listeners[].defaultAction.forward.service.deregistrationDelaySeconds': { applied: deregistrationCall },
+  'listeners[].defaultAction.forward.service.slowStartSeconds': { applied: slowStartCall },
   'rules[].priority': { applied: 'SetRulePriorities' },
   'rules[].listenerPort': { applied: 'CreateRule on the new listener, DeleteRule on the old one' },
   'rules[].hosts': { applied: 'ModifyRule (conditions)' },
   'rules[].paths': { applied: 'ModifyRule (conditions)' },
   'rules[].action': { applied: actionCall },
   'rules[].action.forward.service.healthCheck': { applied: healthCheckCall },
+  'rules[].action.forward.service.deregistrationDelaySeconds': { applied: deregistrationCall },
+  'rules[].action.forward.service.slowStartSeconds': { applied: slowStartCall },
   attributes: { applied: 'ModifyLoadBalancerAttributes' },
   tags: { applied: 'AddTags and RemoveTags (only tag keys Skylift applied are removed)' },
   waf: {
