@@ -156,6 +156,34 @@ describe('MyIngress admission', () => {
         ],
       },
     },
+    {
+      reason: 'a health check timeout just below its interval, and a short interval with a short timeout',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: {
+              forward: {
+                service: { name: 'web', port: 80, healthCheck: { intervalSeconds: 10, timeoutSeconds: 9 } },
+              },
+            },
+          },
+        ],
+        rules: [
+          {
+            priority: 5,
+            paths: ['/a'],
+            action: {
+              forward: {
+                service: { name: 'api', port: 80, healthCheck: { intervalSeconds: 5, timeoutSeconds: 2 } },
+              },
+            },
+          },
+        ],
+      },
+    },
   ])('accepts $reason', async ({ spec }) => {
     expect(await tryCreate(spec)).toBeUndefined();
   });
@@ -400,6 +428,56 @@ describe('MyIngress admission', () => {
         ],
       },
       message: 'name one Service port with different settings',
+    },
+    {
+      reason: 'a health check timeout equal to its interval',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: {
+              forward: {
+                service: { name: 'web', port: 80, healthCheck: { intervalSeconds: 5, timeoutSeconds: 5 } },
+              },
+            },
+          },
+        ],
+      },
+      message:
+        'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15)',
+    },
+    {
+      reason: 'a health check timeout above the default interval',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 5,
+            paths: ['/a'],
+            action: { forward: { service: { name: 'api', port: 80, healthCheck: { timeoutSeconds: 20 } } } },
+          },
+        ],
+      },
+      message: 'spec.rules[0].action.forward.service.healthCheck',
+    },
+    {
+      reason: 'a health check interval not above the default timeout',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: {
+              forward: { service: { name: 'web', port: 80, healthCheck: { intervalSeconds: 5 } } },
+            },
+          },
+        ],
+      },
+      message:
+        'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15)',
     },
   ])('rejects $reason', async ({ spec, message }) => {
     const err = await tryCreate(spec);

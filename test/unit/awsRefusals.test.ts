@@ -342,6 +342,49 @@ describe('MyIngress refusal table', () => {
       expect(hint !== undefined && 'value' in hint ? hint.value : undefined).toEqual(value);
   });
 
+  // Issue 29: the fix said "e.g. set timeoutSeconds to 5" even when the timeout was 5 and the interval 5.
+  it.each<{
+    reason: string;
+    healthCheck: { intervalSeconds?: number; timeoutSeconds?: number };
+    fix: string;
+  }>([
+    {
+      reason: 'timeout 5 and interval 5',
+      healthCheck: { intervalSeconds: 5, timeoutSeconds: 5 },
+      fix: 'timeout 5 and interval 5; set timeoutSeconds to 4 or less, or set intervalSeconds to 6 or more',
+    },
+    {
+      reason: 'timeout 10 and interval 5',
+      healthCheck: { intervalSeconds: 5, timeoutSeconds: 10 },
+      fix: 'timeout 10 and interval 5; set timeoutSeconds to 4 or less, or set intervalSeconds to 11 or more',
+    },
+    {
+      reason: 'timeout 20 and the default interval',
+      healthCheck: { timeoutSeconds: 20 },
+      fix: 'timeout 20 and interval 15; set timeoutSeconds to 14 or less, or set intervalSeconds to 21 or more',
+    },
+  ])('suggests health check timings that work: $reason', ({ healthCheck, fix }) => {
+    const spec: MyIngressSpec = {
+      ...ing,
+      listeners: [
+        {
+          port: 80,
+          protocol: 'HTTP',
+          defaultAction: { forward: { service: { name: 'web', port: 80, healthCheck } } },
+        },
+      ],
+    };
+    const hint = matchRefusal(myingressRefusals, spec, {
+      code: 'ValidationError',
+      message: "Health check timeout '5' must be smaller than the interval '5'",
+      operation: 'CreateTargetGroup',
+    });
+    expect(fieldOf(hint)).toBe('spec.listeners[0].defaultAction.forward.service.healthCheck.timeoutSeconds');
+    expect(hint?.fix).toBe(
+      `keep healthCheck.timeoutSeconds below healthCheck.intervalSeconds (defaults 5 and 15): spec.listeners[0].defaultAction.forward.service.healthCheck has ${fix}`,
+    );
+  });
+
   it('names ec2:DescribeSubnets when the role may not describe subnets', () => {
     const hint = matchRefusal(myingressRefusals, ing, {
       code: 'UnauthorizedOperation',

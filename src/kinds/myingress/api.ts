@@ -126,20 +126,33 @@ const backend = obj(
   {
     name: str('Service name.', { minLength: 1, maxLength: 63 }),
     port: int('Service port number.', { minimum: 1, maximum: 65535 }),
-    healthCheck: obj('Target group health check.', {
-      path: str('HTTP path probed (default /).', { maxLength: 1024, pattern: '^/' }),
-      intervalSeconds: int('Seconds between probes (default 15).', { minimum: 5, maximum: 300 }),
-      timeoutSeconds: int('Seconds before a probe fails (default 5).', { minimum: 2, maximum: 120 }),
-      healthyThresholdCount: int('Probes to pass before healthy (default 2).', { minimum: 2, maximum: 10 }),
-      unhealthyThresholdCount: int('Probes to fail before unhealthy (default 2).', {
-        minimum: 2,
-        maximum: 10,
-      }),
-      matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
-        pattern: '^[0-9]{3}([-,][0-9]{3})*$',
-        maxLength: 128,
-      }),
-    }),
+    healthCheck: obj(
+      'Target group health check.',
+      {
+        path: str('HTTP path probed (default /).', { maxLength: 1024, pattern: '^/' }),
+        intervalSeconds: int('Seconds between probes (default 15).', { minimum: 5, maximum: 300 }),
+        timeoutSeconds: int('Seconds before a probe fails (default 5).', { minimum: 2, maximum: 120 }),
+        healthyThresholdCount: int('Probes to pass before healthy (default 2).', { minimum: 2, maximum: 10 }),
+        unhealthyThresholdCount: int('Probes to fail before unhealthy (default 2).', {
+          minimum: 2,
+          maximum: 10,
+        }),
+        matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
+          pattern: '^[0-9]{3}([-,][0-9]{3})*$',
+          maxLength: 128,
+        }),
+      },
+      {
+        // ELBv2 refuses a timeout that is not below the interval; say so at admission, defaults included.
+        'x-kubernetes-validations': [
+          {
+            rule: '(has(self.timeoutSeconds) ? self.timeoutSeconds : 5) < (has(self.intervalSeconds) ? self.intervalSeconds : 15)',
+            message:
+              'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15): lower timeoutSeconds or raise intervalSeconds',
+          },
+        ],
+      },
+    ),
     deregistrationDelaySeconds: int(
       'Seconds a target being deregistered (a Pod going away) keeps its in-flight requests before the load balancer cuts them; it gets no new ones meanwhile (the target group’s deregistration_delay.timeout_seconds). Absent: AWS’s default, 300.',
       { minimum: 0, maximum: 3600 },

@@ -48,8 +48,33 @@ function subnetsHint(s: MyIngressSpec, fix: string): RefusalHint {
 const quota = (name: string, what: string): string =>
   `raise the "${name}" quota in Service Quotas (aws service-quotas list-service-quotas --service-code elasticloadbalancing), or ${what}`;
 
-const healthCheckFix =
-  'keep healthCheck.timeoutSeconds below healthCheck.intervalSeconds (defaults 5 and 15), e.g. set timeoutSeconds to 5 or intervalSeconds above the timeout';
+/** The health check timeout and interval a backend gets (desired.ts's defaults: 5 and 15). Pure. */
+function timing(service: BackendServiceSpec): { timeout: number; interval: number } {
+  return {
+    timeout: service.healthCheck?.timeoutSeconds ?? 5,
+    interval: service.healthCheck?.intervalSeconds ?? 15,
+  };
+}
+
+/**
+ * How to bring a health check timeout below its interval, with values that work for the first
+ * backend whose timeout is not below its interval (none: the rule alone, no example). Pure.
+ */
+export function healthCheckTimingFix(s: MyIngressSpec): string {
+  const rule = 'keep healthCheck.timeoutSeconds below healthCheck.intervalSeconds (defaults 5 and 15)';
+  const bad = backendPaths(s).find((b) => {
+    const t = timing(b.service);
+    return t.timeout >= t.interval;
+  });
+  if (bad === undefined) return rule;
+  const { timeout, interval } = timing(bad.service);
+  // AWS's bounds: a timeout of 2 to 120 s, an interval of 5 to 300 s.
+  const options = [
+    ...(interval - 1 >= 2 ? [`set timeoutSeconds to ${interval - 1} or less`] : []),
+    ...(timeout + 1 <= 300 ? [`set intervalSeconds to ${timeout + 1} or more`] : []),
+  ];
+  return `${rule}: ${bad.path}.healthCheck has timeout ${timeout} and interval ${interval}; ${options.join(', or ')}`;
+}
 
 const rows: readonly Row[] = [
   // Listeners: certificates and TLS policies.
@@ -125,7 +150,7 @@ const rows: readonly Row[] = [
       healthCheckHint(
         s,
         /interval/i.test(f.message.split(/must/i)[0] ?? '') ? 'intervalSeconds' : 'timeoutSeconds',
-        healthCheckFix,
+        healthCheckTimingFix(s),
       ),
   },
   {
