@@ -385,6 +385,78 @@ describe('MyIngress refusal table', () => {
     );
   });
 
+  // Issue 29: a certificate found for certificateHosts was blamed on spec.listeners[].certificateArn.
+  it.each<{ reason: string; listeners: MyIngressSpec['listeners']; field: string; value?: unknown }>([
+    {
+      reason: 'a listener with hosts and no certificateArn: its certificateHosts',
+      listeners: [
+        { port: 80, protocol: 'HTTP', defaultAction: { fixedResponse: { statusCode: 404 } } },
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateHosts: ['shop.example.com'],
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        },
+      ],
+      field: 'spec.listeners[1].certificateHosts',
+      value: ['shop.example.com'],
+    },
+    {
+      reason: 'hosts beside a certificateArn the message does not name: both fields',
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateArn: 'arn:aws:acm:us-east-1:1:certificate/default',
+          certificateHosts: ['api.example.com'],
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        },
+      ],
+      field: 'spec.listeners[].certificateArn or spec.listeners[].certificateHosts',
+    },
+    {
+      reason: 'hosts beside the certificateArn the message names: that certificateArn',
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateArn: 'arn:aws:acm:us-east-1:1:certificate/found-by-host',
+          certificateHosts: ['api.example.com'],
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        },
+      ],
+      field: 'spec.listeners[0].certificateArn',
+      value: 'arn:aws:acm:us-east-1:1:certificate/found-by-host',
+    },
+    {
+      reason: 'the SNI certificate the message names',
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateArn: 'arn:aws:acm:us-east-1:1:certificate/default',
+          additionalCertificateArns: ['arn:aws:acm:us-east-1:1:certificate/found-by-host'],
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        },
+      ],
+      field: 'spec.listeners[0].additionalCertificateArns[0]',
+      value: 'arn:aws:acm:us-east-1:1:certificate/found-by-host',
+    },
+  ])('a certificate ELBv2 cannot find: $reason', ({ listeners, field, value }) => {
+    const hint = matchRefusal(
+      myingressRefusals,
+      { ...ing, listeners },
+      {
+        code: 'CertificateNotFound',
+        message: "Certificate 'arn:aws:acm:us-east-1:1:certificate/found-by-host' not found",
+      },
+    );
+    expect(fieldOf(hint)).toBe(field);
+    expect(hint !== undefined && 'value' in hint ? hint.value : undefined).toEqual(value);
+    if (field.includes('certificateHosts'))
+      expect(hint?.fix).toContain('the certificate ACM listed for a host');
+  });
+
   it('names ec2:DescribeSubnets when the role may not describe subnets', () => {
     const hint = matchRefusal(myingressRefusals, ing, {
       code: 'UnauthorizedOperation',
