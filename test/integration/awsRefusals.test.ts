@@ -209,18 +209,35 @@ describe('MyIngress: Elastic Load Balancing refusals name the field and a fix', 
     ],
   });
 
-  it('a health check timeout not below its interval (moto refuses it as ELB does): following the advice makes it Ready', async () => {
+  // Issue 29: admission refuses a timeout not below the interval; ELBv2's refusal (for an object
+  // admitted before that rule) still names the field, and following it makes the object Ready.
+  it('a health check timeout not below its interval: refused at admission; ELBv2’s refusal names the field, and following the advice makes it Ready', async () => {
     const ns = await setup('refuse-ming-hc');
-    await create(myIngressType, ns, 'shop', spec({ intervalSeconds: 5, timeoutSeconds: 10 }));
+    await expect(
+      create(myIngressType, ns, 'early', spec({ intervalSeconds: 5, timeoutSeconds: 10 })),
+    ).rejects.toThrow(/healthCheck\.timeoutSeconds \(default 5\) must be below healthCheck\.intervalSeconds/);
+    const refused = proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: 'CreateTargetGroup',
+      fault: {
+        kind: 'error',
+        status: 400,
+        code: 'ValidationError',
+        message: "Health check timeout '4' must be smaller than the interval '5'",
+      },
+      times: 1,
+    });
+    await create(myIngressType, ns, 'shop', spec({ intervalSeconds: 5, timeoutSeconds: 4 }));
     const c = await condition(myIngressType, ns, 'shop', terminal);
+    expect(refused.hits).toBe(1);
     expect(c.message).toContain(
-      'spec.listeners[0].defaultAction.forward.service.healthCheck.timeoutSeconds 10: Elastic Load Balancing refused it in ',
+      'spec.listeners[0].defaultAction.forward.service.healthCheck.timeoutSeconds 4: Elastic Load Balancing refused it in ',
     );
     expect(c.message).toContain(
-      `(ValidationError: "Health check timeout '10' must be smaller than the interval '5'")`,
+      `(ValidationError: "Health check timeout '4' must be smaller than the interval '5'")`,
     );
     expect(c.message).toMatch(/: keep healthCheck\.timeoutSeconds below healthCheck\.intervalSeconds/);
-    await patchSpec(myIngressType, ns, 'shop', spec({ intervalSeconds: 15, timeoutSeconds: 10 }));
+    await patchSpec(myIngressType, ns, 'shop', spec({ intervalSeconds: 15, timeoutSeconds: 4 }));
     await condition(myIngressType, ns, 'shop', ready);
   });
 

@@ -20,6 +20,7 @@ import {
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
   DescribeTagsCommand,
+  DescribeTargetGroupAttributesCommand,
   DescribeTargetGroupsCommand,
   ElasticLoadBalancingV2Client,
   type Listener,
@@ -37,6 +38,7 @@ import { resourcePath } from '../../src/apis/meta.ts';
 import {
   myIngressFieldContract,
   myIngressType,
+  type BackendServiceSpec,
   type ListenerSpec,
   type MyIngress,
   type MyIngressSpec,
@@ -136,14 +138,49 @@ async function healthCheckPaths(): Promise<string[]> {
   return (out.TargetGroups ?? []).map((t) => t.HealthCheckPath ?? '').sort();
 }
 
-const web = (
-  path: string,
-): { forward: { service: { name: string; port: number; healthCheck: { path: string } } } } => ({
-  forward: { service: { name: 'web', port: 80, healthCheck: { path } } },
+/**
+ * One target group attribute (by ELBv2 key) of each target group the load balancer uses, by the
+ * group's Service (its name's `-<service>-<port>` tail: `web`, `api`).
+ */
+async function targetGroupAttribute(key: string): Promise<Record<string, string | undefined>> {
+  const lb = await loadBalancer();
+  const out = await elb.send(new DescribeTargetGroupsCommand({ LoadBalancerArn: lb.LoadBalancerArn }));
+  const by: Record<string, string | undefined> = {};
+  for (const tg of out.TargetGroups ?? []) {
+    const attrs = await elb.send(
+      new DescribeTargetGroupAttributesCommand({ TargetGroupArn: tg.TargetGroupArn }),
+    );
+    const service = /-([a-z]+)-80$/.exec(tg.TargetGroupName ?? '')?.[1] ?? '?';
+    by[service] = attrs.Attributes?.find((a) => a.Key === key)?.Value;
+  }
+  return by;
+}
+
+type WebService = BackendServiceSpec & { healthCheck: { path: string } };
+/** The target group attributes a backend may set. */
+type TargetGroupSettings = Pick<BackendServiceSpec, 'deregistrationDelaySeconds' | 'slowStartSeconds'>;
+
+const web = (path: string, settings: TargetGroupSettings = {}): { forward: { service: WebService } } => ({
+  forward: { service: { name: 'web', port: 80, healthCheck: { path }, ...settings } },
 });
 
-const baseListeners = (tls: Partial<ListenerSpec> = {}, webPath = '/healthz'): ListenerSpec[] => [
-  { port: 80, protocol: 'HTTP', defaultAction: web(webPath) },
+/** Rules with rule 20's forward to Service api carrying `settings`. */
+const apiRules = (settings: TargetGroupSettings): RuleSpec[] =>
+  baseRules(
+    {},
+    {
+      action: {
+        forward: { service: { name: 'api', port: 80, healthCheck: { path: '/api-healthz' }, ...settings } },
+      },
+    },
+  );
+
+const baseListeners = (
+  tls: Partial<ListenerSpec> = {},
+  webPath = '/healthz',
+  webSettings: TargetGroupSettings = {},
+): ListenerSpec[] => [
+  { port: 80, protocol: 'HTTP', defaultAction: web(webPath, webSettings) },
   {
     port: 8443,
     protocol: 'HTTPS',
@@ -342,6 +379,37 @@ const probes = (): FieldProbe[] => [
     ['/api-healthz', '/healthz'],
     [{ listeners: baseListeners({}, '/ready') }, ['/api-healthz', '/ready']],
     [{ listeners: baseListeners() }, ['/api-healthz', '/healthz']],
+  ),
+  probe(
+    'listeners[].defaultAction.forward.service.deregistrationDelaySeconds',
+    () => targetGroupAttribute('deregistration_delay.timeout_seconds'),
+    { api: '300', web: '300' },
+    [
+      { listeners: baseListeners({}, '/healthz', { deregistrationDelaySeconds: 15 }) },
+      { api: '300', web: '15' },
+    ],
+    [{ listeners: baseListeners() }, { api: '300', web: '300' }],
+  ),
+  probe(
+    'listeners[].defaultAction.forward.service.slowStartSeconds',
+    () => targetGroupAttribute('slow_start.duration_seconds'),
+    { api: '0', web: '0' },
+    [{ listeners: baseListeners({}, '/healthz', { slowStartSeconds: 30 }) }, { api: '0', web: '30' }],
+    [{ listeners: baseListeners() }, { api: '0', web: '0' }],
+  ),
+  probe(
+    'rules[].action.forward.service.deregistrationDelaySeconds',
+    () => targetGroupAttribute('deregistration_delay.timeout_seconds'),
+    { api: '300', web: '300' },
+    [{ rules: apiRules({ deregistrationDelaySeconds: 0 }) }, { api: '0', web: '300' }],
+    [{ rules: baseRules() }, { api: '300', web: '300' }],
+  ),
+  probe(
+    'rules[].action.forward.service.slowStartSeconds',
+    () => targetGroupAttribute('slow_start.duration_seconds'),
+    { api: '0', web: '0' },
+    [{ rules: apiRules({ slowStartSeconds: 900 }) }, { api: '900', web: '0' }],
+    [{ rules: baseRules() }, { api: '0', web: '0' }],
   ),
   probe(
     'rules[].priority',

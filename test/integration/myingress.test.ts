@@ -7,11 +7,13 @@ import {
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
+  DescribeTargetGroupAttributesCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
   ModifyListenerCommand,
   ModifyRuleCommand,
+  ModifyTargetGroupAttributesCommand,
   RegisterTargetsCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -608,6 +610,10 @@ describe('MyIngress AWS call costs', () => {
       /:(Create|Delete|Modify|Set|Register|Deregister|Add|Remove)/.test(k),
     );
     expect(writes).toEqual([]);
+    // Target group attributes are read at full looks only, never at a resync (issue 29).
+    expect(resync['elasticloadbalancing:DescribeTargetGroupAttributes']).toBeUndefined();
+    // With AWS's defaults (no deregistrationDelaySeconds, no slowStartSeconds) a create sets none.
+    expect(create['elasticloadbalancing:ModifyTargetGroupAttributes']).toBeUndefined();
 
     proxy.resetCalls();
     await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'cost' }));
@@ -641,6 +647,86 @@ function elbv2Calls(counts: Readonly<Record<string, number>>): number {
     .filter(([op]) => op.startsWith('elasticloadbalancing:'))
     .reduce((n, [, c]) => n + c, 0);
 }
+
+describe('MyIngress target group attributes (issue 29)', () => {
+  /** The target group's deregistration delay and slow start, as ELBv2 lists them. */
+  async function attributesOf(
+    tgArn: string,
+  ): Promise<{ delay: string | undefined; slowStart: string | undefined }> {
+    const out = await elb.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: tgArn }));
+    const a = new Map((out.Attributes ?? []).map((x) => [x.Key ?? '', x.Value ?? '']));
+    return {
+      delay: a.get('deregistration_delay.timeout_seconds'),
+      slowStart: a.get('slow_start.duration_seconds'),
+    };
+  }
+
+  const withSettings = (settings: {
+    deregistrationDelaySeconds?: number;
+    slowStartSeconds?: number;
+  }): MyIngressSpec => {
+    const s = spec();
+    const service = { name: 'web', port: 80, healthCheck: { path: '/healthz' }, ...settings };
+    return {
+      ...s,
+      listeners: [{ port: 80, protocol: 'HTTP', defaultAction: { forward: { service } } }],
+      rules: [
+        s.rules?.[0] ?? { priority: 10, paths: ['/'], action: { fixedResponse: { statusCode: 404 } } },
+        { priority: 20, hosts: ['api.example.com'], action: { forward: { service } } },
+      ],
+    };
+  };
+
+  it('sets them at create, changes one with one ModifyTargetGroupAttributes, and puts back a change made by hand at the next full look', async () => {
+    const ns = await setup('ming-tgattrs', { fullCheckMs: 3000 }, '1s');
+    proxy.resetCalls();
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: withSettings({ deregistrationDelaySeconds: 30 }),
+    });
+    const m = await waitReady(ns, 'shop');
+    const tgArn = (m.status?.targetGroups as { arn: string }[])[0]?.arn ?? '';
+    expect(await attributesOf(tgArn)).toEqual({ delay: '30', slowStart: '0' });
+    // Set once, right after the create; only the attribute that differs from AWS's default.
+    expect(proxy.countsByOperation()['elasticloadbalancing:ModifyTargetGroupAttributes']).toBe(1);
+
+    proxy.resetCalls();
+    await admin.patch(
+      resourcePath(myIngressType, { namespace: ns, name: 'shop' }),
+      { spec: withSettings({ deregistrationDelaySeconds: 30, slowStartSeconds: 60 }) },
+      'merge',
+    );
+    await waitFor(async () => ((await attributesOf(tgArn)).slowStart === '60' ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'slow start set',
+    });
+    await waitReady(ns, 'shop');
+    const writes = Object.entries(proxy.countsByOperation()).filter(([op]) =>
+      /:(Create|Delete|Modify|Set|Register|Deregister|Add|Remove)/.test(op),
+    );
+    expect(Object.fromEntries(writes)).toEqual({ 'elasticloadbalancing:ModifyTargetGroupAttributes': 1 });
+    expect(await attributesOf(tgArn)).toEqual({ delay: '30', slowStart: '60' });
+
+    // Someone changes the deregistration delay in the console.
+    await elb.send(
+      new ModifyTargetGroupAttributesCommand({
+        TargetGroupArn: tgArn,
+        Attributes: [{ Key: 'deregistration_delay.timeout_seconds', Value: '200' }],
+      }),
+    );
+    await waitFor(async () => ((await attributesOf(tgArn)).delay === '30' ? true : undefined), {
+      timeoutMs: 30_000,
+      description: 'the deregistration delay put back',
+    });
+    const drift = await waitFor(
+      async () => (await eventsFor(admin, ns, 'shop')).find((e) => e.reason === 'DriftCorrected'),
+      { timeoutMs: 30_000, description: 'a DriftCorrected Event' },
+    );
+    expect(drift.note).toContain('attributes of target group web:80: deregistration_delay.timeout_seconds');
+  });
+});
 
 describe('MyIngress drift made outside Skylift', () => {
   it('is corrected at the next full look: a listener’s default action, a rule and a deregistered target', async () => {

@@ -114,6 +114,76 @@ describe('MyIngress admission', () => {
         ],
       },
     },
+    {
+      reason: 'target group settings at their bounds, repeated alike on every forward to the Service port',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: {
+              forward: {
+                service: { name: 'web', port: 80, deregistrationDelaySeconds: 0, slowStartSeconds: 30 },
+              },
+            },
+          },
+        ],
+        rules: [
+          {
+            priority: 10,
+            paths: ['/a/*'],
+            action: {
+              forward: {
+                service: { name: 'web', port: 80, deregistrationDelaySeconds: 0, slowStartSeconds: 30 },
+              },
+            },
+          },
+          {
+            priority: 20,
+            paths: ['/b/*'],
+            action: {
+              forward: {
+                service: { name: 'web', port: 81, deregistrationDelaySeconds: 3600, slowStartSeconds: 900 },
+              },
+            },
+          },
+          {
+            priority: 30,
+            paths: ['/c/*'],
+            action: { forward: { service: { name: 'api', port: 80, slowStartSeconds: 0 } } },
+          },
+        ],
+      },
+    },
+    {
+      reason: 'a health check timeout just below its interval, and a short interval with a short timeout',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: {
+              forward: {
+                service: { name: 'web', port: 80, healthCheck: { intervalSeconds: 10, timeoutSeconds: 9 } },
+              },
+            },
+          },
+        ],
+        rules: [
+          {
+            priority: 5,
+            paths: ['/a'],
+            action: {
+              forward: {
+                service: { name: 'api', port: 80, healthCheck: { intervalSeconds: 5, timeoutSeconds: 2 } },
+              },
+            },
+          },
+        ],
+      },
+    },
   ])('accepts $reason', async ({ spec }) => {
     expect(await tryCreate(spec)).toBeUndefined();
   });
@@ -252,6 +322,162 @@ describe('MyIngress admission', () => {
         },
       },
       message: 'waf.policy LeaveAlone leaves the web ACL to others',
+    },
+    {
+      reason: 'a slow start of 10 s (0, or 30 to 900)',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: { forward: { service: { name: 'web', port: 80, slowStartSeconds: 10 } } },
+          },
+        ],
+      },
+      message: 'slowStartSeconds is 0 (off) or 30 to 900',
+    },
+    {
+      reason: 'a slow start above 900 s',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: { forward: { service: { name: 'web', port: 80, slowStartSeconds: 901 } } },
+          },
+        ],
+      },
+      message: 'spec.listeners[0].defaultAction.forward.service.slowStartSeconds',
+    },
+    {
+      reason: 'a deregistration delay above 3600 s',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 5,
+            paths: ['/a'],
+            action: { forward: { service: { name: 'web', port: 80, deregistrationDelaySeconds: 3601 } } },
+          },
+        ],
+      },
+      message: 'spec.rules[0].action.forward.service.deregistrationDelaySeconds',
+    },
+    {
+      reason: 'a negative deregistration delay',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: {
+              forward: { service: { name: 'web', port: 80, deregistrationDelaySeconds: -1 } },
+            },
+          },
+        ],
+      },
+      message: 'spec.listeners[0].defaultAction.forward.service.deregistrationDelaySeconds',
+    },
+    {
+      reason: 'two forwards to one Service port with different deregistration delays',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 5,
+            paths: ['/a'],
+            action: { forward: { service: { name: 'web', port: 80, deregistrationDelaySeconds: 30 } } },
+          },
+        ],
+      },
+      message: 'name one Service port with different settings',
+    },
+    {
+      reason: 'two forwards to one Service port with different slow starts (both in rules)',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 5,
+            paths: ['/a'],
+            action: { forward: { service: { name: 'web', port: 80, slowStartSeconds: 60 } } },
+          },
+          {
+            priority: 6,
+            paths: ['/b'],
+            action: { forward: { service: { name: 'web', port: 80, slowStartSeconds: 90 } } },
+          },
+        ],
+      },
+      message: 'name one Service port with different settings',
+    },
+    {
+      // Before issue 29 the first forward's health check was applied and the other's ignored.
+      reason: 'two forwards to one Service port with different health checks',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 5,
+            paths: ['/a'],
+            action: { forward: { service: { name: 'web', port: 80, healthCheck: { path: '/ready' } } } },
+          },
+        ],
+      },
+      message: 'name one Service port with different settings',
+    },
+    {
+      reason: 'a health check timeout equal to its interval',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: {
+              forward: {
+                service: { name: 'web', port: 80, healthCheck: { intervalSeconds: 5, timeoutSeconds: 5 } },
+              },
+            },
+          },
+        ],
+      },
+      message:
+        'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15)',
+    },
+    {
+      reason: 'a health check timeout above the default interval',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 5,
+            paths: ['/a'],
+            action: { forward: { service: { name: 'api', port: 80, healthCheck: { timeoutSeconds: 20 } } } },
+          },
+        ],
+      },
+      message: 'spec.rules[0].action.forward.service.healthCheck',
+    },
+    {
+      reason: 'a health check interval not above the default timeout',
+      spec: {
+        ...base,
+        listeners: [
+          {
+            port: 80,
+            protocol: 'HTTP',
+            defaultAction: {
+              forward: { service: { name: 'web', port: 80, healthCheck: { intervalSeconds: 5 } } },
+            },
+          },
+        ],
+      },
+      message:
+        'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15)',
     },
   ])('rejects $reason', async ({ spec, message }) => {
     const err = await tryCreate(spec);

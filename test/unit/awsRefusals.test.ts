@@ -342,6 +342,121 @@ describe('MyIngress refusal table', () => {
       expect(hint !== undefined && 'value' in hint ? hint.value : undefined).toEqual(value);
   });
 
+  // Issue 29: the fix said "e.g. set timeoutSeconds to 5" even when the timeout was 5 and the interval 5.
+  it.each<{
+    reason: string;
+    healthCheck: { intervalSeconds?: number; timeoutSeconds?: number };
+    fix: string;
+  }>([
+    {
+      reason: 'timeout 5 and interval 5',
+      healthCheck: { intervalSeconds: 5, timeoutSeconds: 5 },
+      fix: 'timeout 5 and interval 5; set timeoutSeconds to 4 or less, or set intervalSeconds to 6 or more',
+    },
+    {
+      reason: 'timeout 10 and interval 5',
+      healthCheck: { intervalSeconds: 5, timeoutSeconds: 10 },
+      fix: 'timeout 10 and interval 5; set timeoutSeconds to 4 or less, or set intervalSeconds to 11 or more',
+    },
+    {
+      reason: 'timeout 20 and the default interval',
+      healthCheck: { timeoutSeconds: 20 },
+      fix: 'timeout 20 and interval 15; set timeoutSeconds to 14 or less, or set intervalSeconds to 21 or more',
+    },
+  ])('suggests health check timings that work: $reason', ({ healthCheck, fix }) => {
+    const spec: MyIngressSpec = {
+      ...ing,
+      listeners: [
+        {
+          port: 80,
+          protocol: 'HTTP',
+          defaultAction: { forward: { service: { name: 'web', port: 80, healthCheck } } },
+        },
+      ],
+    };
+    const hint = matchRefusal(myingressRefusals, spec, {
+      code: 'ValidationError',
+      message: "Health check timeout '5' must be smaller than the interval '5'",
+      operation: 'CreateTargetGroup',
+    });
+    expect(fieldOf(hint)).toBe('spec.listeners[0].defaultAction.forward.service.healthCheck.timeoutSeconds');
+    expect(hint?.fix).toBe(
+      `keep healthCheck.timeoutSeconds below healthCheck.intervalSeconds (defaults 5 and 15): spec.listeners[0].defaultAction.forward.service.healthCheck has ${fix}`,
+    );
+  });
+
+  // Issue 29: a certificate found for certificateHosts was blamed on spec.listeners[].certificateArn.
+  it.each<{ reason: string; listeners: MyIngressSpec['listeners']; field: string; value?: unknown }>([
+    {
+      reason: 'a listener with hosts and no certificateArn: its certificateHosts',
+      listeners: [
+        { port: 80, protocol: 'HTTP', defaultAction: { fixedResponse: { statusCode: 404 } } },
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateHosts: ['shop.example.com'],
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        },
+      ],
+      field: 'spec.listeners[1].certificateHosts',
+      value: ['shop.example.com'],
+    },
+    {
+      reason: 'hosts beside a certificateArn the message does not name: both fields',
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateArn: 'arn:aws:acm:us-east-1:1:certificate/default',
+          certificateHosts: ['api.example.com'],
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        },
+      ],
+      field: 'spec.listeners[].certificateArn or spec.listeners[].certificateHosts',
+    },
+    {
+      reason: 'hosts beside the certificateArn the message names: that certificateArn',
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateArn: 'arn:aws:acm:us-east-1:1:certificate/found-by-host',
+          certificateHosts: ['api.example.com'],
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        },
+      ],
+      field: 'spec.listeners[0].certificateArn',
+      value: 'arn:aws:acm:us-east-1:1:certificate/found-by-host',
+    },
+    {
+      reason: 'the SNI certificate the message names',
+      listeners: [
+        {
+          port: 443,
+          protocol: 'HTTPS',
+          certificateArn: 'arn:aws:acm:us-east-1:1:certificate/default',
+          additionalCertificateArns: ['arn:aws:acm:us-east-1:1:certificate/found-by-host'],
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        },
+      ],
+      field: 'spec.listeners[0].additionalCertificateArns[0]',
+      value: 'arn:aws:acm:us-east-1:1:certificate/found-by-host',
+    },
+  ])('a certificate ELBv2 cannot find: $reason', ({ listeners, field, value }) => {
+    const hint = matchRefusal(
+      myingressRefusals,
+      { ...ing, listeners },
+      {
+        code: 'CertificateNotFound',
+        message: "Certificate 'arn:aws:acm:us-east-1:1:certificate/found-by-host' not found",
+      },
+    );
+    expect(fieldOf(hint)).toBe(field);
+    expect(hint !== undefined && 'value' in hint ? hint.value : undefined).toEqual(value);
+    if (field.includes('certificateHosts'))
+      expect(hint?.fix).toContain('the certificate ACM listed for a host');
+  });
+
   it('names ec2:DescribeSubnets when the role may not describe subnets', () => {
     const hint = matchRefusal(myingressRefusals, ing, {
       code: 'UnauthorizedOperation',

@@ -9,6 +9,7 @@ import {
   DescribeRulesCommand,
   DescribeTagsCommand,
   DescribeTargetGroupsCommand,
+  DescribeTargetGroupAttributesCommand,
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
@@ -143,6 +144,7 @@ beforeEach(() => {
   });
   elb.on(DescribeRulesCommand).resolves({ Rules: [] });
   elb.on(DescribeLoadBalancerAttributesCommand).resolves({ Attributes: [] });
+  elb.on(DescribeTargetGroupAttributesCommand).resolves({ Attributes: [] });
   elb.on(DescribeTargetGroupsCommand).resolves({
     TargetGroups: [
       {

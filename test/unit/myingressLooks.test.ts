@@ -13,9 +13,11 @@ import {
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
   DescribeTagsCommand,
+  DescribeTargetGroupAttributesCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
+  ModifyTargetGroupAttributesCommand,
   RegisterTargetsCommand,
   type Listener,
   type TargetGroup,
@@ -96,6 +98,8 @@ interface Aws {
   listeners: Listener[];
   targetGroups: TargetGroup[];
   targets: string[];
+  /** The target group's attributes, as DescribeTargetGroupAttributes lists them. */
+  tgAttributes: Record<string, string>;
 }
 let aws: Aws;
 let slices: KubeObject[];
@@ -157,6 +161,7 @@ beforeEach(() => {
       { TargetGroupArn: tgArn, TargetGroupName: targetGroupName('uid-1', 'web', 80), ...healthCheck },
     ],
     targets: ['10.0.0.1'],
+    tgAttributes: { 'deregistration_delay.timeout_seconds': '300', 'slow_start.duration_seconds': '0' },
   };
   const tags = Object.entries(ownershipTagMap(ctx.ownership)).map(([Key, Value]) => ({ Key, Value }));
   elb.on(DescribeLoadBalancersCommand).resolves({
@@ -194,6 +199,17 @@ beforeEach(() => {
           })),
         }),
   );
+  elb.on(DescribeTargetGroupAttributesCommand).callsFake(() =>
+    Promise.resolve({
+      Attributes: Object.entries(aws.tgAttributes).map(([Key, Value]) => ({ Key, Value })),
+    }),
+  );
+  elb
+    .on(ModifyTargetGroupAttributesCommand)
+    .callsFake((input: { Attributes?: { Key?: string; Value?: string }[] }) => {
+      for (const a of input.Attributes ?? []) aws.tgAttributes[a.Key ?? ''] = a.Value ?? '';
+      return Promise.resolve({});
+    });
 });
 
 /** The ELBv2 operations called since the last reset of the mock's history, in order. */
@@ -211,6 +227,7 @@ const full = [
   'DescribeLoadBalancerAttributes',
   'DescribeTargetGroups',
   'DescribeTargetHealth',
+  'DescribeTargetGroupAttributes',
   'DescribeTags',
 ];
 
@@ -275,6 +292,56 @@ describe('MyIngress looks', () => {
     const obs = existing(await a.observe(ingress(), ctx));
     expect(calls()).toEqual(full);
     expect(obs.delta).toEqual([{ field: 'listeners', change: 'listener 80 changed' }]);
+  });
+
+  it('sees a target group attribute changed by hand only at the next full look', async () => {
+    const a = adapter();
+    await a.observe(ingress(), ctx);
+    aws.tgAttributes['deregistration_delay.timeout_seconds'] = '20';
+    elb.resetHistory();
+    expect(existing(await a.observe(ingress(), ctx)).delta).toEqual([]);
+    expect(calls()).toEqual(['DescribeLoadBalancers']);
+    elb.resetHistory();
+    clock.advance(fullCheckMs);
+    const obs = existing(await a.observe(ingress(), ctx));
+    expect(calls()).toEqual(full);
+    expect(obs.delta).toEqual([
+      {
+        field: 'targetGroupAttributes',
+        change: 'attributes of target group web:80: deregistration_delay.timeout_seconds',
+      },
+    ]);
+  });
+
+  it('sets changed target group attributes with one ModifyTargetGroupAttributes, then recalls them', async () => {
+    const a = adapter();
+    await a.observe(ingress(), ctx);
+    const changed: MyIngressSpec = {
+      ...baseSpec,
+      listeners: [
+        {
+          port: 80,
+          protocol: 'HTTP',
+          defaultAction: { forward: { service: { name: 'web', port: 80, slowStartSeconds: 60 } } },
+        },
+      ],
+    };
+    const obs = existing(await a.observe(ingress(changed), ctx));
+    expect(obs.delta).toEqual([
+      {
+        field: 'targetGroupAttributes',
+        change: 'attributes of target group web:80: slow_start.duration_seconds',
+      },
+    ]);
+    elb.resetHistory();
+    await a.update(ingress(changed), obs, ctx);
+    expect(calls()).toEqual(['ModifyTargetGroupAttributes']);
+    expect(elb.commandCalls(ModifyTargetGroupAttributesCommand)[0]?.args[0].input.Attributes).toEqual([
+      { Key: 'slow_start.duration_seconds', Value: '60' },
+    ]);
+    elb.resetHistory();
+    expect(existing(await a.observe(ingress(changed), ctx)).delta).toEqual([]);
+    expect(calls()).toEqual(['DescribeLoadBalancers']);
   });
 
   it('looks in full at a changed spec', async () => {
@@ -360,6 +427,47 @@ describe('MyIngress looks after create and update', () => {
       listeners: [{ port: 80, arn: listenerArn }],
       targetGroups: [{ service: 'web', port: 80, arn: tgArn, registeredTargets: 1 }],
     });
+  });
+
+  it('creates a target group with AWS’s default attributes without setting them', async () => {
+    const a = adapter();
+    await a.create(ingress(baseSpec, {}), ctx);
+    const obs = existing(await a.observe(ingress(), ctx));
+    await a.update(ingress(), obs, ctx);
+    expect(elb.commandCalls(ModifyTargetGroupAttributesCommand)).toEqual([]);
+    expect(elb.commandCalls(DescribeTargetGroupAttributesCommand)).toEqual([]);
+  });
+
+  it('sets a new target group’s attributes right after creating it when they are not AWS’s defaults', async () => {
+    const spec: MyIngressSpec = {
+      ...baseSpec,
+      listeners: [
+        {
+          port: 80,
+          protocol: 'HTTP',
+          defaultAction: {
+            forward: {
+              service: { name: 'web', port: 80, deregistrationDelaySeconds: 30, slowStartSeconds: 0 },
+            },
+          },
+        },
+      ],
+    };
+    const a = adapter();
+    await a.create(ingress(spec, {}), ctx);
+    const obs = existing(await a.observe(ingress(spec), ctx));
+    await a.update(ingress(spec), obs, ctx);
+    const ops = calls();
+    // Before its targets are registered: they drain and start as the spec says from the first.
+    expect(ops.indexOf('ModifyTargetGroupAttributes')).toBe(ops.indexOf('CreateTargetGroup') + 1);
+    expect(ops.indexOf('RegisterTargets')).toBeGreaterThan(ops.indexOf('ModifyTargetGroupAttributes'));
+    expect(elb.commandCalls(ModifyTargetGroupAttributesCommand).map((c) => c.args[0].input)).toEqual([
+      { TargetGroupArn: tgArn, Attributes: [{ Key: 'deregistration_delay.timeout_seconds', Value: '30' }] },
+    ]);
+    // Remembered as set: the next look needs the load balancer alone.
+    elb.resetHistory();
+    expect(existing(await a.observe(ingress(spec), ctx)).delta).toEqual([]);
+    expect(calls()).toEqual(['DescribeLoadBalancers']);
   });
 
   it('forgets what it knew when an update fails: the next look is a full one', async () => {

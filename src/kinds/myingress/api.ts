@@ -46,6 +46,16 @@ export interface BackendServiceSpec {
     unhealthyThresholdCount?: number;
     matcher?: string;
   };
+  /**
+   * Seconds a deregistered target keeps its in-flight requests before it is removed (the target
+   * group's `deregistration_delay.timeout_seconds`; AWS's default 300).
+   */
+  deregistrationDelaySeconds?: number;
+  /**
+   * Seconds over which a newly healthy target's share of requests ramps up (the target group's
+   * `slow_start.duration_seconds`): 0 (AWS's default) is off, else 30 to 900.
+   */
+  slowStartSeconds?: number;
 }
 
 export interface ListenerSpec {
@@ -116,19 +126,50 @@ const backend = obj(
   {
     name: str('Service name.', { minLength: 1, maxLength: 63 }),
     port: int('Service port number.', { minimum: 1, maximum: 65535 }),
-    healthCheck: obj('Target group health check.', {
-      path: str('HTTP path probed (default /).', { maxLength: 1024, pattern: '^/' }),
-      intervalSeconds: int('Seconds between probes (default 15).', { minimum: 5, maximum: 300 }),
-      timeoutSeconds: int('Seconds before a probe fails (default 5).', { minimum: 2, maximum: 120 }),
-      healthyThresholdCount: int('Probes to pass before healthy (default 2).', { minimum: 2, maximum: 10 }),
-      unhealthyThresholdCount: int('Probes to fail before unhealthy (default 2).', {
-        minimum: 2,
-        maximum: 10,
-      }),
-      matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
-        pattern: '^[0-9]{3}([-,][0-9]{3})*$',
-      }),
-    }),
+    healthCheck: obj(
+      'Target group health check.',
+      {
+        path: str('HTTP path probed (default /).', { maxLength: 1024, pattern: '^/' }),
+        intervalSeconds: int('Seconds between probes (default 15).', { minimum: 5, maximum: 300 }),
+        timeoutSeconds: int('Seconds before a probe fails (default 5).', { minimum: 2, maximum: 120 }),
+        healthyThresholdCount: int('Probes to pass before healthy (default 2).', { minimum: 2, maximum: 10 }),
+        unhealthyThresholdCount: int('Probes to fail before unhealthy (default 2).', {
+          minimum: 2,
+          maximum: 10,
+        }),
+        matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
+          pattern: '^[0-9]{3}([-,][0-9]{3})*$',
+          maxLength: 128,
+        }),
+      },
+      {
+        // ELBv2 refuses a timeout that is not below the interval; say so at admission, defaults included.
+        'x-kubernetes-validations': [
+          {
+            rule: '(has(self.timeoutSeconds) ? self.timeoutSeconds : 5) < (has(self.intervalSeconds) ? self.intervalSeconds : 15)',
+            message:
+              'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15): lower timeoutSeconds or raise intervalSeconds',
+          },
+        ],
+      },
+    ),
+    deregistrationDelaySeconds: int(
+      'Seconds a target being deregistered (a Pod going away) keeps its in-flight requests before the load balancer cuts them; it gets no new ones meanwhile (the target group’s deregistration_delay.timeout_seconds). Absent: AWS’s default, 300.',
+      { minimum: 0, maximum: 3600 },
+    ),
+    slowStartSeconds: int(
+      'Seconds over which the load balancer ramps a newly healthy target’s share of requests up linearly from none to its full share (the target group’s slow_start.duration_seconds): 0 is off, else 30 to 900. Absent: AWS’s default, 0 (off).',
+      {
+        minimum: 0,
+        maximum: 900,
+        'x-kubernetes-validations': [
+          {
+            rule: 'self == 0 || self >= 30',
+            message: 'slowStartSeconds is 0 (off) or 30 to 900',
+          },
+        ],
+      },
+    ),
   },
   { required: ['name', 'port'] },
 );
@@ -186,6 +227,56 @@ const action = (what: string): Schema =>
  * Each CIDR of each port range is one rule.
  */
 export const maxRulesPerGroup = 60;
+
+/**
+ * The target group settings of a backend and their defaults (desired.ts): two forwards to one
+ * Service port share one target group, so these must agree, a setting left out counting as its default.
+ */
+const targetGroupSettings: readonly (readonly [string, string])[] = [
+  ['healthCheck.path', "'/'"],
+  ['healthCheck.intervalSeconds', '15'],
+  ['healthCheck.timeoutSeconds', '5'],
+  ['healthCheck.healthyThresholdCount', '2'],
+  ['healthCheck.unhealthyThresholdCount', '2'],
+  ['healthCheck.matcher', "'200'"],
+  ['deregistrationDelaySeconds', '300'],
+  ['slowStartSeconds', '0'],
+];
+
+/** CEL: backends `a` and `b` (expressions) are other Service ports, or agree on every target group setting. */
+const sameTargetGroupSettings = (a: string, b: string): string =>
+  `${a}.name != ${b}.name || ${a}.port != ${b}.port || (${targetGroupSettings
+    .map(([f, d]) => {
+      // has() and ?: rather than optionals (.?x.orValue()), whose cost the apiserver cannot bound.
+      const value = (o: string): string => {
+        const parts = f.split('.');
+        const present = parts.map((_, i) => `has(${o}.${parts.slice(0, i + 1).join('.')})`).join(' && ');
+        return `(${present} ? ${o}.${f} : ${d})`;
+      };
+      return `${value(a)} == ${value(b)}`;
+    })
+    .join(' && ')})`;
+
+const conflictMessage = (where: string): string =>
+  `every forward to the same Service name and port shares one target group, so healthCheck, deregistrationDelaySeconds and slowStartSeconds must agree (a setting left out counts as its default): ${where} name one Service port with different settings`;
+
+/** CEL rules refusing two forwards to one Service port with different target group settings. */
+const conflictingBackends = [
+  {
+    rule: `self.listeners.all(x, !has(x.defaultAction.forward) || self.listeners.all(y, !has(y.defaultAction.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.defaultAction.forward.service')}))`,
+    message: conflictMessage('two spec.listeners[].defaultAction.forward.service'),
+  },
+  {
+    rule: `!has(self.rules) || self.rules.all(x, !has(x.action.forward) || self.rules.all(y, !has(y.action.forward) || ${sameTargetGroupSettings('x.action.forward.service', 'y.action.forward.service')}))`,
+    message: conflictMessage('two spec.rules[].action.forward.service'),
+  },
+  {
+    rule: `!has(self.rules) || self.listeners.all(x, !has(x.defaultAction.forward) || self.rules.all(y, !has(y.action.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.action.forward.service')}))`,
+    message: conflictMessage(
+      'a spec.listeners[].defaultAction.forward.service and a spec.rules[].action.forward.service',
+    ),
+  },
+];
 
 const hostPattern =
   '^(\\*\\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$';
@@ -399,6 +490,9 @@ const spec: Schema = obj(
         rule: '!has(self.rules) || self.rules.all(r, !has(r.listenerPort) || self.listeners.exists(l, l.port == r.listenerPort))',
         message: 'a rule’s listenerPort must be the port of one of the listeners',
       },
+      // One target group per Service port: two forwards to it with different settings would have
+      // the first one's applied and the other's silently ignored.
+      ...conflictingBackends,
       {
         rule: '!has(self.inboundCIDRs) || !has(self.securityGroups)',
         message:
@@ -473,6 +567,10 @@ const listenerCall = 'CreateListener or ModifyListener';
 const actionCall =
   'ModifyListener or ModifyRule with the new action (a forward creates or reuses the target group of its Service and port, RegisterTargets)';
 const healthCheckCall = 'ModifyTargetGroup (health check settings of the target group)';
+const deregistrationCall =
+  'ModifyTargetGroupAttributes (deregistration_delay.timeout_seconds of the target group; at create only when not AWS’s default)';
+const slowStartCall =
+  'ModifyTargetGroupAttributes (slow_start.duration_seconds of the target group; at create only when not AWS’s default)';
 
 /** What becomes of each MyIngress spec field after create (src/apis/fieldContract.ts). */
 export const myIngressFieldContract: FieldContract = {
@@ -501,12 +599,16 @@ export const myIngressFieldContract: FieldContract = {
   'listeners[].sslPolicy': { applied: listenerCall },
   'listeners[].defaultAction': { applied: actionCall },
   'listeners[].defaultAction.forward.service.healthCheck': { applied: healthCheckCall },
+  'listeners[].defaultAction.forward.service.deregistrationDelaySeconds': { applied: deregistrationCall },
+  'listeners[].defaultAction.forward.service.slowStartSeconds': { applied: slowStartCall },
   'rules[].priority': { applied: 'SetRulePriorities' },
   'rules[].listenerPort': { applied: 'CreateRule on the new listener, DeleteRule on the old one' },
   'rules[].hosts': { applied: 'ModifyRule (conditions)' },
   'rules[].paths': { applied: 'ModifyRule (conditions)' },
   'rules[].action': { applied: actionCall },
   'rules[].action.forward.service.healthCheck': { applied: healthCheckCall },
+  'rules[].action.forward.service.deregistrationDelaySeconds': { applied: deregistrationCall },
+  'rules[].action.forward.service.slowStartSeconds': { applied: slowStartCall },
   attributes: { applied: 'ModifyLoadBalancerAttributes' },
   tags: { applied: 'AddTags and RemoveTags (only tag keys Skylift applied are removed)' },
   waf: {

@@ -64,16 +64,17 @@ export class AppliedChildren {
   }
 
   /**
-   * A backend's target group as it now is (created or modified), its registered targets and its
-   * tags (undefined: not known).
+   * A backend's target group as it now is (created or modified), its registered targets, its
+   * tags and its attributes (undefined: not known).
    */
   targetGroup(
     key: string,
     tg: TargetGroup,
     registered: readonly string[],
     tags: Readonly<Record<string, string>> | undefined,
+    attributes?: Readonly<Record<string, string>>,
   ): void {
-    this.targetGroups.set(key, { tg, registered: [...registered].sort(), tags });
+    this.targetGroups.set(key, { tg, registered: [...registered].sort(), tags, attributes });
   }
 
   /** A listener created or modified. */

@@ -29,14 +29,49 @@ function healthCheckHint(s: MyIngressSpec, field: HealthCheckField, fix: string)
     : { field: `spec.listeners[].defaultAction.forward.service.healthCheck.${field}`, fix };
 }
 
-/** The HTTPS listener whose certificate AWS names (or the only one with a certificate). Pure. */
-function certificateHint(s: MyIngressSpec, message: string, fix: string): RefusalHint {
-  const withCert = s.listeners.map((l, i) => ({ l, i })).filter(({ l }) => l.certificateArn !== undefined);
-  const named = withCert.find(({ l }) => message.includes(l.certificateArn ?? '\u0000')) ?? withCert[0];
-  return named !== undefined && (withCert.length === 1 || message.includes(named.l.certificateArn ?? ''))
-    ? { field: `spec.listeners[${named.i}].certificateArn`, value: named.l.certificateArn, fix }
+/**
+ * The listener field whose certificate AWS refused: the certificateArn or additionalCertificateArns
+ * entry AWS's message names; else, when listeners name hosts (certificateHosts: the certificate was
+ * one ACM listed for a host, an ARN the spec does not hold), their certificateHosts — alone when
+ * it is the only place a certificate can come from, beside certificateArn otherwise; else the only
+ * listener with a certificateArn, or all of them. Pure.
+ */
+function certificateHint(s: MyIngressSpec, message: string, fix: string, hostsFix: string): RefusalHint {
+  const listeners = s.listeners.map((l, i) => ({ l, i }));
+  const withCert = listeners.filter(({ l }) => l.certificateArn !== undefined);
+  const named = withCert.find(({ l }) => message.includes(l.certificateArn ?? '\u0000'));
+  if (named !== undefined)
+    return { field: `spec.listeners[${named.i}].certificateArn`, value: named.l.certificateArn, fix };
+  for (const { l, i } of listeners) {
+    const j = (l.additionalCertificateArns ?? []).findIndex((a) => message.includes(a));
+    if (j >= 0)
+      return {
+        field: `spec.listeners[${i}].additionalCertificateArns[${j}]`,
+        value: l.additionalCertificateArns?.[j],
+        fix,
+      };
+  }
+  const withHosts = listeners.filter(({ l }) => (l.certificateHosts ?? []).length > 0);
+  const onlyHosts = withHosts.length === 1 && withCert.length === 0 ? withHosts[0] : undefined;
+  if (onlyHosts !== undefined)
+    return {
+      field: `spec.listeners[${onlyHosts.i}].certificateHosts`,
+      value: onlyHosts.l.certificateHosts,
+      fix: hostsFix,
+    };
+  if (withHosts.length > 0)
+    return {
+      field: 'spec.listeners[].certificateArn or spec.listeners[].certificateHosts',
+      fix: `${fix}; or, for certificateHosts, ${hostsFix}`,
+    };
+  return withCert.length === 1 && withCert[0] !== undefined
+    ? { field: `spec.listeners[${withCert[0].i}].certificateArn`, value: withCert[0].l.certificateArn, fix }
     : { field: 'spec.listeners[].certificateArn', value: withCert.map(({ l }) => l.certificateArn), fix };
 }
+
+/** What to do when a certificate ACM listed for a listener host is refused. */
+const hostsCertificateFix =
+  "the certificate ACM listed for a host was refused: check that it is still ISSUED in the load balancer's account and region (aws acm list-certificates --certificate-statuses ISSUED) — one deleted or replaced is found again when Skylift next lists ACM (every --acm-certificate-list-max-age) — or name a certificate with certificateArn and remove the host";
 
 /** spec.subnets when set, else the selector that chose them. Pure. */
 function subnetsHint(s: MyIngressSpec, fix: string): RefusalHint {
@@ -48,8 +83,33 @@ function subnetsHint(s: MyIngressSpec, fix: string): RefusalHint {
 const quota = (name: string, what: string): string =>
   `raise the "${name}" quota in Service Quotas (aws service-quotas list-service-quotas --service-code elasticloadbalancing), or ${what}`;
 
-const healthCheckFix =
-  'keep healthCheck.timeoutSeconds below healthCheck.intervalSeconds (defaults 5 and 15), e.g. set timeoutSeconds to 5 or intervalSeconds above the timeout';
+/** The health check timeout and interval a backend gets (desired.ts's defaults: 5 and 15). Pure. */
+function timing(service: BackendServiceSpec): { timeout: number; interval: number } {
+  return {
+    timeout: service.healthCheck?.timeoutSeconds ?? 5,
+    interval: service.healthCheck?.intervalSeconds ?? 15,
+  };
+}
+
+/**
+ * How to bring a health check timeout below its interval, with values that work for the first
+ * backend whose timeout is not below its interval (none: the rule alone, no example). Pure.
+ */
+export function healthCheckTimingFix(s: MyIngressSpec): string {
+  const rule = 'keep healthCheck.timeoutSeconds below healthCheck.intervalSeconds (defaults 5 and 15)';
+  const bad = backendPaths(s).find((b) => {
+    const t = timing(b.service);
+    return t.timeout >= t.interval;
+  });
+  if (bad === undefined) return rule;
+  const { timeout, interval } = timing(bad.service);
+  // AWS's bounds: a timeout of 2 to 120 s, an interval of 5 to 300 s.
+  const options = [
+    ...(interval - 1 >= 2 ? [`set timeoutSeconds to ${interval - 1} or less`] : []),
+    ...(timeout + 1 <= 300 ? [`set intervalSeconds to ${timeout + 1} or more`] : []),
+  ];
+  return `${rule}: ${bad.path}.healthCheck has timeout ${timeout} and interval ${interval}; ${options.join(', or ')}`;
+}
 
 const rows: readonly Row[] = [
   // Listeners: certificates and TLS policies.
@@ -60,6 +120,7 @@ const rows: readonly Row[] = [
         s,
         f.message,
         'set it to the ARN of an ISSUED ACM certificate in this account and region (aws acm list-certificates --certificate-statuses ISSUED), whose domain the listener serves',
+        hostsCertificateFix,
       ),
   },
   {
@@ -70,6 +131,7 @@ const rows: readonly Row[] = [
         s,
         f.message,
         'set it to the ARN of an ISSUED ACM (or IAM) certificate in the same region as the load balancer (aws acm list-certificates --certificate-statuses ISSUED)',
+        hostsCertificateFix,
       ),
   },
   // WAFv2: the web ACL (spec.waf).
@@ -88,6 +150,7 @@ const rows: readonly Row[] = [
         s,
         f.message,
         quota('Certificates per Application Load Balancer', 'use fewer certificates'),
+        quota('Certificates per Application Load Balancer', 'use fewer certificateHosts'),
       ),
   },
   {
@@ -125,7 +188,7 @@ const rows: readonly Row[] = [
       healthCheckHint(
         s,
         /interval/i.test(f.message.split(/must/i)[0] ?? '') ? 'intervalSeconds' : 'timeoutSeconds',
-        healthCheckFix,
+        healthCheckTimingFix(s),
       ),
   },
   {

@@ -9,6 +9,7 @@ import {
   ruleMatches,
   sdkActions,
   sdkConditions,
+  targetGroupAttributeChanges,
   type DesiredTargetGroup,
 } from './desired.ts';
 import { wafAclTag, webAclDelta, webAclPlan, type WebAclSeen } from './webAclPlan.ts';
@@ -20,6 +21,7 @@ export type MyIngressField =
   | 'targetGroups'
   | 'targets'
   | 'healthChecks'
+  | 'targetGroupAttributes'
   | 'listeners'
   | 'rules'
   | 'attributes'
@@ -40,6 +42,11 @@ export interface ObservedTargetGroup {
   readonly wanted: readonly string[] | undefined;
   /** Its tags (undefined when not known: a group a create found under its name, until a full look). */
   readonly tags?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Its attributes as DescribeTargetGroupAttributes lists them (read at full looks; undefined when
+   * not known: then not compared, and the update reads them before it brings them to the spec).
+   */
+  readonly attributes?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A live load balancer and its children, as observed. */
@@ -98,6 +105,14 @@ export function ingressDelta(
       });
     } else if (!healthCheckMatches(t.tg, t.want))
       delta.push({ field: 'healthChecks', change: `health check of ${t.want.key}` });
+    if (t.tg !== undefined && t.attributes !== undefined) {
+      const changed = targetGroupAttributeChanges(t.want.attributes, t.attributes);
+      if (changed.length > 0)
+        delta.push({
+          field: 'targetGroupAttributes',
+          change: `attributes of target group ${t.want.key}: ${changed.map((c) => c.Key).join(', ')}`,
+        });
+    }
     if (t.tg !== undefined && targetGroupTagsDiffer(mr, ours, t.tags))
       delta.push({ field: 'tags', change: `tags of target group ${t.want.key}` });
   }

@@ -10,9 +10,56 @@ export interface DesiredTargetGroup {
   readonly service: string;
   readonly port: number;
   readonly healthCheck: Required<NonNullable<BackendServiceSpec['healthCheck']>>;
+  /** Its attributes (ModifyTargetGroupAttributes), with AWS's defaults where the spec says nothing. */
+  readonly attributes: TargetGroupAttributes;
 }
 
-/** The backends (service:port) a spec refers to, with their health checks. Pure. */
+/** The target group attributes Skylift sets, by ELBv2 key: deregistration delay and slow start. */
+export type TargetGroupAttributes = Readonly<Record<TargetGroupAttributeKey, string>>;
+
+/** The ELBv2 keys of the target group attributes Skylift sets. */
+export type TargetGroupAttributeKey = 'deregistration_delay.timeout_seconds' | 'slow_start.duration_seconds';
+
+/**
+ * AWS's defaults for the target group attributes Skylift sets ("Target group attributes",
+ * ELBv2 API reference: deregistration delay 300 s, slow start 0 = off): what a new target group
+ * has, and what an attribute AWS does not list counts as.
+ */
+export const targetGroupAttributeDefaults: TargetGroupAttributes = {
+  'deregistration_delay.timeout_seconds': '300',
+  'slow_start.duration_seconds': '0',
+};
+
+/** The target group attributes a backend asks for (AWS's defaults for those it leaves out). Pure. */
+export function wantedTargetGroupAttributes(s: BackendServiceSpec): TargetGroupAttributes {
+  const d = targetGroupAttributeDefaults;
+  return {
+    'deregistration_delay.timeout_seconds':
+      s.deregistrationDelaySeconds !== undefined
+        ? String(s.deregistrationDelaySeconds)
+        : d['deregistration_delay.timeout_seconds'],
+    'slow_start.duration_seconds':
+      s.slowStartSeconds !== undefined ? String(s.slowStartSeconds) : d['slow_start.duration_seconds'],
+  };
+}
+
+/**
+ * The attributes among `want` that differ from `have` (ELBv2's answer, keys it leaves out counting
+ * as AWS's defaults): what one ModifyTargetGroupAttributes must set. Pure.
+ */
+export function targetGroupAttributeChanges(
+  want: TargetGroupAttributes,
+  have: Readonly<Record<string, string>>,
+): { Key: TargetGroupAttributeKey; Value: string }[] {
+  return (Object.keys(want) as TargetGroupAttributeKey[])
+    .filter((k) => (have[k] ?? targetGroupAttributeDefaults[k]) !== want[k])
+    .map((k) => ({ Key: k, Value: want[k] }));
+}
+
+/**
+ * The backends (service:port) a spec refers to, with their health checks and attributes: the
+ * first forward's settings (admission refuses forwards to one Service port whose settings differ). Pure.
+ */
 export function desiredTargetGroups(spec: MyIngressSpec, uid: string): DesiredTargetGroup[] {
   const out = new Map<string, DesiredTargetGroup>();
   const visit = (a: ActionSpec): void => {
@@ -33,6 +80,7 @@ export function desiredTargetGroups(spec: MyIngressSpec, uid: string): DesiredTa
         unhealthyThresholdCount: s.healthCheck?.unhealthyThresholdCount ?? 2,
         matcher: s.healthCheck?.matcher ?? '200',
       },
+      attributes: wantedTargetGroupAttributes(s),
     });
   };
   for (const l of spec.listeners) visit(l.defaultAction);

@@ -4,6 +4,7 @@ import type { KindModule } from '../module.ts';
 import { loadBalancerGuardrailSection, myIngressAdmission } from './guardrails.ts';
 import { myIngressCrd, myIngressType, myIngressFieldContract } from './api.ts';
 import { BackendReason } from './backends.ts';
+import { CertificateReason } from './certificateHosts.ts';
 import { myIngressController } from './controller.ts';
 import { myIngressFlags, parseMyIngressSettings } from './settings.ts';
 
@@ -29,7 +30,10 @@ export const myIngressKind: KindModule = {
   commands: [],
   healthCheck: {
     lua: new URL('./health.lua', import.meta.url),
-    constants: { backendReasons: Object.values(BackendReason) },
+    // Ready reasons where the load balancer runs but only a person can make a part of it work.
+    constants: {
+      actionRequiredReasons: [...Object.values(BackendReason), ...Object.values(CertificateReason)],
+    },
   },
   summarize(obj: ManagedObject): string[] {
     const s = obj.status ?? {};

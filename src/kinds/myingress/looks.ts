@@ -138,6 +138,7 @@ export class Looks {
           registered: known?.registered ?? [],
           wanted: this.parts.targetGroups.wantedTargets(mr, want),
           tags: known?.tags,
+          attributes: known?.attributes,
         };
       }),
       attributes: c.attributes,
@@ -179,8 +180,8 @@ export class Looks {
   }
 
   /**
-   * Every child described: listeners and their rules, attributes, target groups and their targets,
-   * tags, and the web ACL when spec.waf names one or Skylift recorded one (webAclNeeded).
+   * Every child described: listeners and their rules, attributes, target groups with their targets
+   * and attributes, tags, and the web ACL when spec.waf names one or Skylift recorded one (webAclNeeded).
    */
   private async full(
     mr: MyIngress,

@@ -25,12 +25,15 @@ export type ChildrenOrigin =
 
 /**
  * One backend's target group as known: the group (undefined: none), its registered targets,
- * `ip:port`, and its tags (undefined: not known, as for a group a create found under its name).
+ * `ip:port`, its tags and its attributes (undefined: not known, as for a group a create found
+ * under its name).
  */
 export interface KnownTargetGroup {
   readonly tg: TargetGroup | undefined;
   readonly registered: readonly string[];
   readonly tags?: Readonly<Record<string, string>> | undefined;
+  /** Its attributes (DescribeTargetGroupAttributes, or as an update set them); undefined: not known. */
+  readonly attributes?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A load balancer's children and tags. */
@@ -93,6 +96,7 @@ export function childrenOf(o: {
     readonly tg: TargetGroup | undefined;
     readonly registered: readonly string[];
     readonly tags?: Readonly<Record<string, string>> | undefined;
+    readonly attributes?: Readonly<Record<string, string>> | undefined;
   }[];
   readonly attributes: ReadonlyMap<string, string>;
   readonly webAcl?: WebAclSeen | undefined;
@@ -104,7 +108,10 @@ export function childrenOf(o: {
     listeners: o.listeners,
     rules: o.rules,
     targetGroups: new Map(
-      o.targetGroups.map((t) => [t.want.key, { tg: t.tg, registered: t.registered, tags: t.tags }]),
+      o.targetGroups.map((t) => [
+        t.want.key,
+        { tg: t.tg, registered: t.registered, tags: t.tags, attributes: t.attributes },
+      ]),
     ),
     attributes: o.attributes,
     webAcl: o.webAcl,

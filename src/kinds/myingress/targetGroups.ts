@@ -5,8 +5,10 @@ import {
   CreateTargetGroupCommand,
   DeleteTargetGroupCommand,
   DeregisterTargetsCommand,
+  DescribeTargetGroupAttributesCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
+  ModifyTargetGroupAttributesCommand,
   ModifyTargetGroupCommand,
   RegisterTargetsCommand,
   type TargetGroup,
@@ -25,6 +27,8 @@ import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
 import {
   desiredTargetGroups,
   resolveTargets,
+  targetGroupAttributeChanges,
+  targetGroupAttributeDefaults,
   type DesiredTargetGroup,
   type EndpointSliceLike,
   type ServiceLike,
@@ -54,8 +58,8 @@ export class TargetGroups {
   /**
    * Each target group the spec needs, as AWS has it (attached to the load
    * balancer `lbArn`, or found by its name): the group if it exists, its
-   * registered targets (draining ones excluded) and the targets wanted.
-   * Read-only.
+   * registered targets (draining ones excluded), its attributes (one
+   * DescribeTargetGroupAttributes each) and the targets wanted. Read-only.
    */
   async observe(mr: MyIngress, ctx: ReconcileContext, lbArn: string): Promise<ObservedTargetGroup[]> {
     // AWS answers "not found" (not an empty list) when no target group is attached yet.
@@ -72,7 +76,9 @@ export class TargetGroups {
     for (const want of desiredTargetGroups(mr.spec, ctx.ownership.uid)) {
       const tg = attached.find((t) => t.TargetGroupName === want.name) ?? (await this.byName(want.name));
       const registered = tg?.TargetGroupArn !== undefined ? await this.registered(tg.TargetGroupArn) : [];
-      out.push({ want, tg, registered, wanted: this.wantedTargets(mr, want) });
+      const attributes =
+        tg?.TargetGroupArn !== undefined ? await this.attributes(tg.TargetGroupArn) : undefined;
+      out.push({ want, tg, registered, wanted: this.wantedTargets(mr, want), attributes });
     }
     return out;
   }
@@ -100,9 +106,10 @@ export class TargetGroups {
 
   /**
    * The update step for target groups: creates those missing (with their
-   * targets), modifies health checks that differ, registers and deregisters
-   * targets of those that existed. Returns every target group's ARN by
-   * `service:port`, for listeners and rules to point at.
+   * targets, and their attributes when the spec's are not AWS's defaults),
+   * modifies health checks and attributes that differ, registers and
+   * deregisters targets of those that existed. Returns every target group's
+   * ARN by `service:port`, for listeners and rules to point at.
    */
   async sync(u: IngressUpdate, observed: readonly ObservedTargetGroup[]): Promise<Map<string, string>> {
     const tgArns = new Map<string, string>();
@@ -115,6 +122,8 @@ export class TargetGroups {
       let existing = tg !== undefined;
       // Its tags once this step is done (undefined: not known).
       let tags = t.tags;
+      // Its attributes once this step is done (undefined: not known).
+      let attributes = t.attributes;
       if (tg === undefined) {
         const made = await this.create(u.mr, u.ctx, t.want, u.lb.VpcId ?? '', t.wanted);
         // AWS answers a create with the same name and settings with the existing group (it is
@@ -124,12 +133,23 @@ export class TargetGroups {
           tg = { ...made.tg, ...healthCheckOf(t.want) };
           registered = t.wanted ?? [];
           tags = tagMap(ownedTagList(u.mr.spec.tags, u.ctx.ownership));
+          // Set by the create, before its targets were registered.
+          attributes = made.attributes;
           u.done.push(`target group ${t.want.key} created`);
         } else {
           tg = made.tg;
           existing = true;
           registered = (await this.registeredIfExists(tg.TargetGroupArn ?? '')) ?? [];
+          attributes = undefined;
         }
+      }
+      const tgArn = tg.TargetGroupArn ?? '';
+      // Not known (a group found under its name): read before they are compared.
+      attributes ??= await this.attributes(tgArn);
+      const changed = await this.syncAttributes(tgArn, t.want, attributes);
+      if (changed.length > 0) {
+        attributes = { ...attributes, ...Object.fromEntries(changed.map((c) => [c.Key, c.Value])) };
+        u.done.push(`attributes of target group ${t.want.key}: ${changed.map((c) => c.Key).join(', ')}`);
       }
       if (existing && tags !== undefined && targetGroupTagsDiffer(u.mr, u.ctx.ownership, tags)) {
         const synced = await syncUserTags(
@@ -147,13 +167,12 @@ export class TargetGroups {
         tg = { ...tg, ...healthCheckOf(t.want) };
         u.done.push(`health check ${t.want.key}`);
       }
-      const tgArn = tg.TargetGroupArn ?? '';
       tgArns.set(t.want.key, tgArn);
       if (t.wanted !== undefined && existing) {
         await this.syncTargets(u, tgArn, t.want.key, registered, t.wanted);
         registered = t.wanted;
       }
-      u.applied.targetGroup(t.want.key, tg, registered, tags);
+      u.applied.targetGroup(t.want.key, tg, registered, tags, attributes);
     }
     return tgArns;
   }
@@ -224,6 +243,35 @@ export class TargetGroups {
     return registeredTargets(health.TargetHealthDescriptions);
   }
 
+  /**
+   * Sets, in one ModifyTargetGroupAttributes, the attributes of `want` that differ from `have`
+   * (keys it leaves out counting as AWS's defaults); none differing, no call. Returns those set.
+   */
+  private async syncAttributes(
+    tgArn: string,
+    want: DesiredTargetGroup,
+    have: Readonly<Record<string, string>>,
+  ): Promise<{ Key: string; Value: string }[]> {
+    const changed = targetGroupAttributeChanges(want.attributes, have);
+    if (changed.length > 0)
+      await elbv2Call('modify target group attributes', () =>
+        this.d.elbv2.send(
+          new ModifyTargetGroupAttributesCommand({ TargetGroupArn: tgArn, Attributes: changed }),
+        ),
+      );
+    return changed;
+  }
+
+  /** A target group's attributes by key, as DescribeTargetGroupAttributes lists them. Read-only. */
+  private async attributes(tgArn: string): Promise<Record<string, string>> {
+    const out = await elbv2Call('describe target group attributes', () =>
+      this.d.elbv2.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: tgArn })),
+    );
+    return Object.fromEntries(
+      (out.Attributes ?? []).flatMap((a) => (a.Key !== undefined ? [[a.Key, a.Value ?? '']] : [])),
+    );
+  }
+
   /** As registered(), or undefined when the target group does not exist (any more). Read-only. */
   async registeredIfExists(tgArn: string): Promise<string[] | undefined> {
     const health = await lookup('describe target health', elbv2ErrorTable, isElbv2NotFound, () =>
@@ -285,11 +333,14 @@ export class TargetGroups {
   }
 
   /**
-   * Creates a target group (without SDK retries) and registers its wanted
-   * targets; when the name is taken by this object's own group, takes that
-   * one as it is (`created` false: its targets and health check are unknown;
-   * likewise a group recorded in status that AWS answered the create with).
-   * Its port is the wanted targets' port (or the Service port).
+   * Creates a target group (without SDK retries), sets its attributes where
+   * the spec's are not AWS's defaults (before any target is registered, so
+   * the first targets already drain and start as the spec says) and registers
+   * its wanted targets; when the name is taken by this object's own group,
+   * takes that one as it is (`created` false: its targets, health check and
+   * attributes are unknown; likewise a group recorded in status that AWS
+   * answered the create with). Its port is the wanted targets' port (or the
+   * Service port). `attributes`: what a group this call created has.
    */
   private async create(
     mr: MyIngress,
@@ -297,7 +348,11 @@ export class TargetGroups {
     want: DesiredTargetGroup,
     vpcId: string,
     wanted: readonly string[] | undefined,
-  ): Promise<{ readonly tg: TargetGroup; readonly created: boolean }> {
+  ): Promise<{
+    readonly tg: TargetGroup;
+    readonly created: boolean;
+    readonly attributes: Readonly<Record<string, string>>;
+  }> {
     const port = Number(wanted?.[0]?.split(':').pop() ?? want.port) || want.port;
     // Set by the create callback: createOrFind answers a found group the same way.
     const outcome = { created: false };
@@ -330,12 +385,19 @@ export class TargetGroups {
       throw new RetryableError(AwsReason.AwsError, `create target group ${want.name}: no ARN returned`);
     const tgArn = tg.TargetGroupArn;
     const created = outcome.created;
-    if (created && !recordedTargetGroups(mr).includes(tgArn) && wanted !== undefined && wanted.length > 0) {
+    const fresh = created && !recordedTargetGroups(mr).includes(tgArn);
+    // A new group has AWS's defaults: only settings that differ cost a call.
+    let attributes: Readonly<Record<string, string>> = targetGroupAttributeDefaults;
+    if (fresh) {
+      const set = await this.syncAttributes(tgArn, want, attributes);
+      attributes = { ...attributes, ...Object.fromEntries(set.map((c) => [c.Key, c.Value])) };
+    }
+    if (fresh && wanted !== undefined && wanted.length > 0) {
       await elbv2Call('register targets', () =>
         this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets: wanted.map(target) })),
       );
     }
-    return { tg, created };
+    return { tg, created, attributes };
   }
 
   private async modifyHealthCheck(tgArn: string, want: DesiredTargetGroup): Promise<void> {
