@@ -105,6 +105,9 @@ describe('the chart’s RBAC', () => {
       (await kubectl(admin(), ['auth', 'can-i', ...args, '--as', as])).stdout.trim();
     expect(await canI('patch', 'myingresses.aws.skylift.dev', '-n', appNs)).toBe('yes');
     expect(await canI('create', 'secrets', '-n', appNs)).toBe('yes');
+    // The target-health readiness gate: gated Pods watched, their gate condition set — nothing more.
+    expect(await canI('watch', 'pods', '-n', appNs)).toBe('yes');
+    expect(await canI('patch', 'pods', '-n', appNs, '--subresource', 'status')).toBe('yes');
     // The teams marker (docs/teams.md): made and read in the release namespace, never changed.
     expect(await canI('create', 'configmaps', '-n', releaseNs)).toBe('yes');
     expect(await canI('get', 'configmaps/skylift-leader-teams', '-n', releaseNs)).toBe('yes');
@@ -118,6 +121,8 @@ describe('the chart’s RBAC', () => {
       ['delete', 'secrets', '-n', appNs],
       ['delete', 'myingresses.aws.skylift.dev', '-n', appNs],
       ['create', 'pods', '-n', appNs],
+      ['patch', 'pods', '-n', appNs],
+      ['delete', 'pods', '-n', appNs],
       ['update', 'leases.coordination.k8s.io', '-n', appNs],
       ['create', 'customresourcedefinitions.apiextensions.k8s.io'],
     ]) {
