@@ -628,8 +628,11 @@ describe('MyIngress AWS call costs', () => {
     const perCreate = elbv2Calls(create);
     const perResync = elbv2Calls(resync) / resyncs;
     process.stdout.write(
-      `[myingress-cost] ELBv2 calls: ${perCreate} per create, ${perResync.toFixed(2)} per no-op resync, ${elbv2Calls(del)} per delete\n`,
+      `[myingress-cost] ELBv2 calls: ${perCreate} per create, ${perResync.toFixed(2)} per no-op resync, ${elbv2Calls(del)} per delete\n` +
+        `[myingress-cost] EC2 calls (the managed security group): ${ec2Calls(create)} per create, ${(ec2Calls(resync) / resyncs).toFixed(2)} per no-op resync, ${ec2Calls(del)} per delete\n`,
     );
+    // The managed security group is read at full looks only: a no-op resync makes no EC2 call.
+    expect(ec2Calls(resync)).toBe(0);
     // Issue 16: the create (one listener, two rules, one backend) makes 6 writes and at most 4 reads;
     // a resync with nothing changed describes the load balancer alone (docs/myingress.md#what-a-resync-checks).
     expect(perCreate).toBeLessThanOrEqual(10);
@@ -640,6 +643,13 @@ describe('MyIngress AWS call costs', () => {
     expect(del['elasticloadbalancing:DeleteTargetGroup']).toBe(1);
   });
 });
+
+/** EC2 calls among counts by operation. */
+function ec2Calls(counts: Readonly<Record<string, number>>): number {
+  return Object.entries(counts)
+    .filter(([op]) => op.startsWith('ec2:'))
+    .reduce((n, [, c]) => n + c, 0);
+}
 
 /** ELBv2 calls among counts by operation. */
 function elbv2Calls(counts: Readonly<Record<string, number>>): number {
