@@ -39,7 +39,7 @@ export async function installCrds(
 }
 
 /**
- * Installs or updates the target-health readiness gate's MutatingAdmissionPolicy and binding
+ * Installs or updates the target-health readiness gate's MutatingAdmissionPolicy and bindings
  * (src/kinds/myingress/readinessGate.ts) by server-side apply, as the chart does. Idempotent. The
  * apiserver loads a new policy asynchronously: a Pod created right after may not be gated yet.
  */
@@ -50,7 +50,7 @@ export async function installTargetHealthGate(
   for (const m of targetHealthGatePolicy(name)) {
     const plural =
       m.kind === 'MutatingAdmissionPolicy' ? 'mutatingadmissionpolicies' : 'mutatingadmissionpolicybindings';
-    await client.patch(`/apis/admissionregistration.k8s.io/v1/${plural}/${name}`, m, 'apply', {
+    await client.patch(`/apis/admissionregistration.k8s.io/v1/${plural}/${m.metadata.name}`, m, 'apply', {
       fieldManager: 'skylift',
       force: true,
     });

@@ -1,6 +1,6 @@
 // The target-health gate's MutatingAdmissionPolicy against the real apiserver: a Pod created in a
-// labelled namespace gets the readiness gate (beside its own) and the label the operator's Pod
-// cache selects on; a Pod elsewhere gets neither. Installed as `make dev` and the node tests do
+// labelled namespace, or labelled itself, gets the readiness gate (beside its own) and the label the
+// operator's Pod cache selects on; any other Pod gets neither. Installed as `make dev` and the node tests do
 // (dev/installCrds.ts), from the manifests the chart renders (tools/generatedFiles.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../dev/wait.ts';
@@ -48,10 +48,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const plural of ['mutatingadmissionpolicybindings', 'mutatingadmissionpolicies'])
-    await admin
-      .delete(`/apis/admissionregistration.k8s.io/v1/${plural}/${policyName}`)
-      .catch(() => undefined);
+  for (const path of [
+    `mutatingadmissionpolicybindings/${policyName}`,
+    `mutatingadmissionpolicybindings/${policyName}-pods`,
+    `mutatingadmissionpolicies/${policyName}`,
+  ])
+    await admin.delete(`/apis/admissionregistration.k8s.io/v1/${path}`).catch(() => undefined);
 });
 
 describe('the target-health gate policy', () => {
@@ -76,7 +78,15 @@ describe('the target-health gate policy', () => {
     expect(p.metadata.labels).toEqual({ app: 'web' });
   });
 
-  it('leaves Pods of other namespaces alone', async () => {
+  it('gates a Pod that asks for it with its own label, in a namespace that does not', async () => {
+    const p = await create(
+      plain,
+      pod('api-1', [], { app: 'api', [targetHealthGate.label]: targetHealthGate.enabled }),
+    );
+    expect(p.spec?.readinessGates).toEqual([{ conditionType: targetHealthGate.conditionType }]);
+  });
+
+  it('leaves other Pods of other namespaces alone', async () => {
     const p = await create(plain, pod('web-1', [], { app: 'web' }));
     expect(p.spec?.readinessGates).toBeUndefined();
     expect(p.metadata.labels).toEqual({ app: 'web' });

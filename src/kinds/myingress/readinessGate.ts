@@ -11,7 +11,10 @@ import type { PodConditionWrite } from '../../runtime/adapter.ts';
 export const targetHealthGate = {
   /** The Pod condition the readiness gate waits for. */
   conditionType: 'skylift.dev/target-health',
-  /** On a namespace: its new Pods get the gate. On a Pod: it has the gate (set by the policy). */
+  /**
+   * On a namespace: its new Pods get the gate. On a Pod (its template): it gets the gate; every
+   * gated Pod carries it (the policy sets it), and the operator's Pod cache selects on it.
+   */
   label: 'skylift.dev/target-health-gate',
   /** The label's value that turns the gate on. */
   enabled: 'enabled',
@@ -176,15 +179,18 @@ export interface GateManifest {
 }
 
 /**
- * The MutatingAdmissionPolicy (and its binding) that gives every Pod created in a namespace
- * labelled `skylift.dev/target-health-gate=enabled` the target-health readiness gate and the
- * label the operator's Pod cache selects on — a JSON patch that appends to the Pod's own gates
+ * The MutatingAdmissionPolicy (and its two bindings) that gives every Pod created in a namespace
+ * labelled `skylift.dev/target-health-gate=enabled` — or carrying that label itself (a Deployment's
+ * Pod template, for one workload of a namespace) — the target-health readiness gate and the label
+ * the operator's Pod cache selects on — a JSON patch that appends to the Pod's own gates
  * (readinessGates is an atomic list: an apply configuration would replace them), and an
  * apply configuration that merges the label into the Pod's. Runs in the
- * apiserver: no webhook to deploy, certify or keep available. `name` names both. Pure.
+ * apiserver: no webhook to deploy, certify or keep available. `name` names the policy and the
+ * namespace binding; the Pod binding is `<name>-pods`. Pure.
  */
 export function targetHealthGatePolicy(name: string): GateManifest[] {
   const gate = `Object.spec.readinessGates{conditionType: '${targetHealthGate.conditionType}'}`;
+  const enabled = { [targetHealthGate.label]: targetHealthGate.enabled };
   return [
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
@@ -194,8 +200,8 @@ export function targetHealthGatePolicy(name: string): GateManifest[] {
         // A Pod that should wait for its target must not start without the gate.
         failurePolicy: 'Fail',
         reinvocationPolicy: 'IfNeeded',
+        // Which Pods: the bindings say (a labelled namespace's, or a Pod labelled itself).
         matchConstraints: {
-          namespaceSelector: { matchLabels: { [targetHealthGate.label]: targetHealthGate.enabled } },
           resourceRules: [
             { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] },
           ],
@@ -233,7 +239,13 @@ export function targetHealthGatePolicy(name: string): GateManifest[] {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingAdmissionPolicyBinding',
       metadata: { name },
-      spec: { policyName: name },
+      spec: { policyName: name, matchResources: { namespaceSelector: { matchLabels: enabled } } },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicyBinding',
+      metadata: { name: `${name}-pods` },
+      spec: { policyName: name, matchResources: { objectSelector: { matchLabels: enabled } } },
     },
   ];
 }
