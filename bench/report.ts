@@ -469,7 +469,13 @@ function rolloutLines(id: string, r: RolloutResult): string[] {
       String(c.sentRequests ?? '-'),
       String(c.failedRequests ?? '-'),
       Object.entries(c.failureKinds ?? {})
-        .map(([k, n]) => `${n}× ${k}`)
+        .map(
+          ([k, n]) =>
+            `${n}× ${k
+              .replace(/<[^>]*>/g, ' ')
+              .replace(/\s+/g, ' ')
+              .trim()}`,
+        )
         .join('; ') || '-',
       msListText(c.podStartToFirstRequestMs),
       msListText(c.podDeletionToLastRequestMs),

@@ -15,6 +15,7 @@ import { resourcePath } from '../../src/apis/meta.ts';
 import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import { targetHealthGate, type PodLike } from '../../src/kinds/myingress/readinessGate.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
+import { setTimeout as delay } from 'node:timers/promises';
 import { percentile } from './stats.ts';
 import { ok, RATE, report, startLoad, tally, type Outcome } from './trafficLoad.ts';
 
@@ -319,10 +320,18 @@ export async function removeApp(rig: RolloutRig, ns: string): Promise<void> {
   });
 }
 
+/** Notes in `deletedAt` when each terminating Pod of `pods` was deleted (its deletionTimestamp less its grace period). */
+function noteDeletions(pods: readonly PodView[], deletedAt: Map<string, number>): void {
+  for (const p of pods) {
+    const t = p.metadata.deletionTimestamp;
+    if (t !== undefined && !deletedAt.has(p.metadata.name))
+      deletedAt.set(p.metadata.name, Date.parse(t) - (p.metadata.deletionGracePeriodSeconds ?? 0) * 1000);
+  }
+}
+
 /**
  * Waits until the Deployment has exactly `count` Pods, none of them terminating, all Ready and
- * healthy in the target group; meanwhile notes when each terminating Pod was deleted (its
- * deletionTimestamp less its grace period).
+ * healthy in the target group; meanwhile notes when each terminating Pod was deleted.
  */
 async function settled(
   rig: RolloutRig,
@@ -335,11 +344,7 @@ async function settled(
   await waitFor(
     async () => {
       const pods = await appPods(rig, ns);
-      for (const p of pods) {
-        const t = p.metadata.deletionTimestamp;
-        if (t !== undefined && !deletedAt.has(p.metadata.name))
-          deletedAt.set(p.metadata.name, Date.parse(t) - (p.metadata.deletionGracePeriodSeconds ?? 0) * 1000);
-      }
+      noteDeletions(pods, deletedAt);
       return pods.length === count && pods.every((p) => p.metadata.deletionTimestamp === undefined)
         ? true
         : undefined;
@@ -371,6 +376,19 @@ export async function underLoad(
   const load = startLoad(app.ep, rolloutMaxRequests, rolloutMaxLoadMs);
   const started = Date.now();
   const deletedAt = new Map<string, number>();
+  // Pods leave while `change` runs too (a rollout waits for its end, and a Pod without a preStop
+  // pause is gone within its 2 s grace): look for terminating ones every 250 ms while the load is on.
+  const watching = new AbortController();
+  const watcher = (async (): Promise<void> => {
+    const until = started + rolloutMaxLoadMs;
+    while (!watching.signal.aborted && Date.now() < until) {
+      await appPods(rig, ns).then(
+        (pods) => noteDeletions(pods, deletedAt),
+        () => undefined,
+      );
+      await delay(250);
+    }
+  })();
   let outcomes: Outcome[];
   try {
     await change();
@@ -381,7 +399,9 @@ export async function underLoad(
       intervalMs: 100,
     });
   } finally {
+    watching.abort();
     outcomes = await load.stop();
+    await watcher;
   }
   const durationMs = Date.now() - started;
   report(`${ns} ${phase}`, outcomes, started, 'rollout');
