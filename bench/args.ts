@@ -44,8 +44,11 @@ and prints a table.
   --only GROUP[,GROUP]     scenario groups (default all of these): dns, dns-10zones,
                            myingress, manageddb, dns-propagating, dns-throttled,
                            dns-10zones-throttled, dns-teams, dns-teams-flood,
-                           dns-teams-bigtxt; run only when named: dns-namespaces (the
-                           spread without TeamPolicies), dns-teams-2accounts,
+                           dns-teams-bigtxt, myingress-rollout (last, on a node
+                           cluster of its own: needs root and make node-runtime,
+                           else skipped with the reason); run only when named:
+                           dns-namespaces (the spread without TeamPolicies),
+                           dns-teams-2accounts,
                            myingress-teams, manageddb-teams, teams-memory; or teams for
                            every teams group
   --sizes N[,N]            sizes for every selected group (default: each group's own)

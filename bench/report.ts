@@ -81,9 +81,12 @@ export interface ScenarioResult {
   readonly size: number;
   readonly zones: number;
   readonly route53RatePerSecond: number | null;
-  readonly status: 'ok' | 'failed';
+  /** `skipped`: the machine cannot run it (`skipReason` says why); only node scenarios skip. */
+  readonly status: 'ok' | 'failed' | 'skipped';
   readonly error?: string;
-  /** Objects seen Ready=True (should equal size). */
+  /** Why a `skipped` scenario did not run. */
+  readonly skipReason?: string;
+  /** Objects seen Ready=True (should equal size); `myingress-rollout`: cases measured without error. */
   readonly readyCount: number;
   readonly create?: PhaseResult;
   readonly resync?: PhaseResult;
@@ -99,6 +102,66 @@ export interface ScenarioResult {
   readonly teams?: TeamsResult;
   /** `dns-teams-flood`, `dns-teams-bigtxt`: how soon the quiet namespace's record was Ready. */
   readonly quiet?: QuietResult;
+  /** `myingress-rollout`: failed requests and Pod timings per change, gate on and off. */
+  readonly rollout?: RolloutResult;
+}
+
+/** A list of measurements (ms) and its median (nearest rank; null when empty). */
+export interface MsList {
+  readonly values: readonly number[];
+  readonly median: number | null;
+}
+
+/** One change of the rollout matrix, with or without the target-health gate and preStop pause. */
+export interface RolloutCaseResult {
+  /** The change, as bench/lib/rollouts.ts names it ('scale 3→1', …). */
+  readonly case: string;
+  /** `on`: the namespace's Pods get the target-health readiness gate and the preStop pause; `off`: neither. */
+  readonly gate: 'on' | 'off';
+  readonly status: 'ok' | 'failed';
+  /** Why the case could not be measured (a deadline); its counts are then absent. */
+  readonly error?: string;
+  /** Requests sent through the listener while the change ran and settled. */
+  readonly sentRequests?: number;
+  /** Requests not answered 2xx by a Pod. */
+  readonly failedRequests?: number;
+  /** Failed requests by `status reason` (status 0: no HTTP answer, e.g. a timeout or a reset). */
+  readonly failureKinds?: Readonly<Record<string, number>>;
+  /** Per Pod the change started: from its creation (whole seconds, as the apiserver keeps it) to the first request it answered. */
+  readonly podStartToFirstRequestMs?: MsList;
+  /** Per Pod the change removed: from its deletion (deletionTimestamp less the grace period) to the last request it answered. */
+  readonly podDeletionToLastRequestMs?: MsList;
+  /** From the load's start to its stop: the change and the wait until it settled, ms. */
+  readonly durationMs?: number;
+}
+
+/** What the rollout matrix ran with (the same for every case). */
+export interface RolloutSettings {
+  /** The gated Deployment's preStop pause (its terminationGracePeriodSeconds is this + 10; ungated: 2). */
+  readonly preStopSeconds: number;
+  /** How long the ALB data plane keeps routing to a target after a change of its registration. */
+  readonly propagationDelayMs: number;
+  /** The data plane runs health checks this much faster than the spec (interval 5 s × scale). */
+  readonly healthCheckTimeScale: number;
+  readonly healthCheckIntervalSeconds: number;
+  /** The operator's `--target-health-gate-poll-period`. */
+  readonly gatePollPeriod: string;
+  readonly requestsPerSecond: number;
+  /** A request unanswered after this long counts as failed. */
+  readonly requestTimeoutMs: number;
+  /** Bounds of the load of one case. */
+  readonly maxRequestsPerCase: number;
+  readonly maxLoadMsPerCase: number;
+  readonly replicas: number;
+}
+
+/** The `myingress-rollout` scenario's figures. */
+export interface RolloutResult {
+  readonly settings: RolloutSettings;
+  /** The node cluster's start (control plane, node, moto), ms. */
+  readonly nodeClusterStartMs: number;
+  /** Gate on first, then off; each in bench/lib/rollouts.ts's case order. */
+  readonly cases: readonly RolloutCaseResult[];
 }
 
 /** One team account of a teams scenario. */
@@ -374,6 +437,57 @@ function quietLine(id: string, q: QuietResult): string {
   );
 }
 
+/** `[v1, v2] median m` in seconds, or `-`. */
+function msListText(l: MsList | undefined): string {
+  if (l === undefined || l.median === null) return '-';
+  return `${seconds(l.median)} [${l.values.map((v) => (v / 1000).toFixed(1)).join(' ')}]`;
+}
+
+/** The rollout matrix: one row per change and gate, and the settings. */
+function rolloutLines(id: string, r: RolloutResult): string[] {
+  const s = r.settings;
+  const rows: string[][] = [
+    [
+      'change',
+      'gate',
+      'sent',
+      'failed',
+      'failure kinds',
+      'Pod start → first request',
+      'Pod deletion → last answered',
+      'length',
+    ],
+  ];
+  for (const c of r.cases) {
+    if (c.status === 'failed') {
+      rows.push([c.case, c.gate, 'FAILED', c.error ?? '']);
+      continue;
+    }
+    rows.push([
+      c.case,
+      c.gate,
+      String(c.sentRequests ?? '-'),
+      String(c.failedRequests ?? '-'),
+      Object.entries(c.failureKinds ?? {})
+        .map(
+          ([k, n]) =>
+            `${n}× ${k
+              .replace(/<[^>]*>/g, ' ')
+              .replace(/\s+/g, ' ')
+              .trim()}`,
+        )
+        .join('; ') || '-',
+      msListText(c.podStartToFirstRequestMs),
+      msListText(c.podDeletionToLastRequestMs),
+      seconds(c.durationMs),
+    ]);
+  }
+  return [
+    `${id}: ${s.requestsPerSecond} requests/s through the ALB data plane (loopback), ${s.replicas} replicas; gate on = target-health readiness gate + preStop ${s.preStopSeconds} s; data plane propagation delay ${seconds(s.propagationDelayMs)}, health checks every ${s.healthCheckIntervalSeconds * s.healthCheckTimeScale} s (${s.healthCheckIntervalSeconds} s × ${s.healthCheckTimeScale}); node cluster up in ${seconds(r.nodeClusterStartMs)}; medians, then each Pod [s]`,
+    ...columns(rows),
+  ];
+}
+
 /** Kinds whose calls per no-op resync are worth a line (DNS costs per zone, not per object). */
 const resyncLineKinds: readonly string[] = ['MyIngress', 'ManagedDB'];
 
@@ -478,6 +592,14 @@ export function renderTable(report: BenchReport): string {
       rows.push([r.id, String(r.size), 'FAILED']);
       continue;
     }
+    if (r.status === 'skipped') {
+      rows.push([r.id, String(r.size), 'SKIPPED']);
+      continue;
+    }
+    if (r.rollout !== undefined) {
+      rows.push([r.id, String(r.size), 'below']);
+      continue;
+    }
     const d = r.create?.perResourceMs;
     rows.push([
       r.id,
@@ -508,6 +630,8 @@ export function renderTable(report: BenchReport): string {
   const lines = columns(rows);
   for (const r of report.scenarios) {
     if (r.status === 'failed') lines.push(`${r.id} failed: ${r.error ?? 'unknown error'}`);
+    if (r.status === 'skipped') lines.push(`${r.id} skipped: ${r.skipReason ?? 'no reason given'}`);
+    if (r.rollout !== undefined) lines.push(...rolloutLines(r.id, r.rollout));
     if (r.propagation !== undefined) lines.push(propagationLine(r.id, r.propagation));
     if (r.teams !== undefined) lines.push(teamsLine(r.id, r.teams));
     if (r.quiet !== undefined) lines.push(quietLine(r.id, r.quiet));

@@ -16,6 +16,7 @@ import { chartMemoryOf } from './lib/chartMemory.ts';
 import { memoryByGroup } from './lib/costPerObject.ts';
 import { machineInfo } from './lib/machine.ts';
 import { costCurves, renderTable, reportFileName, type BenchReport, type ScenarioResult } from './report.ts';
+import { runRolloutScenario } from './lib/rolloutScenario.ts';
 import { operatorFlags, runScenario } from './runner.ts';
 import { selectScenarios, type Scenario } from './scenarios.ts';
 
@@ -93,14 +94,16 @@ async function main(argv: readonly string[]): Promise<number> {
     say('compiling the operator to JavaScript, as the image runs it');
     operatorEntry = await compileOperator(workDir);
   }
-  say(`starting a local stack in ${workDir}`);
-  const stack = await startLocalStack({ dir: workDir });
+  // Objects run on one local stack; the rollout matrix last, on a node cluster of its own.
+  const objectScenarios = scenarios.filter((s) => s.group.nodeRollout !== true);
+  const rolloutScenarios = scenarios.filter((s) => s.group.nodeRollout === true);
+  let stopCluster: (() => Promise<void>) | undefined;
+  let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
   const stopAll = (): void => {
-    void stack.stop().finally(() => process.exit(130));
+    void Promise.allSettled([stack?.stop(), stopCluster?.()]).finally(() => process.exit(130));
   };
   process.once('SIGINT', stopAll);
   process.once('SIGTERM', stopAll);
-  const proxy = await AwsFaultProxy.start({ target: stack.emulator.endpoint });
   const results: ScenarioResult[] = [];
   const file = join(settings.outDir, reportFileName(started));
   await mkdir(settings.outDir, { recursive: true });
@@ -122,32 +125,49 @@ async function main(argv: readonly string[]): Promise<number> {
     await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
     return report;
   };
-  let report: BenchReport;
-  try {
-    const admin = new KubeClient(loadKubeconfig(stack.kubeconfig));
-    await installCrds(admin);
-    const ctx = {
-      stack,
-      proxy,
-      aws: awsClients(stack.emulator.endpoint),
-      admin,
-      settings,
-      logDir: workDir,
-      say,
-      operatorEntry,
-    };
-    for (const scenario of scenarios) {
-      results.push(await runScenario(ctx, scenario));
-      await writeReport(false);
+  if (objectScenarios.length > 0) {
+    say(`starting a local stack in ${workDir}`);
+    const local = await startLocalStack({ dir: workDir });
+    stack = local;
+    const proxy = await AwsFaultProxy.start({ target: local.emulator.endpoint });
+    try {
+      const admin = new KubeClient(loadKubeconfig(local.kubeconfig));
+      await installCrds(admin);
+      const ctx = {
+        stack: local,
+        proxy,
+        aws: awsClients(local.emulator.endpoint),
+        admin,
+        settings,
+        logDir: workDir,
+        say,
+        operatorEntry,
+      };
+      for (const scenario of objectScenarios) {
+        results.push(await runScenario(ctx, scenario));
+        await writeReport(false);
+      }
+    } finally {
+      await proxy.stop();
+      await local.stop();
+      stack = undefined;
     }
-    report = await writeReport(true);
-  } finally {
-    await proxy.stop();
-    await stack.stop();
   }
+  await mkdir(workDir, { recursive: true });
+  for (const scenario of rolloutScenarios) {
+    results.push(
+      await runRolloutScenario(
+        { settings, logDir: workDir, say, operatorEntry, onCluster: (stop) => (stopCluster = stop) },
+        scenario,
+      ),
+    );
+    await writeReport(false);
+  }
+  const report = await writeReport(true);
   process.stdout.write(renderTable(report));
   process.stdout.write(`report: ${file}\noperator logs: ${workDir}\n`);
-  const allOk = results.every((r) => r.status === 'ok');
+  // A skipped scenario (no node cluster here) says why in the report and the table; it fails nothing.
+  const allOk = results.every((r) => r.status !== 'failed');
   if (settings.saveBaseline) {
     // A baseline with failed scenarios would compare nothing for them: keep the old one.
     if (allOk) {

@@ -33,6 +33,12 @@ export interface ScenarioGroup {
   readonly teams?: TeamsShape;
   /** Run only when named by `--only` (or the `teams` set), not in a full run. */
   readonly optIn?: boolean;
+  /**
+   * Not objects at a size but the rollout matrix on a node cluster of its own
+   * (bench/lib/rolloutScenario.ts): one scenario named after the group, `--sizes` ignored, its size
+   * the number of runs (changes × gate on/off); skipped with a reason where no node cluster can run.
+   */
+  readonly nodeRollout?: boolean;
 }
 
 /** How a teams group spreads its objects over namespaces, TeamPolicies and AWS accounts. */
@@ -218,6 +224,16 @@ export const scenarioGroups: readonly ScenarioGroup[] = [
     teams: { namespaces: 'per-object', namespacesPerPolicy: 10, accounts: 1 },
     optIn: true,
   },
+  {
+    name: 'myingress-rollout',
+    description:
+      'the sample app on a node cluster behind a MyIngress, 50 requests/s through the ALB data plane: rolling updates (maxSurge 1 / maxUnavailable 0, 0 / 1), scale 3→1, 1→3, a Pod deleted, each with the target-health gate and preStop pause and without; needs root and the node images',
+    type: myIngressType,
+    zones: 0,
+    // Runs: five changes, gate on and off.
+    defaultSizes: [10],
+    nodeRollout: true,
+  },
 ];
 
 /**
@@ -232,7 +248,8 @@ export const teamsSet = 'teams';
  * (`dns-5000`), or the set `teams` (every group with a {@link TeamsShape}), in the order given;
  * empty means every group not {@link ScenarioGroup.optIn} in catalogue order.
  * `namespaces` (`--namespaces`) sets the namespace count of teams groups that
- * have one (and adds `-ns<N>` to their ids). Throws on a name that is none of these.
+ * have one (and adds `-ns<N>` to their ids). A {@link ScenarioGroup.nodeRollout} group is one
+ * scenario with the group's name as id, whatever `sizes` says. Throws on a name that is none of these.
  */
 export function selectScenarios(
   only: readonly string[],
@@ -247,7 +264,9 @@ export function selectScenarios(
       : { id: `${group.name}-${size}-ns${ns}`, group, size, namespaces: ns };
   };
   const ofGroup = (group: ScenarioGroup): Scenario[] =>
-    [...(sizes ?? group.defaultSizes)].sort((a, b) => a - b).map((size) => scenario(group, size));
+    group.nodeRollout === true
+      ? group.defaultSizes.map((size) => ({ id: group.name, group, size }))
+      : [...(sizes ?? group.defaultSizes)].sort((a, b) => a - b).map((size) => scenario(group, size));
   if (only.length === 0) return scenarioGroups.filter((g) => g.optIn !== true).flatMap(ofGroup);
   const out: Scenario[] = [];
   for (const name of only) {

@@ -47,6 +47,45 @@ export interface NodeCluster {
   stop(): Promise<void>;
 }
 
+/** The kubelet's directory and the image archives a node cluster imports (the extra ones last). */
+function nodeClusterFiles(extraImages: readonly string[] = []): {
+  readonly kubeletBinDir: string;
+  readonly images: readonly string[];
+} {
+  const cacheDir = toolPaths().cacheDir;
+  const imageDir = join(cacheDir, 'node-images');
+  return {
+    kubeletBinDir: join(cacheDir, 'kubelet', pinnedVersions().KUBE_VERSION),
+    images: [
+      join(imageDir, nodeImages.pause.archive),
+      join(imageDir, nodeImages.hello.archive),
+      ...extraImages,
+    ],
+  };
+}
+
+/**
+ * Why this machine cannot start a node cluster now — not root, or the kubelet or an image archive
+ * (also of `extraImages`) missing — as one sentence saying what to do; undefined when it can.
+ * What {@link startNodeCluster} checks first; `make bench` skips its node scenario with this reason.
+ */
+export async function nodeClusterUnavailable(
+  extraImages: readonly string[] = [],
+): Promise<string | undefined> {
+  if (process.getuid?.() !== 0)
+    return 'a node cluster needs root (containerd, network namespaces, cgroups); run as root or leave --node out';
+  const { kubeletBinDir, images } = nodeClusterFiles(extraImages);
+  for (const needed of [join(kubeletBinDir, 'kubelet'), ...images]) {
+    const present = await access(needed).then(
+      () => true,
+      () => false,
+    );
+    if (!present)
+      return `${needed} is missing: run make node-runtime (hack/install-node-runtime.sh)${extraImages.includes(needed) ? ' or make image' : ''}`;
+  }
+  return undefined;
+}
+
 /**
  * Starts a node cluster. Needs root, the node packages and the kubelet and
  * images from hack/install-node-runtime.sh (`make node-runtime`); says so
@@ -56,25 +95,9 @@ export interface NodeCluster {
  */
 export async function startNodeCluster(opts: NodeClusterOptions): Promise<NodeCluster> {
   const log = opts.log ?? (() => undefined);
-  if (process.getuid?.() !== 0)
-    throw new Error(
-      'a node cluster needs root (containerd, network namespaces, cgroups); run as root or leave --node out',
-    );
-  const cacheDir = toolPaths().cacheDir;
-  const kubeletBinDir = join(cacheDir, 'kubelet', pinnedVersions().KUBE_VERSION);
-  const imageDir = join(cacheDir, 'node-images');
-  const images = [
-    join(imageDir, nodeImages.pause.archive),
-    join(imageDir, nodeImages.hello.archive),
-    ...(opts.extraImages ?? []),
-  ];
-  for (const needed of [join(kubeletBinDir, 'kubelet'), ...images]) {
-    await access(needed).catch(() => {
-      throw new Error(
-        `${needed} is missing: run make node-runtime (hack/install-node-runtime.sh)${opts.extraImages?.includes(needed) === true ? ' or make image' : ''}`,
-      );
-    });
-  }
+  const missing = await nodeClusterUnavailable(opts.extraImages);
+  if (missing !== undefined) throw new Error(missing);
+  const { kubeletBinDir, images } = nodeClusterFiles(opts.extraImages);
 
   const nodeDir = join(opts.dir, 'node');
   const slot: NodeSlot = await claimNodeSlot(nodeDir, opts.slotDir ?? defaultSlotDir);

@@ -142,7 +142,8 @@ export function compareWithBaseline(
   const notCompared: { id: string; reason: string }[] = [];
   for (const r of current) {
     const before = byId.get(r.id);
-    if (r.status !== 'ok') notCompared.push({ id: r.id, reason: 'failed in this run' });
+    if (r.status === 'skipped') notCompared.push({ id: r.id, reason: 'skipped in this run' });
+    else if (r.status !== 'ok') notCompared.push({ id: r.id, reason: 'failed in this run' });
     else if (before === undefined) notCompared.push({ id: r.id, reason: 'not in the baseline' });
     else if (stringAt(before, ['status']) !== 'ok')
       notCompared.push({ id: r.id, reason: 'failed in the baseline' });

@@ -10,7 +10,7 @@ import { waitFor } from '../../dev/wait.ts';
 import { admissionPolicies } from '../../src/kinds/registry.ts';
 import { helmTemplate } from '../../tools/chart.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
-import { kubectl, type KubectlResult } from '../support/kubectl.ts';
+import { kubectl, type KubectlResult } from '../../dev/kubectl.ts';
 import { stackInfo } from '../support/stack.ts';
 
 interface Manifest {

@@ -20,7 +20,7 @@ import { AbortWait, waitFor } from '../../dev/wait.ts';
 import type { AwsFaultProxy, InstalledRule } from '../../dev/awsFaultProxy.ts';
 import { ensureZone, listRecords, route53At } from '../support/dns.ts';
 import { LocalGitRepo } from '../support/gitRepo.ts';
-import { kubectl, type KubectlResult } from '../support/kubectl.ts';
+import { kubectl, type KubectlResult } from '../../dev/kubectl.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';

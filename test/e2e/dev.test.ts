@@ -16,7 +16,7 @@ import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
 import { parseEnvFile, repoRoot } from '../../dev/paths.ts';
 import { AbortWait, waitFor } from '../../dev/wait.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { stackInfo } from '../support/stack.ts';

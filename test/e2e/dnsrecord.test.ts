@@ -7,7 +7,7 @@ import { installCrds } from '../../dev/installCrds.ts';
 import { repoRoot } from '../../dev/paths.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo } from '../support/stack.ts';

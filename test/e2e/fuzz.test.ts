@@ -52,7 +52,7 @@ import {
   type ObservedStatus,
   type Settled,
 } from '../support/fuzz/outcome.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo } from '../support/stack.ts';

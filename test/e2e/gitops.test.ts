@@ -15,7 +15,7 @@ import { emulatorCredentials, awsClientConfig } from '../../dev/emulator.ts';
 import { repoRoot } from '../../dev/paths.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { ensureZone, listRecords, route53At } from '../support/dns.ts';
-import { kubectl, type KubectlResult } from '../support/kubectl.ts';
+import { kubectl, type KubectlResult } from '../../dev/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo } from '../support/stack.ts';

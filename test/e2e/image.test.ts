@@ -29,7 +29,7 @@ import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
 import { route53At } from '../support/dns.ts';
 import { checkSelfContained, compiledFrom, formatViolation, listFiles } from '../support/importRules.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { openOciArchive, treeBytes, unpackLayers, type OciImage } from '../support/ociImage.ts';
 import { startRuncContainer, type RuncContainer } from '../support/runc.ts';
 import { scratchDir } from '../support/scratch.ts';

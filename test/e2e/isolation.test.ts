@@ -22,7 +22,7 @@ import { installCrds } from '../../dev/installCrds.ts';
 import { ensureElbSubnets } from '../../dev/awsAccount.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { createZone, listRecords, route53At } from '../support/dns.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo } from '../support/stack.ts';

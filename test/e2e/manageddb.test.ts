@@ -9,7 +9,7 @@ import { installCrds } from '../../dev/installCrds.ts';
 import { repoRoot } from '../../dev/paths.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { AwsFaultProxy, rdsSlowCreate, type InstalledRule } from '../../dev/awsFaultProxy.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { kubeConfig, stackInfo } from '../support/stack.ts';

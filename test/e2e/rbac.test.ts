@@ -17,7 +17,7 @@ import { repoRoot } from '../../dev/paths.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { route53At } from '../support/dns.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { spawnSkyliftRun, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo } from '../support/stack.ts';

@@ -19,7 +19,7 @@ import { loadSamples, sampleFile, standInEndpointSlices } from '../../dev/sample
 import { waitFor } from '../../dev/wait.ts';
 import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { changeRecords, ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { stackInfo } from '../support/stack.ts';

@@ -14,7 +14,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { pinnedVersions } from '../../dev/paths.ts';
 import { waitFor } from '../../dev/wait.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { clientNodeKubeConfig, stackInfo } from '../support/stack.ts';
 
 const group = 'smoke.skylift.dev';

@@ -15,7 +15,7 @@ import { admissionPolicies, allCrds, kinds } from '../../src/kinds/registry.ts';
 import { chartHeapLimitMiB } from '../../tools/nodeFlags.ts';
 import { repoRoot } from '../../dev/paths.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { stackInfo } from '../support/stack.ts';
 
 interface Manifest {

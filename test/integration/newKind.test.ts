@@ -55,7 +55,7 @@ import { helmTemplate } from '../../tools/chart.ts';
 import { renderGeneratedFiles } from '../../tools/generatedFiles.ts';
 import { chartFor, type GeneratedChart } from '../support/generatedChart.ts';
 import { eventsFor, ensureCrd, kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { healthCasesIn, luahealthPath, readYaml, runHealthScript } from '../support/luaHealth.ts';
 import { isQueueAbsent, queueName } from '../support/queueKind/adapter.ts';
 import { queueCrd, queueType, type Queue, type QueueSpec } from '../support/queueKind/api.ts';

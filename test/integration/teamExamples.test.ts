@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import { installCrds } from '../../dev/installCrds.ts';
 import { repoRoot } from '../../dev/paths.ts';
 import { kubeClient } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { stackInfo } from '../support/stack.ts';
 
 const examples = readdirSync(join(repoRoot, 'examples/teams'))

@@ -17,7 +17,7 @@ import {
   type RunningDnsController,
 } from '../support/dns.ts';
 import { kubeClient } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 
 const group = 'integration-teampolicy-apply';

@@ -15,7 +15,7 @@ import { chartDir, helm } from '../../tools/chart.ts';
 import { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { ensureZone, listRecords, route53At } from '../support/dns.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { nodeInfo, stackInfo } from '../support/stack.ts';
 
 const release = 'skylift';

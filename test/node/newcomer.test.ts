@@ -17,7 +17,7 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEnvFile, repoRoot } from '../../dev/paths.ts';
 import { AbortWait, waitFor } from '../../dev/wait.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { nodeInfo } from '../support/stack.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
 

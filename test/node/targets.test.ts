@@ -14,7 +14,7 @@ import { installCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
 import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { nodeInfo, stackInfo } from '../support/stack.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';

@@ -20,10 +20,10 @@ import { resourcePath } from '../../src/apis/meta.ts';
 import { myIngressType } from '../../src/kinds/myingress/api.ts';
 import { startAlbDataPlane } from '../support/albDataPlane.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl } from '../../dev/kubectl.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { nodeInfo, stackInfo, startFaultProxy } from '../support/stack.ts';
-import { burst, ok, RATE, report, startLoad, tally } from '../support/trafficLoad.ts';
+import { burst, ok, RATE, report, startLoad, tally } from '../../bench/lib/trafficLoad.ts';
 
 interface PodList {
   items: {

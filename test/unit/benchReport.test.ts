@@ -196,6 +196,84 @@ describe('renderTable', () => {
     expect(text).toMatch(/^dns-5000\s+5000\s+FAILED$/m);
     expect(text).toContain('dns-5000 failed: timed out after 930000 ms');
   });
+
+  const rolloutBase = {
+    id: 'myingress-rollout',
+    group: 'myingress-rollout',
+    kind: 'MyIngress',
+    size: 10,
+    zones: 0,
+    route53RatePerSecond: null,
+  };
+
+  it('marks a skipped scenario and prints why; the baseline says it was skipped, not failed', () => {
+    const skipped: ScenarioResult = {
+      ...rolloutBase,
+      status: 'skipped',
+      skipReason: 'a node cluster needs root',
+      readyCount: 0,
+    };
+    const text = renderTable(report([skipped]));
+    expect(text).toMatch(/^myingress-rollout\s+10\s+SKIPPED$/m);
+    expect(text).toContain('myingress-rollout skipped: a node cluster needs root');
+    expect(compareWithBaseline([skipped], { scenarios: [] }, 'b.json').notCompared).toEqual([
+      { id: 'myingress-rollout', reason: 'skipped in this run' },
+    ]);
+  });
+
+  it('prints the rollout matrix: one row per change and gate with failures, kinds and Pod timings', () => {
+    const ok: ScenarioResult = {
+      ...rolloutBase,
+      status: 'ok',
+      readyCount: 2,
+      rollout: {
+        settings: {
+          preStopSeconds: 8,
+          propagationDelayMs: 5000,
+          healthCheckTimeScale: 0.1,
+          healthCheckIntervalSeconds: 5,
+          gatePollPeriod: '500ms',
+          requestsPerSecond: 50,
+          requestTimeoutMs: 15_000,
+          maxRequestsPerCase: 12_000,
+          maxLoadMsPerCase: 240_000,
+          replicas: 3,
+        },
+        nodeClusterStartMs: 13_000,
+        cases: [
+          {
+            case: 'scale 3→1',
+            gate: 'on',
+            status: 'ok',
+            sentRequests: 439,
+            failedRequests: 0,
+            failureKinds: {},
+            podStartToFirstRequestMs: { values: [], median: null },
+            podDeletionToLastRequestMs: { values: [5860, 5819], median: 5819 },
+            durationMs: 9000,
+          },
+          {
+            case: 'scale 3→1',
+            gate: 'off',
+            status: 'ok',
+            sentRequests: 500,
+            failedRequests: 12,
+            failureKinds: { '0 timed out': 12 },
+            podStartToFirstRequestMs: { values: [], median: null },
+            podDeletionToLastRequestMs: { values: [300], median: 300 },
+            durationMs: 20_000,
+          },
+        ],
+      },
+    };
+    const text = renderTable(report([ok]));
+    expect(text).toMatch(/^myingress-rollout\s+10\s+below$/m);
+    expect(text).toContain(
+      'gate on = target-health readiness gate + preStop 8 s; data plane propagation delay 5.0s',
+    );
+    expect(text).toMatch(/^scale 3→1\s+on\s+439\s+0\s+-\s+-\s+5.8s \[5.9 5.8\]\s+9.0s$/m);
+    expect(text).toMatch(/^scale 3→1\s+off\s+500\s+12\s+12× 0 timed out\s+-\s+0.3s \[0.3\]\s+20.0s$/m);
+  });
 });
 
 describe('scenarios', () => {
@@ -216,7 +294,16 @@ describe('scenarios', () => {
       'dns-teams-1000',
       'dns-teams-flood-5000',
       'dns-teams-bigtxt-150',
+      'myingress-rollout',
     ]);
+  });
+
+  it('runs myingress-rollout as one scenario of 10 runs, whatever --sizes says', () => {
+    const [rollout, dns] = selectScenarios(['myingress-rollout', 'dns'], [7]);
+    expect(rollout?.id).toBe('myingress-rollout');
+    expect(rollout?.size).toBe(10);
+    expect(rollout?.group.nodeRollout).toBe(true);
+    expect(dns?.id).toBe('dns-7');
   });
 
   it('runs --only entries in the order given: groups at --sizes (or their defaults), or single scenarios by id', () => {

@@ -1,3 +1,5 @@
+// The machine's kubectl, run against a kubeconfig: what the tests and the bench's rollout driver
+// (bench/lib/rollouts.ts) drive a cluster with where kubectl's own behaviour is the point.
 import { spawn } from 'node:child_process';
 
 /** What a kubectl invocation printed and how it ended. */

@@ -13,12 +13,13 @@ export interface Outcome {
   readonly error?: string;
 }
 
+/** Whether a request was answered 2xx by a Pod (the sample app named itself). */
 export const ok = (o: Outcome): boolean => o.status >= 200 && o.status < 300 && o.pod !== undefined;
 
 /** Requests per second the load sends (one every 20 ms). */
 export const RATE = 50;
 /** How long one request may take before it counts as failed. */
-const REQUEST_TIMEOUT_MS = 15_000;
+export const REQUEST_TIMEOUT_MS = 15_000;
 /** GET / through the listener; never rejects. The sample app answers `hello from <pod> at <ip:port>`. */
 export function get(ep: Endpoint): Promise<Outcome> {
   const at = Date.now();
@@ -69,8 +70,19 @@ export interface Load {
   stop(): Promise<Outcome[]>;
 }
 
-/** Starts sending; stops by itself after `max` requests or `maxMs`, whichever comes first. */
+/** Whether `host` is a loopback address (the data plane's listeners are on 127.0.0.1). Pure. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Starts sending; stops by itself after `max` requests or `maxMs`, whichever comes first. Throws
+ * for an endpoint that is not on loopback, or unbounded limits: load goes to the local data plane only.
+ */
 export function startLoad(ep: Endpoint, max: number, maxMs: number): Load {
+  if (!isLoopback(ep.host)) throw new Error(`load goes to loopback only, not to ${ep.host}`);
+  if (!Number.isFinite(max) || !Number.isFinite(maxMs) || max < 0 || maxMs < 0)
+    throw new Error(`load must be bounded: max ${max}, maxMs ${maxMs}`);
   const bySeq: (Outcome | undefined)[] = [];
   const inFlight = new Set<Promise<void>>();
   const started = Date.now();
