@@ -5,7 +5,7 @@
 // maxUnavailable 1), a scale 3→1 and 1→3, a Pod deleted — until the load balancer has settled.
 //
 // In a namespace with the target-health readiness gate and the documented preStop pause
-// (docs/myingress.md#zero-downtime-rollouts) no request may fail. In a namespace without either
+// (docs/myingress.md#rollouts) no request may fail. In a namespace without either
 // (the usual Deployment) the same rolling update is counted too, and must show failures: the test
 // is known to be able to fail. The full matrix, gate on and off, is `make bench`'s myingress-rollout;
 // both drive the changes with bench/lib/rollouts.ts.

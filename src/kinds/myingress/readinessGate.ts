@@ -1,4 +1,4 @@
-// The target-health readiness gate (docs/myingress.md#zero-downtime-rollouts): a Pod in a namespace
+// The target-health readiness gate (docs/myingress.md#rollouts): a Pod in a namespace
 // labelled skylift.dev/target-health-gate=enabled gets, at admission, a readiness gate on the
 // condition skylift.dev/target-health (a MutatingAdmissionPolicy, no webhook). Skylift registers
 // such a Pod as a target as soon as its containers are ready, and sets the condition True only once
