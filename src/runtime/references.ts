@@ -173,12 +173,19 @@ export class ReferenceSet<P extends KubeObject> implements ReferenceReader<P> {
     }
   }
 
-  /** Adds a cache of `ref`'s watch (one per watched namespace). Call before reading. Mutates this set. */
+  /**
+   * Adds a cache of `ref`'s watch (one per watched namespace); the controller calls it while it is
+   * built. Mutates this set; throws for a reference it was not given.
+   */
   attach(ref: Reference<P, KubeObject>, cache: ObjectCache<KubeObject>): void {
     this.cachesOf(ref).push(cache);
   }
 
-  /** Files (added, modified) or forgets (deleted) what a primary refers to, for every reference. */
+  /**
+   * Files (added, modified) or forgets (deleted) what a primary refers to, for every reference, so
+   * the index matches the primary cache. Mutates the indexes; idempotent for the same object; never
+   * blocks (called from the primary informer's handler).
+   */
   primaryChanged(type: WatchEventType, primary: P): void {
     const key = objectKey(primary.metadata);
     for (const [ref, index] of this.indexes) {
@@ -190,7 +197,7 @@ export class ReferenceSet<P extends KubeObject> implements ReferenceReader<P> {
   /**
    * The primary keys to reconcile after `obj` (of `ref`'s watch) changed: the referrers of its key,
    * of its key before the change (`old`: it moved, e.g. an EndpointSlice relabelled to another
-   * Service), and of its namespace ({@link everyIn}). Each once; O(referrers).
+   * Service), and of its namespace ({@link everyIn}). Each once; O(referrers). Reads only.
    */
   referrers(ref: Reference<P, KubeObject>, obj: KubeObject, old?: KubeObject): string[] {
     const index = this.indexes.get(ref);
