@@ -12,8 +12,13 @@ import { defaultControllerSettings, type ControllerSettings } from './settings.t
 import { WorkQueue } from './workqueue.ts';
 import { deepEqual } from './mergePatch.ts';
 import { getCondition, ConditionType } from './conditions.ts';
+import { ReferenceSet, type Reference, type ReferenceReader } from './references.ts';
 
-/** Another resource type whose changes should reconcile primary objects (e.g. Services for MyIngress). */
+/**
+ * Another resource type whose changes should reconcile primary objects, by a function of each
+ * change. A kind whose objects name the others declares {@link Reference}s instead (indexed, typed);
+ * a watch suits a relation no key expresses.
+ */
 export interface SecondaryWatch<T extends ManagedObject = ManagedObject> {
   readonly type: ResourceType;
   /** Only objects with these labels are watched and cached (e.g. the Pods that carry a readiness gate). */
@@ -48,8 +53,11 @@ export interface ControllerOptions<
   F extends string = string,
 > extends Partial<ControllerSettings> {
   readonly type: ResourceType;
-  /** Binds the kind's adapter to each object. */
-  readonly connector: Connector<T, D, F>;
+  /**
+   * Binds the kind's adapter to each object; or, for a kind with `references`, builds that
+   * connector from the read-only view of this controller's caches (called once, in the constructor).
+   */
+  readonly connector: Connector<T, D, F> | ((refs: ReferenceReader<T>) => Connector<T, D, F>);
   readonly client: KubeClient;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -59,6 +67,12 @@ export interface ControllerOptions<
   readonly createGraceMs?: number;
   readonly watchdogMs?: number;
   readonly watches?: readonly SecondaryWatch<T>[];
+  /**
+   * What this kind's objects refer to (see references.ts): each is watched, indexed by referrer,
+   * and read through the connector's {@link ReferenceReader}; a change of a referenced object
+   * reconciles exactly the objects that refer to it.
+   */
+  readonly references?: readonly Reference<T, KubeObject>[];
   /**
    * Told when what a namespace may do changed (a policy created, changed or deleted; a namespace's
    * labels): the controller reconciles the objects of those namespaces ('all': every object).
@@ -90,11 +104,13 @@ export class Controller<
   private readonly primary: Informer<T>[] = [];
   private readonly secondary: Informer<KubeObject>[] = [];
   private readonly secondaryByType = new Map<ResourceType, Informer<KubeObject>[]>();
+  private readonly refs: ReferenceSet<T>;
   private workers: Promise<void>[] = [];
 
   constructor(opts: ControllerOptions<T, D, F>) {
     this.o = opts;
     this.type = opts.type;
+    this.refs = new ReferenceSet<T>(opts.references ?? [], () => this.list());
     const name = opts.type.kind.toLowerCase();
     this.queue = new WorkQueue({
       clock: opts.clock,
@@ -103,7 +119,7 @@ export class Controller<
     });
     this.engine = new Engine<T, D, F>({
       type: opts.type,
-      connector: opts.connector,
+      connector: typeof opts.connector === 'function' ? opts.connector(this.refs) : opts.connector,
       client: opts.client,
       clock: opts.clock,
       logger: opts.logger,
@@ -121,6 +137,9 @@ export class Controller<
     for (const namespace of scopes) {
       const inf = this.informer<T>(opts.type, namespace);
       inf.on((type, obj, old) => {
+        // Before anything else: what a primary refers to is filed whether or not the change is
+        // reconciled (the index must match the cache when a referenced object changes next).
+        this.refs.primaryChanged(type, obj);
         if (type === WatchEventType.Deleted) {
           this.engine.forget(obj);
           return;
@@ -142,6 +161,14 @@ export class Controller<
         });
         this.secondary.push(sec);
         this.secondaryByType.set(w.type, [...(this.secondaryByType.get(w.type) ?? []), sec]);
+      }
+      for (const r of this.refs.refs) {
+        const sec = this.informer<KubeObject>(r.type, namespace, r.labelSelector);
+        this.refs.attach(r, sec);
+        sec.on((_type, obj, old) => {
+          for (const key of this.refs.referrers(r, obj, old)) this.queue.add(key);
+        });
+        this.secondary.push(sec);
       }
     }
     opts.tenancyChanges?.onChange((namespaces) => {

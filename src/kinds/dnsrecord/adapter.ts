@@ -1,7 +1,8 @@
 import type { Change, ResourceRecordSet, Route53Client } from '@aws-sdk/client-route-53';
 import { ConditionType, getCondition } from '../../runtime/conditions.ts';
 import type { DNSRecord, DNSRecordSpec } from './api.ts';
-import type { MyIngressAliasStatus } from '../myingress/api.ts';
+import type { ReferenceReader } from '../../runtime/references.ts';
+import { aliasTargetRef } from './references.ts';
 import {
   ChangeTooLargeError,
   RecordSetBusyError,
@@ -33,7 +34,6 @@ import type { ExistingObservation, ExternalClient, Observation } from '../../run
 import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
-import type { KubeObject } from '../../apis/meta.ts';
 import { ownerAsSeenBy, type OwnershipTags } from '../../apis/managed.ts';
 import { compareRecordSets, desiredRecordSet, dnsRecordFqdn, type AliasTarget } from './desired.ts';
 import { isZoneNameNotFound, missingZoneIdError, type ZoneDirectory } from './zones.ts';
@@ -63,8 +63,8 @@ export interface DNSRecordAdapterDeps {
   readonly signer: Route53Client;
   /** Prefix of ownership TXT record names (default `_skylift-owner`). */
   readonly ownerPrefix: string;
-  /** A cached MyIngress by namespace and name (undefined when unknown). */
-  readonly lookupMyIngress: (namespace: string, name: string) => KubeObject | undefined;
+  /** The controller's caches of what DNSRecords refer to: the MyIngress an alias follows (references.ts). */
+  readonly refs: ReferenceReader<DNSRecord>;
   /** How soon to look again while a change is queued or propagating. */
   readonly pollMs: number;
   /**
@@ -506,8 +506,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     const ns = mr.metadata.namespace ?? '';
     const ref = a.myIngressRef.name;
     const wait = this.d.referenceRetryMs;
-    const ming = this.d.lookupMyIngress(ns, ref) as
-      (KubeObject & { status?: MyIngressAliasStatus }) | undefined;
+    const ming = this.d.refs.get(aliasTargetRef, ns, ref);
     if (ming === undefined)
       throw new RequeueAfter(
         wait,

@@ -10,7 +10,7 @@ import { ChangeTracker } from '../../providers/route53/changeTracker.ts';
 import { ZoneRecordCache } from '../../providers/route53/zoneRecords.ts';
 import type { ExternalClient } from '../../runtime/adapter.ts';
 import { explainErrors } from '../../runtime/explainErrors.ts';
-import type { KubeObject } from '../../apis/meta.ts';
+import type { ReferenceReader } from '../../runtime/references.ts';
 import type { KindPlumbing } from '../module.ts';
 import { explainRefusal } from '../refusals.ts';
 import { DNSRecordAdapter, type DNSRecordField } from './adapter.ts';
@@ -81,7 +81,7 @@ export async function dnsRecordConnection(
   aws: AwsClients,
   s: KindPlumbing,
   settings: DNSRecordSettings,
-  lookupMyIngress: (namespace: string, name: string) => KubeObject | undefined,
+  refs: ReferenceReader<DNSRecord>,
 ): Promise<DNSRecordConnection> {
   const route53 = await aws.route53();
   const account = aws.scope.memo(route53AccountKey, () => route53Account(route53, s, settings));
@@ -96,7 +96,7 @@ export async function dnsRecordConnection(
     pollMs: settings.pollMs,
     resyncListingMaxAgeMs: resyncListingMaxAge(settings, s.settings.resyncPeriodMs),
     referenceRetryMs: settings.referenceRetryMs,
-    lookupMyIngress,
+    refs,
   });
   return {
     adapter: explainErrors(adapter, (err, mr) => explainRefusal(err, dnsrecordRefusals, mr.spec)),

@@ -36,7 +36,6 @@ import {
   type MyIngressDetails,
 } from './observation.ts';
 import { carriedBackendsReady, missingBackends, missingBackendsReady } from './backends.ts';
-import type { ServiceLike } from './desired.ts';
 import {
   appliedSpec,
   certificatesReady,
@@ -426,7 +425,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         ),
       };
     const ns = mr.metadata.namespace ?? '';
-    const missing = missingBackends(mr.spec, (name) => this.d.service(ns, name) as ServiceLike | undefined);
+    const missing = missingBackends(mr.spec, (name) => this.d.service(ns, name));
     return { judged: true, ready: missingBackendsReady(missing, ns) };
   }
 }

@@ -4,12 +4,12 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { ElasticLoadBalancingV2Client, LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { WAFV2Client } from '@aws-sdk/client-wafv2';
-import type { KubeObject } from '../../apis/meta.ts';
 import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
 import type { MyIngress } from './api.ts';
 import type { AppliedChildren } from './applied.ts';
 import type { PodLike } from './readinessGate.ts';
+import type { BackendEndpointSlice, BackendService } from './references.ts';
 import type { TargetHealthBoard } from './targetHealthBoard.ts';
 import type { HostCertificates } from './acm.ts';
 
@@ -25,9 +25,9 @@ export interface MyIngressAdapterDeps {
   readonly describer: LoadBalancerDescriber;
   readonly tagDescriber: TagDescriber;
   /** Cached Service by namespace and name. */
-  readonly service: (namespace: string, name: string) => KubeObject | undefined;
+  readonly service: (namespace: string, name: string) => BackendService | undefined;
   /** Cached EndpointSlices the EndpointSlice controller manages for a Service (see isServiceEndpointSlice). */
-  readonly endpointSlices: (namespace: string, service: string) => KubeObject[];
+  readonly endpointSlices: (namespace: string, service: string) => BackendEndpointSlice[];
   /**
    * True once the Service and EndpointSlice caches have listed: before that,
    * a Service or endpoint missing from them may well exist.

@@ -30,8 +30,6 @@ import {
   targetGroupAttributeChanges,
   targetGroupAttributeDefaults,
   type DesiredTargetGroup,
-  type EndpointSliceLike,
-  type ServiceLike,
 } from './desired.ts';
 import { elbv2Call, tagsOf, withTags } from './elbv2.ts';
 import { syncUserTags, tagsAfter } from './userTags.ts';
@@ -288,9 +286,9 @@ export class TargetGroups {
   wantedTargets(mr: MyIngress, want: DesiredTargetGroup): string[] | undefined {
     if (!this.d.backendCachesSynced()) return undefined;
     const ns = mr.metadata.namespace ?? '';
-    const svc = this.d.service(ns, want.service) as ServiceLike | undefined;
+    const svc = this.d.service(ns, want.service);
     if (svc === undefined) return undefined;
-    const slices = this.d.endpointSlices(ns, want.service) as unknown as EndpointSliceLike[];
+    const slices = this.d.endpointSlices(ns, want.service);
     const resolved = resolveTargets(svc, slices, want.port, (pod) =>
       registersBeforeReady(this.d.gatedPod(ns, pod)),
     );
@@ -308,9 +306,9 @@ export class TargetGroups {
     const ns = mr.metadata.namespace ?? '';
     const ports = new Set<number>();
     for (const want of desiredTargetGroups(mr.spec, mr.metadata.uid ?? '')) {
-      const svc = this.d.service(ns, want.service) as ServiceLike | undefined;
+      const svc = this.d.service(ns, want.service);
       if (svc === undefined) return undefined;
-      const slices = this.d.endpointSlices(ns, want.service) as unknown as EndpointSliceLike[];
+      const slices = this.d.endpointSlices(ns, want.service);
       const resolved = resolveTargets(svc, slices, want.port);
       if (resolved === undefined) return undefined;
       ports.add(resolved.port);
