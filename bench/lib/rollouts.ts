@@ -91,11 +91,16 @@ export interface RolloutRun {
   readonly durationMs: number;
 }
 
-/** The app's manifest: Deployment `web` (with the preStop pause when `preStopSeconds` is set), Service `web`, MyIngress `shop`. Pure. */
+/**
+ * The app's manifest: Deployment `web` of `replicas` Pods (with the preStop pause when
+ * `preStopSeconds` is set), Service `web`, MyIngress `shop` in the subnets carrying `subnetTag`.
+ * Pure.
+ */
 export function rolloutManifest(
   image: string,
   preStopSeconds: number | undefined,
   subnetTag: RolloutRig['subnetTag'],
+  replicas = rolloutReplicas,
 ): string {
   const preStop = preStopSeconds !== undefined;
   return `
@@ -104,7 +109,7 @@ kind: Deployment
 metadata:
   name: web
 spec:
-  replicas: ${rolloutReplicas}
+  replicas: ${replicas}
   selector:
     matchLabels: { app: web }
   strategy:

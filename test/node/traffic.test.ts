@@ -1,9 +1,11 @@
-// The first requests through a MyIngress: the sample app's Deployment behind a Service on the node
+// The first requests through a MyIngress: the sample app's Deployment (bench/lib/rollouts.ts's
+// manifest, two replicas, no readiness gate, no preStop pause) behind a Service on the node
 // cluster, the operator (its AWS calls through a fault proxy) making the load balancer, and the ALB
 // data plane (dev/albDataPlane/) serving its listener on loopback and forwarding to the Pod IPs the
 // target group holds. Requests are counted by the Pod that answered (the sample app names it)
 // through a scale-up and a scale-down. Failures during the scale-down are reported, not asserted:
-// without a readiness gate (issue 29, item 2) a terminating Pod still gets requests for a while.
+// without a readiness gate and a preStop pause a terminating Pod still gets requests for a while
+// (test/node/rollout.test.ts runs them with both).
 import { CreateTagsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
 import {
@@ -24,6 +26,7 @@ import { kubectl } from '../../dev/kubectl.ts';
 import { spawnSkylift, type SkyliftProcess } from '../support/skyliftProcess.ts';
 import { nodeInfo, stackInfo, startFaultProxy } from '../support/stack.ts';
 import { burst, ok, RATE, report, startLoad, tally } from '../../bench/lib/trafficLoad.ts';
+import { rolloutManifest } from '../../bench/lib/rollouts.ts';
 
 interface PodList {
   items: {
@@ -49,61 +52,6 @@ let ec2: EC2Client | undefined;
 let elb: ElasticLoadBalancingV2Client | undefined;
 /** What the data plane logged (targets changing state, listeners served), with when. */
 const dataPlaneLog: { at: number; line: string }[] = [];
-
-const app = (image: string): string => `
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 2
-  selector:
-    matchLabels: { app: web }
-  template:
-    metadata:
-      labels: { app: web }
-    spec:
-      terminationGracePeriodSeconds: 2
-      containers:
-        - name: hello
-          image: ${image}
-          ports: [{ containerPort: 8080 }]
-          readinessProbe:
-            httpGet: { path: /, port: 8080 }
-            periodSeconds: 1
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-spec:
-  selector: { app: web }
-  ports: [{ port: 80, targetPort: 8080 }]
----
-apiVersion: aws.skylift.dev/v1alpha1
-kind: MyIngress
-metadata:
-  name: shop
-spec:
-  scheme: internet-facing
-  subnetSelector:
-    tags:
-      ${SUBNET_TAG}: '1'
-  listeners:
-    - port: 80
-      protocol: HTTP
-      defaultAction:
-        forward:
-          service:
-            name: web
-            port: 80
-            healthCheck:
-              path: /
-              intervalSeconds: 5
-              timeoutSeconds: 2
-              healthyThresholdCount: 2
-              unhealthyThresholdCount: 2
-`;
 
 /** The Deployment's Pods that are Ready and not being deleted, name → IP. */
 async function readyPods(): Promise<Map<string, string>> {
@@ -177,7 +125,11 @@ afterAll(async () => {
 describe('requests through a MyIngress to real Pods', () => {
   it('reach every Ready Pod, follow a scale-up, and stop failing once a scale-down settles', async () => {
     const kc = stackInfo().adminKubeconfig;
-    const applied = await kubectl(kc, ['apply', '-n', ns, '-f', '-'], app(nodeInfo().helloImage));
+    const applied = await kubectl(
+      kc,
+      ['apply', '-n', ns, '-f', '-'],
+      rolloutManifest(nodeInfo().helloImage, undefined, { key: SUBNET_TAG, value: '1' }, 2),
+    );
     expect(applied.stderr).toBe('');
     expect(applied.code).toBe(0);
 
