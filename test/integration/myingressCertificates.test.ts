@@ -32,10 +32,10 @@ import type { TenantDirectory } from '../../src/tenancy/directory.ts';
 import { importCertificate } from '../support/acmCertificates.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { waitSettledAtGeneration } from '../support/fieldProbes.ts';
-import { counterValue } from '../support/gadgetController.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
+import { myIngressReconciles } from '../support/myingressObjects.ts';
 
 const group = 'integration-myingress-certificates';
 let admin: KubeClient;
@@ -145,16 +145,7 @@ function acmCalls(): Record<string, number> {
   );
 }
 
-async function reconciles(c: RunningController, n: number): Promise<void> {
-  const at = await counterValue(c.metrics.reconcileTotal, { controller: 'myingress' });
-  await waitFor(
-    async () =>
-      (await counterValue(c.metrics.reconcileTotal, { controller: 'myingress' })) >= at + n
-        ? true
-        : undefined,
-    { timeoutMs: 30_000, description: `${n} reconciles` },
-  );
-}
+const reconciles = myIngressReconciles;
 
 describe('MyIngress certificateHosts', () => {
   it('serves the certificates ACM has for the hosts: the first host’s as default, the rest by SNI, exact before wildcard', async () => {

@@ -31,10 +31,10 @@ import { securityGroupName } from '../../src/kinds/myingress/names.ts';
 import { KubeApiError, type KubeClient } from '../../src/runtime/kube/client.ts';
 import { startAlbDataPlane } from '../support/albDataPlane.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
-import { waitSettledAtGeneration } from '../support/fieldProbes.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
+import { createMyIngress, patchMyIngressSpec } from '../support/myingressObjects.ts';
 
 const vpcCidr = '10.83.0.0/16';
 let admin: KubeClient;
@@ -105,20 +105,11 @@ const spec = (extra: Partial<MyIngressSpec> = {}): MyIngressSpec => ({
   ...extra,
 });
 
-async function create(ns: string, name: string, s: MyIngressSpec): Promise<MyIngress> {
-  await admin.create(resourcePath(myIngressType, { namespace: ns }), {
-    apiVersion: 'aws.skylift.dev/v1alpha1',
-    kind: 'MyIngress',
-    metadata: { name },
-    spec: s,
-  });
-  return waitSettledAtGeneration<MyIngress>(admin, myIngressType, ns, name, 'create');
-}
+const create = (ns: string, name: string, s: MyIngressSpec): Promise<MyIngress> =>
+  createMyIngress(admin, ns, name, s);
 
-async function patchSpec(ns: string, name: string, patch: Record<string, unknown>): Promise<MyIngress> {
-  await admin.patch(resourcePath(myIngressType, { namespace: ns, name }), { spec: patch }, 'merge');
-  return waitSettledAtGeneration<MyIngress>(admin, myIngressType, ns, name, JSON.stringify(patch));
-}
+const patchSpec = (ns: string, name: string, patch: Record<string, unknown>): Promise<MyIngress> =>
+  patchMyIngressSpec(admin, ns, name, patch);
 
 async function groupsOf(lbArn: string): Promise<string[]> {
   const out = await elb.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [lbArn] }));

@@ -33,6 +33,7 @@ import { waitSettledAtGeneration } from '../support/fieldProbes.ts';
 import { counterValue } from '../support/gadgetController.ts';
 import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { createMyIngress, myIngressReconciles, patchMyIngressSpec } from '../support/myingressObjects.ts';
 
 const group = 'integration-myingress-waf';
 let admin: KubeClient;
@@ -111,20 +112,11 @@ const spec = (waf?: MyIngressSpec['waf']): MyIngressSpec => ({
   ...(waf !== undefined ? { waf } : {}),
 });
 
-async function create(ns: string, name: string, s: MyIngressSpec): Promise<MyIngress> {
-  await admin.create(resourcePath(myIngressType, { namespace: ns }), {
-    apiVersion: 'aws.skylift.dev/v1alpha1',
-    kind: 'MyIngress',
-    metadata: { name },
-    spec: s,
-  });
-  return waitSettledAtGeneration<MyIngress>(admin, myIngressType, ns, name, 'create');
-}
+const create = (ns: string, name: string, s: MyIngressSpec): Promise<MyIngress> =>
+  createMyIngress(admin, ns, name, s);
 
-async function patchSpec(ns: string, name: string, patch: Record<string, unknown>): Promise<MyIngress> {
-  await admin.patch(resourcePath(myIngressType, { namespace: ns, name }), { spec: patch }, 'merge');
-  return waitSettledAtGeneration<MyIngress>(admin, myIngressType, ns, name, JSON.stringify(patch));
-}
+const patchSpec = (ns: string, name: string, patch: Record<string, unknown>): Promise<MyIngress> =>
+  patchMyIngressSpec(admin, ns, name, patch);
 
 /** The web ACL moto has associated with the load balancer (undefined: none). */
 async function aclOf(lbArn: string): Promise<string | undefined> {
@@ -155,16 +147,7 @@ function wafCalls(): Record<string, number> {
 }
 
 /** Waits until the controller has reconciled at least `n` more times. */
-async function reconciles(c: RunningController, n: number): Promise<void> {
-  const at = await counterValue(c.metrics.reconcileTotal, { controller: 'myingress' });
-  await waitFor(
-    async () =>
-      (await counterValue(c.metrics.reconcileTotal, { controller: 'myingress' })) >= at + n
-        ? true
-        : undefined,
-    { timeoutMs: 30_000, description: `${n} reconciles` },
-  );
-}
+const reconciles = myIngressReconciles;
 
 describe('MyIngress spec.waf', () => {
   it('associates the web ACL, replaces it when the ARN changes and disassociates it when removed', async () => {

@@ -22,10 +22,10 @@ import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import { targetHealthGate, type PodLike } from '../../src/kinds/myingress/readinessGate.ts';
 import { startAlbDataPlane } from '../support/albDataPlane.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
-import { waitSettledAtGeneration } from '../support/fieldProbes.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
+import { createMyIngress } from '../support/myingressObjects.ts';
 
 const admin = kubeClient();
 let proxy: AwsFaultProxy;
@@ -203,15 +203,8 @@ const spec = (healthPath = '/health'): MyIngressSpec => ({
   ],
 });
 
-async function ingress(ns: string, name: string, s: MyIngressSpec): Promise<MyIngress> {
-  await admin.create(resourcePath(myIngressType, { namespace: ns }), {
-    apiVersion: 'aws.skylift.dev/v1alpha1',
-    kind: 'MyIngress',
-    metadata: { name },
-    spec: s,
-  });
-  return waitSettledAtGeneration<MyIngress>(admin, myIngressType, ns, name, 'create');
-}
+const ingress = (ns: string, name: string, s: MyIngressSpec): Promise<MyIngress> =>
+  createMyIngress(admin, ns, name, s);
 
 const tgOf = (m: MyIngress): string =>
   String((m.status?.targetGroups as { arn: string }[] | undefined)?.[0]?.arn);
