@@ -229,6 +229,18 @@ const action = (what: string): Schema =>
 export const maxRulesPerGroup = 60;
 
 /**
+ * AWS's default quota of certificates per Application Load Balancer, the default certificates not
+ * counted: 25 ("Certificates per Application Load Balancer"). Admission holds each listener to it.
+ */
+export const maxSniCertificates = 25;
+
+/**
+ * Certificates per AddListenerCertificates or RemoveListenerCertificates call: AWS's API reference
+ * says "You can specify one certificate per call".
+ */
+export const sniCertificatesPerCall = 1;
+
+/**
  * The target group settings of a backend and their defaults (desired.ts): two forwards to one
  * Service port share one target group, so these must agree, a setting left out counting as its default.
  */
@@ -326,7 +338,7 @@ const spec: Schema = obj(
           additionalCertificateArns: arr(
             'Further ACM certificates of an HTTPS listener, served by SNI to clients asking for a name they cover (AddListenerCertificates). At most 25 (AWS’s quota per load balancer, the default certificates not counted).',
             str('ACM certificate ARN.', { pattern: '^arn:aws[a-z-]*:acm:' }),
-            { maxItems: 25, 'x-kubernetes-list-type': 'set' },
+            { maxItems: maxSniCertificates, 'x-kubernetes-list-type': 'set' },
           ),
           certificateHosts: arr(
             'Host names (e.g. shop.example.com, or *.example.com) whose ACM certificate the HTTPS listener serves: for each host, the ISSUED certificate in the load balancer’s account and region whose domain name or a subject alternative name covers it (the same name, or a *. wildcard covering exactly one label), an exact name before a wildcard, then the one expiring last, then the smallest ARN. Without certificateArn the first host’s certificate is the default and the others are served by SNI, with additionalCertificateArns. Looked up again at later looks, so a renewed or new certificate is picked up; a host no certificate covers leaves the listener as it is and the object not Ready.',

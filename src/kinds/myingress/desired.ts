@@ -1,5 +1,12 @@
 import type { Action, Listener, Rule, RuleCondition } from '@aws-sdk/client-elastic-load-balancing-v2';
-import type { ActionSpec, BackendServiceSpec, MyIngressSpec } from './api.ts';
+import { planChildSet, type ChildSetResult } from '../../runtime/childSet.ts';
+import {
+  maxSniCertificates,
+  sniCertificatesPerCall,
+  type ActionSpec,
+  type BackendServiceSpec,
+  type MyIngressSpec,
+} from './api.ts';
 import { targetGroupName } from './names.ts';
 
 /** A target group the spec needs: one per backend Service port. */
@@ -203,6 +210,21 @@ export function listenerMatches(
 export function sniCertificates(l: Listener): string[] {
   const def = defaultCertificate(l);
   return (l.Certificates ?? []).map((c) => c.CertificateArn ?? '').filter((arn) => arn !== '' && arn !== def);
+}
+
+/**
+ * The calls that bring a listener's SNI certificates (`have`, ARNs) to `want`: the missing ones
+ * added before the unwanted ones are removed (clients keep being served), one certificate per
+ * call (AWS's), never more than {@link maxSniCertificates} on the listener at any moment (a full
+ * listener has some removed first to make room). Every SNI certificate of Skylift's listener is
+ * Skylift's. `{ ok: false }` when `want` holds more than the quota. Pure.
+ */
+export function sniPlan(have: readonly string[], want: readonly string[]): ChildSetResult<string, string> {
+  return planChildSet(
+    want.map((arn) => [arn, arn] as const),
+    have.map((arn) => [arn, { value: arn, ours: true }] as const),
+    { limits: { perCall: sniCertificatesPerCall, total: maxSniCertificates } },
+  );
 }
 
 /** The listener's default certificate: the one marked IsDefault, else the first. Pure. */

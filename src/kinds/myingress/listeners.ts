@@ -27,8 +27,10 @@ import {
   sdkActions,
   sdkConditions,
   sniCertificates,
+  sniPlan,
 } from './desired.ts';
 import { elbv2Call } from './elbv2.ts';
+import { TerminalError } from '../../runtime/errors.ts';
 
 type ListenerDeps = Pick<MyIngressAdapterDeps, 'elbv2' | 'elbv2Create'>;
 
@@ -188,40 +190,42 @@ export class Listeners {
     return [...all.filter((c) => c.IsDefault === true), ...all.filter((c) => c.IsDefault !== true)];
   }
 
-  /** Adds the SNI certificates the spec asks for that `have` lacks, and removes those it no longer asks for. */
+  /**
+   * Adds the SNI certificates the spec asks for that `have` lacks, and removes those it no longer
+   * asks for, as `sniPlan` orders them (one certificate per call, within AWS's quota at every
+   * moment). Throws TerminalError, sending nothing, when the spec asks for more than the quota.
+   */
   private async syncSni(
     u: IngressUpdate,
     larn: string,
     want: ListenerSpec,
     have: readonly string[],
   ): Promise<void> {
-    const wanted = want.additionalCertificateArns ?? [];
-    const add = wanted.filter((arn) => !have.includes(arn));
-    const remove = have.filter((arn) => !wanted.includes(arn));
-    if (add.length > 0) {
-      await elbv2Call(`add certificates to listener ${want.port}`, () =>
-        this.d.elbv2.send(
-          new AddListenerCertificatesCommand({
-            ListenerArn: larn,
-            Certificates: add.map((arn) => ({ CertificateArn: arn })),
-          }),
-        ),
+    const r = sniPlan(have, want.additionalCertificateArns ?? []);
+    if (!r.ok)
+      throw new TerminalError(
+        `listener ${want.port}: SNI certificates: ${r.error.message} (AWS’s default quota of certificates per load balancer, the default certificate not counted): use fewer additionalCertificateArns or certificateHosts`,
       );
-      u.done.push(`listener ${want.port}: ${add.length} SNI certificate${add.length === 1 ? '' : 's'} added`);
+    let added = 0;
+    let removed = 0;
+    for (const b of r.plan.batches) {
+      const Certificates = b.children.map((c) => ({ CertificateArn: c.value }));
+      if (b.op === 'create') {
+        await elbv2Call(`add certificates to listener ${want.port}`, () =>
+          this.d.elbv2.send(new AddListenerCertificatesCommand({ ListenerArn: larn, Certificates })),
+        );
+        added += Certificates.length;
+      } else {
+        await elbv2Call(`remove certificates from listener ${want.port}`, () =>
+          this.d.elbv2.send(new RemoveListenerCertificatesCommand({ ListenerArn: larn, Certificates })),
+        );
+        removed += Certificates.length;
+      }
     }
-    if (remove.length > 0) {
-      await elbv2Call(`remove certificates from listener ${want.port}`, () =>
-        this.d.elbv2.send(
-          new RemoveListenerCertificatesCommand({
-            ListenerArn: larn,
-            Certificates: remove.map((arn) => ({ CertificateArn: arn })),
-          }),
-        ),
-      );
-      u.done.push(
-        `listener ${want.port}: ${remove.length} SNI certificate${remove.length === 1 ? '' : 's'} removed`,
-      );
-    }
+    if (added > 0)
+      u.done.push(`listener ${want.port}: ${added} SNI certificate${added === 1 ? '' : 's'} added`);
+    if (removed > 0)
+      u.done.push(`listener ${want.port}: ${removed} SNI certificate${removed === 1 ? '' : 's'} removed`);
   }
 
   /** Creates a listener (without SDK retries), then adds its SNI certificates; its ARN ('' if AWS gave none). */

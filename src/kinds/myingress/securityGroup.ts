@@ -18,7 +18,8 @@ import {
   isPermissionNotFound,
   isSecurityGroupNotFound,
 } from '../../providers/ec2/errors.ts';
-import { OwnershipConflictError, RequeueAfter } from '../../runtime/errors.ts';
+import type { ChildBatch } from '../../runtime/childSet.ts';
+import { OwnershipConflictError, RequeueAfter, TerminalError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import type { IngressUpdate } from './deps.ts';
 import { elbv2Call } from './elbv2.ts';
@@ -26,11 +27,10 @@ import { securityGroupName } from './names.ts';
 import { subnetsOf } from './delta.ts';
 import {
   managedGroupKept,
-  noChange,
   wantedRules,
   type ManagedGroupLook,
   permissionsOf,
-  ruleDiff,
+  rulePlan,
   rulesOf,
   type ManagedGroupSeen,
   type SgRule,
@@ -159,14 +159,16 @@ export class SecurityGroups {
   }
 
   /**
-   * Brings the group's rules to `want` by difference: the missing ones authorized first, then the
-   * unwanted ones revoked (no moment without a wanted rule). Returns the group as left.
+   * Brings the group's rules to `want` by difference (securityGroupPlan.ts, rulePlan): inbound
+   * then outbound, the missing rules authorized before the unwanted ones are revoked (no moment
+   * without a wanted rule), except that a full group has rules revoked first to make room (never
+   * more than AWS's quota at any moment). Throws TerminalError, sending nothing, when `want` holds
+   * more rules than the quota. Returns the group as left.
    */
   async syncRules(g: ManagedGroupSeen, want: WantedRules): Promise<ManagedGroupSeen> {
-    const ingress = ruleDiff(g.ingress, want.ingress);
-    const egress =
-      want.egress !== undefined ? ruleDiff(g.egress, want.egress) : { authorize: [], revoke: [] };
-    if (noChange(ingress) && noChange(egress)) return g;
+    const ingress = rulesPlanned(g, 'inbound', g.ingress, want.ingress);
+    const egress = want.egress !== undefined ? rulesPlanned(g, 'outbound', g.egress, want.egress) : [];
+    if (ingress.length === 0 && egress.length === 0) return g;
     const {
       AuthorizeSecurityGroupIngressCommand,
       RevokeSecurityGroupIngressCommand,
@@ -174,42 +176,37 @@ export class SecurityGroups {
       RevokeSecurityGroupEgressCommand,
     } = await import('@aws-sdk/client-ec2');
     const GroupId = g.id;
-    if (ingress.authorize.length > 0)
-      await this.tolerating('open the managed security group', isDuplicatePermission, (ec2) =>
-        ec2.send(
-          new AuthorizeSecurityGroupIngressCommand({
-            GroupId,
-            IpPermissions: permissionsOf(ingress.authorize),
-          }),
-        ),
-      );
-    if (egress.authorize.length > 0)
-      await this.tolerating(
-        'let the managed security group reach the targets',
-        isDuplicatePermission,
-        (ec2) =>
-          ec2.send(
-            new AuthorizeSecurityGroupEgressCommand({
-              GroupId,
-              IpPermissions: permissionsOf(egress.authorize),
-            }),
-          ),
-      );
-    if (ingress.revoke.length > 0)
-      await this.tolerating('close the managed security group', isPermissionNotFound, (ec2) =>
-        ec2.send(
-          new RevokeSecurityGroupIngressCommand({ GroupId, IpPermissions: permissionsOf(ingress.revoke) }),
-        ),
-      );
-    if (egress.revoke.length > 0)
-      await this.tolerating(
-        'revoke outbound rules of the managed security group',
-        isPermissionNotFound,
-        (ec2) =>
-          ec2.send(
-            new RevokeSecurityGroupEgressCommand({ GroupId, IpPermissions: permissionsOf(egress.revoke) }),
-          ),
-      );
+    const send = async (direction: 'inbound' | 'outbound', b: ChildBatch<string, SgRule>): Promise<void> => {
+      const IpPermissions = permissionsOf(b.children.map((c) => c.value));
+      if (b.op === 'create' && direction === 'inbound')
+        await this.tolerating('open the managed security group', isDuplicatePermission, (ec2) =>
+          ec2.send(new AuthorizeSecurityGroupIngressCommand({ GroupId, IpPermissions })),
+        );
+      else if (b.op === 'create')
+        await this.tolerating(
+          'let the managed security group reach the targets',
+          isDuplicatePermission,
+          (ec2) => ec2.send(new AuthorizeSecurityGroupEgressCommand({ GroupId, IpPermissions })),
+        );
+      else if (direction === 'inbound')
+        await this.tolerating('close the managed security group', isPermissionNotFound, (ec2) =>
+          ec2.send(new RevokeSecurityGroupIngressCommand({ GroupId, IpPermissions })),
+        );
+      else
+        await this.tolerating(
+          'revoke outbound rules of the managed security group',
+          isPermissionNotFound,
+          (ec2) => ec2.send(new RevokeSecurityGroupEgressCommand({ GroupId, IpPermissions })),
+        );
+    };
+    // Both directions' authorizations (and the revocations that make room for them) before
+    // either direction's remaining revocations.
+    const [inFirst, inLast] = splitAfterLastCreate(ingress);
+    const [outFirst, outLast] = splitAfterLastCreate(egress);
+    for (const b of inFirst) await send('inbound', b);
+    for (const b of outFirst) await send('outbound', b);
+    for (const b of inLast) await send('inbound', b);
+    for (const b of outLast) await send('outbound', b);
     return {
       ...g,
       ingress: [...want.ingress],
@@ -341,6 +338,29 @@ export class SecurityGroups {
   ): Promise<void> {
     await lookup(what, ec2ErrorTable, isFine, async () => fn(await this.ec2()));
   }
+}
+
+/**
+ * The batches that bring one direction's rules of `g` from `have` to `want` (rulePlan); throws
+ * TerminalError when `want` holds more than AWS's quota of rules. Pure.
+ */
+function rulesPlanned(
+  g: ManagedGroupSeen,
+  direction: 'inbound' | 'outbound',
+  have: readonly SgRule[],
+  want: readonly SgRule[],
+): readonly ChildBatch<string, SgRule>[] {
+  const r = rulePlan(have, want);
+  if (r.ok) return r.plan.batches;
+  throw new TerminalError(
+    `${direction} rules of the managed security group ${g.name} (${g.id}): ${r.error.message} (AWS’s default quota of ${direction} rules per security group, one per port range and CIDR): use fewer listeners or inbound CIDRs`,
+  );
+}
+
+/** `batches` cut after the last create: what adds (and makes room), then what only removes. Pure. */
+function splitAfterLastCreate<T extends { readonly op: string }>(batches: readonly T[]): [T[], T[]] {
+  const last = batches.map((b) => b.op).lastIndexOf('create');
+  return [batches.slice(0, last + 1), batches.slice(last + 1)];
 }
 
 /** The deterministic name of `mr`'s managed group. Pure. */

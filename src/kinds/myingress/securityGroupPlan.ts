@@ -6,6 +6,7 @@ import type { IpPermission } from '@aws-sdk/client-ec2';
 import type { LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { OwnershipTags } from '../../apis/managed.ts';
 import type { DeltaEntry } from '../../runtime/adapter.ts';
+import { planChildSet, type ChildSetLimits, type ChildSetResult } from '../../runtime/childSet.ts';
 import type { MyIngressField } from './delta.ts';
 import { maxRulesPerGroup, type MyIngressSpec } from './api.ts';
 
@@ -148,18 +149,38 @@ export interface RuleDiff {
   readonly revoke: SgRule[];
 }
 
-/** What differs between `have` and `want`, by {@link ruleKey}. Pure. */
+/**
+ * The child set of one direction's rules (every rule of the managed group is ours: the group is),
+ * keyed by {@link ruleKey}; a rule is all key, so there are no updates. Within `limits`, or none
+ * ({@link planChildSet}). Pure.
+ */
+function ruleSet(have: readonly SgRule[], want: readonly SgRule[], limits?: ChildSetLimits) {
+  return planChildSet(
+    want.map((r) => [ruleKey(r), r] as const),
+    have.map((r) => [ruleKey(r), { value: r, ours: true }] as const),
+    { equal: () => true, ...(limits !== undefined ? { limits } : {}) },
+  );
+}
+
+/** What differs between `have` and `want`, by {@link ruleKey}: each rule once, in its list's order. Pure. */
 export function ruleDiff(have: readonly SgRule[], want: readonly SgRule[]): RuleDiff {
-  const h = new Set(have.map(ruleKey));
-  const w = new Set(want.map(ruleKey));
+  const r = ruleSet(have, want);
+  // Without limits a plan always exists.
+  if (!r.ok) throw new Error(r.error.message);
   return {
-    authorize: dedupe(want.filter((r) => !h.has(ruleKey(r)))),
-    revoke: dedupe(have.filter((r) => !w.has(ruleKey(r)))),
+    authorize: r.plan.creates.map((c) => c.value),
+    revoke: r.plan.deletes.map((c) => c.value),
   };
 }
 
-function dedupe(rules: SgRule[]): SgRule[] {
-  return [...new Map(rules.map((r) => [ruleKey(r), r])).values()];
+/**
+ * The calls that bring one direction's rules from `have` to `want`, in order, never holding more
+ * than {@link maxRulesPerGroup} rules at any moment: the missing rules authorized first (no moment
+ * without a wanted rule), except that in a full group unwanted rules are revoked first to make
+ * room. `{ ok: false }` when `want` itself holds more than the quota. Pure.
+ */
+export function rulePlan(have: readonly SgRule[], want: readonly SgRule[]): ChildSetResult<string, SgRule> {
+  return ruleSet(have, want, { total: maxRulesPerGroup });
 }
 
 /** Whether a diff changes nothing. Pure. */

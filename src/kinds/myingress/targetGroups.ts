@@ -20,6 +20,7 @@ import { AwsReason, hasErrorCode, toTypedAwsError } from '../../providers/aws/er
 import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
+import { planChildSet } from '../../runtime/childSet.ts';
 import { RetryableError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import { healthCheckMatches, targetGroupTagsDiffer, type ObservedTargetGroup } from './delta.ts';
@@ -409,7 +410,11 @@ export class TargetGroups {
     );
   }
 
-  /** Registers the wanted targets that are not registered, then deregisters those not wanted. */
+  /**
+   * Registers the wanted targets that are not registered, then deregisters those not wanted (a
+   * child set, runtime/childSet.ts: every target of Skylift's target group is Skylift's; each
+   * target once). No per-call limit: the ELBv2 API reference states none for Register/DeregisterTargets.
+   */
   private async syncTargets(
     u: IngressUpdate,
     tgArn: string,
@@ -417,19 +422,26 @@ export class TargetGroups {
     registered: readonly string[],
     wanted: readonly string[],
   ): Promise<void> {
-    const add = wanted.filter((x) => !registered.includes(x));
-    const remove = registered.filter((x) => !wanted.includes(x));
-    if (add.length > 0)
-      await elbv2Call('register targets', () =>
-        this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets: add.map(target) })),
-      );
-    if (remove.length > 0)
-      await elbv2Call('deregister targets', () =>
-        this.d.elbv2.send(
-          new DeregisterTargetsCommand({ TargetGroupArn: tgArn, Targets: remove.map(target) }),
-        ),
-      );
-    if (add.length + remove.length > 0) u.done.push(`targets of ${key} +${add.length}/-${remove.length}`);
+    const r = planChildSet(
+      wanted.map((t) => [t, t] as const),
+      registered.map((t) => [t, { value: t, ours: true }] as const),
+    );
+    // Without limits a plan always exists.
+    if (!r.ok) throw new Error(r.error.message);
+    for (const b of r.plan.batches) {
+      const Targets = b.children.map((c) => target(c.value));
+      if (b.op === 'create')
+        await elbv2Call('register targets', () =>
+          this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets })),
+        );
+      else
+        await elbv2Call('deregister targets', () =>
+          this.d.elbv2.send(new DeregisterTargetsCommand({ TargetGroupArn: tgArn, Targets })),
+        );
+    }
+    const { creates, deletes } = r.plan;
+    if (creates.length + deletes.length > 0)
+      u.done.push(`targets of ${key} +${creates.length}/-${deletes.length}`);
   }
 }
 
