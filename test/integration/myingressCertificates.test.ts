@@ -25,17 +25,16 @@ import {
   type MyIngress,
   type MyIngressSpec,
 } from '../../src/kinds/myingress/api.ts';
-import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import type { MyIngressSettings } from '../../src/kinds/myingress/settings.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { TenantDirectory } from '../../src/tenancy/directory.ts';
 import { importCertificate } from '../support/acmCertificates.ts';
-import { startController, type RunningController } from '../support/controllers.ts';
+import type { RunningController } from '../support/controllers.ts';
 import { waitSettledAtGeneration } from '../support/fieldProbes.ts';
-import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { kubeClient, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
-import { myIngressReconciles } from '../support/myingressObjects.ts';
+import { myIngressReconciles, serveMyIngressNamespace } from '../support/myingressObjects.ts';
 
 const group = 'integration-myingress-certificates';
 let admin: KubeClient;
@@ -79,15 +78,14 @@ async function setup(
   prefix: string,
   opts: { settings?: Partial<MyIngressSettings>; resyncPeriod?: string; teams?: boolean } = {},
 ): Promise<{ ns: string; controller: RunningController }> {
-  const ns = await newNamespace(admin, prefix);
-  const controller = await startController((s) => myIngressController(s, { pollMs: 300, ...opts.settings }), {
-    namespace: ns,
+  const served = await serveMyIngressNamespace(admin, prefix, {
     endpoint: proxy.endpoint,
+    ...(opts.settings !== undefined ? { settings: opts.settings } : {}),
     ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
     ...(opts.teams === true ? { tenants } : {}),
   });
-  running.push(controller);
-  return { ns, controller };
+  running.push(served.controller);
+  return served;
 }
 
 const https = (over: Partial<ListenerSpec>): ListenerSpec => ({

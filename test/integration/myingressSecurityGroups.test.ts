@@ -34,7 +34,7 @@ import { startController, type RunningController } from '../support/controllers.
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
-import { createMyIngress, patchMyIngressSpec } from '../support/myingressObjects.ts';
+import { createMyIngress, patchMyIngressSpec, serveMyIngressNamespace } from '../support/myingressObjects.ts';
 
 const vpcCidr = '10.83.0.0/16';
 let admin: KubeClient;
@@ -80,14 +80,11 @@ afterEach(async () => {
 });
 
 async function setup(prefix: string, teams = false): Promise<string> {
-  const ns = await newNamespace(admin, prefix);
-  running.push(
-    await startController((s) => myIngressController(s, { pollMs: 300 }), {
-      namespace: ns,
-      endpoint: proxy.endpoint,
-      ...(teams ? { tenants } : {}),
-    }),
-  );
+  const { ns, controller } = await serveMyIngressNamespace(admin, prefix, {
+    endpoint: proxy.endpoint,
+    ...(teams ? { tenants } : {}),
+  });
+  running.push(controller);
   // A backend whose Pods listen on 8080: the managed group's outbound rule leads there.
   await admin.create(`/api/v1/namespaces/${ns}/services`, {
     metadata: { name: 'web' },

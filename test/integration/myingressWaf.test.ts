@@ -23,17 +23,21 @@ import { wafv2AssociateReplaces } from '../../dev/wafv2Fidelity.ts';
 import type { Condition } from '../../src/apis/managed.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
-import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import type { MyIngressSettings } from '../../src/kinds/myingress/settings.ts';
 import { wafAclTag } from '../../src/kinds/myingress/webAclPlan.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { TenantDirectory } from '../../src/tenancy/directory.ts';
-import { startController, type RunningController } from '../support/controllers.ts';
+import type { RunningController } from '../support/controllers.ts';
 import { waitSettledAtGeneration } from '../support/fieldProbes.ts';
 import { counterValue } from '../support/gadgetController.ts';
-import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
+import { eventsFor, kubeClient, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
-import { createMyIngress, myIngressReconciles, patchMyIngressSpec } from '../support/myingressObjects.ts';
+import {
+  createMyIngress,
+  myIngressReconciles,
+  patchMyIngressSpec,
+  serveMyIngressNamespace,
+} from '../support/myingressObjects.ts';
 
 const group = 'integration-myingress-waf';
 let admin: KubeClient;
@@ -94,15 +98,14 @@ async function setup(
   prefix: string,
   opts: { settings?: Partial<MyIngressSettings>; resyncPeriod?: string; teams?: boolean } = {},
 ): Promise<{ ns: string; controller: RunningController }> {
-  const ns = await newNamespace(admin, prefix);
-  const controller = await startController((s) => myIngressController(s, { pollMs: 300, ...opts.settings }), {
-    namespace: ns,
+  const served = await serveMyIngressNamespace(admin, prefix, {
     endpoint: proxy.endpoint,
+    ...(opts.settings !== undefined ? { settings: opts.settings } : {}),
     ...(opts.resyncPeriod !== undefined ? { resyncPeriod: opts.resyncPeriod } : {}),
     ...(opts.teams === true ? { tenants } : {}),
   });
-  running.push(controller);
-  return { ns, controller };
+  running.push(served.controller);
+  return served;
 }
 
 const spec = (waf?: MyIngressSpec['waf']): MyIngressSpec => ({

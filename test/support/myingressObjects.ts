@@ -4,7 +4,11 @@ import { waitFor } from '../../dev/wait.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import type { RunningController } from './controllers.ts';
+import { myIngressController } from '../../src/kinds/myingress/controller.ts';
+import type { MyIngressSettings } from '../../src/kinds/myingress/settings.ts';
+import type { TenantSource } from '../../src/tenancy/directory.ts';
+import { startController, type RunningController } from './controllers.ts';
+import { newNamespace } from './kube.ts';
 import { waitSettledAtGeneration } from './fieldProbes.ts';
 import { counterValue } from './gadgetController.ts';
 
@@ -55,4 +59,34 @@ export async function myIngressReconciles(c: RunningController, n: number): Prom
         : undefined,
     { timeoutMs: 30_000, description: `${n} reconciles` },
   );
+}
+
+/** How {@link serveMyIngressNamespace} runs the controller. */
+export interface MyIngressNamespaceOptions {
+  /** The AWS endpoint the controller calls (a fault proxy). */
+  readonly endpoint: string;
+  /** Settings over the defaults; pollMs is 300 unless given. */
+  readonly settings?: Partial<MyIngressSettings>;
+  readonly resyncPeriod?: string;
+  /** The TeamPolicies the controller honours (default: none). */
+  readonly tenants?: TenantSource;
+}
+
+/**
+ * A new namespace named from `prefix`, served by a MyIngress controller of its own; the caller
+ * stops the controller (afterEach).
+ */
+export async function serveMyIngressNamespace(
+  admin: KubeClient,
+  prefix: string,
+  o: MyIngressNamespaceOptions,
+): Promise<{ ns: string; controller: RunningController }> {
+  const ns = await newNamespace(admin, prefix);
+  const controller = await startController((s) => myIngressController(s, { pollMs: 300, ...o.settings }), {
+    namespace: ns,
+    endpoint: o.endpoint,
+    ...(o.resyncPeriod !== undefined ? { resyncPeriod: o.resyncPeriod } : {}),
+    ...(o.tenants !== undefined ? { tenants: o.tenants } : {}),
+  });
+  return { ns, controller };
 }
