@@ -49,20 +49,32 @@ export interface Condition {
   observedGeneration?: number;
 }
 
-/** Status fields every kind shares; kinds add their own (arn, dnsName, …). */
+/**
+ * Status fields every kind shares, written by the engine. A kind adds its own (arn, dnsName, …) in
+ * an interface that extends this one, and its CRD schema lists exactly those (a unit test checks
+ * the two agree, field by field).
+ */
 export interface ManagedStatus {
   conditions?: Condition[];
   observedGeneration?: number;
   /** Where the AWS resource lives (recorded by the engine). */
   location?: { account: string; region: string };
-  [field: string]: unknown;
 }
 
-/** A Skylift custom resource. */
-export interface ManagedObject<S extends ManagedSpec = ManagedSpec> extends KubeObject {
+/** A Skylift custom resource: its spec `S`, and its status `St` (the common fields and the kind's). */
+export interface ManagedObject<
+  S extends ManagedSpec = ManagedSpec,
+  St extends ManagedStatus = ManagedStatus,
+> extends KubeObject {
   spec: S;
-  status?: ManagedStatus;
+  status?: St;
 }
+
+/**
+ * A kind's own status fields — those its adapter reports from AWS, not the engine's common ones —
+ * for an object type `T`. What an observation or a create hands the engine.
+ */
+export type KindStatusOf<T extends ManagedObject> = Omit<NonNullable<T['status']>, keyof ManagedStatus>;
 
 /** The ownership a CR stamps on its AWS resources. */
 export interface OwnershipTags {

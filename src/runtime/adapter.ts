@@ -3,7 +3,7 @@
 // lifecycle and every write; an adapter reads AWS, changes AWS, and says what
 // it wants written to Kubernetes.
 import type { Logger } from 'pino';
-import type { ManagedObject, OwnershipTags } from '../apis/managed.ts';
+import type { KindStatusOf, ManagedObject, OwnershipTags } from '../apis/managed.ts';
 import type { ResourceType } from '../apis/meta.ts';
 import type { Clock } from './clock.ts';
 import type { EventSpec } from './events.ts';
@@ -134,12 +134,22 @@ export interface Writes {
   readonly events?: readonly EventSpec[];
 }
 
+/**
+ * A kind's own status fields as an untyped record: the default for observations and creates of
+ * code that knows no kind (the engine's tests); an ExternalClient's are its kind's (KindStatusOf).
+ */
+export type KindStatus = Readonly<Record<string, unknown>>;
+
 /** What an adapter found in AWS for a CR. */
-export type Observation<D = undefined, F extends string = string> =
-  { readonly exists: false } | ExistingObservation<D, F>;
+export type Observation<D = undefined, F extends string = string, S extends object = KindStatus> =
+  { readonly exists: false } | ExistingObservation<D, F, S>;
 
 /** An AWS resource that exists. */
-export interface ExistingObservation<D = undefined, F extends string = string> {
+export interface ExistingObservation<
+  D = undefined,
+  F extends string = string,
+  S extends object = KindStatus,
+> {
   readonly exists: true;
   /** Skylift ownership tags on the resource; undefined when it carries none. */
   readonly ownership: OwnershipTags | undefined;
@@ -157,7 +167,7 @@ export interface ExistingObservation<D = undefined, F extends string = string> {
    * this object, or untagged and adopted or observed); never from a resource
    * another object owns.
    */
-  readonly status: Record<string, unknown>;
+  readonly status: S;
   /** Observe again sooner than the resync period (e.g. still provisioning). */
   readonly requeueAfterMs?: number;
   /** The kind's own record of what it saw, handed back to update and delete untouched. */
@@ -181,14 +191,14 @@ export interface ExistingObservation<D = undefined, F extends string = string> {
  * An AWS resource that exists and is ours, with nothing to change, that is
  * not ready yet (a change in flight, a deletion under way). Pure.
  */
-export function busyObservation<D>(o: {
+export function busyObservation<D, S extends object>(o: {
   readonly ownership: OwnershipTags;
   readonly reason: string;
   readonly message: string;
-  readonly status: Record<string, unknown>;
+  readonly status: S;
   readonly details: D;
   readonly requeueAfterMs?: number;
-}): ExistingObservation<D, never> {
+}): ExistingObservation<D, never, S> {
   return {
     exists: true,
     ownership: o.ownership,
@@ -221,9 +231,9 @@ export interface ReconcileContext {
 }
 
 /** What create reports. */
-export interface Created {
+export interface Created<S extends object = KindStatus> {
   /** Status fields that identify what was created. */
-  readonly status: Record<string, unknown>;
+  readonly status: S;
   readonly description?: string;
   readonly writes?: Writes;
 }
@@ -280,7 +290,7 @@ export interface ExternalClient<T extends ManagedObject, D = undefined, F extend
    * `spec.externalName`, or by deterministic name / ownership tags — and
    * compares it with the spec. Reads only: never modifies AWS or Kubernetes.
    */
-  observe(mr: T, ctx: ReconcileContext): Promise<Observation<D, F>>;
+  observe(mr: T, ctx: ReconcileContext): Promise<Observation<D, F, KindStatusOf<T>>>;
   /**
    * Optional: what must be written before the create (e.g. a generated
    * password into the connection Secret, so a crash cannot lose it). Reads
@@ -293,12 +303,16 @@ export interface ExternalClient<T extends ManagedObject, D = undefined, F extend
    * tokens). Throws RequeueAfter only before anything was created (e.g. a
    * reference is not ready yet).
    */
-  create(mr: T, ctx: ReconcileContext): Promise<Created>;
+  create(mr: T, ctx: ReconcileContext): Promise<Created<KindStatusOf<T>>>;
   /**
    * Brings AWS in line with the spec with a minimal change, steered by
    * `observed.delta` (and adds ownership tags on adoption).
    */
-  update(mr: T, observed: ExistingObservation<D, F>, ctx: ReconcileContext): Promise<Updated>;
+  update(
+    mr: T,
+    observed: ExistingObservation<D, F, KindStatusOf<T>>,
+    ctx: ReconcileContext,
+  ): Promise<Updated>;
   /**
    * Optional: lets go of the AWS resource without touching it — the object
    * is deleted and the resource kept (`cause` 'deleted': deletionPolicy
@@ -312,7 +326,11 @@ export interface ExternalClient<T extends ManagedObject, D = undefined, F extend
    */
   release?(mr: T, ctx: ReconcileContext, cause: ReleaseCause): Promise<Released>;
   /** Deletes the resource and its children, or advances deletion; `gone` once AWS confirms. */
-  delete(mr: T, observed: ExistingObservation<D, F>, ctx: ReconcileContext): Promise<{ gone: boolean }>;
+  delete(
+    mr: T,
+    observed: ExistingObservation<D, F, KindStatusOf<T>>,
+    ctx: ReconcileContext,
+  ): Promise<{ gone: boolean }>;
 }
 
 /**

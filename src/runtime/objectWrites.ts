@@ -30,7 +30,7 @@ export function pendingCreate(obj: ManagedObject): number | undefined {
  * A digest of a status as the apiserver holds it: key order, and keys that are undefined or null
  * (absent once merge-patched), make no difference. Pure.
  */
-export function statusDigest(status: ManagedStatus | undefined): string {
+export function statusDigest(status: object | undefined): string {
   return createHash('sha256')
     .update(canonicalJson(status ?? {}))
     .digest('base64');

@@ -903,7 +903,14 @@ describe('MyIngress ObserveOnly whose load balancer is deleted', () => {
     );
     expect(gone.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
     expect(gone.status?.conditions?.find((c) => c.type === 'Synced')?.status).toBe('True');
-    for (const field of ['state', 'arn', 'dnsName', 'canonicalHostedZoneId', 'listeners', 'targetGroups'])
+    for (const field of [
+      'state',
+      'arn',
+      'dnsName',
+      'canonicalHostedZoneId',
+      'listeners',
+      'targetGroups',
+    ] as const)
       expect(gone.status?.[field], `status.${field}`).toBeUndefined();
   });
 });

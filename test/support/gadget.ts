@@ -20,6 +20,7 @@ import {
   ownershipTagMap,
   type ManagedObject,
   type ManagedSpec,
+  type ManagedStatus,
 } from '../../src/apis/managed.ts';
 
 export const gadgetType: ResourceType = {
@@ -33,7 +34,12 @@ export const gadgetType: ResourceType = {
 export interface GadgetSpec extends ManagedSpec {
   size: number;
 }
-export type Gadget = ManagedObject<GadgetSpec>;
+/** What the gadget adapter reports. */
+export interface GadgetStatus extends ManagedStatus {
+  id?: string | undefined;
+  size?: number | undefined;
+}
+export type Gadget = ManagedObject<GadgetSpec, GadgetStatus>;
 
 /** The Gadget CRD: spec fields, the shared policy fields, a status subresource. */
 export const gadgetCrd = {
@@ -202,7 +208,7 @@ export class GadgetAdapter implements ExternalClient<Gadget> {
   async observe(mr: Gadget, ctx: ReconcileContext): Promise<Observation> {
     await this.cloud.enter('observe');
     const ext = mr.spec.externalName;
-    const recorded = typeof mr.status?.id === 'string' ? mr.status.id : undefined;
+    const recorded = mr.status?.id;
     const found =
       ext !== undefined && ext !== ''
         ? this.cloud.get(ext)

@@ -6,7 +6,7 @@ import { parseDevArgs } from '../../dev/args.ts';
 import { conditionTransitions, formatSampleSummary, formatTransition } from '../../dev/progress.ts';
 import { loadSamples, standInEndpointSlices } from '../../dev/samples.ts';
 import { formatSampleCurl, formatSampleTargets } from '../../dev/sampleTargets.ts';
-import type { Condition, ManagedObject } from '../../src/apis/managed.ts';
+import type { Condition, ManagedObject, ManagedSpec, ManagedStatus } from '../../src/apis/managed.ts';
 
 const cond = (type: string, status: Condition['status'], reason: string, message = ''): Condition => ({
   type,
@@ -15,7 +15,10 @@ const cond = (type: string, status: Condition['status'], reason: string, message
   message,
   lastTransitionTime: '2026-01-10T12:00:00Z',
 });
-const obj = (conditions: Condition[], extra: Partial<ManagedObject> = {}): ManagedObject => ({
+/** An object of any kind, its status holding whatever a test gives it. */
+type AnyKindObject = ManagedObject<ManagedSpec, ManagedStatus & Record<string, unknown>>;
+
+const obj = (conditions: Condition[], extra: Partial<AnyKindObject> = {}): AnyKindObject => ({
   kind: 'MyIngress',
   metadata: { name: 'shop', namespace: 'default' },
   spec: {},

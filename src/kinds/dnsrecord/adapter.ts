@@ -34,7 +34,7 @@ import type { ExistingObservation, ExternalClient, Observation } from '../../run
 import type { ReadyState, ReconcileContext } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import { OwnershipConflictError, RequeueAfter, RetryableError, TerminalError } from '../../runtime/errors.ts';
-import { ownerAsSeenBy, type OwnershipTags } from '../../apis/managed.ts';
+import { ownerAsSeenBy, type KindStatusOf, type OwnershipTags } from '../../apis/managed.ts';
 import { compareRecordSets, desiredRecordSet, dnsRecordFqdn, type AliasTarget } from './desired.ts';
 import { isZoneNameNotFound, missingZoneIdError, type ZoneDirectory } from './zones.ts';
 
@@ -157,7 +157,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
   private async goneWithItsZoneName(mr: DNSRecord, err: unknown): Promise<boolean> {
     if (mr.metadata.deletionTimestamp === undefined || mr.spec.zoneId !== undefined) return false;
     if (!isZoneNameNotFound(err)) return false;
-    const zoneId = typeof mr.status?.zoneId === 'string' ? mr.status.zoneId : undefined;
+    const zoneId = mr.status?.zoneId;
     if (zoneId === undefined || zoneId === '') return true;
     this.d.zones.forget(zoneId);
     try {
@@ -172,7 +172,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
   private async observeIn(t: Target, mr: DNSRecord, ctx: ReconcileContext): Promise<DNSObservation> {
     // A change recorded in another zone (the one spec.zoneName stood for before) says nothing about this one.
     const sameZone = mr.status?.zoneId === undefined || mr.status.zoneId === t.zone.id;
-    const status: Record<string, unknown> = {
+    const status: KindStatusOf<DNSRecord> = {
       fqdn: t.fqdn,
       zoneId: t.zone.id,
       ...pick(mr.status, sameZone ? ['changeId', 'changeStatus', 'aliasDNSName'] : ['aliasDNSName']),
@@ -250,7 +250,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
 
     let ready: ReadyState = { ready: true, reason: Reason.Available };
     let requeueAfterMs: number | undefined;
-    const changeId = typeof status.changeId === 'string' ? status.changeId : undefined;
+    const changeId = status.changeId;
     if (changeId !== undefined && status.changeStatus !== 'INSYNC') {
       status.changeStatus = await this.d.tracker.status(changeId);
       if (status.changeStatus !== 'INSYNC') {
@@ -373,7 +373,7 @@ export class DNSRecordAdapter implements ExternalClient<DNSRecord, undefined, DN
     if (inFlight > 0) {
       return Promise.resolve({
         waiting: {
-          message: `waiting for Route 53 to answer the change sent for ${mr.spec.type} ${typeof mr.status?.fqdn === 'string' ? mr.status.fqdn : mr.spec.name} before letting go of the record (nothing more is sent for it)`,
+          message: `waiting for Route 53 to answer the change sent for ${mr.spec.type} ${mr.status?.fqdn ?? mr.spec.name} before letting go of the record (nothing more is sent for it)`,
           requeueAfterMs: this.d.pollMs,
         },
       });
@@ -617,8 +617,12 @@ function ownerUid(rr: ResourceRecordSet | undefined): string | undefined {
   return rr !== undefined ? parseOwnerValue(txtValue(rr))?.uid : undefined;
 }
 
-function pick(status: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+/** The fields `keys` of `status` that are set. Pure. */
+function pick<S extends object, K extends keyof S>(
+  status: S | undefined,
+  keys: readonly K[],
+): Partial<Pick<S, K>> {
+  const out: Partial<Pick<S, K>> = {};
   for (const k of keys) if (status?.[k] !== undefined) out[k] = status[k];
   return out;
 }

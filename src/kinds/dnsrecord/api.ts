@@ -1,4 +1,4 @@
-import type { ManagedObject, ManagedSpec } from '../../apis/managed.ts';
+import type { ManagedObject, ManagedSpec, ManagedStatus } from '../../apis/managed.ts';
 import type { ResourceType } from '../../apis/meta.ts';
 import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
@@ -29,7 +29,17 @@ export interface DNSRecordSpec extends ManagedSpec {
   weight?: number;
 }
 
-export type DNSRecord = ManagedObject<DNSRecordSpec>;
+/** What Skylift reports of a DNSRecord's record set (the status schema below lists the same fields). */
+export interface DNSRecordStatus extends ManagedStatus {
+  fqdn?: string | undefined;
+  zoneId?: string | undefined;
+  changeId?: string | undefined;
+  /** PENDING or INSYNC. */
+  changeStatus?: string | undefined;
+  aliasDNSName?: string | undefined;
+}
+
+export type DNSRecord = ManagedObject<DNSRecordSpec, DNSRecordStatus>;
 
 export const dnsRecordType: ResourceType = {
   group: apiGroup,

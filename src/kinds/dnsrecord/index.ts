@@ -1,7 +1,6 @@
 // The DNSRecord kind: a Route 53 record set.
-import type { ManagedObject } from '../../apis/managed.ts';
 import type { KindModule } from '../module.ts';
-import { dnsRecordCrd, dnsRecordType, dnsRecordFieldContract } from './api.ts';
+import { dnsRecordCrd, dnsRecordType, dnsRecordFieldContract, type DNSRecord } from './api.ts';
 import { dnsRecordController } from './controller.ts';
 import { dnsRecordFlags, parseDNSRecordSettings } from './settings.ts';
 import { dnsRecordGuardrailSection, dnsRecordAdmission } from './guardrails.ts';
@@ -27,9 +26,9 @@ export const dnsRecordKind: KindModule = {
   devFlags: [],
   commands: [],
   healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: {} },
-  summarize(obj: ManagedObject): string[] {
+  summarize(obj: DNSRecord): string[] {
     const s = obj.status ?? {};
-    const alias = typeof s.aliasDNSName === 'string' ? ` → alias ${s.aliasDNSName}` : '';
+    const alias = s.aliasDNSName !== undefined ? ` → alias ${s.aliasDNSName}` : '';
     return [`  DNS record     ${text(s.fqdn)}${alias}   (DNSRecord ${obj.metadata.name})`];
   },
 };

@@ -7,7 +7,7 @@ import {
   type RRType,
 } from '@aws-sdk/client-route-53';
 import type { DNSRecord } from './api.ts';
-import { myIngressType } from '../myingress/api.ts';
+import { myIngressType, type MyIngress } from '../myingress/api.ts';
 import { awsErrorCode } from '../../providers/aws/errors.ts';
 import { normalizeName, ownerRecordName, parseOwnerValue } from '../../providers/route53/names.ts';
 import { KubeApiError } from '../../runtime/kube/client.ts';
@@ -30,8 +30,8 @@ export const traceDnsRecord =
   (ownerPrefix: string): Collector =>
   async (obj: ManagedObject, ctx: TraceContext) => {
     const mr = obj as DNSRecord;
-    const zoneId = typeof mr.status?.zoneId === 'string' ? mr.status.zoneId : undefined;
-    const fqdn = typeof mr.status?.fqdn === 'string' ? mr.status.fqdn : undefined;
+    const zoneId = mr.status?.zoneId;
+    const fqdn = mr.status?.fqdn;
     const nodes: TraceNode[] = [];
     if (zoneId === undefined || fqdn === undefined) {
       nodes.push(
@@ -141,10 +141,10 @@ async function ownerNode(
 async function followedMyIngress(ctx: TraceContext, mr: DNSRecord, ref: string): Promise<TraceNode> {
   const ns = mr.metadata.namespace ?? '';
   try {
-    const ming = await ctx.kube.get<ManagedObject>(resourcePath(myIngressType, { namespace: ns, name: ref }));
+    const ming = await ctx.kube.get<MyIngress>(resourcePath(myIngressType, { namespace: ns, name: ref }));
     const ready = ming.status?.conditions?.find((c) => c.type === 'Ready');
-    const dnsName = typeof ming.status?.dnsName === 'string' ? ming.status.dnsName : undefined;
-    const aliased = typeof mr.status?.aliasDNSName === 'string' ? mr.status.aliasDNSName : undefined;
+    const dnsName = ming.status?.dnsName;
+    const aliased = mr.status?.aliasDNSName;
     const follows =
       dnsName !== undefined && aliased !== undefined && normalizeName(dnsName) === normalizeName(aliased);
     return node(

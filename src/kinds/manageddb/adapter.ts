@@ -14,7 +14,7 @@ import {
   type DBInstance,
   type RDSClient,
 } from '@aws-sdk/client-rds';
-import { ownershipFromTags, ownershipTagMap } from '../../apis/managed.ts';
+import { ownershipFromTags, ownershipTagMap, type KindStatusOf } from '../../apis/managed.ts';
 import { awsCall, createOrFind, lookup } from '../../providers/aws/calls.ts';
 import { hasErrorCode } from '../../providers/aws/errors.ts';
 import {
@@ -42,7 +42,7 @@ import { Reason } from '../../runtime/conditions.ts';
 import { RetryableError, TerminalError } from '../../runtime/errors.ts';
 import type { KubeClient } from '../../runtime/kube/client.ts';
 import { busyPollInterval } from '../../runtime/polling.ts';
-import type { ManagedDB } from './api.ts';
+import type { ManagedDB, ManagedDBStatus } from './api.ts';
 import {
   connectionData,
   connectionSecretRelease,
@@ -71,7 +71,7 @@ import {
 import { planSnapshots, snapshotSchedule } from './snapshots.ts';
 
 /** `status.acceptedEngineVersion`, or nothing when no version was accepted. Pure. */
-function acceptedVersionStatus(version: string | undefined): Record<string, unknown> {
+function acceptedVersionStatus(version: string | undefined): Pick<ManagedDBStatus, 'acceptedEngineVersion'> {
   return version !== undefined ? { acceptedEngineVersion: version } : {};
 }
 
@@ -145,7 +145,7 @@ export class ManagedDBAdapter implements ExternalClient<ManagedDB, ManagedDBDeta
     const pending = Object.entries(db.PendingModifiedValues ?? {})
       .filter(([, v]) => v !== undefined && v !== null)
       .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
-    const status: Record<string, unknown> = {
+    const status: KindStatusOf<ManagedDB> = {
       arn: db.DBInstanceArn,
       identifier: id,
       dbInstanceStatus: state,

@@ -1,5 +1,5 @@
 import type { ResourceType } from '../../apis/meta.ts';
-import type { ManagedObject, ManagedSpec } from '../../apis/managed.ts';
+import type { ManagedObject, ManagedSpec, ManagedStatus } from '../../apis/managed.ts';
 import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
 import {
@@ -50,7 +50,23 @@ export interface ManagedDBSpec extends ManagedSpec {
   tags?: Record<string, string>;
 }
 
-export type ManagedDB = ManagedObject<ManagedDBSpec>;
+/** What Skylift reports of a ManagedDB's instance (the status schema below lists the same fields). */
+export interface ManagedDBStatus extends ManagedStatus {
+  arn?: string | undefined;
+  identifier?: string | undefined;
+  dbInstanceStatus?: string | undefined;
+  engineVersion?: string | undefined;
+  acceptedEngineVersion?: string | undefined;
+  endpoint?: { address?: string | undefined; port?: number | undefined } | undefined;
+  masterUserSecretArn?: string | undefined;
+  pendingModifications?: string[] | undefined;
+  lastSnapshot?:
+    { name?: string | undefined; state?: string | undefined; time?: string | undefined } | undefined;
+  nextSnapshot?: string | undefined;
+  lastRequest?: { id?: string | undefined; result?: string | undefined } | undefined;
+}
+
+export type ManagedDB = ManagedObject<ManagedDBSpec, ManagedDBStatus>;
 
 const window = (what: string, pattern: string, example: string): Schema =>
   str(`${what}, e.g. ${example} (UTC).`, { pattern });

@@ -1,5 +1,4 @@
 // The ManagedDB kind: an RDS DB instance with its connection Secret, backups and final snapshot.
-import type { ManagedObject } from '../../apis/managed.ts';
 import { rdsFailedStates } from '../../providers/rds/states.ts';
 import type { KindModule } from '../module.ts';
 import { databaseGuardrailSection, managedDbAdmission } from './guardrails.ts';
@@ -32,14 +31,13 @@ export const managedDbKind: KindModule = {
   devFlags: ['--rds-poll-interval', '2s'],
   commands: [dbCommand],
   healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: { rdsFailedStates } },
-  summarize(obj: ManagedObject, namespace: string): string[] {
-    const db = obj as ManagedDB;
+  summarize(db: ManagedDB, namespace: string): string[] {
     const s = db.status ?? {};
-    const ep = s.endpoint as { address?: string; port?: number } | undefined;
+    const ep = s.endpoint;
     const ns = namespace === 'default' ? '' : ` -n ${namespace}`;
     const secret = connectionSecretName(db);
     return [
-      `  Database       ${ep?.address ?? '?'}:${ep?.port ?? '?'}   (ManagedDB ${db.metadata.name}, ${typeof s.dbInstanceStatus === 'string' ? s.dbInstanceStatus : '?'})`,
+      `  Database       ${ep?.address ?? '?'}:${ep?.port ?? '?'}   (ManagedDB ${db.metadata.name}, ${s.dbInstanceStatus ?? '?'})`,
       `  Secret         ${secret}   (kubectl get secret ${secret}${ns} -o yaml)`,
     ];
   },

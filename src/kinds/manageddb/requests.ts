@@ -1,7 +1,7 @@
 // On-demand operations users ask of a ManagedDB through an annotation
 // (`skylift db snapshot|reboot|failover`), and their record.
 import { requestAnnotation } from '../../apis/managed.ts';
-import type { ManagedDB } from './api.ts';
+import type { ManagedDB, ManagedDBStatus } from './api.ts';
 import { parseRequest } from '../../runtime/requests.ts';
 
 /** The request annotation (`<snapshot|reboot|failover> <id>`), set by users or `skylift db`. */
@@ -43,7 +43,7 @@ export function lastRequest(mr: ManagedDB): { id: string; result: string } | und
 }
 
 /** `status.lastRequest` from the done annotation. Pure. */
-export function lastRequestStatus(mr: ManagedDB): Record<string, unknown> {
+export function lastRequestStatus(mr: ManagedDB): Pick<ManagedDBStatus, 'lastRequest'> {
   const last = lastRequest(mr);
   return last === undefined ? {} : { lastRequest: last };
 }

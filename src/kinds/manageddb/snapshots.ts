@@ -3,12 +3,12 @@
 import type { DBSnapshot } from '@aws-sdk/client-rds';
 import { nextRun, parseCron, type CronSchedule } from '../../runtime/cron.ts';
 import { TerminalError } from '../../runtime/errors.ts';
-import type { ManagedDB } from './api.ts';
+import type { ManagedDB, ManagedDBStatus } from './api.ts';
 
 /** What the schedule asks for now. */
 export interface SnapshotPlan {
   /** Status fields: lastSnapshot, nextSnapshot. */
-  readonly status: Record<string, unknown>;
+  readonly status: Pick<ManagedDBStatus, 'lastSnapshot' | 'nextSnapshot'>;
   /** The scheduled snapshot to take now (named after the most recent due run), if any. */
   readonly dueSnapshot?: string;
   /** Scheduled snapshots beyond keepSnapshots, oldest first. */
@@ -64,7 +64,7 @@ export function planSnapshots(
   )
     due = t;
   const next = nextRun(cron, due ?? Math.max(base, now - 60_000));
-  const status: Record<string, unknown> = {};
+  const status: Pick<ManagedDBStatus, 'lastSnapshot' | 'nextSnapshot'> = {};
   if (last !== undefined) {
     status.lastSnapshot = {
       name: last.DBSnapshotIdentifier,

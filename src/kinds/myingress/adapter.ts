@@ -1,6 +1,6 @@
 import type { LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { MyIngress } from './api.ts';
-import { ownershipFromTags } from '../../apis/managed.ts';
+import { ownershipFromTags, type KindStatusOf } from '../../apis/managed.ts';
 import type {
   Created,
   ExistingObservation,
@@ -431,7 +431,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
 }
 
 /** A load balancer's identity and state, the start of the status. Pure. */
-function baseStatus(lb: LoadBalancer, arn: string): Record<string, unknown> {
+function baseStatus(lb: LoadBalancer, arn: string): KindStatusOf<MyIngress> {
   return {
     arn,
     dnsName: lb.DNSName,

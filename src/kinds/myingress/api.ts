@@ -1,4 +1,4 @@
-import type { ManagedObject, ManagedSpec } from '../../apis/managed.ts';
+import type { ManagedObject, ManagedSpec, ManagedStatus } from '../../apis/managed.ts';
 import type { ResourceType } from '../../apis/meta.ts';
 import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
@@ -116,7 +116,30 @@ export interface MyIngressSpec extends ManagedSpec {
   inboundCIDRs?: string[];
 }
 
-export type MyIngress = ManagedObject<MyIngressSpec>;
+/** What Skylift reports of a MyIngress's load balancer (the status schema below lists the same fields). */
+export interface MyIngressStatus extends ManagedStatus {
+  arn?: string | undefined;
+  dnsName?: string | undefined;
+  canonicalHostedZoneId?: string | undefined;
+  /** provisioning, active, active_impaired or failed. */
+  state?: string | undefined;
+  listeners?: { port?: number | undefined; arn?: string | undefined }[] | undefined;
+  rules?:
+    | { listenerPort?: number | undefined; priority?: number | undefined; arn?: string | undefined }[]
+    | undefined;
+  securityGroups?: string[] | undefined;
+  managedSecurityGroup?: string | undefined;
+  targetGroups?:
+    | {
+        service?: string | undefined;
+        port?: number | undefined;
+        arn?: string | undefined;
+        registeredTargets?: number | undefined;
+      }[]
+    | undefined;
+}
+
+export type MyIngress = ManagedObject<MyIngressSpec, MyIngressStatus>;
 
 // Fields inside list items carry no schema defaults (Skylift applies them, see desired.ts): a
 // client-side `kubectl apply` or Argo CD's default diff replaces a list whole, so a defaulted item

@@ -1,8 +1,7 @@
 // The MyIngress kind: an Application Load Balancer with its listeners, rules and target groups.
-import type { ManagedObject } from '../../apis/managed.ts';
 import type { KindModule } from '../module.ts';
 import { loadBalancerGuardrailSection, myIngressAdmission } from './guardrails.ts';
-import { myIngressCrd, myIngressType, myIngressFieldContract } from './api.ts';
+import { myIngressCrd, myIngressType, myIngressFieldContract, type MyIngress } from './api.ts';
 import { BackendReason } from './backends.ts';
 import { CertificateReason } from './certificateHosts.ts';
 import { myIngressController } from './controller.ts';
@@ -35,7 +34,7 @@ export const myIngressKind: KindModule = {
       actionRequiredReasons: [...Object.values(BackendReason), ...Object.values(CertificateReason)],
     },
   },
-  summarize(obj: ManagedObject): string[] {
+  summarize(obj: MyIngress): string[] {
     const s = obj.status ?? {};
     return [`  Load balancer  ${text(s.dnsName)}   (MyIngress ${obj.metadata.name}, ${text(s.state)})`];
   },

@@ -4,6 +4,7 @@ import type { Listener, LoadBalancer, Rule } from '@aws-sdk/client-elastic-load-
 import type { ReadyState } from '../../runtime/adapter.ts';
 import { Reason } from '../../runtime/conditions.ts';
 import type { MyIngress } from './api.ts';
+import type { KindStatusOf } from '../../apis/managed.ts';
 import type { ObservedTargetGroup } from './delta.ts';
 import type { ChildrenOrigin } from './memory.ts';
 import type { WebAclSeen } from './webAclPlan.ts';
@@ -112,11 +113,11 @@ export function ingressReadiness(lb: ReadyState, backends: ReadyState | undefine
  * exist with their registered target counts. Pure.
  */
 export function ingressStatus(
-  base: Record<string, unknown>,
+  base: KindStatusOf<MyIngress>,
   listeners: readonly Listener[],
   rules: ReadonlyMap<string, readonly Rule[]>,
   targetGroups: readonly ObservedTargetGroup[],
-): Record<string, unknown> {
+): KindStatusOf<MyIngress> {
   return {
     ...base,
     listeners: listeners

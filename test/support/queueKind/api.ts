@@ -6,7 +6,7 @@ import {
   managedStatusProperties,
 } from '../../../src/apis/common.ts';
 import { managedCrd, type CrdManifest } from '../../../src/apis/crd.ts';
-import type { ManagedObject, ManagedSpec } from '../../../src/apis/managed.ts';
+import type { ManagedObject, ManagedSpec, ManagedStatus } from '../../../src/apis/managed.ts';
 import type { ResourceType } from '../../../src/apis/meta.ts';
 import { int, obj, str, stringMap, type Schema } from '../../../src/apis/schema.ts';
 import { managedFieldContract, type FieldContract } from '../../../src/apis/fieldContract.ts';
@@ -29,7 +29,13 @@ export interface QueueSpec extends ManagedSpec {
   tags?: Record<string, string>;
 }
 
-export type Queue = ManagedObject<QueueSpec>;
+/** What the queue adapter reports (the status schema lists the same fields). */
+export interface QueueStatus extends ManagedStatus {
+  url?: string | undefined;
+  arn?: string | undefined;
+}
+
+export type Queue = ManagedObject<QueueSpec, QueueStatus>;
 
 const spec: Schema = obj(
   'The desired SQS queue.',

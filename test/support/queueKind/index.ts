@@ -2,9 +2,8 @@
 // kinds (src/kinds/<kind>/index.ts) and built by the same steps (docs/architecture.md, "Adding a
 // kind"), but defined in test/ so the product never imports @aws-sdk/client-sqs. Importing it
 // loads no SQS code: the adapter and the trace are imported on first use.
-import type { ManagedObject } from '../../../src/apis/managed.ts';
 import type { KindModule } from '../../../src/kinds/module.ts';
-import { queueCrd, queueFieldContract, queueType } from './api.ts';
+import { queueCrd, queueFieldContract, queueType, type Queue } from './api.ts';
 import { queueController } from './controller.ts';
 import { queueAdmission, queueGuardrailSection } from './guardrails.ts';
 import { parseQueueSettings, queueFlags } from './settings.ts';
@@ -31,8 +30,7 @@ export const queueKind: KindModule = {
   devFlags: [],
   commands: [],
   healthCheck: { lua: new URL('./health.lua', import.meta.url), constants: {} },
-  summarize(obj: ManagedObject): string[] {
-    const url = obj.status?.url;
-    return [`  Queue          ${typeof url === 'string' ? url : '?'}   (Queue ${obj.metadata.name})`];
+  summarize(obj: Queue): string[] {
+    return [`  Queue          ${obj.status?.url ?? '?'}   (Queue ${obj.metadata.name})`];
   },
 };

@@ -2,6 +2,7 @@
 // with `import()` when a trace asks for it (this file loads the SQS SDK).
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { ManagedObject } from '../../../src/apis/managed.ts';
+import type { Queue } from './api.ts';
 import type { Collector, TraceContext } from '../../../src/trace/context.ts';
 import { describeSafely, node } from '../../../src/trace/tree.ts';
 import { isQueueAbsent } from './adapter.ts';
@@ -12,7 +13,7 @@ import { isQueueAbsent } from './adapter.ts';
  * endpoint, credentials) per trace and destroys it after.
  */
 export const traceQueue: Collector = async (obj: ManagedObject, ctx: TraceContext) => {
-  const url = typeof obj.status?.url === 'string' ? obj.status.url : undefined;
+  const url = (obj as Queue).status?.url;
   if (url === undefined)
     return [node('SQSQueue', '-', 'NotCreated', false, ['no queue recorded in status yet'])];
   const sqs = new SQSClient(ctx.aws.config);
