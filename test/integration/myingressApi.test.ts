@@ -184,6 +184,25 @@ describe('MyIngress admission', () => {
         ],
       },
     },
+    {
+      reason: '25 SNI certificates over two listeners, a host’s certificate being one listener’s default',
+      spec: {
+        ...base,
+        listeners: [
+          { ...https({ certificateHosts: ['shop.example.com'] }), port: 443 },
+          {
+            ...https({
+              certificateHosts: ['a.example.com', 'b.example.com'],
+              additionalCertificateArns: Array.from(
+                { length: 24 },
+                (_, i) => `arn:aws:acm:us-east-1:123456789012:certificate/sni-${i}`,
+              ),
+            }),
+            port: 8443,
+          },
+        ],
+      },
+    },
   ])('accepts $reason', async ({ spec }) => {
     expect(await tryCreate(spec)).toBeUndefined();
   });
@@ -249,6 +268,23 @@ describe('MyIngress admission', () => {
         ],
       },
       message: 'at most 25 SNI certificates per listener',
+    },
+    {
+      reason: 'SNI certificates beyond 25 on the load balancer, each listener within 25',
+      spec: {
+        ...base,
+        listeners: [443, 8443].map((port) => ({
+          ...https({
+            certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/default',
+            additionalCertificateArns: Array.from(
+              { length: 13 },
+              (_, i) => `arn:aws:acm:us-east-1:123456789012:certificate/sni-${port}-${i}`,
+            ),
+          }),
+          port,
+        })),
+      },
+      message: 'more than 25 SNI certificates on the load balancer',
     },
     {
       reason: 'a bad port',

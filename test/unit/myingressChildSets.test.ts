@@ -2,8 +2,8 @@
 // group's rules within AWS's quota per group and direction; a listener's SNI certificates one per
 // call, within AWS's quota per load balancer. Pure.
 import { describe, expect, it } from 'vitest';
-import { maxRulesPerGroup, maxSniCertificates } from '../../src/kinds/myingress/api.ts';
-import { sniPlan } from '../../src/kinds/myingress/desired.ts';
+import { maxRulesPerGroup, maxSniCertificates, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
+import { sniPlan, sniQuotaRefusal } from '../../src/kinds/myingress/desired.ts';
 import { rulePlan, type SgRule } from '../../src/kinds/myingress/securityGroupPlan.ts';
 
 const tcp = (port: number, peer = '10.0.0.0/16'): SgRule => ({
@@ -95,5 +95,29 @@ describe('sniPlan: one certificate per call, never more than AWS’s quota on th
   it('refuses, as a value, more certificates than the quota', () => {
     const r = sniPlan([], certs('b', maxSniCertificates + 1));
     expect(r.ok).toBe(false);
+  });
+});
+
+describe('sniQuotaRefusal: AWS’s 25 SNI certificates count for the whole load balancer', () => {
+  const listener = (port: number, n: number): MyIngressSpec['listeners'][number] => ({
+    port,
+    protocol: 'HTTPS',
+    certificateArn: 'arn:aws:acm:eu-west-1:111122223333:certificate/default',
+    ...(n > 0 ? { additionalCertificateArns: certs(`p${port}`, n) } : {}),
+    defaultAction: { fixedResponse: { statusCode: 404 } },
+  });
+  const spec = (...ls: MyIngressSpec['listeners']): MyIngressSpec => ({
+    subnets: ['s-1', 's-2'],
+    listeners: ls,
+  });
+
+  it('lets 25 over two listeners through', () => {
+    expect(sniQuotaRefusal(spec(listener(443, 12), listener(8443, 13)))).toBeUndefined();
+  });
+
+  it('refuses 26 over two listeners, each within 25, naming each listener’s count and a fix', () => {
+    expect(sniQuotaRefusal(spec(listener(443, 13), listener(8443, 13), listener(80, 0)))).toBe(
+      "26 SNI certificates on the load balancer (spec.listeners[0] (port 443): 13, spec.listeners[1] (port 8443): 13, the certificates certificateHosts found included), more than AWS's default quota of 25 per Application Load Balancer: serve fewer names by SNI, or use certificates that cover several names",
+    );
   });
 });

@@ -17,9 +17,11 @@ import {
 } from '../../runtime/adapter.ts';
 import { ConditionType, getCondition, Reason } from '../../runtime/conditions.ts';
 import { busyPollInterval } from '../../runtime/polling.ts';
+import { TerminalError } from '../../runtime/errors.ts';
 import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
 import { AppliedChildren } from './applied.ts';
 import { sameSet, subnetsOf, type MyIngressField } from './delta.ts';
+import { sniQuotaRefusal } from './desired.ts';
 import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
 import { tagsOf } from './elbv2.ts';
 import { Listeners } from './listeners.ts';
@@ -194,6 +196,9 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     // listeners whose hosts have none held back (certificateHosts.ts).
     const mr: MyIngress = { ...given, spec: appliedSpec(given.spec, d.certificates) };
     const held = heldListeners(given.spec, d.certificates);
+    // Admission counts the spec; an object admitted before that rule is counted here, before any call.
+    const overQuota = sniQuotaRefusal(mr.spec);
+    if (overQuota !== undefined) throw new TerminalError(overQuota);
     const uid = ctx.ownership.uid;
     // Until every step has succeeded, what AWS has is not known for sure: the next look is a full one.
     this.memory.forget(uid);

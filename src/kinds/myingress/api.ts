@@ -253,7 +253,10 @@ export const maxRulesPerGroup = 60;
 
 /**
  * AWS's default quota of certificates per Application Load Balancer, the default certificates not
- * counted: 25 ("Certificates per Application Load Balancer"). Admission holds each listener to it.
+ * counted: 25 ("Certificates per Application Load Balancer"). Counted per listener (a certificate
+ * served by SNI on two listeners counts twice: AWS does not say it counts once), for the whole load
+ * balancer: admission holds the spec to it (an upper bound: certificateHosts may resolve to one
+ * certificate), and an update the listeners as applied (sniQuotaRefusal in desired.ts).
  */
 export const maxSniCertificates = 25;
 
@@ -537,6 +540,10 @@ const spec: Schema = obj(
         rule: "!has(self.inboundCIDRs) || self.?ipAddressType.orValue('ipv4') == 'dualstack' || self.inboundCIDRs.all(c, !c.contains(':'))",
         message:
           'an IPv6 CIDR in inboundCIDRs needs ipAddressType dualstack (an ipv4 load balancer has no IPv6 address to reach)',
+      },
+      {
+        rule: `self.listeners.map(l, (has(l.additionalCertificateArns) ? size(l.additionalCertificateArns) : 0) + (has(l.certificateHosts) ? size(l.certificateHosts) : 0) - (!has(l.certificateArn) && has(l.certificateHosts) && size(l.certificateHosts) > 0 ? 1 : 0)).sum() <= ${maxSniCertificates}`,
+        message: `more than ${maxSniCertificates} SNI certificates on the load balancer: additionalCertificateArns and certificateHosts of all listeners together (less each listener's default certificate) exceed AWS's default quota of ${maxSniCertificates} certificates per Application Load Balancer; serve fewer names by SNI, or use certificates that cover several names`,
       },
       {
         rule: `!has(self.inboundCIDRs) || size(self.listeners) * size(self.inboundCIDRs) <= ${maxRulesPerGroup}`,

@@ -227,6 +227,22 @@ export function sniPlan(have: readonly string[], want: readonly string[]): Child
   );
 }
 
+/**
+ * Why the listeners as applied (certificateHosts resolved) would take the load balancer over AWS's
+ * quota of {@link maxSniCertificates} SNI certificates — counted per listener, as admission counts
+ * them — naming each listener's count and a fix; undefined when they fit. Pure.
+ */
+export function sniQuotaRefusal(spec: MyIngressSpec): string | undefined {
+  const counts = spec.listeners.map((l) => ({ port: l.port, n: l.additionalCertificateArns?.length ?? 0 }));
+  const total = counts.reduce((sum, c) => sum + c.n, 0);
+  if (total <= maxSniCertificates) return undefined;
+  const each = counts
+    .map((c, i) => (c.n > 0 ? `spec.listeners[${i}] (port ${c.port}): ${c.n}` : undefined))
+    .filter((s) => s !== undefined)
+    .join(', ');
+  return `${total} SNI certificates on the load balancer (${each}, the certificates certificateHosts found included), more than AWS's default quota of ${maxSniCertificates} per Application Load Balancer: serve fewer names by SNI, or use certificates that cover several names`;
+}
+
 /** The listener's default certificate: the one marked IsDefault, else the first. Pure. */
 export function defaultCertificate(l: Listener): string | undefined {
   const certs = l.Certificates ?? [];
