@@ -190,6 +190,15 @@ export function planChildSet<K, V>(
   return { ok: true, plan: { creates, updates, deletes, conflicts, batches } };
 }
 
+/**
+ * The plan of a result that has one. For a child set planned without `limits.total`, which always
+ * has a plan; throws an Error with the result's message otherwise (a programming error). Pure.
+ */
+export function planOf<K, V>(r: ChildSetResult<K, V>): ChildSetPlan<K, V> {
+  if (!r.ok) throw new Error(`child set: no plan: ${r.error.message}`);
+  return r.plan;
+}
+
 /** Whether a plan changes nothing (conflicts are reported, not changes). Pure. */
 export function planIsEmpty(plan: ChildSetPlan<unknown, unknown>): boolean {
   return plan.batches.length === 0;

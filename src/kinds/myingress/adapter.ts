@@ -161,6 +161,9 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       securityGroups: securityGroup?.group !== undefined ? [securityGroup.group.id] : mr.spec.securityGroups,
     });
     // Just created by this process: it has no children yet, which the next look need not ask AWS.
+    // (AWS answers a repeated identical CreateLoadBalancer with the existing load balancer; were
+    // that one to have children, the update's creates would fail on them — a taken port or
+    // priority — and the failed update makes the next look a full one.)
     if (answered && lb?.LoadBalancerArn !== undefined) {
       const now = ctx.clock.now();
       // Remembered for the spec as the next look applies it (a lookup in the shared list).
@@ -221,9 +224,9 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         : [];
     // Target groups first: listeners and rules point at them.
     const tgArns = await this.targetGroups.sync(u, d.targetGroups);
-    const listenerArns = await this.listeners.sync(u, d.listeners, tgArns, held);
-    await this.listeners.syncRules(u, d.rules, listenerArns, tgArns);
-    await this.listeners.deleteUnwanted(u, d.listeners);
+    const listeners = await this.listeners.sync(u, d.listeners, tgArns, held);
+    await this.listeners.syncRules(u, d.rules, listeners.listenerArns, tgArns);
+    await this.listeners.deleteUnwanted(u, listeners.unwanted);
     // Target groups no longer referenced (recorded in status) go last.
     await this.targetGroups.deleteUnused(u, new Set(tgArns.values()), inherited);
     // A managed group spec.securityGroups replaced, once detached (AWS may hold it a while yet).

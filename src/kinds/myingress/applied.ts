@@ -3,35 +3,39 @@
 // update has succeeded, so the next look need not describe them again.
 import type { Listener, Rule, TargetGroup } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { ownershipFromTags } from '../../apis/managed.ts';
+import { ChildSetState, NestedChildSetState } from '../../runtime/childSetState.ts';
 import type { Children, KnownTargetGroup } from './memory.ts';
 import type { WebAclSeen } from './webAclPlan.ts';
 import type { ManagedGroupLook } from './securityGroupPlan.ts';
 
 /**
- * A load balancer's children as one update changes them. Each step reports
- * what AWS accepted, in the form it was sent (with the ARN AWS gave);
- * `children()` is the result. Knows nothing of AWS itself.
+ * A load balancer's children as one update changes them: keyed child sets
+ * (runtime/childSetState.ts) of its tags, attributes, listeners (by ARN), rules (by ARN, per
+ * listener ARN) and target groups (by backend, `service:port`), beside the web ACL and the
+ * managed security group. Each step reports what AWS accepted, in the form it was sent (with
+ * the ARN AWS gave); `children()` is the result. Mutable; knows nothing of AWS itself.
  */
 export class AppliedChildren {
-  private tags: Record<string, string>;
+  private readonly tags: ChildSetState<string, string>;
   private readonly ownershipBefore: Children['ownership'];
   private tagged = false;
-  private readonly listeners: Map<string, Listener>;
-  private readonly rules: Map<string, Map<string, Rule>>;
-  private readonly targetGroups: Map<string, KnownTargetGroup>;
-  private readonly attributes: Map<string, string>;
+  private readonly listeners: ChildSetState<string, Listener>;
+  private readonly rules: NestedChildSetState<string, string, Rule>;
+  private readonly targetGroups: ChildSetState<string, KnownTargetGroup>;
+  private readonly attributes: ChildSetState<string, string>;
   private attachedWebAcl: WebAclSeen | undefined;
   private managedGroup: ManagedGroupLook | undefined;
 
+  /** Starts from the children observed (copied). */
   constructor(from: Children) {
-    this.tags = { ...from.tags };
+    this.tags = new ChildSetState(Object.entries(from.tags));
     this.ownershipBefore = from.ownership;
-    this.listeners = new Map(from.listeners.map((l) => [l.ListenerArn ?? '', l]));
-    this.rules = new Map(
-      [...from.rules].map(([larn, rs]) => [larn, new Map(rs.map((r) => [r.RuleArn ?? '', r]))]),
+    this.listeners = new ChildSetState(from.listeners.map((l) => [l.ListenerArn ?? '', l]));
+    this.rules = new NestedChildSetState(
+      [...from.rules].map(([larn, rs]) => [larn, rs.map((r) => [r.RuleArn ?? '', r] as const)]),
     );
-    this.targetGroups = new Map(from.targetGroups);
-    this.attributes = new Map(from.attributes);
+    this.targetGroups = new ChildSetState(from.targetGroups);
+    this.attributes = new ChildSetState(from.attributes);
     this.attachedWebAcl = from.webAcl;
     this.managedGroup = from.securityGroup;
   }
@@ -48,14 +52,13 @@ export class AppliedChildren {
 
   /** Tags added to the load balancer (ownership tags among them, when adopting). */
   addedTags(tags: readonly { Key: string; Value: string }[]): void {
-    for (const t of tags) this.tags[t.Key] = t.Value;
+    for (const t of tags) this.tags.set(t.Key, t.Value);
     this.tagged = true;
   }
 
   /** Tags removed from the load balancer. */
   removedTags(keys: readonly string[]): void {
-    const gone = new Set(keys);
-    this.tags = Object.fromEntries(Object.entries(this.tags).filter(([k]) => !gone.has(k)));
+    for (const k of keys) this.tags.delete(k);
   }
 
   /** Attributes set on the load balancer. */
@@ -85,30 +88,29 @@ export class AppliedChildren {
   /** A listener deleted (its rules go with it). */
   listenerDeleted(arn: string): void {
     this.listeners.delete(arn);
-    this.rules.delete(arn);
+    this.rules.deleteSet(arn);
   }
 
   /** A rule created or modified on listener `listenerArn`. */
   rule(listenerArn: string, r: Rule): void {
-    const rs = this.rules.get(listenerArn) ?? new Map<string, Rule>();
-    rs.set(r.RuleArn ?? '', r);
-    this.rules.set(listenerArn, rs);
+    this.rules.set(listenerArn, r.RuleArn ?? '', r);
   }
 
   /** A rule deleted from listener `listenerArn`. */
   ruleDeleted(listenerArn: string, ruleArn: string): void {
-    this.rules.get(listenerArn)?.delete(ruleArn);
+    this.rules.delete(listenerArn, ruleArn);
   }
 
-  /** The children once every step so far has been carried out. */
+  /** The children once every step so far has been carried out. A new value each call. */
   children(): Children {
+    const tags = Object.fromEntries(this.tags.toMap());
     return {
-      ownership: this.tagged ? ownershipFromTags(this.tags) : this.ownershipBefore,
-      tags: { ...this.tags },
-      listeners: [...this.listeners.values()],
-      rules: new Map([...this.rules].map(([larn, rs]) => [larn, [...rs.values()]])),
-      targetGroups: new Map(this.targetGroups),
-      attributes: new Map(this.attributes),
+      ownership: this.tagged ? ownershipFromTags(tags) : this.ownershipBefore,
+      tags,
+      listeners: this.listeners.values(),
+      rules: this.rules.toMap(),
+      targetGroups: this.targetGroups.toMap(),
+      attributes: this.attributes.toMap(),
       webAcl: this.attachedWebAcl,
       securityGroup: this.managedGroup,
     };

@@ -13,26 +13,26 @@ import {
   type Certificate,
   ModifyListenerCommand,
   ModifyRuleCommand,
-  type Action,
   type Listener,
   type Rule,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { ownedTagList } from '../../providers/aws/tags.ts';
-import type { ListenerSpec, RuleSpec } from './api.ts';
-import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
-import {
-  listenerBaseMatches,
-  listenerMatches,
-  ruleMatches,
-  sdkActions,
-  sdkConditions,
-  sniCertificates,
-  sniPlan,
-} from './desired.ts';
-import { elbv2Call } from './elbv2.ts';
+import type { ChildBatch, ChildChange } from '../../runtime/childSet.ts';
 import { TerminalError } from '../../runtime/errors.ts';
+import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
+import { defaultCertificate, listenerBaseMatches, sniCertificates, sniPlan } from './desired.ts';
+import { elbv2Call } from './elbv2.ts';
+import { listenerPlan, listenerRulePlan, listenerSettings } from './listenerPlan.ts';
 
 type ListenerDeps = Pick<MyIngressAdapterDeps, 'elbv2' | 'elbv2Create'>;
+
+/** What the listener step leaves for the steps after it. */
+export interface ListenersSynced {
+  /** Every wanted listener's ARN by port, in the spec's order ('' for one AWS created without giving one). */
+  readonly listenerArns: ReadonlyMap<number, string>;
+  /** The listeners on ports the spec no longer has: deleted last (deleteUnwanted). */
+  readonly unwanted: readonly ChildChange<number, Listener>[];
+}
 
 /**
  * The listeners and rules of MyIngresses' load balancers. Reads throw typed
@@ -80,65 +80,41 @@ export class Listeners {
   }
 
   /**
-   * The update step for listeners: creates each listener the spec asks for
-   * that is missing and modifies those that differ, except those `held`
-   * (certificateHosts.ts). Returns every wanted listener's ARN by port.
+   * The update step for listeners, as `listenerPlan` orders it: creates each listener the spec
+   * asks for that is missing and modifies those that differ, except those `held`
+   * (certificateHosts.ts). Returns every wanted listener's ARN by port, in the spec's order, and
+   * the listeners on ports the spec no longer has, which `deleteUnwanted` deletes once the rules
+   * are done.
    */
   async sync(
     u: IngressUpdate,
     observed: readonly Listener[],
     tgArns: ReadonlyMap<string, string>,
     held: ReadonlySet<number> = new Set(),
-  ): Promise<Map<number, string>> {
-    const listenerArns = new Map<number, string>();
-    for (const want of u.mr.spec.listeners) {
-      const actions = sdkActions(want.defaultAction, tgArns);
-      const l = observed.find((x) => x.Port === want.port);
-      if (held.has(want.port)) {
-        // Held back for a certificate not found: left as AWS has it (its rules are still kept).
-        if (l?.ListenerArn !== undefined) listenerArns.set(want.port, l.ListenerArn);
-        continue;
-      }
-      if (l?.ListenerArn === undefined) {
-        const larn = await this.create(u, want, actions);
-        listenerArns.set(want.port, larn);
-        // Without an ARN it is not remembered: the next look, finding it missing, describes it.
-        if (larn !== '')
-          u.applied.listener({ ...applied(want, actions), ListenerArn: larn, LoadBalancerArn: u.arn });
-        u.done.push(`listener ${want.port} created`);
-      } else {
-        listenerArns.set(want.port, l.ListenerArn);
-        const wanted = {
-          protocol: want.protocol,
-          certificateArn: want.certificateArn,
-          sslPolicy: want.sslPolicy,
-          actions,
-        };
-        if (
-          !listenerMatches(l, { ...wanted, additionalCertificateArns: want.additionalCertificateArns ?? [] })
-        ) {
-          let sni = sniCertificates(l);
-          if (!listenerBaseMatches(l, wanted)) {
-            await this.modify(l.ListenerArn, want, actions);
-            u.done.push(`listener ${want.port} modified`);
-            // What the modify left of the SNI certificates (AWS keeps them; an emulator may not).
-            if (want.protocol === 'HTTPS')
-              sni = sniCertificates({ Certificates: await this.certificatesOf(l.ListenerArn) });
-            else sni = [];
-          }
-          await this.syncSni(u, l.ListenerArn, want, sni);
-          // What is there now: no certificate when the listener no longer asks for one.
-          u.applied.listener({ ...l, Certificates: undefined, ...applied(want, actions) });
-        }
-      }
+  ): Promise<ListenersSynced> {
+    const plan = listenerPlan(u.mr.spec.listeners, observed, tgArns, held);
+    const arns = new Map<number, string>();
+    for (const l of observed)
+      if (l.Port !== undefined && l.ListenerArn !== undefined) arns.set(l.Port, l.ListenerArn);
+    for (const b of plan.batches) {
+      if (b.op === 'create') for (const c of b.children) arns.set(c.key, await this.create(u, c.value));
+      else if (b.op === 'update') for (const c of b.children) await this.update(u, c.from, c.value);
     }
-    return listenerArns;
+    return {
+      listenerArns: new Map(
+        u.mr.spec.listeners.flatMap((w) => {
+          const arn = arns.get(w.port);
+          return arn !== undefined ? [[w.port, arn] as const] : [];
+        }),
+      ),
+      unwanted: plan.deletes,
+    };
   }
 
   /**
-   * The update step for rules, listener by listener (`listenerArns`, by
-   * port): deletes the rules the spec no longer has, then creates the
-   * missing ones and modifies those that differ.
+   * The update step for rules, listener by listener (`listenerArns`, by port), as
+   * `listenerRulePlan` orders them: deletes the rules the spec no longer has, then modifies those
+   * that differ and creates the missing ones.
    */
   async syncRules(
     u: IngressUpdate,
@@ -148,24 +124,21 @@ export class Listeners {
   ): Promise<void> {
     const firstPort = u.mr.spec.listeners[0]?.port;
     for (const [port, larn] of listenerArns) {
-      const have = observed.get(larn) ?? [];
       const wantRules = (u.mr.spec.rules ?? []).filter((r) => (r.listenerPort ?? firstPort) === port);
-      await this.deleteUnwantedRules(u, larn, have, wantRules);
-      for (const w of wantRules) await this.syncRule(u, larn, have, w, tgArns);
+      const plan = listenerRulePlan(wantRules, observed.get(larn) ?? [], tgArns);
+      for (const b of plan.batches) await this.sendRules(u, larn, b);
     }
   }
 
-  /** The update step that deletes the listeners on ports the spec no longer has. */
-  async deleteUnwanted(u: IngressUpdate, observed: readonly Listener[]): Promise<void> {
-    for (const l of observed) {
-      if (!u.mr.spec.listeners.some((w) => w.port === l.Port) && l.ListenerArn !== undefined) {
-        const larn = l.ListenerArn;
-        await elbv2Call(`delete listener ${l.Port ?? ''}`, () =>
-          this.d.elbv2.send(new DeleteListenerCommand({ ListenerArn: larn })),
-        );
-        u.applied.listenerDeleted(larn);
-        u.done.push(`listener ${l.Port ?? ''} deleted`);
-      }
+  /** The update step that deletes the listeners `sync` found on ports the spec no longer has. */
+  async deleteUnwanted(u: IngressUpdate, unwanted: readonly ChildChange<number, Listener>[]): Promise<void> {
+    for (const { key: port, value: l } of unwanted) {
+      const larn = l.ListenerArn ?? '';
+      await elbv2Call(`delete listener ${port}`, () =>
+        this.d.elbv2.send(new DeleteListenerCommand({ ListenerArn: larn })),
+      );
+      u.applied.listenerDeleted(larn);
+      u.done.push(`listener ${port} deleted`);
     }
   }
 
@@ -191,165 +164,155 @@ export class Listeners {
   }
 
   /**
-   * Adds the SNI certificates the spec asks for that `have` lacks, and removes those it no longer
-   * asks for, as `sniPlan` orders them (one certificate per call, within AWS's quota at every
-   * moment). Throws TerminalError, sending nothing, when the spec asks for more than the quota.
+   * Adds the SNI certificates `want` holds that `have` lacks, and removes those it does not hold,
+   * as `sniPlan` orders them (one certificate per call, within AWS's quota at every moment), on
+   * the listener of `port`. Throws TerminalError, sending nothing, when `want` holds more than the
+   * quota.
    */
   private async syncSni(
     u: IngressUpdate,
     larn: string,
-    want: ListenerSpec,
+    port: number,
+    want: readonly string[],
     have: readonly string[],
   ): Promise<void> {
-    const r = sniPlan(have, want.additionalCertificateArns ?? []);
+    const r = sniPlan(have, want);
     if (!r.ok)
       throw new TerminalError(
-        `listener ${want.port}: SNI certificates: ${r.error.message} (AWS’s default quota of certificates per load balancer, the default certificate not counted): use fewer additionalCertificateArns or certificateHosts`,
+        `listener ${port}: SNI certificates: ${r.error.message} (AWS’s default quota of certificates per load balancer, the default certificate not counted): use fewer additionalCertificateArns or certificateHosts`,
       );
     let added = 0;
     let removed = 0;
     for (const b of r.plan.batches) {
       const Certificates = b.children.map((c) => ({ CertificateArn: c.value }));
       if (b.op === 'create') {
-        await elbv2Call(`add certificates to listener ${want.port}`, () =>
+        await elbv2Call(`add certificates to listener ${port}`, () =>
           this.d.elbv2.send(new AddListenerCertificatesCommand({ ListenerArn: larn, Certificates })),
         );
         added += Certificates.length;
       } else {
-        await elbv2Call(`remove certificates from listener ${want.port}`, () =>
+        await elbv2Call(`remove certificates from listener ${port}`, () =>
           this.d.elbv2.send(new RemoveListenerCertificatesCommand({ ListenerArn: larn, Certificates })),
         );
         removed += Certificates.length;
       }
     }
-    if (added > 0)
-      u.done.push(`listener ${want.port}: ${added} SNI certificate${added === 1 ? '' : 's'} added`);
+    if (added > 0) u.done.push(`listener ${port}: ${added} SNI certificate${added === 1 ? '' : 's'} added`);
     if (removed > 0)
-      u.done.push(`listener ${want.port}: ${removed} SNI certificate${removed === 1 ? '' : 's'} removed`);
+      u.done.push(`listener ${port}: ${removed} SNI certificate${removed === 1 ? '' : 's'} removed`);
   }
 
-  /** Creates a listener (without SDK retries), then adds its SNI certificates; its ARN ('' if AWS gave none). */
-  private async create(u: IngressUpdate, want: ListenerSpec, actions: Action[]): Promise<string> {
-    const certs = certificates(want);
+  /**
+   * Creates the listener `wanted` (wantedListener; without SDK retries), then adds its SNI
+   * certificates; its ARN ('' if AWS gave none).
+   */
+  private async create(u: IngressUpdate, wanted: Listener): Promise<string> {
+    const port = wanted.Port ?? 0;
+    const certs = defaultCertificateOf(wanted);
     // Without SDK retries (as every create): a listener whose answer was lost is found by the
     // next observe instead of being created twice.
-    const out = await elbv2Call(`create listener ${want.port}`, () =>
+    const out = await elbv2Call(`create listener ${port}`, () =>
       this.d.elbv2Create.send(
         new CreateListenerCommand({
           LoadBalancerArn: u.arn,
-          Port: want.port,
-          Protocol: want.protocol,
-          DefaultActions: actions,
+          Port: port,
+          Protocol: wanted.Protocol,
+          DefaultActions: wanted.DefaultActions,
           ...(certs !== undefined ? { Certificates: certs } : {}),
-          ...(want.sslPolicy !== undefined ? { SslPolicy: want.sslPolicy } : {}),
+          ...(wanted.SslPolicy !== undefined ? { SslPolicy: wanted.SslPolicy } : {}),
           Tags: ownedTagList(u.mr.spec.tags, u.ctx.ownership),
         }),
       ),
     );
     const larn = out.Listeners?.[0]?.ListenerArn ?? '';
     // A lost answer leaves them to the next look, which finds the listener without them.
-    if (larn !== '' && (want.additionalCertificateArns ?? []).length > 0)
-      await this.syncSni(u, larn, want, []);
+    const sni = sniCertificates(wanted);
+    if (larn !== '' && sni.length > 0) await this.syncSni(u, larn, port, sni, []);
+    // Without an ARN it is not remembered: the next look, finding it missing, describes it.
+    if (larn !== '') u.applied.listener({ ...wanted, ListenerArn: larn, LoadBalancerArn: u.arn });
+    u.done.push(`listener ${port} created`);
     return larn;
   }
 
-  private async modify(larn: string, want: ListenerSpec, actions: Action[]): Promise<void> {
-    const certs = certificates(want);
-    await elbv2Call(`modify listener ${want.port}`, () =>
-      this.d.elbv2.send(
-        new ModifyListenerCommand({
-          ListenerArn: larn,
-          Protocol: want.protocol,
-          DefaultActions: actions,
-          ...(certs !== undefined ? { Certificates: certs } : {}),
-          ...(want.sslPolicy !== undefined ? { SslPolicy: want.sslPolicy } : {}),
-        }),
-      ),
-    );
-  }
-
-  /** Deletes the listener's rules whose priority no wanted rule has. */
-  private async deleteUnwantedRules(
-    u: IngressUpdate,
-    larn: string,
-    have: readonly Rule[],
-    wantRules: readonly RuleSpec[],
-  ): Promise<void> {
-    for (const r of have) {
-      if (!wantRules.some((w) => w.priority === Number(r.Priority)) && r.RuleArn !== undefined) {
-        const rarn = r.RuleArn;
-        await elbv2Call(`delete rule ${r.Priority ?? ''}`, () =>
-          this.d.elbv2.send(new DeleteRuleCommand({ RuleArn: rarn })),
-        );
-        u.applied.ruleDeleted(larn, rarn);
-        u.done.push(`rule ${r.Priority ?? ''} deleted`);
-      }
-    }
-  }
-
-  /** Creates the wanted rule on listener `larn` (without SDK retries) or modifies it if it differs. */
-  private async syncRule(
-    u: IngressUpdate,
-    larn: string,
-    have: readonly Rule[],
-    w: RuleSpec,
-    tgArns: ReadonlyMap<string, string>,
-  ): Promise<void> {
-    const conditions = sdkConditions(w.hosts, w.paths);
-    const actions = sdkActions(w.action, tgArns);
-    const r = have.find((x) => Number(x.Priority) === w.priority);
-    if (r?.RuleArn === undefined) {
-      const out = await elbv2Call(`create rule ${w.priority}`, () =>
-        this.d.elbv2Create.send(
-          new CreateRuleCommand({
+  /**
+   * Brings listener `l` (as observed) to `wanted` (wantedListener): ModifyListener when what it
+   * sets differs, then the SNI certificates.
+   */
+  private async update(u: IngressUpdate, l: Listener, wanted: Listener): Promise<void> {
+    const larn = l.ListenerArn ?? '';
+    const port = wanted.Port ?? 0;
+    let sni = sniCertificates(l);
+    if (!listenerBaseMatches(l, listenerSettings(wanted))) {
+      const certs = defaultCertificateOf(wanted);
+      await elbv2Call(`modify listener ${port}`, () =>
+        this.d.elbv2.send(
+          new ModifyListenerCommand({
             ListenerArn: larn,
-            Priority: w.priority,
-            Conditions: conditions,
-            Actions: actions,
-            Tags: ownedTagList(u.mr.spec.tags, u.ctx.ownership),
+            Protocol: wanted.Protocol,
+            DefaultActions: wanted.DefaultActions,
+            ...(certs !== undefined ? { Certificates: certs } : {}),
+            ...(wanted.SslPolicy !== undefined ? { SslPolicy: wanted.SslPolicy } : {}),
           }),
         ),
       );
-      const rarn = out.Rules?.[0]?.RuleArn;
-      if (rarn !== undefined)
-        u.applied.rule(larn, {
-          RuleArn: rarn,
-          Priority: String(w.priority),
-          Conditions: conditions,
-          Actions: actions,
-          IsDefault: false,
-        });
-      u.done.push(`rule ${w.priority} created`);
-    } else if (!ruleMatches(r, { conditions, actions })) {
-      const rarn = r.RuleArn;
-      await elbv2Call(`modify rule ${w.priority}`, () =>
-        this.d.elbv2.send(new ModifyRuleCommand({ RuleArn: rarn, Conditions: conditions, Actions: actions })),
-      );
-      u.applied.rule(larn, { ...r, Conditions: conditions, Actions: actions });
-      u.done.push(`rule ${w.priority} modified`);
+      u.done.push(`listener ${port} modified`);
+      // What the modify left of the SNI certificates (AWS keeps them; an emulator may not).
+      sni =
+        wanted.Protocol === 'HTTPS' ? sniCertificates({ Certificates: await this.certificatesOf(larn) }) : [];
+    }
+    await this.syncSni(u, larn, port, sniCertificates(wanted), sni);
+    // What is there now: no certificate when the listener no longer asks for one.
+    u.applied.listener({ ...l, Certificates: undefined, ...wanted });
+  }
+
+  /** Sends one batch of `listenerRulePlan` for listener `larn` (creates without SDK retries). */
+  private async sendRules(u: IngressUpdate, larn: string, b: ChildBatch<number, Rule>): Promise<void> {
+    switch (b.op) {
+      case 'delete':
+        for (const { key, value: r } of b.children) {
+          const rarn = r.RuleArn ?? '';
+          await elbv2Call(`delete rule ${key}`, () =>
+            this.d.elbv2.send(new DeleteRuleCommand({ RuleArn: rarn })),
+          );
+          u.applied.ruleDeleted(larn, rarn);
+          u.done.push(`rule ${key} deleted`);
+        }
+        return;
+      case 'update':
+        for (const { key, value: w, from: r } of b.children) {
+          const rarn = r.RuleArn ?? '';
+          await elbv2Call(`modify rule ${key}`, () =>
+            this.d.elbv2.send(
+              new ModifyRuleCommand({ RuleArn: rarn, Conditions: w.Conditions, Actions: w.Actions }),
+            ),
+          );
+          u.applied.rule(larn, { ...r, Conditions: w.Conditions, Actions: w.Actions });
+          u.done.push(`rule ${key} modified`);
+        }
+        return;
+      case 'create':
+        for (const { key, value: w } of b.children) {
+          const out = await elbv2Call(`create rule ${key}`, () =>
+            this.d.elbv2Create.send(
+              new CreateRuleCommand({
+                ListenerArn: larn,
+                Priority: key,
+                Conditions: w.Conditions,
+                Actions: w.Actions,
+                Tags: ownedTagList(u.mr.spec.tags, u.ctx.ownership),
+              }),
+            ),
+          );
+          const rarn = out.Rules?.[0]?.RuleArn;
+          if (rarn !== undefined) u.applied.rule(larn, { ...w, RuleArn: rarn, IsDefault: false });
+          u.done.push(`rule ${key} created`);
+        }
     }
   }
 }
 
-/** A listener's settings as created or modified for `want` (what is remembered of it). Pure. */
-function applied(want: ListenerSpec, actions: Action[]): Listener {
-  const certs =
-    want.certificateArn !== undefined
-      ? [
-          { CertificateArn: want.certificateArn, IsDefault: true },
-          ...(want.additionalCertificateArns ?? []).map((arn) => ({ CertificateArn: arn, IsDefault: false })),
-        ]
-      : undefined;
-  return {
-    Port: want.port,
-    Protocol: want.protocol,
-    DefaultActions: actions,
-    ...(certs !== undefined ? { Certificates: certs } : {}),
-    ...(want.sslPolicy !== undefined ? { SslPolicy: want.sslPolicy } : {}),
-  };
-}
-
-/** The listener's default certificate as the SDK takes it, if it has one. Pure. */
-function certificates(want: ListenerSpec): { CertificateArn: string }[] | undefined {
-  return want.certificateArn !== undefined ? [{ CertificateArn: want.certificateArn }] : undefined;
+/** A wanted listener's default certificate as CreateListener and ModifyListener take it, if it has one. Pure. */
+function defaultCertificateOf(wanted: Listener): { CertificateArn: string }[] | undefined {
+  const arn = defaultCertificate(wanted);
+  return arn !== undefined ? [{ CertificateArn: arn }] : undefined;
 }

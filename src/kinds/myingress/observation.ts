@@ -6,7 +6,7 @@ import { Reason } from '../../runtime/conditions.ts';
 import type { MyIngress } from './api.ts';
 import type { KindStatusOf } from '../../apis/managed.ts';
 import type { ObservedTargetGroup } from './delta.ts';
-import type { ChildrenOrigin } from './memory.ts';
+import type { ChildrenOrigin } from '../../runtime/childMemory.ts';
 import type { WebAclSeen } from './webAclPlan.ts';
 import type { CertificateResolution } from './certificateHosts.ts';
 import type { ManagedGroupLook } from './securityGroupPlan.ts';
@@ -20,7 +20,7 @@ export const IngressReason = {
   SubnetSelectorTooNarrow: 'SubnetSelectorTooNarrow',
 } as const;
 
-/** How observe knew a live load balancer's children (see memory.ts). */
+/** How observe knew a live load balancer's children (see looks.ts and memory.ts). */
 export interface KnownChildren {
   readonly origin: ChildrenOrigin;
   /** When a full look or the create established them (the engine's clock, ms). */

@@ -20,7 +20,8 @@ import { AwsReason, hasErrorCode, toTypedAwsError } from '../../providers/aws/er
 import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
-import { planChildSet } from '../../runtime/childSet.ts';
+import { planChildSet, planOf } from '../../runtime/childSet.ts';
+import { ChildSetState } from '../../runtime/childSetState.ts';
 import { RetryableError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import { healthCheckMatches, targetGroupTagsDiffer, type ObservedTargetGroup } from './delta.ts';
@@ -167,10 +168,8 @@ export class TargetGroups {
         u.done.push(`health check ${t.want.key}`);
       }
       tgArns.set(t.want.key, tgArn);
-      if (t.wanted !== undefined && existing) {
-        await this.syncTargets(u, tgArn, t.want.key, registered, t.wanted);
-        registered = t.wanted;
-      }
+      if (t.wanted !== undefined && existing)
+        registered = await this.syncTargets(u, tgArn, t.want.key, registered, t.wanted);
       u.applied.targetGroup(t.want.key, tg, registered, tags, attributes);
     }
     return tgArns;
@@ -414,6 +413,8 @@ export class TargetGroups {
    * Registers the wanted targets that are not registered, then deregisters those not wanted (a
    * child set, runtime/childSet.ts: every target of Skylift's target group is Skylift's; each
    * target once). No per-call limit: the ELBv2 API reference states none for Register/DeregisterTargets.
+   * Returns the targets registered once AWS accepted each call (runtime/childSetState.ts): the
+   * wanted ones.
    */
   private async syncTargets(
     u: IngressUpdate,
@@ -421,27 +422,30 @@ export class TargetGroups {
     key: string,
     registered: readonly string[],
     wanted: readonly string[],
-  ): Promise<void> {
-    const r = planChildSet(
-      wanted.map((t) => [t, t] as const),
-      registered.map((t) => [t, { value: t, ours: true }] as const),
+  ): Promise<string[]> {
+    const plan = planOf(
+      planChildSet(
+        wanted.map((t) => [t, t] as const),
+        registered.map((t) => [t, { value: t, ours: true }] as const),
+      ),
     );
-    // Without limits a plan always exists.
-    if (!r.ok) throw new Error(r.error.message);
-    for (const b of r.plan.batches) {
-      const Targets = b.children.map((c) => target(c.value));
-      if (b.op === 'create')
-        await elbv2Call('register targets', () =>
-          this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets })),
-        );
-      else
-        await elbv2Call('deregister targets', () =>
-          this.d.elbv2.send(new DeregisterTargetsCommand({ TargetGroupArn: tgArn, Targets })),
-        );
-    }
-    const { creates, deletes } = r.plan;
+    const targets = new ChildSetState(registered.map((t) => [t, t] as const));
+    for (const b of plan.batches)
+      await targets.applyWhenAccepted(b, async () => {
+        const Targets = b.children.map((c) => target(c.value));
+        if (b.op === 'create')
+          await elbv2Call('register targets', () =>
+            this.d.elbv2.send(new RegisterTargetsCommand({ TargetGroupArn: tgArn, Targets })),
+          );
+        else
+          await elbv2Call('deregister targets', () =>
+            this.d.elbv2.send(new DeregisterTargetsCommand({ TargetGroupArn: tgArn, Targets })),
+          );
+      });
+    const { creates, deletes } = plan;
     if (creates.length + deletes.length > 0)
       u.done.push(`targets of ${key} +${creates.length}/-${deletes.length}`);
+    return targets.values();
   }
 }
 
