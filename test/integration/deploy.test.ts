@@ -343,11 +343,12 @@ describe('Helm chart', () => {
       expect(crd.metadata.labels).toMatchObject({
         ...want.metadata.labels,
         'app.kubernetes.io/managed-by': 'Helm',
+        'app.kubernetes.io/version': pinnedVersions().GATEWAY_API_VERSION,
       });
     }
     expect(on.filter((m) => !isGatewayApi(m))).toEqual(defaults);
     const notKept = docs(
-      await helmTemplate({ values: { gatewayAPI: { installCRDs: true }, crds: { keep: false } } }),
+      await helmTemplate({ values: { gatewayAPI: { installCRDs: true, keep: false } } }),
     ).filter(isGatewayApi);
     expect(notKept).toHaveLength(installed.length);
     for (const crd of notKept) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBeUndefined();

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { tokenAuthFile, newIdentity } from '../../dev/certs.ts';
 import { emulatorEnv } from '../../dev/emulator.ts';
 import { skyliftImage } from '../../dev/images.ts';
@@ -40,6 +41,13 @@ describe('pinned versions', () => {
       expect(gatewayMod).toMatch(
         new RegExp(`^\\s*(require )?${module.replace(/\./g, '\\.')} ${v.GATEWAY_API_VERSION}( //.*)?$`, 'm'),
       );
+    // The chart depends on its Gateway API subchart (make generate writes it) at that version.
+    const chart = parse(readFileSync(join(repoRoot, 'deploy/helm/skylift/Chart.yaml'), 'utf8')) as {
+      dependencies: { name: string; version: string }[];
+    };
+    expect(chart.dependencies.find((d) => d.name === 'gateway-api-crds')?.version).toBe(
+      v.GATEWAY_API_VERSION.replace(/^v/, ''),
+    );
     expect(readFileSync(join(repoRoot, 'localstack/requirements.txt'), 'utf8')).toContain(
       `moto[server]==${v.MOTO_VERSION}\n`,
     );
