@@ -14,15 +14,15 @@ DEPS_STAMP := node_modules/.package-lock.json
 
 .PHONY: help
 help: ## Show the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 .PHONY: setup
-setup: setup-dev helm promtool luahealth node-runtime argocd ## Install everything: Node 24, npm deps, kube binaries, moto venv, Helm, promtool, luahealth, the node runtime, Argo CD.
+setup: setup-dev gateway-api helm promtool luahealth node-runtime argocd ## Install everything: Node 24, npm deps, kube binaries, moto venv, the Gateway API CRDs and conformance suite, Helm, promtool, luahealth, the node runtime, Argo CD.
 
-# What the plain local stack needs (make dev without --node) and nothing more: Helm, promtool,
-# luahealth and Argo CD are for the tests only.
+# What the plain local stack needs (make dev without --node) and nothing more: the Gateway API
+# conformance suite, Helm, promtool, luahealth and Argo CD are for the tests only.
 .PHONY: setup-dev
-setup-dev: node deps kube-bins moto
+setup-dev: node deps kube-bins moto gateway-api-crds
 
 .PHONY: node
 node: ## Install Node 24 if the system Node is older.
@@ -58,6 +58,14 @@ luahealth: ## Build hack/luahealth (Argo CD's Lua interpreter, cached), to test 
 argocd: ## Build Argo CD's application controller and repo server (Go module proxy) and install Redis (Debian), cached, for the Argo CD end-to-end test.
 	@hack/install-argocd.sh >/dev/null
 
+.PHONY: gateway-api
+gateway-api: ## The Gateway API (hack/versions.env): its standard-channel CRDs and its conformance suite, compiled, from the Go module proxy (cached).
+	@hack/install-gateway-api.sh crds conformance >/dev/null
+
+.PHONY: gateway-api-crds
+gateway-api-crds: ## Only the Gateway API's standard-channel CRDs (cached), what make dev and make generate use.
+	@hack/install-gateway-api.sh crds >/dev/null
+
 .PHONY: moto
 moto: ## Create the moto server venv (cached).
 	@localstack/install-moto.sh >/dev/null
@@ -67,7 +75,7 @@ test: setup image ## Run unit, integration, end-to-end and node tests (kube-apis
 	npx vitest run
 
 .PHONY: test-unit
-test-unit: node deps luahealth promtool ## Unit tests only (no control plane, no emulator).
+test-unit: node deps luahealth promtool gateway-api-crds ## Unit tests only (no control plane, no emulator).
 	npx vitest run --project unit
 
 .PHONY: lint
@@ -92,7 +100,7 @@ image: ## Build the operator image with buildah on a locally made base (no Docke
 	@hack/build-image.sh image $(if $(CONTAINERD_ADDRESS),load $(CONTAINERD_ADDRESS))
 
 .PHONY: generate
-generate: node deps helm ## Regenerate crds/, the chart's CRD and rules copies, docs/reference/ and the kustomize base.
+generate: node deps helm gateway-api-crds ## Regenerate crds/, the chart's CRD and rules copies (Skylift's and the Gateway API's), docs/reference/ and the kustomize base.
 	node tools/generate.ts
 	node tools/renderKustomize.ts
 	node tools/argocdHealth.ts

@@ -5,7 +5,12 @@
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { installCrds, installTargetHealthGate } from './installCrds.ts';
+import {
+  installCrds,
+  installedGatewayApiVersion,
+  installGatewayApiCrds,
+  installTargetHealthGate,
+} from './installCrds.ts';
 import { parseRunOptions } from '../src/operator/options.ts';
 import { kinds } from '../src/kinds/registry.ts';
 import { startOperator } from '../src/operator/start.ts';
@@ -19,7 +24,7 @@ import { ensureElbSubnets, ensureHostedZone } from './awsAccount.ts';
 import { parseDevArgs, devUsage, type DevArgs } from './args.ts';
 import { startDevStack, type DevStack } from './devStack.ts';
 import { emulatorCredentials, emulatorEnv } from './emulator.ts';
-import { repoRoot } from './paths.ts';
+import { pinnedVersions, repoRoot } from './paths.ts';
 import { freePort } from './ports.ts';
 import { formatSampleSummary, readinessKey, ReadinessReporter } from './progress.ts';
 import { reapStaleProcesses } from './reaper.ts';
@@ -99,10 +104,20 @@ export async function runDev(argv: readonly string[]): Promise<number> {
     );
     const client = new KubeClient(loadKubeconfig(stack.kubeconfig));
     await installCrds(client);
+    const gatewayApi = await installGatewayApi(client);
     // As the chart does: Pods of namespaces labelled skylift.dev/target-health-gate=enabled get the gate.
     await installTargetHealthGate(client);
     const account = await prepareAccount(stack.awsEndpoint, options.region);
-    say(banner(stack, account, dir, args.operator ? options.probeAddress : undefined, Date.now() - started));
+    say(
+      banner(
+        stack,
+        account,
+        gatewayApi,
+        dir,
+        args.operator ? options.probeAddress : undefined,
+        Date.now() - started,
+      ),
+    );
     if (interrupted.happened()) return 0;
 
     const operator = args.operator ? startOperator(options) : undefined;
@@ -304,6 +319,25 @@ async function prepareAccount(
   }
 }
 
+/** What {@link installGatewayApi} did: installed the pinned release, or kept another one the cluster had. */
+interface GatewayApiOutcome {
+  readonly version: string;
+  readonly kept: boolean;
+}
+
+/**
+ * Installs the Gateway API's standard-channel CRDs of the pinned release (hack/versions.env), unless
+ * the cluster has those of another release (a cluster `--kubeconfig` names, not one started here):
+ * forcing ours over them could break whatever serves them, so they are left as they are.
+ */
+async function installGatewayApi(client: KubeClient): Promise<GatewayApiOutcome> {
+  const pinned = pinnedVersions().GATEWAY_API_VERSION;
+  const found = await installedGatewayApiVersion(client);
+  if (found !== undefined && found !== pinned) return { version: found || 'unknown', kept: true };
+  await installGatewayApiCrds(client);
+  return { version: pinned, kept: false };
+}
+
 function startingLine(args: DevArgs): string {
   const parts = [
     args.node
@@ -327,6 +361,7 @@ function startingLine(args: DevArgs): string {
 function banner(
   stack: DevStack,
   account: { zoneId: string; subnets: string[] },
+  gatewayApi: GatewayApiOutcome,
   dir: string,
   probeAddress: string | undefined,
   elapsedMs: number,
@@ -347,7 +382,9 @@ function banner(
       : []),
     `  AWS         ${stack.awsEndpoint}${emu !== undefined ? ' (moto)' : ''}`,
     ...(cp !== undefined || emu !== undefined ? [`  Logs        ${rel(dir)}/`] : []),
-    '  CRDs        installed from src/kinds (kubectl get crd)',
+    gatewayApi.kept
+      ? `  CRDs        installed from src/kinds; the cluster's Gateway API ${gatewayApi.version} CRDs left as they were`
+      : `  CRDs        installed from src/kinds and the Gateway API ${gatewayApi.version} standard channel (kubectl get crd)`,
     `  Route 53    hosted zone ${sampleZone} (${account.zoneId})`,
     `  EC2         subnets ${account.subnets.join(', ')} tagged kubernetes.io/role/elb=1`,
     probeAddress !== undefined

@@ -15,6 +15,8 @@ export interface PinnedVersions {
   readonly HELM_VERSION: string;
   /** Argo CD's application controller and repo server, for the Argo CD end-to-end test. */
   readonly ARGOCD_VERSION: string;
+  /** The Gateway API's CRDs and conformance suite (sigs.k8s.io/gateway-api), one version. */
+  readonly GATEWAY_API_VERSION: string;
 }
 
 /** Parses `KEY=VALUE` lines, ignoring blanks and `#` comments. Pure. */
@@ -45,6 +47,7 @@ export function pinnedVersions(root: string = repoRoot): PinnedVersions {
     MOTO_VERSION: get('MOTO_VERSION'),
     HELM_VERSION: get('HELM_VERSION'),
     ARGOCD_VERSION: get('ARGOCD_VERSION'),
+    GATEWAY_API_VERSION: get('GATEWAY_API_VERSION'),
   };
 }
 
@@ -60,6 +63,11 @@ export interface ToolPaths {
    * argocd-application-controller, argocd-repo-server), `redis-server`, and `crds/`.
    */
   readonly argocdDir: string;
+  /**
+   * What hack/install-gateway-api.sh installs: `crds/` (every file of the module's standard
+   * channel, config/crd/standard/) and `conformance.test` (the conformance suite, `go test -c`).
+   */
+  readonly gatewayApiDir: string;
 }
 
 /** Resolves tool locations from the environment exactly as hack/lib.sh does. Pure given `env`. */
@@ -74,5 +82,6 @@ export function toolPaths(
     venvDir: env.SKYLIFT_VENV_DIR ?? join(cacheDir, 'venv', `moto-${versions.MOTO_VERSION}`),
     helmBin: join(cacheDir, 'helm', versions.HELM_VERSION, 'helm'),
     argocdDir: join(cacheDir, 'argocd', versions.ARGOCD_VERSION),
+    gatewayApiDir: join(cacheDir, 'gateway-api', versions.GATEWAY_API_VERSION),
   };
 }

@@ -13,7 +13,7 @@ import {
 import { DescribeDBInstancesCommand, RDSClient } from '@aws-sdk/client-rds';
 import { describe, expect, it } from 'vitest';
 import { operatorNodeFlags } from '../../tools/nodeFlags.ts';
-import { parseEnvFile, repoRoot } from '../../dev/paths.ts';
+import { parseEnvFile, pinnedVersions, repoRoot } from '../../dev/paths.ts';
 import { AbortWait, waitFor } from '../../dev/wait.ts';
 import { ensureZone, findRecord, listRecords, route53At } from '../support/dns.ts';
 import { kubectl } from '../../dev/kubectl.ts';
@@ -148,6 +148,17 @@ describe('skylift dev', () => {
     const kc = join(dir, 'kubeconfig');
     expect(out).toContain(`export KUBECONFIG=${kc}`);
     expect(out).toMatch(/hosted zone example\.com \([A-Z0-9]+\)/);
+    // The Gateway API's CRDs of the pinned release, from hack/install-gateway-api.sh's copy.
+    const gatewayApi = pinnedVersions().GATEWAY_API_VERSION;
+    expect(out).toContain(`installed from src/kinds and the Gateway API ${gatewayApi} standard channel`);
+    expect(
+      await kubectl(kc, [
+        'get',
+        'crd/gatewayclasses.gateway.networking.k8s.io',
+        '-o',
+        'jsonpath={.metadata.annotations.gateway\\.networking\\.k8s\\.io/bundle-version}',
+      ]),
+    ).toMatchObject({ code: 0, stdout: gatewayApi });
     // One transition line per sample reaching Ready, as it happened.
     for (const what of ['MyIngress/shop', 'DNSRecord/shop', 'ManagedDB/orders'])
       expect(out).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d {2}${what} +Ready=True +Available`, 'm'));

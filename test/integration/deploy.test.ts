@@ -13,7 +13,8 @@ import { parseBudget } from '../../src/operator/options.ts';
 import { chartKindGroups } from '../../tools/generatedFiles.ts';
 import { admissionPolicies, allCrds, kinds } from '../../src/kinds/registry.ts';
 import { chartHeapLimitMiB } from '../../tools/nodeFlags.ts';
-import { repoRoot } from '../../dev/paths.ts';
+import { pinnedVersions, repoRoot } from '../../dev/paths.ts';
+import { gatewayApiCrds } from '../../dev/installCrds.ts';
 import { kubeClient, newNamespace } from '../support/kube.ts';
 import { kubectl } from '../../dev/kubectl.ts';
 import { stackInfo } from '../support/stack.ts';
@@ -310,6 +311,60 @@ describe('Helm chart', () => {
     }
   });
 
+  it('installs the Gateway API’s standard-channel CRDs only with gatewayAPI.installCRDs, as the module ships them, and changes nothing else', async () => {
+    const isGatewayApi = (m: Manifest): boolean =>
+      m.kind === 'CustomResourceDefinition' && m.metadata.name.endsWith('.gateway.networking.k8s.io');
+    expect(defaults.filter(isGatewayApi)).toEqual([]);
+    // What hack/install-gateway-api.sh copied from sigs.k8s.io/gateway-api, as make dev installs it.
+    const upstream = (await gatewayApiCrds()) as unknown as Manifest[];
+    const on = docs(await helmTemplate({ values: { gatewayAPI: { installCRDs: true } } }));
+    const installed = on.filter(isGatewayApi);
+    expect(installed.map((c) => c.metadata.name).sort()).toEqual(upstream.map((c) => c.metadata.name).sort());
+    expect(installed.map((c) => c.metadata.name)).toEqual(
+      expect.arrayContaining(
+        ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'referencegrants'].map(
+          (p) => `${p}.gateway.networking.k8s.io`,
+        ),
+      ),
+    );
+    for (const crd of installed) {
+      const want = upstream.find((u) => u.metadata.name === crd.metadata.name) as Manifest;
+      expect((crd as unknown as { spec: unknown }).spec, crd.metadata.name).toEqual(
+        (want as unknown as { spec: unknown }).spec,
+      );
+      // Upstream's annotations (its release and channel, which implementations read) and the chart's own.
+      expect(crd.metadata.annotations).toEqual({
+        ...want.metadata.annotations,
+        'helm.sh/resource-policy': 'keep',
+      });
+      expect(crd.metadata.annotations?.['gateway.networking.k8s.io/bundle-version']).toBe(
+        pinnedVersions().GATEWAY_API_VERSION,
+      );
+      expect(crd.metadata.labels).toMatchObject({
+        ...want.metadata.labels,
+        'app.kubernetes.io/managed-by': 'Helm',
+        'app.kubernetes.io/version': pinnedVersions().GATEWAY_API_VERSION,
+      });
+    }
+    expect(on.filter((m) => !isGatewayApi(m))).toEqual(defaults);
+    const notKept = docs(
+      await helmTemplate({ values: { gatewayAPI: { installCRDs: true, keep: false } } }),
+    ).filter(isGatewayApi);
+    expect(notKept).toHaveLength(installed.length);
+    for (const crd of notKept) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBeUndefined();
+    expect(
+      await helm([
+        'lint',
+        '--strict',
+        chartDir,
+        '--set',
+        'serviceAccount.roleArn=arn:aws:iam::1:role/x',
+        '--set',
+        'gatewayAPI.installCRDs=true',
+      ]),
+    ).toContain('0 chart(s) failed');
+  });
+
   it('is accepted by kube-apiserver (kubectl apply --dry-run=server), with IRSA and namespaced RBAC too', async () => {
     const client = kubeClient();
     const ns = await newNamespace(client, 'chart');
@@ -319,12 +374,17 @@ describe('Helm chart', () => {
     for (const values of [
       {},
       { serviceAccount: { roleArn: 'arn:aws:iam::1:role/x' }, watchNamespaces: [ns] },
+      { gatewayAPI: { installCRDs: true } },
     ]) {
       const r = await serverDryRun(await helmTemplate({ namespace: ns, values }));
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/deployment\.apps\/skylift serverside-applied \(server dry run\)/);
       expect(r.stdout).toMatch(/clusterrole|role\.rbac/);
+      if ('gatewayAPI' in values)
+        expect(r.stdout).toMatch(
+          /customresourcedefinition\.apiextensions\.k8s\.io\/httproutes\.gateway\.networking\.k8s\.io serverside-applied \(server dry run\)/,
+        );
     }
   });
   it('enforces TeamPolicies at admission: a ValidatingAdmissionPolicy and binding per kind, accepted by kube-apiserver', async () => {

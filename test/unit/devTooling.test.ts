@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { tokenAuthFile, newIdentity } from '../../dev/certs.ts';
 import { emulatorEnv } from '../../dev/emulator.ts';
 import { skyliftImage } from '../../dev/images.ts';
@@ -34,6 +35,19 @@ describe('pinned versions', () => {
     expect(argoStaging.length).toBeGreaterThan(20);
     const releases = new Set(argoStaging.map((l) => /^(\S+) => \1 (v0\.\d+\.\d+)$/.exec(l)?.[2]));
     expect([...releases]).toEqual([expect.stringMatching(/^v0\.\d+\.\d+$/)]);
+    // One version for the CRDs and the conformance suite: the suite refuses CRDs of another release.
+    const gatewayMod = readFileSync(join(repoRoot, 'hack/gatewayapi/go.mod'), 'utf8');
+    for (const module of ['sigs.k8s.io/gateway-api', 'sigs.k8s.io/gateway-api/conformance'])
+      expect(gatewayMod).toMatch(
+        new RegExp(`^\\s*(require )?${module.replace(/\./g, '\\.')} ${v.GATEWAY_API_VERSION}( //.*)?$`, 'm'),
+      );
+    // The chart depends on its Gateway API subchart (make generate writes it) at that version.
+    const chart = parse(readFileSync(join(repoRoot, 'deploy/helm/skylift/Chart.yaml'), 'utf8')) as {
+      dependencies: { name: string; version: string }[];
+    };
+    expect(chart.dependencies.find((d) => d.name === 'gateway-api-crds')?.version).toBe(
+      v.GATEWAY_API_VERSION.replace(/^v/, ''),
+    );
     expect(readFileSync(join(repoRoot, 'localstack/requirements.txt'), 'utf8')).toContain(
       `moto[server]==${v.MOTO_VERSION}\n`,
     );
@@ -57,6 +71,7 @@ describe('toolPaths', () => {
     MOTO_VERSION: '9.9',
     HELM_VERSION: 'v4.0.0',
     ARGOCD_VERSION: 'v3.0.0',
+    GATEWAY_API_VERSION: 'v1.0.0',
   };
   it.each([
     {
@@ -81,6 +96,18 @@ describe('toolPaths', () => {
     const p = toolPaths(env, versions);
     expect(p.kubeBinDir).toBe(kube);
     expect(p.venvDir).toBe(venv);
+    expect(p.gatewayApiDir).toBe(join(p.cacheDir, 'gateway-api', 'v1.0.0'));
+  });
+
+  it('finds the Gateway API CRDs and conformance suite where hack/install-gateway-api.sh --print says', () => {
+    const env = { ...process.env, SKYLIFT_CACHE_DIR: '/c' };
+    const printed = execFileSync(join(repoRoot, 'hack/install-gateway-api.sh'), ['--print'], {
+      env,
+      encoding: 'utf8',
+    });
+    const dir = toolPaths(env).gatewayApiDir;
+    expect(dir).toBe(`/c/gateway-api/${pinnedVersions().GATEWAY_API_VERSION}`);
+    expect(printed.trim().split('\n')).toEqual([join(dir, 'crds'), join(dir, 'conformance.test')]);
   });
 });
 
