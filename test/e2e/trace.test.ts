@@ -74,15 +74,17 @@ beforeAll(async () => {
     '--resync-period',
     '1h',
   ]);
-  const applied = await kubectl(kc(), ['apply', '-n', ns, '-f', sampleFile]);
-  expect(applied.code, applied.stderr).toBe(0);
-  // No kubelet in the test stack: stand in for the Pods behind the Service, as skylift dev does.
+  // No kubelet in the test stack: stand in for the Pods behind the Service, as skylift dev does —
+  // before the samples, so the target group is created knowing its targets' port (8080, asserted
+  // below) rather than the Service's, whichever the operator gets to first.
   const slices = await kubectl(
     kc(),
     ['apply', '-n', ns, '-f', '-'],
     JSON.stringify({ apiVersion: 'v1', kind: 'List', items: standInEndpointSlices(await loadSamples(), ns) }),
   );
   expect(slices.code, slices.stderr).toBe(0);
+  const applied = await kubectl(kc(), ['apply', '-n', ns, '-f', sampleFile]);
+  expect(applied.code, applied.stderr).toBe(0);
   for (const ref of ['myingress/shop', 'dnsrecord/shop', 'manageddb/orders']) {
     const waited = await kubectl(kc(), ['wait', '-n', ns, '--for=condition=Ready', ref, '--timeout=120s']);
     expect(waited.code, `${waited.stderr}\n${operator.output().slice(-2000)}`).toBe(0);
