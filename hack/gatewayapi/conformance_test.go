@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -52,6 +53,30 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	conformance.RunConformanceWithOptions(t, opts)
+}
+
+// probeURLEnv names a URL for TestDialMapProbe.
+const probeURLEnv = "SKYLIFT_CONFORMANCE_PROBE_URL"
+
+// TestDialMapProbe is not part of the suite (the runner runs only TestConformance): with
+// $SKYLIFT_CONFORMANCE_PROBE_URL and the dial map set, it sends one GET there as the suite sends
+// its requests (upstream's DefaultRoundTripper, through the dial map) and logs what came back, so
+// test/integration/conformanceDialMap.test.ts can prove the seam end to end. Skipped otherwise.
+func TestDialMapProbe(t *testing.T) {
+	target, path := os.Getenv(probeURLEnv), os.Getenv(dialMapEnv)
+	if target == "" || path == "" {
+		t.Skipf("needs %s and %s", probeURLEnv, dialMapEnv)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatalf("%s: %v", probeURLEnv, err)
+	}
+	rt := &roundtripper.DefaultRoundTripper{TimeoutConfig: config.DefaultTimeoutConfig(), CustomDialContext: dialThrough(path)}
+	req, res, err := rt.CaptureRoundTrip(roundtripper.Request{T: t, URL: *u, Host: u.Host, Protocol: "HTTP"})
+	if err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	t.Logf("probe: status %d; the echo server saw path %s host %s pod %s", res.StatusCode, req.Path, req.Host, req.Pod)
 }
 
 // dialThrough dials an address the map at path names where the map says, and any
