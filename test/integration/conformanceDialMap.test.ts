@@ -4,6 +4,7 @@
 // conformance binary's TestDialMapProbe sends a request to the load balancer's DNS name with the
 // suite's own round tripper, through the map (hack/gatewayapi/conformance_test.go).
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -133,6 +134,7 @@ describe('the conformance dial map', () => {
     });
 
     const suite = join(toolPaths().gatewayApiDir, 'conformance.test');
+    if (!existsSync(suite)) throw new Error(`${suite} is missing: run make gateway-api (make test does)`);
     const probe = (url: string) =>
       run(suite, ['-test.run=^TestDialMapProbe$', '-test.v'], {
         env: { ...process.env, [dialMapEnv]: mapPath, SKYLIFT_CONFORMANCE_PROBE_URL: url },
