@@ -126,6 +126,14 @@ run: node deps ## The operator alone, against `make dev DEV_FLAGS=--no-operator`
 	set -a; source .skylift/dev/aws.env; set +a; \
 	KUBECONFIG=.skylift/dev/kubeconfig node $(OPERATOR_NODE_FLAGS) src/cli/main.ts run --leader-elect=false --probe-address 127.0.0.1:8080 --log-format text
 
+# More flags for the conformance run: its own --timeout (a Go duration, default 30m) and any flag of
+# the suite, e.g. make conformance CONFORMANCE_FLAGS='--timeout 1h -run-test=HTTPRouteSimpleSameNamespace'.
+CONFORMANCE_FLAGS ?=
+
+.PHONY: conformance
+conformance: setup-dev node-runtime gateway-api ## The Gateway API conformance suite (GATEWAY-HTTP) against Skylift on a local node cluster, as root; a passing run's report goes to conformance/reports/. Not in make test yet.
+	node $(OPERATOR_NODE_FLAGS) dev/conformanceCli.ts $(CONFORMANCE_FLAGS)
+
 # Flags for the benchmark, e.g. make bench BENCH_FLAGS='--only dns --sizes 100,1000' (see docs/benchmarks.md).
 BENCH_FLAGS ?=
 

@@ -3,7 +3,7 @@
 import { createWriteStream } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AlbDataPlane } from './albDataPlane/dataPlane.ts';
+import { AlbDataPlane, type ServedListener } from './albDataPlane/dataPlane.ts';
 import { startControlPlane, type ControlPlane } from './controlplane.ts';
 import { emulatorEnv, startEmulator, type Emulator } from './emulator.ts';
 import { startNodeCluster, type NodeCluster } from './nodeCluster.ts';
@@ -21,6 +21,11 @@ export interface DevStackOptions {
   readonly node?: boolean;
   /** Progress lines while a node cluster starts. */
   readonly log?: (line: string) => void;
+  /**
+   * With a node cluster: called with the listeners the ALB data plane serves whenever one is
+   * served or closed (its `onListenersChanged`; the conformance runner's dial map).
+   */
+  readonly onAlbListenersChanged?: (listeners: readonly ServedListener[]) => void;
 }
 
 /** What `skylift dev` runs against, and which parts of it it started. */
@@ -78,6 +83,9 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       albDataPlane = await AlbDataPlane.start({
         endpoint: cluster.emulator.endpoint,
         log: (line) => dataPlaneLog.write(`${new Date().toISOString()} ${line}\n`),
+        ...(opts.onAlbListenersChanged !== undefined
+          ? { onListenersChanged: opts.onAlbListenersChanged }
+          : {}),
       });
       let stopped = false;
       return {

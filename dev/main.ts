@@ -402,7 +402,7 @@ function banner(
 }
 
 /** A latch for the first SIGINT/SIGTERM; a second one exits at once (the exit hook kills the children). */
-function onceInterrupted(): { happened(): boolean; readonly promise: Promise<void>; dispose(): void } {
+export function onceInterrupted(): { happened(): boolean; readonly promise: Promise<void>; dispose(): void } {
   const latch = { happened: false };
   let fire: () => void = () => undefined;
   const promise = new Promise<void>((resolve) => (fire = resolve));

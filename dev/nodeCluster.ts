@@ -17,6 +17,22 @@ export const nodeImages = {
   hello: { name: 'localhost/skylift/hello:1', archive: 'hello.oci.tar' },
 } as const;
 
+/**
+ * The Gateway API conformance suite's echo server, built from its module
+ * (`sigs.k8s.io/gateway-api/conformance/echo-basic` at GATEWAY_API_VERSION) by
+ * hack/install-node-runtime.sh into one archive holding it under every name the
+ * suite's manifests use (`names`, the same list as the script's ECHO_BASIC_IMAGES).
+ * Every node cluster imports it, so the suite's backends start without a registry.
+ */
+export const echoBasicImage = {
+  names: [
+    'registry.k8s.io/gateway-api/echo-basic:v1.5.1',
+    'registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.2',
+    'registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.3',
+  ],
+  archive: 'echo-basic.oci.tar',
+} as const;
+
 /** The Node's name in every node cluster. */
 export const nodeName = 'skylift-node';
 
@@ -59,6 +75,7 @@ function nodeClusterFiles(extraImages: readonly string[] = []): {
     images: [
       join(imageDir, nodeImages.pause.archive),
       join(imageDir, nodeImages.hello.archive),
+      join(imageDir, echoBasicImage.archive),
       ...extraImages,
     ],
   };

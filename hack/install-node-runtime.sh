@@ -9,9 +9,11 @@
 #             $KUBELET_DIR (kube-proxy: Pods reach the apiserver through the
 #             `kubernetes` Service; kube-scheduler: the plain stack
 #             places no Pods)
-#   images    the pod sandbox ("pause") image and the sample app ("hello"),
-#             static Go binaries packed by buildah into OCI archives in
-#             $NODE_IMAGE_DIR (no registry is reachable here)
+#   images    the pod sandbox ("pause") image, the sample app ("hello") and the
+#             Gateway API conformance suite's echo server ("echo-basic", from
+#             the module hack/gatewayapi/ pins), static Go binaries packed by
+#             buildah into OCI archives in $NODE_IMAGE_DIR (no registry is
+#             reachable here)
 # With no argument, all three. Idempotent: each part is stamped and does
 # nothing when its stamp matches. Prints the node runtime directory.
 # Called by `make node-runtime` (part of `make setup`, so of `make test`).
@@ -24,6 +26,14 @@ NODE_IMAGE_DIR="$SKYLIFT_CACHE/node-images"
 # kubelet 1.36 no longer has --pod-infra-container-image).
 PAUSE_IMAGE="localhost/skylift/pause:1"
 HELLO_IMAGE="localhost/skylift/hello:1"
+# The echo server's names in the Gateway API conformance suite's manifests (v1.6.3: base/ uses
+# v1.5.1 and v1.6.0-dev.3, the TCPRoute and UDPRoute tests v1.6.0-dev.2); dev/nodeCluster.ts
+# lists them too.
+ECHO_BASIC_IMAGES=(
+  registry.k8s.io/gateway-api/echo-basic:v1.5.1
+  registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.2
+  registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.3
+)
 NODE_PACKAGES=(containerd runc containernetworking-plugins buildah iptables debootstrap)
 
 install_packages() {
@@ -66,36 +76,64 @@ build_kubelet() {
   echo "$want" > "$stamp"
 }
 
-# build_image NAME REF CMD...: a static Go binary hack/nodeimages/NAME as the
-# only file of an image, entrypoint CMD..., saved as $NODE_IMAGE_DIR/NAME.oci.tar.
+# build_go_image NAME SRC PKG ORIGIN HASH "REF..." CMD...: the static Go binary PKG, built in
+# the module SRC, as the only file (/NAME) of an image with entrypoint CMD..., saved under every
+# REF (one space-separated word each) as $NODE_IMAGE_DIR/NAME.oci.tar; ORIGIN is its
+# org.opencontainers.image.source label. HASH names the sources; the stamp holds it with the
+# refs and the Go version, and the build is skipped while it matches.
+build_go_image() {
+  local name="$1" src="$2" pkg="$3" origin="$4" hash="$5" refs="$6"; shift 6
+  local out="$NODE_IMAGE_DIR/$name.oci.tar" stamp="$NODE_IMAGE_DIR/$name.stamp"
+  local want="$refs $hash $(go env GOVERSION)"
+  if [[ -f "$stamp" && -f "$out" && "$(cat "$stamp")" == "$want" ]]; then
+    log "image $refs already in $out"
+    return 0
+  fi
+  log "building image $refs from $pkg"
+  local t0=$SECONDS tmp; tmp="$(mktemp -d "$SKYLIFT_CACHE/image-build.XXXXXX")"
+  CGO_ENABLED=0 GOFLAGS=-mod=readonly go_build "go build $pkg" "$src" \
+    nice -n "${SKYLIFT_BUILD_NICE:-10}" go build -trimpath -ldflags "-s -w" -o "$tmp/$name" "$pkg"
+  # buildah keeps its own storage under the cache (vfs: no mounts needed, no
+  # daemon); the image leaves it as an OCI archive that `ctr images import` reads.
+  local bs=(--root "$SKYLIFT_CACHE/buildah/root" --runroot "$SKYLIFT_CACHE/buildah/run" --storage-driver vfs)
+  local ref first="${refs%% *}" ctr; ctr="$(buildah "${bs[@]}" from scratch)"
+  buildah "${bs[@]}" copy --quiet "$ctr" "$tmp/$name" "/$name" >/dev/null
+  buildah "${bs[@]}" config --entrypoint "$(printf '["%s"' "$@"; printf ']')" --user 65532:65532 \
+    --label org.opencontainers.image.source="$origin" "$ctr"
+  buildah "${bs[@]}" commit --quiet --rm "$ctr" "$first" >/dev/null
+  # One OCI layout holding the image under each name (one manifest, an index entry per
+  # org.opencontainers.image.ref.name), packed as the archive: containerd imports every name.
+  mkdir -p "$NODE_IMAGE_DIR" "$tmp/layout"
+  for ref in $refs; do
+    buildah "${bs[@]}" push --quiet "$first" "oci:$tmp/layout:$ref"
+  done
+  buildah "${bs[@]}" rmi "$first" >/dev/null
+  rm -f "$out.tmp"
+  tar -C "$tmp/layout" -cf "$out.tmp" oci-layout index.json blobs
+  mv "$out.tmp" "$out"
+  rm -rf "$tmp"
+  echo "$want" > "$stamp"
+  log "image $refs built in $((SECONDS - t0)) s ($(du -k "$out" | cut -f1) KiB)"
+}
+
+# build_image NAME REF CMD...: hack/nodeimages/NAME as the image REF (see build_go_image).
 build_image() {
   local name="$1" ref="$2"; shift 2
   local src="$SKYLIFT_ROOT/hack/nodeimages"
   local hash; hash="$(cd "$src" && cat go.mod "$name"/*.go | sha256sum | cut -c1-16)"
-  local out="$NODE_IMAGE_DIR/$name.oci.tar" stamp="$NODE_IMAGE_DIR/$name.stamp"
-  local want="$ref $hash $(go env GOVERSION)"
-  if [[ -f "$stamp" && -f "$out" && "$(cat "$stamp")" == "$want" ]]; then
-    log "image $ref already in $out"
-    return 0
-  fi
-  local t0=$SECONDS tmp; tmp="$(mktemp -d "$SKYLIFT_CACHE/image-build.XXXXXX")"
-  CGO_ENABLED=0 GOFLAGS=-mod=readonly go_build "go build $name" "$src" go build -trimpath -ldflags "-s -w" -o "$tmp/$name" "./$name"
-  # buildah keeps its own storage under the cache (vfs: no mounts needed, no
-  # daemon); the image leaves it as an OCI archive that `ctr images import` reads.
-  local bs=(--root "$SKYLIFT_CACHE/buildah/root" --runroot "$SKYLIFT_CACHE/buildah/run" --storage-driver vfs)
-  local ctr; ctr="$(buildah "${bs[@]}" from scratch)"
-  buildah "${bs[@]}" copy --quiet "$ctr" "$tmp/$name" "/$name" >/dev/null
-  buildah "${bs[@]}" config --entrypoint "$(printf '["%s"' "$@"; printf ']')" --user 65532:65532 \
-    --label org.opencontainers.image.source=skylift/hack/nodeimages/"$name" "$ctr"
-  buildah "${bs[@]}" commit --quiet --rm "$ctr" "$ref" >/dev/null
-  mkdir -p "$NODE_IMAGE_DIR"
-  rm -f "$out.tmp"
-  buildah "${bs[@]}" push --quiet "$ref" "oci-archive:$out.tmp:$ref"
-  buildah "${bs[@]}" rmi "$ref" >/dev/null
-  mv "$out.tmp" "$out"
-  rm -rf "$tmp"
-  echo "$want" > "$stamp"
-  log "image $ref built in $((SECONDS - t0)) s ($(du -k "$out" | cut -f1) KiB)"
+  build_go_image "$name" "$src" "./$name" "skylift/hack/nodeimages/$name" "$hash" "$ref" "$@"
+}
+
+# The Gateway API conformance suite's echo server (echo-basic), from the conformance module
+# that hack/gatewayapi/ pins, under every name the suite's embedded manifests give it: the
+# registry they name is not reachable here, and the kubelet finds an imported image first
+# (their Deployments leave imagePullPolicy at IfNotPresent). One build serves all three tags;
+# the source is the module's v$GATEWAY_API_VERSION, newer than each tag (docs/development.md).
+build_echo_image() {
+  local src="$SKYLIFT_ROOT/hack/gatewayapi"
+  local hash; hash="$(cd "$src" && cat go.mod go.sum | sha256sum | cut -c1-16)"
+  local pkg=sigs.k8s.io/gateway-api/conformance/echo-basic
+  build_go_image echo-basic "$src" "$pkg" "$pkg@$GATEWAY_API_VERSION" "$hash" "${ECHO_BASIC_IMAGES[*]}" /echo-basic
 }
 
 build_images() {
@@ -103,6 +141,7 @@ build_images() {
   rm -rf "$SKYLIFT_CACHE"/image-build.*
   build_image pause "$PAUSE_IMAGE" /pause
   build_image hello "$HELLO_IMAGE" /hello
+  build_echo_image
 }
 
 parts=("$@")

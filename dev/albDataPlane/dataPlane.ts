@@ -87,12 +87,30 @@ export interface AlbDataPlaneOptions {
   readonly host?: string;
   /** Where notable events go (a listener served, a rule skipped, a sync failing). */
   readonly log?: (line: string) => void;
+  /**
+   * Called after a sync that served a new listener or closed one, with every listener served
+   * then ({@link AlbDataPlane.servedListeners}); not called for rule or target changes. Must not
+   * throw (an exception is logged and ignored). E.g. the conformance runner rewrites its dial map.
+   */
+  readonly onListenersChanged?: (listeners: readonly ServedListener[]) => void;
 }
 
 /** Where a listener is served. */
 export interface Endpoint {
   readonly host: string;
   readonly port: number;
+}
+
+/** A listener the data plane serves: which load balancer and port, and where it listens instead. */
+export interface ServedListener {
+  readonly loadBalancerArn: string;
+  /** The load balancer's DNS name as ELBv2 reports it (resolves nowhere on the local stack). */
+  readonly dnsName: string;
+  /** The listener's port on the load balancer. */
+  readonly port: number;
+  readonly protocol: string;
+  /** Where the data plane serves it. */
+  readonly endpoint: Endpoint;
 }
 
 interface TargetEntry {
@@ -121,6 +139,7 @@ interface GroupEntry {
 interface ListenerEntry {
   readonly key: string;
   readonly loadBalancerArn: string;
+  readonly dnsName: string;
   readonly port: number;
   readonly protocol: string;
   rules: ListenerRule[];
@@ -141,8 +160,9 @@ const targetKey = (id: string, port: number): string => `${id}:${port}`;
  * Not safe to share between tests that reset the emulator under it; `stop()` is idempotent.
  */
 export class AlbDataPlane {
-  private readonly opts: Required<Omit<AlbDataPlaneOptions, 'accounts' | 'log'>> & {
+  private readonly opts: Required<Omit<AlbDataPlaneOptions, 'accounts' | 'log' | 'onListenersChanged'>> & {
     log: (line: string) => void;
+    onListenersChanged: AlbDataPlaneOptions['onListenersChanged'];
   };
   private readonly clients: ElasticLoadBalancingV2Client[];
   /** EC2 per account, same order as `clients`: the load balancers' security groups. */
@@ -154,6 +174,8 @@ export class AlbDataPlane {
   private pollTimer: TimerHandle | undefined;
   private syncing: Promise<void> | undefined;
   private readonly syncWaiters: (() => void)[] = [];
+  /** The listener keys last reported to `onListenersChanged`, sorted and joined. */
+  private reportedListeners = '';
 
   private constructor(opts: AlbDataPlaneOptions) {
     this.opts = {
@@ -166,6 +188,7 @@ export class AlbDataPlane {
       host: opts.host ?? '127.0.0.1',
       dialAddress: opts.dialAddress ?? ((ip) => ip),
       log: opts.log ?? (() => undefined),
+      onListenersChanged: opts.onListenersChanged,
     };
     const accounts = opts.accounts ?? [emulatorCredentials];
     const config = (a: AccountCredentials) => ({
@@ -187,6 +210,19 @@ export class AlbDataPlane {
   /** Where a load balancer's listener on `listenerPort` is served; undefined until a sync has seen it. */
   endpointOf(loadBalancerArn: string, listenerPort: number): Endpoint | undefined {
     return this.listeners.get(listenerKey(loadBalancerArn, listenerPort))?.endpoint;
+  }
+
+  /** Every listener served now, in load balancer ARN and port order. */
+  servedListeners(): ServedListener[] {
+    return [...this.listeners.values()]
+      .map((l) => ({
+        loadBalancerArn: l.loadBalancerArn,
+        dnsName: l.dnsName,
+        port: l.port,
+        protocol: l.protocol,
+        endpoint: l.endpoint,
+      }))
+      .sort((a, b) => a.loadBalancerArn.localeCompare(b.loadBalancerArn) || a.port - b.port);
   }
 
   /** The targets of a target group as measured (registered and draining); undefined for a group not seen. */
@@ -259,7 +295,24 @@ export class AlbDataPlane {
       this.opts.log(`alb data plane: sync failed: ${err instanceof Error ? err.message : String(err)}`);
     });
     await this.syncing;
+    this.reportListeners();
     for (const w of waiters) w();
+  }
+
+  /** Calls `onListenersChanged` when the set of served listeners differs from the last one reported. */
+  private reportListeners(): void {
+    const notify = this.opts.onListenersChanged;
+    if (notify === undefined || this.stopped) return;
+    const now = [...this.listeners.keys()].sort().join('\n');
+    if (now === this.reportedListeners) return;
+    this.reportedListeners = now;
+    try {
+      notify(this.servedListeners());
+    } catch (err) {
+      this.opts.log(
+        `alb data plane: onListenersChanged failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
   }
 
   private async sync(): Promise<void> {
@@ -317,7 +370,7 @@ export class AlbDataPlane {
               return { items: o.SecurityGroups ?? [], next: o.NextToken };
             });
           const admission = admissionFor(lbGroups, groups ?? [], l.Port);
-          await this.serveListener(key, lbArn, l.Port, l.Protocol, modelled, admission);
+          await this.serveListener(key, lbArn, lb.DNSName ?? '', l.Port, l.Protocol, modelled, admission);
         }
       }
       const tgs = await pages<TargetGroup>(async (marker) => {
@@ -348,6 +401,7 @@ export class AlbDataPlane {
   private async serveListener(
     key: string,
     loadBalancerArn: string,
+    dnsName: string,
     port: number,
     protocol: string,
     rules: ListenerRule[],
@@ -369,7 +423,17 @@ export class AlbDataPlane {
       });
     });
     const endpoint = { host: this.opts.host, port: (server.address() as AddressInfo).port };
-    const entry: ListenerEntry = { key, loadBalancerArn, port, protocol, rules, admission, server, endpoint };
+    const entry: ListenerEntry = {
+      key,
+      loadBalancerArn,
+      dnsName,
+      port,
+      protocol,
+      rules,
+      admission,
+      server,
+      endpoint,
+    };
     // A client the security groups do not let in never gets a connection: AWS drops its SYN; here
     // the accepted socket is closed at once, so the client sees the connection fail.
     server.on('connection', (socket) => {

@@ -23,7 +23,8 @@ import {
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
+import type { AlbDataPlane, Endpoint, ServedListener } from '../../dev/albDataPlane/dataPlane.ts';
+import { dialMapOf } from '../../dev/conformanceDialMap.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
 import { waitFor } from '../../dev/wait.ts';
@@ -110,6 +111,9 @@ let proxy: AwsFaultProxy;
 let viaProxy: ElasticLoadBalancingV2Client;
 let dp: AlbDataPlane;
 let lbArn: string;
+let lbDnsName: string;
+/** What onListenersChanged reported, in order. */
+const reported: (readonly ServedListener[])[] = [];
 let tgA: string; // backends a and b
 let tgC: string; // backend c
 let a: Backend;
@@ -150,6 +154,7 @@ beforeAll(async () => {
     new CreateLoadBalancerCommand({ Name: 'dataplane-test', Subnets: subnets, Type: 'application' }),
   );
   lbArn = lb.LoadBalancers?.[0]?.LoadBalancerArn ?? '';
+  lbDnsName = lb.LoadBalancers?.[0]?.DNSName ?? '';
   const group = async (name: string): Promise<string> => {
     const tg = await elb.send(
       new CreateTargetGroupCommand({
@@ -287,6 +292,7 @@ beforeAll(async () => {
     propagationDelayMs: PROPAGATION_MS,
     healthCheckTimeScale: 0.1,
     random: () => draws[drawIndex++ % draws.length] ?? 0,
+    onListenersChanged: (listeners) => reported.push(listeners),
   });
   cleanups.push(() => dp.stop());
   ep = await waitFor(() => dp.endpointOf(lbArn, 80), {
@@ -377,6 +383,17 @@ describe('ALB data plane', () => {
       expect([...seen].sort()).toEqual(backends);
       for (const k of ['a', 'b', 'c'] as const) expect(counted[k] > 0).toBe(backends.includes(k));
     }
+  });
+
+  it('reports the listeners it serves by DNS name: what the conformance dial map is made of', () => {
+    const served = { loadBalancerArn: lbArn, dnsName: lbDnsName, port: 80, protocol: 'HTTP', endpoint: ep };
+    expect(lbDnsName).toMatch(/\.elb\.amazonaws\.com$/);
+    expect(dp.servedListeners()).toEqual([served]);
+    // Reported once, at the sync that served it; later syncs changed no listener.
+    expect(reported).toEqual([[served]]);
+    expect(dialMapOf(dp.servedListeners()).addresses).toEqual({
+      [`${lbDnsName.toLowerCase()}:80`]: `${ep.host}:${ep.port}`,
+    });
   });
 
   it('forwards with X-Forwarded-For, -Proto and -Port', async () => {
