@@ -248,12 +248,59 @@ describe('MyIngressGroup', () => {
       ['one.example.com'],
       ['two.example.com'],
     ]);
+    // One member's rule changed: the group looks and modifies that rule only.
+    proxy.resetCalls();
+    await admin.patch(
+      resourcePath(myIngressType, { namespace: a, name: 'one' }),
+      {
+        spec: {
+          rules: [
+            {
+              priority: 1,
+              hosts: ['one.example.com'],
+              paths: ['/v2/*'],
+              action: { fixedResponse: { statusCode: 200 } },
+            },
+          ],
+        },
+      },
+      'merge',
+    );
+    await memberWhere(a, 'one', (m) => m.metadata.generation === 2 && ready(m), 'Ready at generation 2');
+    const writes = proxy
+      .calls()
+      .filter((c) => c.service === 'elasticloadbalancing' && !/^Describe/.test(c.operation))
+      .map((c) => c.operation);
+    expect(writes).toEqual(['ModifyRule']);
+    console.info(
+      `AWS calls for one member's rule change: ${JSON.stringify(
+        proxy
+          .calls()
+          .reduce<Record<string, number>>(
+            (acc, c) => ({ ...acc, [c.operation]: (acc[c.operation] ?? 0) + 1 }),
+            {},
+          ),
+      )}`,
+    );
     // The target group made for two is attributed to it.
     const tgs = await groupTargetGroups(g);
     expect([...tgs.values()].map((t) => t['skylift.dev/member'])).toEqual([two.metadata.uid]);
 
     // A later member claiming one's host: Conflict, naming the claim and "another member" only.
-    await createMember(b, 'four', member(g, 'ONE.example.com'));
+    await createMember(
+      b,
+      'four',
+      member(g, 'ONE.example.com', {
+        rules: [
+          {
+            priority: 1,
+            hosts: ['ONE.example.com'],
+            paths: ['/v2/*'],
+            action: { fixedResponse: { statusCode: 418 } },
+          },
+        ],
+      }),
+    );
     const four = await memberWhere(
       b,
       'four',
@@ -261,7 +308,7 @@ describe('MyIngressGroup', () => {
       'Conflict',
     );
     expect(condition(four, 'Synced')?.message).toMatch(
-      /host one\.example\.com, path \* is claimed by another member/,
+      /host one\.example\.com, path \/v2\/\* is claimed by another member/,
     );
     expect(condition(four, 'Synced')?.message).not.toContain(a);
     expect((await rulesOf(lb)).map(hostsOf).sort()).toEqual([
