@@ -415,4 +415,88 @@ describe('MyIngressGroup', () => {
     const first = await group(g1);
     expect(first?.status?.members?.map((m) => m.name)).toEqual(['stay']);
   });
+
+  it.each<{ reason: string; path: () => string; body: () => object; message: RegExp }>([
+    {
+      reason: 'a member setting a load balancer field',
+      path: () => resourcePath(myIngressType, { namespace: 'default' }),
+      body: () => ({
+        apiVersion: 'aws.skylift.dev/v1alpha1',
+        kind: 'MyIngress',
+        metadata: { name: `m-${randomBytes(3).toString('hex')}` },
+        spec: { group: { name: 'g' }, subnets, rules: [] },
+      }),
+      message: /a member of a MyIngressGroup \(spec.group\) brings rules only/,
+    },
+    {
+      reason: 'a member left behind on deletion',
+      path: () => resourcePath(myIngressType, { namespace: 'default' }),
+      body: () => ({
+        apiVersion: 'aws.skylift.dev/v1alpha1',
+        kind: 'MyIngress',
+        metadata: { name: `m-${randomBytes(3).toString('hex')}` },
+        spec: { group: { name: 'g' }, deletionPolicy: 'Orphan' },
+      }),
+      message: /its rules live on a load balancer others share/,
+    },
+    {
+      reason: 'a group listener forwarding to a Service',
+      path: () => resourcePath(myIngressGroupType, {}),
+      body: () => ({
+        apiVersion: 'aws.skylift.dev/v1alpha1',
+        kind: 'MyIngressGroup',
+        metadata: { name: `g-${randomBytes(3).toString('hex')}` },
+        spec: {
+          ...groupSpec(),
+          listeners: [
+            {
+              port: 80,
+              protocol: 'HTTP',
+              defaultAction: { forward: { service: { name: 'web', port: 80 } } },
+            },
+          ],
+        },
+      }),
+      message: /a MyIngressGroup’s default action answers/,
+    },
+    {
+      reason: 'a group selecting namespaces without a selector',
+      path: () => resourcePath(myIngressGroupType, {}),
+      body: () => ({
+        apiVersion: 'aws.skylift.dev/v1alpha1',
+        kind: 'MyIngressGroup',
+        metadata: { name: `g-${randomBytes(3).toString('hex')}` },
+        spec: groupSpec({ allowedNamespaces: { from: 'Selector' } }),
+      }),
+      message: /allowedNamespaces.selector is set with from: Selector, and only then/,
+    },
+  ])('refuses at admission: $reason', async ({ path, body, message }) => {
+    await expect(admin.create(path(), body())).rejects.toThrow(message);
+  });
+
+  it('refuses a standalone MyIngress joining a group (its own load balancer would be left behind), and lets a member change groups', async () => {
+    const ns = await newNamespace(admin, 'grp-api');
+    await createMember(ns, 'member', member('g1', 'x.example.com'));
+    await admin.patch(
+      resourcePath(myIngressType, { namespace: ns, name: 'member' }),
+      { spec: { group: { name: 'g2', order: 3 } } },
+      'merge',
+    );
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'own' },
+      spec: {
+        subnets,
+        listeners: [{ port: 80, protocol: 'HTTP', defaultAction: { fixedResponse: { statusCode: 404 } } }],
+      },
+    });
+    await expect(
+      admin.patch(
+        resourcePath(myIngressType, { namespace: ns, name: 'own' }),
+        { spec: { group: { name: 'g1' } } },
+        'merge',
+      ),
+    ).rejects.toThrow(/whether spec.group is set is immutable/);
+  });
 });

@@ -611,6 +611,11 @@ const spec: Schema = obj(
         message: `a member of a MyIngressGroup (spec.group) brings rules only: the group’s load balancer has its own ${groupForbids.join(', ')} (set them on the MyIngressGroup, which a cluster administrator owns), so remove them here, or remove spec.group to have a load balancer of this object’s own`,
       },
       {
+        rule: 'has(self.group) == has(oldSelf.group)',
+        message:
+          'whether spec.group is set is immutable: a MyIngress with a load balancer of its own cannot join a group (its load balancer would be left behind), nor a member leave its group for a load balancer of its own, so create a new MyIngress instead; spec.group.name and spec.group.order may change (a new name moves the member to another group)',
+      },
+      {
         rule: "!has(self.group) || (self.?deletionPolicy.orValue('Delete') == 'Delete' && self.?managementPolicy.orValue('Manage') == 'Manage')",
         message:
           'a member of a MyIngressGroup (spec.group) is always managed and its rules always deleted with it: its rules live on a load balancer others share, so remove deletionPolicy Orphan and managementPolicy ObserveOnly, or remove spec.group',
@@ -738,8 +743,8 @@ export const myIngressFieldContract: FieldContract = {
   attributes: { applied: 'ModifyLoadBalancerAttributes' },
   tags: { applied: 'AddTags and RemoveTags (only tag keys Skylift applied are removed)' },
   group: {
-    applied:
-      'the group’s load balancer: CreateRule (and CreateTargetGroup) on joining, DeleteRule and DeleteTargetGroup on leaving or moving to another group, SetRulePriorities/ModifyRule when the order moves rules; the last member out deletes the load balancer (DeleteLoadBalancer)',
+    fixed:
+      'whether it is set is fixed at create (a MyIngress with its own load balancer cannot join a group, nor a member leave for one of its own); spec.group.name and spec.group.order may change: the old group’s load balancer loses the member’s rules and target groups (DeleteRule, DeleteTargetGroup; DeleteLoadBalancer when it was the last member), the new group’s gains them (CreateTargetGroup, CreateRule), and an order change moves its rules (ModifyRule)',
   },
   waf: {
     applied:
