@@ -2,12 +2,7 @@
 // load balancer; a conflicting host and path is refused and nothing of the holder's is touched; a
 // namespace the group does not admit is refused, saying who can change that; moving members and
 // deleting them leaves nothing behind, and the last member out deletes the load balancer.
-import {
-  CreateSubnetCommand,
-  CreateVpcCommand,
-  DescribeSecurityGroupsCommand,
-  EC2Client,
-} from '@aws-sdk/client-ec2';
+import { DescribeSecurityGroupsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
@@ -36,6 +31,7 @@ import { awsClientConfig } from '../../dev/emulator.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { vpcWithTwoSubnets } from '../support/vpc.ts';
 
 let admin: KubeClient;
 let proxy: AwsFaultProxy;
@@ -51,17 +47,7 @@ beforeAll(async () => {
   const direct = awsClientConfig(stackInfo().awsEndpoint);
   ec2 = new EC2Client(direct);
   elb = new ElasticLoadBalancingV2Client(direct);
-  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.31.0.0/16' }));
-  subnets = [];
-  for (const [cidr, az] of [
-    ['10.31.1.0/24', 'us-east-1a'],
-    ['10.31.2.0/24', 'us-east-1b'],
-  ] as const) {
-    const s = await ec2.send(
-      new CreateSubnetCommand({ VpcId: vpc.Vpc?.VpcId ?? '', CidrBlock: cidr, AvailabilityZone: az }),
-    );
-    subnets.push(s.Subnet?.SubnetId ?? '');
-  }
+  ({ subnets } = await vpcWithTwoSubnets(ec2, 31));
 });
 afterAll(async () => {
   await proxy.stop();

@@ -26,6 +26,12 @@ export function backendServices(m: MyIngress): Set<string> {
   return new Set(backendRefs(m.spec).map((r) => r.service));
 }
 
+/** The key of the Service an EndpointSlice belongs to (its `kubernetes.io/service-name` label). Pure. */
+export function sliceService(slice: KubeObject): string | undefined {
+  const service = slice.metadata.labels?.[serviceNameLabel];
+  return service === undefined ? undefined : refKey(slice.metadata.namespace ?? '', service);
+}
+
 /** The keys of the Services a MyIngress forwards to, in its namespace. Pure. */
 function backendServiceKeys(m: MyIngress): string[] {
   const ns = m.metadata.namespace ?? '';
@@ -48,10 +54,7 @@ export const backendEndpointSliceRef = reference<MyIngress, BackendEndpointSlice
   name: 'forward.service EndpointSlices',
   type: endpointSliceType,
   targets: backendServiceKeys,
-  filedUnder: (slice) => {
-    const service = slice.metadata.labels?.[serviceNameLabel];
-    return service === undefined ? undefined : refKey(slice.metadata.namespace ?? '', service);
-  },
+  filedUnder: sliceService,
 });
 
 /**

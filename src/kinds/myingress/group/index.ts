@@ -38,7 +38,9 @@ export const myIngressGroupKind: KindModule = {
   devFlags: [],
   commands: [],
   healthCheck: {
-    lua: new URL('./health.lua', import.meta.url),
+    // MyIngress's: a shared load balancer is healthy, failed or waiting for a person as one of a
+    // MyIngress's own is (NoMembers is a reason only a person removes).
+    lua: new URL('../health.lua', import.meta.url),
     constants: { actionRequiredReasons: [GroupReason.NoMembers] },
   },
   summarize(obj: MyIngressGroup): string[] {

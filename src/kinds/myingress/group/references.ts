@@ -7,7 +7,12 @@ import { endpointSliceType, namespaceType, serviceType } from '../../../apis/cor
 import type { KubeObject } from '../../../apis/meta.ts';
 import { everyIn, reference, refKey, type ReferenceReader } from '../../../runtime/references.ts';
 import { myIngressType, type MyIngress } from '../api.ts';
-import { backendServices, type BackendEndpointSlice, type BackendService } from '../references.ts';
+import {
+  backendServices,
+  sliceService,
+  type BackendEndpointSlice,
+  type BackendService,
+} from '../references.ts';
 import type { MyIngressGroup } from './api.ts';
 
 /** The key members are filed under: the group's name (cluster-scoped). Pure. */
@@ -43,10 +48,7 @@ export const groupEndpointSliceRef = reference<MyIngressGroup, BackendEndpointSl
   name: 'members’ forward.service EndpointSlices',
   type: endpointSliceType,
   targets: memberServiceKeys,
-  filedUnder: (slice) => {
-    const service = slice.metadata.labels?.['kubernetes.io/service-name'];
-    return service === undefined ? undefined : refKey(slice.metadata.namespace ?? '', service);
-  },
+  filedUnder: sliceService,
 });
 
 /** Namespaces, for their labels: only a group admitting by selector refers to them (all of them). */
