@@ -398,8 +398,15 @@ describe('MyIngressGroup', () => {
       description: 'the mover’s target group gone from the first group',
     });
     expect((await groupTargetGroups(g2)).size).toBe(1);
-    const first = await group(g1);
-    expect(first?.status?.members?.map((m) => m.name)).toEqual(['stay']);
+    // The first group lists the mover (Leaving) until a look finds nothing of it left, then drops it.
+    const first = await waitFor(
+      async () => {
+        const x = await group(g1);
+        return x?.status?.members?.length === 1 ? x : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the first group no longer lists the mover' },
+    );
+    expect(first.status?.members?.map((m) => [m.name, m.state])).toEqual([['stay', 'Attached']]);
   });
 
   it.each<{ reason: string; path: () => string; body: () => object; message: RegExp }>([
