@@ -41,17 +41,27 @@ export const chartKindsFile = 'deploy/helm/skylift/files/kinds.yaml';
 export interface ChartKindGroup {
   readonly apiGroup: string;
   readonly resources: readonly string[];
+  /**
+   * Those of `resources` that are cluster-scoped (MyIngressGroup): granted by a ClusterRole even
+   * when the chart grants the others by Role in the watched namespaces. Absent when none.
+   */
+  readonly clusterResources?: readonly string[];
 }
 
 /** The kinds of `registry` by API group, in the registry's order (groups by their first kind). Pure. */
 export function chartKindGroups(registry: readonly KindModule[] = kinds): ChartKindGroup[] {
   const groups = new Map<string, string[]>();
+  const cluster = new Map<string, string[]>();
   for (const k of registry) {
     const resources = groups.get(k.type.group) ?? [];
     resources.push(k.type.plural);
     groups.set(k.type.group, resources);
+    if (!k.type.namespaced) cluster.set(k.type.group, [...(cluster.get(k.type.group) ?? []), k.type.plural]);
   }
-  return [...groups].map(([apiGroup, resources]) => ({ apiGroup, resources }));
+  return [...groups].map(([apiGroup, resources]) => {
+    const clusterResources = cluster.get(apiGroup);
+    return { apiGroup, resources, ...(clusterResources !== undefined ? { clusterResources } : {}) };
+  });
 }
 
 /**

@@ -24,12 +24,15 @@ export function myIngressExpectations(spec: MyIngressSpec): {
   rules: number;
 } {
   const backends = new Set<string>();
-  const actions = [...spec.listeners.map((l) => l.defaultAction), ...(spec.rules ?? []).map((r) => r.action)];
+  const actions = [
+    ...(spec.listeners ?? []).map((l) => l.defaultAction),
+    ...(spec.rules ?? []).map((r) => r.action),
+  ];
   for (const a of actions)
     if (a.forward !== undefined) backends.add(`${a.forward.service.name}:${a.forward.service.port}`);
   return {
     targetGroups: backends.size,
-    listenerPorts: spec.listeners.map((l) => l.port),
+    listenerPorts: (spec.listeners ?? []).map((l) => l.port),
     rules: (spec.rules ?? []).length,
   };
 }

@@ -103,7 +103,7 @@ export const PolicyReason = {
   WithinBudget: 'WithinBudget',
 } as const;
 
-const labelSelector = obj('A label selector over namespace labels (as in a NetworkPolicy).', {
+export const labelSelectorSchema = obj('A label selector over namespace labels (as in a NetworkPolicy).', {
   matchLabels: stringMap('Labels the namespace must carry, all of them.'),
   matchExpressions: arr(
     'Requirements the namespace labels must meet, all of them.',
@@ -148,7 +148,7 @@ function spec(sections: readonly GuardrailSection[]): Schema {
             str('A namespace name.', { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 }),
             { maxItems: 256, 'x-kubernetes-list-type': 'set' },
           ),
-          selector: labelSelector,
+          selector: labelSelectorSchema,
         },
         {
           'x-kubernetes-validations': [

@@ -8,9 +8,10 @@ import type { CrdManifest } from '../apis/crd.ts';
 import { teamPolicyCrd } from '../apis/teampolicy.ts';
 import { admissionPolicySpec, type AdmissionPolicySpec } from '../tenancy/admission.ts';
 import { myIngressKind } from './myingress/index.ts';
+import { myIngressGroupKind } from './myingress/group/index.ts';
 
 /** The kinds, in the order CRDs, docs and health checks are rendered. */
-export const kinds: readonly KindModule[] = [dnsRecordKind, myIngressKind, managedDbKind];
+export const kinds: readonly KindModule[] = [dnsRecordKind, myIngressKind, myIngressGroupKind, managedDbKind];
 
 /** The kind a user typed (Kind, plural, short name or plural.group; any case); undefined if none. Pure. */
 export function kindNamed(word: string): KindModule | undefined {

@@ -134,26 +134,11 @@ export class Controller<
     });
     const scopes =
       opts.namespaces !== undefined && opts.namespaces.length > 0 ? opts.namespaces : [undefined];
-    for (const namespace of scopes) {
-      const inf = this.informer<T>(opts.type, namespace);
-      inf.on((type, obj, old) => {
-        // Before anything else: what a primary refers to is filed whether or not the change is
-        // reconciled (the index must match the cache when a referenced object changes next).
-        this.refs.primaryChanged(type, obj);
-        if (type === WatchEventType.Deleted) {
-          this.engine.forget(obj);
-          return;
-        }
-        if (
-          type === WatchEventType.Modified &&
-          old !== undefined &&
-          !significant(old, obj) &&
-          !this.statusWrittenByOthers(old, obj)
-        )
-          return;
-        this.queue.add(objectKey(obj.metadata));
-      });
-      this.primary.push(inf);
+    // A cluster-scoped type is watched once, whatever the namespaces (a MyIngressGroup, or the
+    // groups a MyIngress names); a namespaced one per watched namespace.
+    const watchedIn = (t: ResourceType, i: number): boolean => t.namespaced || i === 0;
+    for (const [i, namespace] of scopes.entries()) {
+      if (watchedIn(opts.type, i)) this.primary.push(this.primaryInformer(namespace));
       for (const w of opts.watches ?? []) {
         const sec = this.informer<KubeObject>(w.type, namespace, w.labelSelector);
         sec.on((_type, obj) => {
@@ -163,10 +148,19 @@ export class Controller<
         this.secondaryByType.set(w.type, [...(this.secondaryByType.get(w.type) ?? []), sec]);
       }
       for (const r of this.refs.refs) {
-        const sec = this.informer<KubeObject>(r.type, namespace, r.labelSelector);
+        if (!watchedIn(r.type, i)) continue;
+        const sec = this.informer<KubeObject>(
+          r.type,
+          r.type.namespaced ? namespace : undefined,
+          r.labelSelector,
+        );
         this.refs.attach(r, sec);
         sec.on((_type, obj, old) => {
-          for (const key of this.refs.referrers(r, obj, old)) this.queue.add(key);
+          const keys = this.refs.referrers(r, obj, old);
+          // Targets that follow this object (a group's Services follow its members) are filed
+          // again first, and the primaries that refer to it now are reconciled too.
+          this.refs.refile(r, keys, (k) => this.get(k));
+          for (const key of new Set([...keys, ...this.refs.referrers(r, obj, old)])) this.queue.add(key);
         });
         this.secondary.push(sec);
       }
@@ -186,6 +180,32 @@ export class Controller<
         opts.clock.now(),
       ),
     }));
+  }
+
+  /**
+   * The informer of primary objects in `namespace` (all of them for a cluster-scoped kind), whose
+   * changes are filed in the reference indexes and enqueued when they matter.
+   */
+  private primaryInformer(namespace: string | undefined): Informer<T> {
+    const inf = this.informer<T>(this.o.type, this.o.type.namespaced ? namespace : undefined);
+    inf.on((type, obj, old) => {
+      // Before anything else: what a primary refers to is filed whether or not the change is
+      // reconciled (the index must match the cache when a referenced object changes next).
+      this.refs.primaryChanged(type, obj);
+      if (type === WatchEventType.Deleted) {
+        this.engine.forget(obj);
+        return;
+      }
+      if (
+        type === WatchEventType.Modified &&
+        old !== undefined &&
+        !significant(old, obj) &&
+        !this.statusWrittenByOthers(old, obj)
+      )
+        return;
+      this.queue.add(objectKey(obj.metadata));
+    });
+    return inf;
   }
 
   /**

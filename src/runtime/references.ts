@@ -36,15 +36,23 @@ export interface Reference<P extends KubeObject, O extends KubeObject> {
   /**
    * The keys `primary` refers to: {@link refKey} for one object (or for what `filedUnder` files
    * objects under), {@link everyIn} for every watched object of a namespace. Pure, fast; called on
-   * every change of a primary, never on a change of a referenced object.
+   * every change of a primary, and — for a primary a {@link Reference.refiles} reference reaches —
+   * on every change of an object of that reference. `refs` reads the controller's caches: targets
+   * that follow other objects (a group's Services are those its members name) read them there.
    */
-  targets(primary: P): Iterable<string>;
+  targets(primary: P, refs: ReferenceReader<P>): Iterable<string>;
   /**
    * The key a referenced object answers to (default its own `namespace/name`), e.g. an
    * EndpointSlice by its Service's name; undefined: no primary refers to it by key (only
    * {@link everyIn} targets reach it). Pure.
    */
   filedUnder?(obj: O): string | undefined;
+  /**
+   * Other references' targets of a primary follow this reference's objects (a MyIngressGroup's
+   * Services are those its members name): a change of one of its objects files its referrers
+   * again in every reference, before they are reconciled.
+   */
+  readonly refiles?: boolean;
 }
 
 /**
@@ -69,6 +77,11 @@ export interface ReferenceReader<P extends KubeObject> {
    * under `namespace/filedUnder` (see {@link Reference.filedUnder}). In cache order.
    */
   list<O extends KubeObject>(ref: Reference<P, O>, namespace: string, filedUnder?: string): O[];
+  /**
+   * The cached objects of a reference's watch filed under `key` ({@link Reference.filedUnder}), in
+   * every namespace (a cluster-scoped primary's members live in many). In cache order.
+   */
+  filed<O extends KubeObject>(ref: Reference<P, O>, key: string): O[];
   /** True once every informer of the reference (one per watched namespace) has listed. */
   synced(ref: Reference<P, KubeObject>): boolean;
   /** The controller's cached primary objects in `namespace`. */
@@ -190,7 +203,24 @@ export class ReferenceSet<P extends KubeObject> implements ReferenceReader<P> {
     const key = objectKey(primary.metadata);
     for (const [ref, index] of this.indexes) {
       if (type === WatchEventType.Deleted) index.delete(key);
-      else index.set(key, ref.targets(primary));
+      else index.set(key, ref.targets(primary, this));
+    }
+  }
+
+  /**
+   * After an object of `ref` changed: when `ref` {@link Reference.refiles}, files each of
+   * `referrers` again (their targets may follow that object), reading the primary through `get`
+   * (undefined: gone, skipped). Mutates the indexes; never blocks; idempotent.
+   */
+  refile(
+    ref: Reference<P, KubeObject>,
+    referrers: readonly string[],
+    get: (key: string) => P | undefined,
+  ): void {
+    if (ref.refiles !== true) return;
+    for (const key of referrers) {
+      const primary = get(key);
+      if (primary !== undefined) this.primaryChanged(WatchEventType.Modified, primary);
     }
   }
 
@@ -234,6 +264,12 @@ export class ReferenceSet<P extends KubeObject> implements ReferenceReader<P> {
       .filter(
         (o) => o.metadata.namespace === namespace && (under === undefined || fileKey(ref, o) === under),
       );
+  }
+
+  filed<O extends KubeObject>(ref: Reference<P, O>, key: string): O[] {
+    return this.typedCaches(ref)
+      .flatMap((c) => c.list())
+      .filter((o) => fileKey(ref, o) === key);
   }
 
   synced(ref: Reference<P, KubeObject>): boolean {

@@ -244,10 +244,12 @@ describe('Helm chart', () => {
   });
 
   it('uses namespaced Roles, not a ClusterRole, when watchNamespaces is set', async () => {
+    const clusterPlurals = chartKindGroups().flatMap((g) => g.clusterResources ?? []);
+    expect(clusterPlurals).toEqual(['myingressgroups']);
     const all = docs(await helmTemplate({ values: { watchNamespaces: ['team-a', 'team-b'] } }));
     // The operator's only cluster-wide rights: reading TeamPolicies and namespaces (which policy
-    // serves a namespace), writing the policies' status and their Events. The other ClusterRoles
-    // are the ones for users.
+    // serves a namespace), writing the policies' status and their Events, and the cluster-scoped
+    // kinds (MyIngressGroup), which no Role can grant. The other ClusterRoles are the ones for users.
     expect(all.filter((m) => m.kind === 'ClusterRoleBinding').map((m) => m.metadata.name)).toEqual([
       'skylift-tenancy',
     ]);
@@ -262,7 +264,16 @@ describe('Helm chart', () => {
       rulesOf(tenancy as Manifest)
         .flatMap((r) => r.resources)
         .sort(),
-    ).toEqual(['events', 'namespaces', 'teampolicies', 'teampolicies/status']);
+    ).toEqual(
+      [
+        'events',
+        'namespaces',
+        'teampolicies',
+        'teampolicies/status',
+        ...clusterPlurals,
+        ...clusterPlurals.map((p) => `${p}/status`),
+      ].sort(),
+    );
     expect(rulesOf(tenancy as Manifest).flatMap((r) => r.resources)).not.toContain('secrets');
     const roles = all.filter((m) => m.kind === 'Role' && m.metadata.name === 'skylift');
     expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);

@@ -544,6 +544,7 @@ const probes = (): FieldProbe[] => [
 const fixed: FixedProbe[] = [
   { field: 'scheme', patch: { scheme: 'internet-facing' } },
   { field: 'externalName', patch: { externalName: 'other' } },
+  { field: 'group', patch: { group: { name: 'shared' } } },
 ];
 
 async function service(svc: string, ip: string): Promise<void> {

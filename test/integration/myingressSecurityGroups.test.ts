@@ -223,7 +223,7 @@ describe('MyIngress managed security group', () => {
 
     proxy.resetCalls();
     const both = [
-      spec().listeners[0],
+      spec().listeners?.[0],
       { port: 8080, protocol: 'HTTP', defaultAction: { fixedResponse: { statusCode: 200 } } },
     ];
     await patchSpec(ns, 'shop', { listeners: both });
@@ -243,7 +243,7 @@ describe('MyIngress managed security group', () => {
     expect(sgCalls()['ec2:RevokeSecurityGroupIngress']).toBeUndefined();
 
     proxy.resetCalls();
-    await patchSpec(ns, 'shop', { listeners: [spec().listeners[0]], inboundCIDRs: ['192.0.2.0/24'] });
+    await patchSpec(ns, 'shop', { listeners: [spec().listeners?.[0]], inboundCIDRs: ['192.0.2.0/24'] });
     expect(rules(await group(id), 'in')).toEqual(['80 from 192.0.2.0/24']);
     expect(sgCalls()['ec2:AuthorizeSecurityGroupIngress']).toBeUndefined();
     expect(sgCalls()['ec2:RevokeSecurityGroupIngress']).toBe(1);

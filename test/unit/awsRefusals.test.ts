@@ -386,7 +386,12 @@ describe('MyIngress refusal table', () => {
   });
 
   // Issue 29: a certificate found for certificateHosts was blamed on spec.listeners[].certificateArn.
-  it.each<{ reason: string; listeners: MyIngressSpec['listeners']; field: string; value?: unknown }>([
+  it.each<{
+    reason: string;
+    listeners: NonNullable<MyIngressSpec['listeners']>;
+    field: string;
+    value?: unknown;
+  }>([
     {
       reason: 'a listener with hosts and no certificateArn: its certificateHosts',
       listeners: [

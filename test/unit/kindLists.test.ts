@@ -144,7 +144,11 @@ describe('the Helm chart', () => {
 
   it('files/kinds.yaml has one entry per API group, in registry order: a kind in another group gets its own rules', () => {
     expect(chartKindGroups(kindsWithQueue)).toEqual([
-      { apiGroup: 'aws.skylift.dev', resources: kinds.map((k) => k.type.plural) },
+      {
+        apiGroup: 'aws.skylift.dev',
+        resources: kinds.map((k) => k.type.plural),
+        clusterResources: kinds.filter((k) => !k.type.namespaced).map((k) => k.type.plural),
+      },
       { apiGroup: 'test.skylift.dev', resources: ['queues'] },
     ]);
   });

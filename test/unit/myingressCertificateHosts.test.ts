@@ -91,7 +91,7 @@ describe('resolveCertificateHosts, heldListeners, certificatesReady', () => {
     });
     expect(asked).toEqual(['shop.example.com', 'none.example.com']);
     expect([...heldListeners(s, r)]).toEqual([443]);
-    expect(appliedSpec(s, r).listeners[2]).toEqual({
+    expect(appliedSpec(s, r).listeners?.[2]).toEqual({
       port: 8443,
       protocol: 'HTTPS',
       defaultAction: action,

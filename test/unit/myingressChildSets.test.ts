@@ -2,7 +2,12 @@
 // group's rules within AWS's quota per group and direction; a listener's SNI certificates one per
 // call, within AWS's quota per load balancer. Pure.
 import { describe, expect, it } from 'vitest';
-import { maxRulesPerGroup, maxSniCertificates, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
+import {
+  maxRulesPerGroup,
+  maxSniCertificates,
+  type ListenerSpec,
+  type MyIngressSpec,
+} from '../../src/kinds/myingress/api.ts';
 import { sniPlan, sniQuotaRefusal } from '../../src/kinds/myingress/desired.ts';
 import { rulePlan, type SgRule } from '../../src/kinds/myingress/securityGroupPlan.ts';
 
@@ -99,14 +104,14 @@ describe('sniPlan: one certificate per call, never more than AWS’s quota on th
 });
 
 describe('sniQuotaRefusal: AWS’s 25 SNI certificates count for the whole load balancer', () => {
-  const listener = (port: number, n: number): MyIngressSpec['listeners'][number] => ({
+  const listener = (port: number, n: number): ListenerSpec => ({
     port,
     protocol: 'HTTPS',
     certificateArn: 'arn:aws:acm:eu-west-1:111122223333:certificate/default',
     ...(n > 0 ? { additionalCertificateArns: certs(`p${port}`, n) } : {}),
     defaultAction: { fixedResponse: { statusCode: 404 } },
   });
-  const spec = (...ls: MyIngressSpec['listeners']): MyIngressSpec => ({
+  const spec = (...ls: ListenerSpec[]): MyIngressSpec => ({
     subnets: ['s-1', 's-2'],
     listeners: ls,
   });

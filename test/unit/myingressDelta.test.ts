@@ -445,7 +445,7 @@ describe('ingressDelta', () => {
       ...spec,
       attributes: { ...spec.attributes, http2: false },
       listeners: [
-        ...spec.listeners,
+        ...(spec.listeners ?? []),
         {
           port: 8443,
           protocol: 'HTTPS',

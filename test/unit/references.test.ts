@@ -325,3 +325,87 @@ describe('ReferenceSet: the typed reader', () => {
     expect(() => refs.attach(gadgetRef, new FakeCache())).toThrow(/was not declared/);
   });
 });
+
+describe('a cluster-scoped primary whose members live in many namespaces (a MyIngressGroup)', () => {
+  /** A group: cluster-scoped, named by its members; refers to the Targets its members name. */
+  interface Group extends KubeObject {
+    spec: Record<string, never>;
+  }
+  /** A member: names its group and the Targets (in its own namespace) it brings. */
+  interface Member extends KubeObject {
+    spec: { group?: string; targets?: string[] };
+  }
+  const memberType = { ...targetType, plural: 'members', kind: 'Member' };
+  const memberRef = reference<Group, Member>({
+    name: 'members',
+    type: memberType,
+    targets: (g) => [refKey('', g.metadata.name)],
+    filedUnder: (m) => (m.spec.group !== undefined ? refKey('', m.spec.group) : undefined),
+    refiles: true,
+  });
+  const memberTargetRef = reference<Group, Target>({
+    name: "members' targets",
+    type: targetType,
+    targets: (g, refs) =>
+      refs
+        .filed(memberRef, refKey('', g.metadata.name))
+        .flatMap((m) => (m.spec.targets ?? []).map((t) => refKey(m.metadata.namespace ?? '', t))),
+  });
+  const member = (ns: string, name: string, spec: Member['spec']): Member => ({
+    metadata: { namespace: ns, name },
+    spec,
+  });
+
+  function setup(): { refs: ReferenceSet<Group>; members: FakeCache<Member>; groups: Map<string, Group> } {
+    const groups = new Map<string, Group>([
+      ['g', { metadata: { name: 'g' }, spec: {} }],
+      ['h', { metadata: { name: 'h' }, spec: {} }],
+    ]);
+    const refs = new ReferenceSet<Group>([memberRef, memberTargetRef], () => [...groups.values()]);
+    const members = new FakeCache<Member>([
+      member('a', 'one', { group: 'g', targets: ['web'] }),
+      member('b', 'two', { group: 'g', targets: ['api'] }),
+      member('b', 'three', { group: 'h', targets: ['db'] }),
+    ]);
+    refs.attach(memberRef, members);
+    refs.attach(memberTargetRef, new FakeCache());
+    for (const g of groups.values()) refs.primaryChanged(add, g);
+    return { refs, members, groups };
+  }
+
+  it('reads the members filed under the group in every namespace', () => {
+    const { refs } = setup();
+    expect(refs.filed(memberRef, refKey('', 'g')).map((m) => objKey(m))).toEqual(['a/one', 'b/two']);
+    expect(refs.filed(memberRef, refKey('', 'none'))).toEqual([]);
+  });
+
+  it("files the group under its members' targets, and again when a member changes", () => {
+    const { refs, members, groups } = setup();
+    expect(refs.referrers(memberTargetRef, obj('a', 'web'))).toEqual(['g']);
+    expect(refs.referrers(memberTargetRef, obj('b', 'db'))).toEqual(['h']);
+    // b/three moves from h to g and names another target: both groups are concerned, and g now
+    // refers to its target while h no longer does.
+    const before = members.objects.get('b/three');
+    const moved = member('b', 'three', { group: 'g', targets: ['cache'] });
+    members.objects.set('b/three', moved);
+    const keys = refs.referrers(memberRef, moved, before);
+    expect(keys.sort()).toEqual(['g', 'h']);
+    refs.refile(memberRef, keys, (k) => groups.get(k));
+    expect(refs.referrers(memberTargetRef, obj('b', 'cache'))).toEqual(['g']);
+    expect(refs.referrers(memberTargetRef, obj('b', 'db'))).toEqual([]);
+  });
+
+  it('files nothing again for a reference that does not refile', () => {
+    const { refs, groups } = setup();
+    let asked = 0;
+    refs.refile(memberTargetRef, ['g'], (k) => {
+      asked++;
+      return groups.get(k);
+    });
+    expect(asked).toBe(0);
+  });
+});
+
+function objKey(o: KubeObject): string {
+  return `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}

@@ -22,7 +22,7 @@ import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
 import { AppliedChildren } from './applied.ts';
 import { sameSet, subnetsOf, type MyIngressField } from './delta.ts';
 import { sniQuotaRefusal } from './desired.ts';
-import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
+import type { IngressContext, IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
 import { tagsOf } from './elbv2.ts';
 import { Listeners } from './listeners.ts';
 import { LoadBalancers, selectorTooNarrow } from './loadBalancer.ts';
@@ -192,7 +192,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     };
   }
 
-  async update(given: MyIngress, observed: IngressObservation, ctx: ReconcileContext): Promise<Updated> {
+  async update(given: MyIngress, observed: IngressObservation, ctx: IngressContext): Promise<Updated> {
     const d = observed.details;
     if (d.found !== 'loadBalancer') return { description: 'nothing to change' };
     // The spec as observe resolved it: certificateHosts replaced by the certificates found, and the

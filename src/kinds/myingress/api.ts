@@ -2,7 +2,17 @@ import type { ManagedObject, ManagedSpec, ManagedStatus } from '../../apis/manag
 import type { ResourceType } from '../../apis/meta.ts';
 import { managedSpecProperties, managedSpecRules, managedStatusProperties } from '../../apis/common.ts';
 import { apiGroup, apiVersion, managedCrd, type CrdManifest } from '../../apis/crd.ts';
-import { arr, bool, immutable, int, obj, str, stringMap, type Schema } from '../../apis/schema.ts';
+import {
+  arr,
+  bool,
+  immutable,
+  int,
+  obj,
+  str,
+  stringMap,
+  type CelRule,
+  type Schema,
+} from '../../apis/schema.ts';
 import { managedFieldContract, type FieldContract } from '../../apis/fieldContract.ts';
 
 /** The MyIngress resource type (DNSRecord aliases follow a MyIngress's load balancer too). */
@@ -99,7 +109,7 @@ export interface MyIngressSpec extends ManagedSpec {
   securityGroups?: string[];
   scheme?: 'internet-facing' | 'internal';
   ipAddressType?: 'ipv4' | 'dualstack';
-  listeners: ListenerSpec[];
+  listeners?: ListenerSpec[];
   rules?: RuleSpec[];
   attributes?: {
     idleTimeoutSeconds?: number;
@@ -114,6 +124,19 @@ export interface MyIngressSpec extends ManagedSpec {
    * securityGroups). Absent: anywhere for internet-facing, the VPC's CIDRs for internal.
    */
   inboundCIDRs?: string[];
+  /**
+   * Joins the shared load balancer of a MyIngressGroup instead of having one of its own: the
+   * object brings rules only; the group's load balancer carries them (group/, docs/myingress.md).
+   */
+  group?: GroupMembershipSpec;
+}
+
+/** A MyIngress's membership of a MyIngressGroup. */
+export interface GroupMembershipSpec {
+  /** The MyIngressGroup (cluster-scoped) whose load balancer carries this object's rules. */
+  name: string;
+  /** Where its rules go among the members' (lower first; default 0), then by namespace and name. */
+  order?: number;
 }
 
 /** What Skylift reports of a MyIngress's load balancer (the status schema below lists the same fields). */
@@ -301,7 +324,7 @@ const conflictMessage = (where: string): string =>
 /** CEL rules refusing two forwards to one Service port with different target group settings. */
 const conflictingBackends = [
   {
-    rule: `self.listeners.all(x, !has(x.defaultAction.forward) || self.listeners.all(y, !has(y.defaultAction.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.defaultAction.forward.service')}))`,
+    rule: `!has(self.listeners) || self.listeners.all(x, !has(x.defaultAction.forward) || self.listeners.all(y, !has(y.defaultAction.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.defaultAction.forward.service')}))`,
     message: conflictMessage('two spec.listeners[].defaultAction.forward.service'),
   },
   {
@@ -309,15 +332,53 @@ const conflictingBackends = [
     message: conflictMessage('two spec.rules[].action.forward.service'),
   },
   {
-    rule: `!has(self.rules) || self.listeners.all(x, !has(x.defaultAction.forward) || self.rules.all(y, !has(y.action.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.action.forward.service')}))`,
+    rule: `!has(self.rules) || !has(self.listeners) || self.listeners.all(x, !has(x.defaultAction.forward) || self.rules.all(y, !has(y.action.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.action.forward.service')}))`,
     message: conflictMessage(
       'a spec.listeners[].defaultAction.forward.service and a spec.rules[].action.forward.service',
     ),
   },
 ];
 
+/** The load-balancer-level fields a member of a group may not set (the group's are used). */
+const groupForbids = [
+  'listeners',
+  'subnets',
+  'subnetSelector',
+  'securityGroups',
+  'inboundCIDRs',
+  'attributes',
+  'waf',
+  'tags',
+  'externalName',
+] as const;
+
 const hostPattern =
   '^(\\*\\.)?[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$';
+
+/**
+ * The spec rules of a load balancer's own fields, shared with MyIngressGroup (group/api.ts): the
+ * managed security group's CIDRs, SNI certificates and inbound rules within AWS's quotas.
+ */
+export const loadBalancerRules: CelRule[] = [
+  {
+    rule: '!has(self.inboundCIDRs) || !has(self.securityGroups)',
+    message:
+      'inboundCIDRs configures the security group Skylift manages, which a load balancer with securityGroups does not get: remove inboundCIDRs and open the groups you name yourself, or remove securityGroups to have Skylift manage one',
+  },
+  {
+    rule: "!has(self.inboundCIDRs) || self.?ipAddressType.orValue('ipv4') == 'dualstack' || self.inboundCIDRs.all(c, !c.contains(':'))",
+    message:
+      'an IPv6 CIDR in inboundCIDRs needs ipAddressType dualstack (an ipv4 load balancer has no IPv6 address to reach)',
+  },
+  {
+    rule: `!has(self.listeners) || self.listeners.map(l, (has(l.additionalCertificateArns) ? size(l.additionalCertificateArns) : 0) + (has(l.certificateHosts) ? size(l.certificateHosts) : 0) - (!has(l.certificateArn) && has(l.certificateHosts) && size(l.certificateHosts) > 0 ? 1 : 0)).sum() <= ${maxSniCertificates}`,
+    message: `more than ${maxSniCertificates} SNI certificates on the load balancer: additionalCertificateArns and certificateHosts of all listeners together (less each listener's default certificate) exceed AWS's default quota of ${maxSniCertificates} certificates per Application Load Balancer; serve fewer names by SNI, or use certificates that cover several names`,
+  },
+  {
+    rule: `!has(self.inboundCIDRs) || !has(self.listeners) || size(self.listeners) * size(self.inboundCIDRs) <= ${maxRulesPerGroup}`,
+    message: `listeners × inboundCIDRs is more than ${maxRulesPerGroup} inbound rules (one per listener port and CIDR), AWS’s default quota per security group: use fewer or wider CIDRs, or fewer listeners`,
+  },
+];
 
 const spec: Schema = obj(
   'The desired Application Load Balancer.',
@@ -411,15 +472,18 @@ const spec: Schema = obj(
       { minItems: 1, maxItems: 10, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['port'] },
     ),
     rules: arr(
-      'Routing rules, evaluated by priority (lowest first).',
+      'Routing rules, evaluated by priority (lowest first). In a group (spec.group): this object’s rules, placed among the other members’ by spec.group.order, then namespace and name, then priority.',
       obj(
         'A rule: host and/or path conditions and an action.',
         {
           priority: int('Priority, unique per listener (1-50000).', { minimum: 1, maximum: 50000 }),
-          listenerPort: int('Port of the listener the rule belongs to (default: the first listener).', {
-            minimum: 1,
-            maximum: 65535,
-          }),
+          listenerPort: int(
+            'Port of the listener the rule belongs to (default: the first listener; in a group, the first of the group’s listeners).',
+            {
+              minimum: 1,
+              maximum: 65535,
+            },
+          ),
           hosts: arr(
             'Host header values (wildcards like *.example.com allowed).',
             str('A host.', { pattern: hostPattern, maxLength: 128 }),
@@ -500,6 +564,21 @@ const spec: Schema = obj(
         ],
       },
     ),
+    group: obj(
+      'Joins the shared load balancer of a MyIngressGroup (cluster-scoped, set up by a cluster administrator) instead of having one of its own: this object brings its rules (and their backend Services), the group’s load balancer carries them beside the other members’. The group must admit this namespace (its spec.allowedNamespaces); a host and path another member claimed first is refused (Synced=False, Conflict) and nothing of the other member’s is changed. May be changed: moving to another group removes this object’s rules and target groups from the old load balancer.',
+      {
+        name: str('The MyIngressGroup’s name.', {
+          minLength: 1,
+          maxLength: 253,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        }),
+        order: int(
+          'Where this object’s rules go among the members’: lower first (default 0); members with the same order go by namespace, then name; each member’s rules keep their own priority order.',
+          { minimum: -1000, maximum: 1000 },
+        ),
+      },
+      { required: ['name'] },
+    ),
     inboundCIDRs: arr(
       `Who may connect: the IPv4 (and, with ipAddressType dualstack, IPv6) CIDRs the security group Skylift manages lets in, on every listener port (one inbound rule per port and CIDR: listeners × CIDRs at most ${maxRulesPerGroup}, AWS’s default quota of inbound rules per security group). Absent: 0.0.0.0/0 (and ::/0 with dualstack) for internet-facing, the VPC’s CIDRs for internal. Not with securityGroups: groups you name are yours to configure.`,
       str('A CIDR in canonical form, e.g. 203.0.113.0/24 or 2001:db8::/32.', {
@@ -517,38 +596,38 @@ const spec: Schema = obj(
     ...managedSpecProperties,
   },
   {
-    required: ['listeners'],
     'x-kubernetes-validations': [
       ...managedSpecRules,
       {
-        rule: 'has(self.subnets) != has(self.subnetSelector)',
+        rule: 'has(self.group) || has(self.listeners)',
+        message: 'spec.listeners is required (or spec.group, to join a MyIngressGroup’s load balancer)',
+      },
+      {
+        rule: 'has(self.group) || has(self.subnets) != has(self.subnetSelector)',
         message: 'set exactly one of subnets and subnetSelector',
       },
       {
-        rule: '!has(self.rules) || self.rules.all(r, !has(r.listenerPort) || self.listeners.exists(l, l.port == r.listenerPort))',
+        rule: `!has(self.group) || [${groupForbids.map((f) => `has(self.${f})`).join(', ')}].all(x, !x)`,
+        message: `a member of a MyIngressGroup (spec.group) brings rules only: the group’s load balancer has its own ${groupForbids.join(', ')} (set them on the MyIngressGroup, which a cluster administrator owns), so remove them here, or remove spec.group to have a load balancer of this object’s own`,
+      },
+      {
+        rule: 'has(self.group) == has(oldSelf.group)',
+        message:
+          'whether spec.group is set is immutable: a MyIngress with a load balancer of its own cannot join a group (its load balancer would be left behind), nor a member leave its group for a load balancer of its own, so create a new MyIngress instead; spec.group.name and spec.group.order may change (a new name moves the member to another group)',
+      },
+      {
+        rule: "!has(self.group) || (self.?deletionPolicy.orValue('Delete') == 'Delete' && self.?managementPolicy.orValue('Manage') == 'Manage')",
+        message:
+          'a member of a MyIngressGroup (spec.group) is always managed and its rules always deleted with it: its rules live on a load balancer others share, so remove deletionPolicy Orphan and managementPolicy ObserveOnly, or remove spec.group',
+      },
+      {
+        rule: '!has(self.rules) || !has(self.listeners) || self.rules.all(r, !has(r.listenerPort) || self.listeners.exists(l, l.port == r.listenerPort))',
         message: 'a rule’s listenerPort must be the port of one of the listeners',
       },
       // One target group per Service port: two forwards to it with different settings would have
       // the first one's applied and the other's silently ignored.
       ...conflictingBackends,
-      {
-        rule: '!has(self.inboundCIDRs) || !has(self.securityGroups)',
-        message:
-          'inboundCIDRs configures the security group Skylift manages, which a load balancer with securityGroups does not get: remove inboundCIDRs and open the groups you name yourself, or remove securityGroups to have Skylift manage one',
-      },
-      {
-        rule: "!has(self.inboundCIDRs) || self.?ipAddressType.orValue('ipv4') == 'dualstack' || self.inboundCIDRs.all(c, !c.contains(':'))",
-        message:
-          'an IPv6 CIDR in inboundCIDRs needs ipAddressType dualstack (an ipv4 load balancer has no IPv6 address to reach)',
-      },
-      {
-        rule: `self.listeners.map(l, (has(l.additionalCertificateArns) ? size(l.additionalCertificateArns) : 0) + (has(l.certificateHosts) ? size(l.certificateHosts) : 0) - (!has(l.certificateArn) && has(l.certificateHosts) && size(l.certificateHosts) > 0 ? 1 : 0)).sum() <= ${maxSniCertificates}`,
-        message: `more than ${maxSniCertificates} SNI certificates on the load balancer: additionalCertificateArns and certificateHosts of all listeners together (less each listener's default certificate) exceed AWS's default quota of ${maxSniCertificates} certificates per Application Load Balancer; serve fewer names by SNI, or use certificates that cover several names`,
-      },
-      {
-        rule: `!has(self.inboundCIDRs) || size(self.listeners) * size(self.inboundCIDRs) <= ${maxRulesPerGroup}`,
-        message: `listeners × inboundCIDRs is more than ${maxRulesPerGroup} inbound rules (one per listener port and CIDR), AWS’s default quota per security group: use fewer or wider CIDRs, or fewer listeners`,
-      },
+      ...loadBalancerRules,
     ],
   },
 );
@@ -588,6 +667,16 @@ const status: Schema = obj('What Skylift observed in AWS.', {
   ),
   ...managedStatusProperties,
 });
+
+/** The MyIngress spec schema (MyIngressGroup takes its load balancer's fields from it). Pure. */
+export function myIngressSpecSchema(): Schema {
+  return spec;
+}
+
+/** The MyIngress status schema (MyIngressGroup reports the same load balancer fields). Pure. */
+export function myIngressStatusSchema(): Schema {
+  return status;
+}
 
 /** The myingress CRD. Pure. */
 export function myIngressCrd(): CrdManifest {
@@ -653,6 +742,10 @@ export const myIngressFieldContract: FieldContract = {
   'rules[].action.forward.service.slowStartSeconds': { applied: slowStartCall },
   attributes: { applied: 'ModifyLoadBalancerAttributes' },
   tags: { applied: 'AddTags and RemoveTags (only tag keys Skylift applied are removed)' },
+  group: {
+    fixed:
+      'whether it is set is fixed at create (a MyIngress with its own load balancer cannot join a group, nor a member leave for one of its own); spec.group.name and spec.group.order may change: the old group’s load balancer loses the member’s rules and target groups (DeleteRule, DeleteTargetGroup; DeleteLoadBalancer when it was the last member), the new group’s gains them (CreateTargetGroup, CreateRule), and an order change moves its rules (ModifyRule)',
+  },
   waf: {
     applied:
       'AssociateWebACL (a changed ACL replaces the old one) and DisassociateWebACL (only the ACL Skylift associated, recorded in the skylift.dev/waf-acl tag: AddTags, RemoveTags); LeaveAlone calls neither',

@@ -13,7 +13,7 @@ export function backendPaths(s: MyIngressSpec): { path: string; service: Backend
   const of = (path: string, a: ActionSpec): { path: string; service: BackendServiceSpec }[] =>
     a.forward !== undefined ? [{ path: `${path}.forward.service`, service: a.forward.service }] : [];
   return [
-    ...s.listeners.flatMap((l, i) => of(`spec.listeners[${i}].defaultAction`, l.defaultAction)),
+    ...(s.listeners ?? []).flatMap((l, i) => of(`spec.listeners[${i}].defaultAction`, l.defaultAction)),
     ...(s.rules ?? []).flatMap((r, i) => of(`spec.rules[${i}].action`, r.action)),
   ];
 }
@@ -37,7 +37,7 @@ function healthCheckHint(s: MyIngressSpec, field: HealthCheckField, fix: string)
  * listener with a certificateArn, or all of them. Pure.
  */
 function certificateHint(s: MyIngressSpec, message: string, fix: string, hostsFix: string): RefusalHint {
-  const listeners = s.listeners.map((l, i) => ({ l, i }));
+  const listeners = (s.listeners ?? []).map((l, i) => ({ l, i }));
   const withCert = listeners.filter(({ l }) => l.certificateArn !== undefined);
   const named = withCert.find(({ l }) => message.includes(l.certificateArn ?? '\u0000'));
   if (named !== undefined)
@@ -157,11 +157,11 @@ const rows: readonly Row[] = [
     codes: ['SSLPolicyNotFound', 'InvalidConfigurationRequest', 'ValidationError'],
     message: /ssl ?policy|security policy/i,
     hint: (s) => {
-      const i = s.listeners.findIndex((l) => l.sslPolicy !== undefined);
+      const i = (s.listeners ?? []).findIndex((l) => l.sslPolicy !== undefined);
       const fix =
         "set it to a policy Elastic Load Balancing offers (aws elbv2 describe-ssl-policies --query 'SslPolicies[].Name', e.g. ELBSecurityPolicy-TLS13-1-2-2021-06), or remove it for the default";
       return i >= 0
-        ? { field: `spec.listeners[${i}].sslPolicy`, value: s.listeners[i]?.sslPolicy, fix }
+        ? { field: `spec.listeners[${i}].sslPolicy`, value: (s.listeners ?? [])[i]?.sslPolicy, fix }
         : { field: 'spec.listeners[].sslPolicy', fix };
     },
   },
@@ -176,7 +176,7 @@ const rows: readonly Row[] = [
     codes: ['UnsupportedProtocol'],
     hint: (s) => ({
       field: 'spec.listeners[].protocol',
-      value: s.listeners.map((l) => l.protocol),
+      value: (s.listeners ?? []).map((l) => l.protocol),
       fix: 'an Application Load Balancer listens on HTTP or HTTPS only: set each listener protocol to one of them',
     }),
   },
@@ -368,7 +368,7 @@ const rows: readonly Row[] = [
     codes: ['TooManyListeners'],
     hint: (s) => ({
       field: 'spec.listeners',
-      value: s.listeners.length,
+      value: (s.listeners ?? []).length,
       fix: quota('Listeners per Application Load Balancer', 'use fewer listeners (50 by default)'),
     }),
   },

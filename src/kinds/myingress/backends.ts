@@ -41,7 +41,7 @@ export function backendRefs(spec: MyIngressSpec): BackendRef[] {
     const s = a.forward?.service;
     if (s !== undefined) refs.push({ field: `${at}.forward.service`, service: s.name, port: s.port });
   };
-  spec.listeners.forEach((l, i) => visit(l.defaultAction, `spec.listeners[${i}].defaultAction`));
+  (spec.listeners ?? []).forEach((l, i) => visit(l.defaultAction, `spec.listeners[${i}].defaultAction`));
   (spec.rules ?? []).forEach((r, i) => visit(r.action, `spec.rules[${i}].action`));
   return refs;
 }

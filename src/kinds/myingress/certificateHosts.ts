@@ -27,7 +27,7 @@ export interface CertificateResolution {
 
 /** True when any listener of `spec` names hosts whose certificates must be looked up. Pure. */
 export function usesCertificateHosts(spec: MyIngressSpec): boolean {
-  return spec.listeners.some((l) => (l.certificateHosts ?? []).length > 0);
+  return (spec.listeners ?? []).some((l) => (l.certificateHosts ?? []).length > 0);
 }
 
 /**
@@ -41,7 +41,7 @@ export async function resolveCertificateHosts(
 ): Promise<CertificateResolution> {
   const found = new Map<string, string | undefined>();
   const hosts: HostCertificate[][] = [];
-  for (const [i, l] of spec.listeners.entries()) {
+  for (const [i, l] of (spec.listeners ?? []).entries()) {
     const out: HostCertificate[] = [];
     for (const [j, host] of (l.certificateHosts ?? []).entries()) {
       const key = host.toLowerCase();
@@ -60,7 +60,7 @@ export async function resolveCertificateHosts(
 export function heldListeners(spec: MyIngressSpec, r: CertificateResolution | undefined): Set<number> {
   const held = new Set<number>();
   if (r === undefined) return held;
-  spec.listeners.forEach((l, i) => {
+  (spec.listeners ?? []).forEach((l, i) => {
     if ((r.hosts[i] ?? []).some((h) => h.arn === undefined)) held.add(l.port);
   });
   return held;
@@ -95,7 +95,7 @@ export function appliedListener(l: ListenerSpec, hosts: readonly HostCertificate
  */
 export function appliedSpec(spec: MyIngressSpec, r: CertificateResolution | undefined): MyIngressSpec {
   if (r === undefined || !usesCertificateHosts(spec)) return spec;
-  return { ...spec, listeners: spec.listeners.map((l, i) => appliedListener(l, r.hosts[i] ?? [])) };
+  return { ...spec, listeners: (spec.listeners ?? []).map((l, i) => appliedListener(l, r.hosts[i] ?? [])) };
 }
 
 /**

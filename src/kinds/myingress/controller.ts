@@ -15,8 +15,10 @@ import {
   backendEndpointSliceRef,
   backendServiceRef,
   gatedPodRef,
+  memberGroupRef,
   myIngressReferences,
 } from './references.ts';
+import { GroupMemberClient } from './group/member.ts';
 import { TargetHealthBoard } from './targetHealthBoard.ts';
 
 export { backendServices } from './references.ts';
@@ -56,7 +58,13 @@ export function myIngressController(
     type: myIngressType,
     connector: (refs) => {
       const deps = cluster(refs);
-      return tenantConnector({
+      // A member of a group (spec.group) touches no AWS: it reports from its group's status.
+      const member = new GroupMemberClient({
+        group: (name) => refs.get(memberGroupRef, '', name),
+        synced: () => refs.synced(memberGroupRef),
+        pollMs: settings.pollMs,
+      });
+      const own = tenantConnector({
         tenants: s.tenants,
         accounts: accountsOf(s),
         // One adapter (and its describe batchers) per identity and region, imported when the first
@@ -70,6 +78,9 @@ export function myIngressController(
             guardLookups(g.aws, hostCertificates(g.aws, s.clock, settings.certificateListMaxAgeMs)),
           ),
       });
+      return {
+        connect: (mr, ctx) => (mr.spec.group !== undefined ? Promise.resolve(member) : own.connect(mr, ctx)),
+      };
     },
     ...controllerOptions(s),
     pollMs: settings.pollMs,

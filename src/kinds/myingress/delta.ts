@@ -117,7 +117,7 @@ export function ingressDelta(
       delta.push({ field: 'tags', change: `tags of target group ${t.want.key}` });
   }
   const allTgs = o.targetGroups.every((t) => t.tg !== undefined);
-  for (const want of mr.spec.listeners) {
+  for (const want of mr.spec.listeners ?? []) {
     // A listener held back for a certificate not found is left as AWS has it (certificateHosts.ts).
     if (held.has(want.port)) continue;
     const l = o.listeners.find((x) => x.Port === want.port);
@@ -139,9 +139,9 @@ export function ingressDelta(
     }
   }
   for (const l of o.listeners)
-    if (!mr.spec.listeners.some((w) => w.port === l.Port))
+    if (!(mr.spec.listeners ?? []).some((w) => w.port === l.Port))
       delta.push({ field: 'listeners', change: `listener ${l.Port ?? '?'} not wanted` });
-  const firstPort = mr.spec.listeners[0]?.port;
+  const firstPort = (mr.spec.listeners ?? [])[0]?.port;
   for (const l of o.listeners) {
     const have = o.rules.get(l.ListenerArn ?? '') ?? [];
     const want = (mr.spec.rules ?? []).filter((r) => (r.listenerPort ?? firstPort) === l.Port);

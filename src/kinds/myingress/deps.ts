@@ -54,10 +54,24 @@ export interface MyIngressAdapterDeps {
   readonly fullCheckMs: number;
 }
 
+/**
+ * The reconcile context of a load balancer's update, and, for a shared one (a MyIngressGroup's),
+ * the extra tags of each child it creates: a rule (`<port>/<priority>`) or target group
+ * (`<service>:<port>`) is attributed to the member it is made for (sharedResource.ts). Pure.
+ */
+export interface IngressContext extends ReconcileContext {
+  readonly childTags?: (child: string) => Readonly<Record<string, string>>;
+}
+
+/** The tags a child gets beside its owner's (`childTags`; none for a MyIngress's own). Pure. */
+export function childTagList(ctx: IngressContext, child: string): { Key: string; Value: string }[] {
+  return Object.entries(ctx.childTags?.(child) ?? {}).map(([Key, Value]) => ({ Key, Value }));
+}
+
 /** One update of a live load balancer, handed to each of its steps. */
 export interface IngressUpdate {
   readonly mr: MyIngress;
-  readonly ctx: ReconcileContext;
+  readonly ctx: IngressContext;
   /** The load balancer as observe found it. */
   readonly lb: LoadBalancer;
   /** Its ARN ('' if AWS gave none). */

@@ -90,7 +90,7 @@ export function desiredTargetGroups(spec: MyIngressSpec, uid: string): DesiredTa
       attributes: wantedTargetGroupAttributes(s),
     });
   };
-  for (const l of spec.listeners) visit(l.defaultAction);
+  for (const l of spec.listeners ?? []) visit(l.defaultAction);
   for (const r of spec.rules ?? []) visit(r.action);
   return [...out.values()];
 }
@@ -233,7 +233,10 @@ export function sniPlan(have: readonly string[], want: readonly string[]): Child
  * them — naming each listener's count and a fix; undefined when they fit. Pure.
  */
 export function sniQuotaRefusal(spec: MyIngressSpec): string | undefined {
-  const counts = spec.listeners.map((l) => ({ port: l.port, n: l.additionalCertificateArns?.length ?? 0 }));
+  const counts = (spec.listeners ?? []).map((l) => ({
+    port: l.port,
+    n: l.additionalCertificateArns?.length ?? 0,
+  }));
   const total = counts.reduce((sum, c) => sum + c.n, 0);
   if (total <= maxSniCertificates) return undefined;
   const each = counts

@@ -214,7 +214,7 @@ export async function checkMyIngress(
   }
   const certs = g.certificates;
   if (certs !== undefined && (certs.arns !== undefined || certs.tags !== undefined)) {
-    const named: { arn: string; field: string; host?: string }[] = spec.listeners.flatMap((l, i) => [
+    const named: { arn: string; field: string; host?: string }[] = (spec.listeners ?? []).flatMap((l, i) => [
       ...(l.certificateArn !== undefined
         ? [{ arn: l.certificateArn, field: `spec.listeners[${i}].certificateArn` }]
         : []),
@@ -225,7 +225,7 @@ export async function checkMyIngress(
     ]);
     // Each certificate found for a host is checked like one named by ARN (a host none covers is
     // the adapter's to report: nothing would be served for it).
-    for (const [i, l] of spec.listeners.entries())
+    for (const [i, l] of (spec.listeners ?? []).entries())
       for (const [j, host] of (l.certificateHosts ?? []).entries()) {
         const arn = await lookups.certificateForHost(host);
         if (arn !== undefined)
@@ -512,12 +512,12 @@ export const myIngressAdmission: KindAdmission = {
     {
       name: 'badCertificates',
       // Certificates allowed by tag need ACM: then an ARN not listed cannot be decided here.
-      expression: `${LB}.?certificates.?arns.hasValue() && !${LB}.?certificates.?tags.hasValue() ? object.spec.listeners.filter(l, has(l.certificateArn) && !${celListedOrPrefixed('l.certificateArn', 'variables.arns')}).map(l, l.certificateArn) : []`,
+      expression: `${LB}.?certificates.?arns.hasValue() && !${LB}.?certificates.?tags.hasValue() ? object.spec.?listeners.orValue([]).filter(l, has(l.certificateArn) && !${celListedOrPrefixed('l.certificateArn', 'variables.arns')}).map(l, l.certificateArn) : []`,
     },
     {
       // Per listener: whether one of its SNI certificates is not allowed (decidable by ARN only).
       name: 'badSniListeners',
-      expression: `${LB}.?certificates.?arns.hasValue() && !${LB}.?certificates.?tags.hasValue() ? object.spec.listeners.map(l, l.?additionalCertificateArns.orValue([]).exists(sni, !${celListedOrPrefixed('sni', 'variables.arns')})) : []`,
+      expression: `${LB}.?certificates.?arns.hasValue() && !${LB}.?certificates.?tags.hasValue() ? object.spec.?listeners.orValue([]).map(l, l.?additionalCertificateArns.orValue([]).exists(sni, !${celListedOrPrefixed('sni', 'variables.arns')})) : []`,
     },
     { name: 'badSniListener', expression: 'variables.badSniListeners.indexOf(true)' },
     {
@@ -649,7 +649,7 @@ export const myIngressAdmission: KindAdmission = {
     {
       expression: 'size(variables.badCertificates) == 0',
       messageExpression: [
-        "'TeamPolicy ' + params.metadata.name + ' forbids spec.listeners[' + string(object.spec.listeners.map(l, l.?certificateArn.orValue('')).indexOf(variables.badCertificates[0])) + '].certificateArn: certificate '",
+        "'TeamPolicy ' + params.metadata.name + ' forbids spec.listeners[' + string(object.spec.?listeners.orValue([]).map(l, l.?certificateArn.orValue('')).indexOf(variables.badCertificates[0])) + '].certificateArn: certificate '",
         "variables.badCertificates[0] + ' is not among the certificates this namespace may use (' + variables.arns.join('; ') + ')'",
         celString(
           '; use an allowed certificate, or ask the platform team to allow it in spec.guardrails.loadBalancers.certificates',

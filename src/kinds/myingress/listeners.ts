@@ -19,7 +19,7 @@ import {
 import { ownedTagList } from '../../providers/aws/tags.ts';
 import type { ChildBatch, ChildChange } from '../../runtime/childSet.ts';
 import { TerminalError } from '../../runtime/errors.ts';
-import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
+import { childTagList, type IngressUpdate, type MyIngressAdapterDeps } from './deps.ts';
 import { defaultCertificate, listenerBaseMatches, sniCertificates, sniPlan } from './desired.ts';
 import { elbv2Call } from './elbv2.ts';
 import { listenerPlan, listenerRulePlan, listenerSettings } from './listenerPlan.ts';
@@ -92,7 +92,7 @@ export class Listeners {
     tgArns: ReadonlyMap<string, string>,
     held: ReadonlySet<number> = new Set(),
   ): Promise<ListenersSynced> {
-    const plan = listenerPlan(u.mr.spec.listeners, observed, tgArns, held);
+    const plan = listenerPlan(u.mr.spec.listeners ?? [], observed, tgArns, held);
     const arns = new Map<number, string>();
     for (const l of observed)
       if (l.Port !== undefined && l.ListenerArn !== undefined) arns.set(l.Port, l.ListenerArn);
@@ -102,7 +102,7 @@ export class Listeners {
     }
     return {
       listenerArns: new Map(
-        u.mr.spec.listeners.flatMap((w) => {
+        (u.mr.spec.listeners ?? []).flatMap((w) => {
           const arn = arns.get(w.port);
           return arn !== undefined ? [[w.port, arn] as const] : [];
         }),
@@ -122,11 +122,11 @@ export class Listeners {
     listenerArns: ReadonlyMap<number, string>,
     tgArns: ReadonlyMap<string, string>,
   ): Promise<void> {
-    const firstPort = u.mr.spec.listeners[0]?.port;
+    const firstPort = (u.mr.spec.listeners ?? [])[0]?.port;
     for (const [port, larn] of listenerArns) {
       const wantRules = (u.mr.spec.rules ?? []).filter((r) => (r.listenerPort ?? firstPort) === port);
       const plan = listenerRulePlan(wantRules, observed.get(larn) ?? [], tgArns);
-      for (const b of plan.batches) await this.sendRules(u, larn, b);
+      for (const b of plan.batches) await this.sendRules(u, larn, port, b);
     }
   }
 
@@ -266,7 +266,12 @@ export class Listeners {
   }
 
   /** Sends one batch of `listenerRulePlan` for listener `larn` (creates without SDK retries). */
-  private async sendRules(u: IngressUpdate, larn: string, b: ChildBatch<number, Rule>): Promise<void> {
+  private async sendRules(
+    u: IngressUpdate,
+    larn: string,
+    port: number,
+    b: ChildBatch<number, Rule>,
+  ): Promise<void> {
     switch (b.op) {
       case 'delete':
         for (const { key, value: r } of b.children) {
@@ -299,7 +304,10 @@ export class Listeners {
                 Priority: key,
                 Conditions: w.Conditions,
                 Actions: w.Actions,
-                Tags: ownedTagList(u.mr.spec.tags, u.ctx.ownership),
+                Tags: [
+                  ...ownedTagList(u.mr.spec.tags, u.ctx.ownership),
+                  ...childTagList(u.ctx, `${port}/${key}`),
+                ],
               }),
             ),
           );

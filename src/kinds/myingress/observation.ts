@@ -29,6 +29,8 @@ export interface KnownChildren {
 
 /** What observe found, handed back to update and delete. */
 export type MyIngressDetails =
+  /** A member of a MyIngressGroup: its load balancer is the group's (group/member.ts). */
+  | { readonly found: 'member' }
   /** A live load balancer; its children are looked at only when the object is not being deleted. */
   | {
       readonly found: 'loadBalancer';
@@ -73,7 +75,7 @@ export function ingressReady(
   held: ReadonlySet<number> = new Set(),
 ): ReadyState {
   const state = lb.State?.Code ?? 'provisioning';
-  const awaited = mr.spec.listeners.filter((w) => !held.has(w.port));
+  const awaited = (mr.spec.listeners ?? []).filter((w) => !held.has(w.port));
   if (state === 'active' && awaited.every((w) => listeners.some((l) => l.Port === w.port)))
     return { ready: true, reason: IngressReason.Available };
   if (state === 'failed')

@@ -6,6 +6,7 @@ import { endpointSliceType, podType, serviceType } from '../../apis/core.ts';
 import type { KubeObject } from '../../apis/meta.ts';
 import { everyIn, reference, refKey } from '../../runtime/references.ts';
 import type { MyIngress } from './api.ts';
+import { myIngressGroupType, type MyIngressGroup } from './group/api.ts';
 import { backendRefs } from './backends.ts';
 import type { EndpointSliceLike, ServiceLike } from './desired.ts';
 import { targetHealthGate, type PodLike } from './readinessGate.ts';
@@ -23,6 +24,12 @@ const serviceNameLabel = 'kubernetes.io/service-name';
 /** Services a MyIngress forwards to. Pure. */
 export function backendServices(m: MyIngress): Set<string> {
   return new Set(backendRefs(m.spec).map((r) => r.service));
+}
+
+/** The key of the Service an EndpointSlice belongs to (its `kubernetes.io/service-name` label). Pure. */
+export function sliceService(slice: KubeObject): string | undefined {
+  const service = slice.metadata.labels?.[serviceNameLabel];
+  return service === undefined ? undefined : refKey(slice.metadata.namespace ?? '', service);
 }
 
 /** The keys of the Services a MyIngress forwards to, in its namespace. Pure. */
@@ -47,10 +54,7 @@ export const backendEndpointSliceRef = reference<MyIngress, BackendEndpointSlice
   name: 'forward.service EndpointSlices',
   type: endpointSliceType,
   targets: backendServiceKeys,
-  filedUnder: (slice) => {
-    const service = slice.metadata.labels?.[serviceNameLabel];
-    return service === undefined ? undefined : refKey(slice.metadata.namespace ?? '', service);
-  },
+  filedUnder: sliceService,
 });
 
 /**
@@ -65,5 +69,17 @@ export const gatedPodRef = reference<MyIngress, GatedPod>({
   targets: (m) => [everyIn(m.metadata.namespace ?? '')],
 });
 
+/** The MyIngressGroup a member names (spec.group): its status is the member's. */
+export const memberGroupRef = reference<MyIngress, MyIngressGroup>({
+  name: 'spec.group',
+  type: myIngressGroupType,
+  targets: (m) => (m.spec.group !== undefined ? [refKey('', m.spec.group.name)] : []),
+});
+
 /** Every reference a MyIngress holds, for its controller (in the order their watches are made). */
-export const myIngressReferences = [backendServiceRef, backendEndpointSliceRef, gatedPodRef] as const;
+export const myIngressReferences = [
+  backendServiceRef,
+  backendEndpointSliceRef,
+  gatedPodRef,
+  memberGroupRef,
+] as const;

@@ -81,7 +81,7 @@ export function inboundCIDRs(spec: MyIngressSpec, vpc: Pick<VpcNetwork, 'cidrs' 
 /** The inbound rules wanted: every listener port from every inbound CIDR (TCP). Pure. */
 export function wantedIngress(spec: MyIngressSpec, vpc: Pick<VpcNetwork, 'cidrs' | 'ipv6Cidrs'>): SgRule[] {
   const cidrs = inboundCIDRs(spec, vpc);
-  return spec.listeners.flatMap((l) =>
+  return (spec.listeners ?? []).flatMap((l) =>
     cidrs.map((peer) => ({ protocol: 'tcp', fromPort: l.port, toPort: l.port, peer })),
   );
 }

@@ -25,7 +25,7 @@ import { ChildSetState } from '../../runtime/childSetState.ts';
 import { RetryableError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import { healthCheckMatches, targetGroupTagsDiffer, type ObservedTargetGroup } from './delta.ts';
-import type { IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
+import { childTagList, type IngressContext, type IngressUpdate, type MyIngressAdapterDeps } from './deps.ts';
 import {
   desiredTargetGroups,
   resolveTargets,
@@ -342,7 +342,7 @@ export class TargetGroups {
    */
   private async create(
     mr: MyIngress,
-    ctx: ReconcileContext,
+    ctx: IngressContext,
     want: DesiredTargetGroup,
     vpcId: string,
     wanted: readonly string[] | undefined,
@@ -372,7 +372,7 @@ export class TargetGroups {
             VpcId: vpcId,
             TargetType: 'ip',
             ...healthCheckInput(want),
-            Tags: ownedTagList(mr.spec.tags, ctx.ownership),
+            Tags: [...ownedTagList(mr.spec.tags, ctx.ownership), ...childTagList(ctx, want.key)],
           }),
         );
         outcome.created = true;

@@ -67,6 +67,28 @@ from src/kinds/registry.ts by make generate: no template names a kind). Called w
 {{- end -}}
 
 {{/*
+The operator's rights on the cluster-scoped kinds (files/kinds.yaml clusterResources) and their
+status: in a ClusterRole always, since the Roles of watchNamespaces
+cannot grant a cluster-scoped resource. Called with the chart's context.
+*/}}
+{{- define "skylift.clusterKindRules" -}}
+{{- range $group := .Files.Get "files/kinds.yaml" | fromYamlArray -}}
+{{- if $group.clusterResources -}}
+{{- $status := list -}}
+{{- range $group.clusterResources -}}
+{{- $status = append $status (printf "%s/status" .) -}}
+{{- end -}}
+- apiGroups: [{{ $group.apiGroup }}]
+  resources: [{{ join ", " $group.clusterResources }}]
+  verbs: [get, list, watch, patch]
+- apiGroups: [{{ $group.apiGroup }}]
+  resources: [{{ join ", " $status }}]
+  verbs: [get, patch]
+{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 The operator's rights on the objects it manages, in every watched namespace.
 Least privilege: no wildcards; Secrets only get/create/patch (connection Secrets
 are written with server-side apply and never listed or watched).

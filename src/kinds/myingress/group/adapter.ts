@@ -1,0 +1,236 @@
+// A MyIngressGroup's AWS side: the shared load balancer, applied by the MyIngress machinery (the
+// same adapter a MyIngress's own load balancer has) to the merged spec plan.ts makes of the group
+// and its granted members. What is the group's own here: who the members are and how they stand,
+// the member tags on the children made for each, keeping a member that left listed until its
+// rules are gone, and the last member out deleting the load balancer (sharedResource.ts).
+import type {
+  ExistingObservation,
+  ExternalClient,
+  Observation,
+  ReconcileContext,
+  Updated,
+} from '../../../runtime/adapter.ts';
+import { RetryableError } from '../../../runtime/errors.ts';
+import { Reason } from '../../../runtime/conditions.ts';
+import type { KindStatusOf } from '../../../apis/managed.ts';
+import {
+  sharedGroupTagKey,
+  sharedMemberTagKey,
+  sharedResourceStep,
+} from '../../../runtime/sharedResource.ts';
+import type { MyIngress } from '../api.ts';
+import type { MyIngressDetails, MyIngressField } from '../adapter.ts';
+import type { IngressContext } from '../deps.ts';
+import { MemberState, myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
+import { planGroup, type GroupPlan } from './plan.ts';
+
+/** A group's fields that differ: the load balancer's (MyIngress's), or `members` (one to let go). */
+export type GroupField = MyIngressField | 'members';
+
+/** The group's own reasons. */
+export const GroupReason = {
+  /** No MyIngress names the group: it has no load balancer (the object stays). */
+  NoMembers: 'NoMembers',
+} as const;
+
+/** What observe hands update and delete. */
+export type GroupDetails =
+  /** The load balancer for the merged spec, as the MyIngress adapter observed it. */
+  | {
+      readonly kind: 'live';
+      readonly merged: MyIngress;
+      readonly observed: ExistingObservation<MyIngressDetails, MyIngressField, KindStatusOf<MyIngress>>;
+      readonly plan: GroupPlan;
+    }
+  /** No member stays: the load balancer (observed for deletion) goes, or is already gone. */
+  | {
+      readonly kind: 'noMembers';
+      readonly merged: MyIngress;
+      readonly observed?: ExistingObservation<MyIngressDetails, MyIngressField, KindStatusOf<MyIngress>>;
+    };
+
+type GroupObservation = Observation<GroupDetails, GroupField, KindStatusOf<MyIngressGroup>>;
+
+/** What the group adapter reads from the controller's caches. */
+export interface GroupAdapterDeps {
+  /** The MyIngresses filed under the group (naming it now, or deleted while naming it). */
+  readonly members: (group: string) => readonly MyIngress[];
+  /** A namespace's labels (undefined: not cached). */
+  readonly namespaceLabels: (namespace: string) => Readonly<Record<string, string>> | undefined;
+  /** True once the member (and namespace) caches have listed: before, a member may be missing. */
+  readonly synced: () => boolean;
+}
+
+/**
+ * The MyIngressGroup adapter: plans the merged spec, then observes, creates, updates and deletes
+ * the load balancer through `ingress` (the MyIngress adapter, for the operator's own AWS identity)
+ * as if the merged spec were one MyIngress's — its uid the group's, its name the group's. Each
+ * rule and target group made for a member carries `skylift.dev/group` and `skylift.dev/member`.
+ * Idempotent as the MyIngress adapter is; reads the caches only through `deps`.
+ */
+export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, GroupDetails, GroupField> {
+  private readonly ingress: ExternalClient<MyIngress, MyIngressDetails, MyIngressField>;
+  private readonly d: GroupAdapterDeps;
+
+  constructor(ingress: ExternalClient<MyIngress, MyIngressDetails, MyIngressField>, deps: GroupAdapterDeps) {
+    this.ingress = ingress;
+    this.d = deps;
+  }
+
+  async observe(group: MyIngressGroup, ctx: ReconcileContext): Promise<GroupObservation> {
+    if (!this.d.synced())
+      throw new RetryableError(
+        Reason.ReconcileError,
+        'waiting for the MyIngress and Namespace caches to list',
+      );
+    const plan = planGroup(group, this.d.members(group.metadata.name), this.d.namespaceLabels);
+    const deleting = group.metadata.deletionTimestamp !== undefined;
+    const merged = mergedIngress(group, plan, deleting || !plan.wanted);
+    const observed = await this.ingress.observe(merged, ctx);
+    if (deleting) {
+      if (!observed.exists) return { exists: false };
+      return { ...observed, delta: [], details: { kind: 'noMembers', merged, observed } };
+    }
+    const step = sharedResourceStep(plan.wanted ? [{ leaving: false }] : [], observed.exists);
+    if (step !== 'ensure') {
+      // The last member is out: the load balancer goes (update), and the group waits for members.
+      const ready = {
+        ready: false,
+        reason: GroupReason.NoMembers,
+        message: `no MyIngress names MyIngressGroup ${group.metadata.name} (spec.group), so it has no load balancer; one is created when the first member joins`,
+        actionRequired: true,
+      };
+      if (!observed.exists)
+        return {
+          exists: true,
+          ownership: ctx.ownership,
+          delta: [],
+          ready,
+          status: { members: [] },
+          details: { kind: 'noMembers', merged },
+        };
+      return {
+        exists: true,
+        ownership: observed.ownership,
+        delta: [{ field: 'members', change: 'no members: the load balancer is deleted' }],
+        ready,
+        status: { members: leavingMembers(group, plan, true) },
+        details: { kind: 'noMembers', merged, observed },
+      };
+    }
+    if (!observed.exists) return { exists: false };
+    // A member that left stays listed (Leaving) until the load balancer matches a spec without it.
+    const pending = observed.delta.length > 0;
+    return {
+      ...observed,
+      status: { ...observed.status, members: [...plan.members, ...leavingMembers(group, plan, pending)] },
+      details: { kind: 'live', merged, observed, plan },
+    };
+  }
+
+  async create(
+    group: MyIngressGroup,
+    ctx: ReconcileContext,
+  ): Promise<{ status: KindStatusOf<MyIngressGroup>; description?: string }> {
+    const plan = planGroup(group, this.d.members(group.metadata.name), this.d.namespaceLabels);
+    const created = await this.ingress.create(mergedIngress(group, plan, false), ctx);
+    return {
+      status: { ...created.status, members: plan.members },
+      ...(created.description !== undefined ? { description: created.description } : {}),
+    };
+  }
+
+  async update(
+    group: MyIngressGroup,
+    observed: ExistingObservation<GroupDetails, GroupField, KindStatusOf<MyIngressGroup>>,
+    ctx: ReconcileContext,
+  ): Promise<Updated> {
+    const d = observed.details;
+    if (d.kind === 'noMembers') {
+      if (d.observed === undefined) return { description: 'nothing to change' };
+      const res = await this.ingress.delete(d.merged, d.observed, ctx);
+      return {
+        description: res.gone
+          ? 'no members: load balancer deleted'
+          : 'no members: deleting the load balancer',
+      };
+    }
+    const attribution = d.plan.attribution;
+    const withTags: IngressContext = {
+      ...ctx,
+      childTags: (child) => {
+        const member = attribution.get(child);
+        return member !== undefined
+          ? { [sharedGroupTagKey]: groupTag(group.metadata.name), [sharedMemberTagKey]: member }
+          : {};
+      },
+    };
+    return this.ingress.update(d.merged, d.observed, withTags);
+  }
+
+  async delete(
+    _group: MyIngressGroup,
+    observed: ExistingObservation<GroupDetails, GroupField, KindStatusOf<MyIngressGroup>>,
+    ctx: ReconcileContext,
+  ): Promise<{ gone: boolean }> {
+    const d = observed.details;
+    if (d.observed === undefined) return { gone: true };
+    return this.ingress.delete(d.merged, d.observed, ctx);
+  }
+}
+
+/** The value of the `skylift.dev/group` tag of a group's load balancer and children. Pure. */
+export function groupTag(name: string): string {
+  return `${myIngressGroupType.kind}/${name}`;
+}
+
+/**
+ * The merged spec as a MyIngress the MyIngress adapter can apply: the group's name, uid and
+ * status (its recorded load balancer and target groups), cluster-scoped (no namespace);
+ * `deleting`: observed and deleted as a MyIngress being deleted. Pure.
+ */
+export function mergedIngress(group: MyIngressGroup, plan: GroupPlan, deleting: boolean): MyIngress {
+  const { members: _members, ...status } = group.status ?? {};
+  return {
+    ...(group.apiVersion !== undefined ? { apiVersion: group.apiVersion } : {}),
+    kind: 'MyIngress',
+    metadata: {
+      name: group.metadata.name,
+      ...(group.metadata.uid !== undefined ? { uid: group.metadata.uid } : {}),
+      ...(group.metadata.generation !== undefined ? { generation: group.metadata.generation } : {}),
+      ...(group.metadata.creationTimestamp !== undefined
+        ? { creationTimestamp: group.metadata.creationTimestamp }
+        : {}),
+      ...(deleting
+        ? { deletionTimestamp: group.metadata.deletionTimestamp ?? new Date(0).toISOString() }
+        : {}),
+    },
+    spec: {
+      ...plan.spec,
+      tags: { ...plan.spec.tags, [sharedGroupTagKey]: groupTag(group.metadata.name) },
+      ...(group.spec.deletionPolicy !== undefined ? { deletionPolicy: group.spec.deletionPolicy } : {}),
+      ...(group.spec.managementPolicy !== undefined ? { managementPolicy: group.spec.managementPolicy } : {}),
+    },
+    status,
+  };
+}
+
+/**
+ * The members the group listed before that no longer stay (deleted, moved to another group, or
+ * no longer named): listed as Leaving while `pending` (the load balancer does not match the spec
+ * without them yet), so their finalizers wait (member.ts). Pure.
+ */
+function leavingMembers(group: MyIngressGroup, plan: GroupPlan, pending: boolean): GroupMemberStatus[] {
+  if (!pending) return [];
+  const staying = new Set(plan.members.map((m) => m.uid));
+  return (group.status?.members ?? [])
+    .filter(
+      (m) => !staying.has(m.uid) && (m.state === MemberState.Attached || m.state === MemberState.Leaving),
+    )
+    .map((m) => ({
+      ...m,
+      state: MemberState.Leaving,
+      message: 'its rules and target groups are being removed',
+      rules: m.rules,
+    }));
+}

@@ -1,0 +1,87 @@
+// The MyIngressGroup controller: cluster-scoped groups, each reconciled as one shared load balancer
+// from its members (the MyIngresses naming it, in every watched namespace), with the operator's own
+// AWS identity (a group is the platform team's: no TeamPolicy serves a cluster-scoped object).
+import { Controller, type RunnableController } from '../../../runtime/controller.ts';
+import type { ReferenceReader } from '../../../runtime/references.ts';
+import { tenantConnector } from '../../../tenancy/connector.ts';
+import { accountsOf, controllerOptions } from '../../controllerOptions.ts';
+import type { KindPlumbing } from '../../module.ts';
+import { isServiceEndpointSlice } from '../backends.ts';
+import { defaultMyIngressSettings, type MyIngressSettings } from '../settings.ts';
+import { TargetHealthBoard } from '../targetHealthBoard.ts';
+import type { MyIngressClusterDeps } from '../adapterFor.ts';
+import type { GroupDetails, GroupField } from './adapter.ts';
+import { myIngressGroupType, type MyIngressGroup } from './api.ts';
+import { parseGroupBackendName } from './plan.ts';
+import {
+  groupEndpointSliceRef,
+  groupKey,
+  groupMemberRef,
+  groupNamespaceRef,
+  groupServiceRef,
+  myIngressGroupReferences,
+} from './references.ts';
+
+/**
+ * What the MyIngress machinery reads from the cluster for a group's merged spec: a backend named
+ * `namespace/member/service` (plan.ts) is that member's Service in its namespace. The group has no
+ * readiness gates (not yet). Reads the caches only.
+ */
+function groupClusterDeps(
+  refs: ReferenceReader<MyIngressGroup>,
+  settings: MyIngressSettings,
+): MyIngressClusterDeps {
+  return {
+    service: (_ns, name) => {
+      const b = parseGroupBackendName(name);
+      return b !== undefined ? refs.get(groupServiceRef, b.namespace, b.service) : undefined;
+    },
+    endpointSlices: (_ns, name) => {
+      const b = parseGroupBackendName(name);
+      if (b === undefined) return [];
+      return refs
+        .list(groupEndpointSliceRef, b.namespace, b.service)
+        .filter((e) => isServiceEndpointSlice(e, b.namespace, b.service));
+    },
+    backendCachesSynced: () => refs.synced(groupServiceRef) && refs.synced(groupEndpointSliceRef),
+    gatedPod: () => undefined,
+    gatedPods: () => [],
+    ingressesIn: () => [],
+    targetHealth: new TargetHealthBoard(),
+    gatePollMs: settings.gatePollMs,
+    pollMs: settings.pollMs,
+    fullCheckMs: settings.fullCheckMs,
+    certificateListMaxAgeMs: settings.certificateListMaxAgeMs,
+  };
+}
+
+/** The MyIngressGroup controller. `overrides` replace some of MyIngress's settings (tests). */
+export function myIngressGroupController(
+  s: KindPlumbing,
+  overrides: Partial<MyIngressSettings> = {},
+): RunnableController {
+  const settings: MyIngressSettings = { ...defaultMyIngressSettings, ...overrides };
+  return new Controller<MyIngressGroup, GroupDetails, GroupField>({
+    type: myIngressGroupType,
+    connector: (refs) =>
+      tenantConnector({
+        // No tenants: a group is served with the operator's own identity.
+        accounts: accountsOf(s),
+        adapterFor: async (aws) => {
+          const [{ myIngressAdapterFor }, { MyIngressGroupAdapter }] = await Promise.all([
+            import('../adapterFor.ts'),
+            import('./adapter.ts'),
+          ]);
+          const ingress = await myIngressAdapterFor(aws, s.clock, groupClusterDeps(refs, settings));
+          return new MyIngressGroupAdapter(ingress, {
+            members: (name) => refs.filed(groupMemberRef, groupKey(name)),
+            namespaceLabels: (ns) => refs.get(groupNamespaceRef, '', ns)?.metadata.labels,
+            synced: () => refs.synced(groupMemberRef),
+          });
+        },
+      }),
+    ...controllerOptions(s),
+    pollMs: settings.pollMs,
+    references: myIngressGroupReferences,
+  });
+}

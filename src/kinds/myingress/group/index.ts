@@ -1,0 +1,52 @@
+// The MyIngressGroup kind: a shared Application Load Balancer whose rules come from the
+// MyIngresses naming it. It lives in MyIngress's folder because it is MyIngress's load balancer
+// machinery applied to a merged spec (group/adapter.ts): a kind may import no other kind's code
+// but its api.ts (test/unit/architecture.test.ts), and forking that machinery is what issue 30
+// asks not to do.
+import type { KindModule } from '../../module.ts';
+import {
+  myIngressGroupCrd,
+  myIngressGroupFieldContract,
+  myIngressGroupType,
+  type MyIngressGroup,
+} from './api.ts';
+import { GroupReason } from './adapter.ts';
+import { myIngressGroupController } from './controller.ts';
+import { parseMyIngressSettings } from '../settings.ts';
+
+export const myIngressGroupKind: KindModule = {
+  type: myIngressGroupType,
+  names: [
+    'myingressgroup',
+    'myingressgroups',
+    'mingg',
+    `${myIngressGroupType.plural}.${myIngressGroupType.group}`,
+  ],
+  traceShows: 'shared load balancer → listeners → rules; members',
+  crd: myIngressGroupCrd,
+  fieldContract: myIngressGroupFieldContract,
+  // MyIngress's flags (its settings) serve its groups too.
+  flags: [],
+  configure(values) {
+    const settings = parseMyIngressSettings(values);
+    return {
+      module: myIngressGroupKind,
+      controller: (plumbing) => myIngressGroupController(plumbing, settings),
+      trace: () => Promise.resolve([]),
+    };
+  },
+  devFlags: [],
+  commands: [],
+  healthCheck: {
+    // MyIngress's: a shared load balancer is healthy, failed or waiting for a person as one of a
+    // MyIngress's own is (NoMembers is a reason only a person removes).
+    lua: new URL('../health.lua', import.meta.url),
+    constants: { actionRequiredReasons: [GroupReason.NoMembers] },
+  },
+  summarize(obj: MyIngressGroup): string[] {
+    const s = obj.status ?? {};
+    return [
+      `  Load balancer  ${typeof s.dnsName === 'string' ? s.dnsName : '?'}   (MyIngressGroup ${obj.metadata.name})`,
+    ];
+  },
+};

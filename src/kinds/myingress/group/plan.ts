@@ -1,0 +1,221 @@
+// What a MyIngressGroup's load balancer should be, from the group and its members: who is admitted,
+// who holds which host and path (the engine's settleClaims), and one merged MyIngress spec whose
+// rules are the granted members' in order — the spec the MyIngress machinery then applies as it
+// would a MyIngress's own. Pure: no AWS, no Kubernetes.
+import type { ActionSpec, MyIngress, MyIngressSpec, RuleSpec } from '../api.ts';
+import { settleClaims, type SharedMember } from '../../../runtime/sharedResource.ts';
+import { selectorMatches } from '../../../tenancy/selection.ts';
+import { MemberState, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
+
+/**
+ * The name a member's backend Service goes by in the merged spec: `namespace/member/service`.
+ * Unique per member (no Kubernetes name holds a `/`), so each member has target groups of its own
+ * (named from it: names.ts hashes the whole), and readable in the group's status. Pure.
+ */
+export function groupBackendName(namespace: string, member: string, service: string): string {
+  return `${namespace}/${member}/${service}`;
+}
+
+/** The namespace, member and Service of a merged backend name; undefined for any other name. Pure. */
+export function parseGroupBackendName(
+  name: string,
+): { namespace: string; member: string; service: string } | undefined {
+  const parts = name.split('/');
+  if (parts.length !== 3) return undefined;
+  const [namespace = '', member = '', service = ''] = parts;
+  return namespace !== '' && member !== '' && service !== '' ? { namespace, member, service } : undefined;
+}
+
+/**
+ * The claims of a member's rules: `<port> <host> <path>` for each host × path of each rule (a rule
+ * without hosts claims host `*`, without paths path `*`); hosts in lower case (DNS names are not
+ * case-sensitive). `firstPort`: the port of the group's first listener, a rule's default. Pure.
+ */
+export function claimKeys(rules: readonly RuleSpec[], firstPort: number): string[] {
+  const out: string[] = [];
+  for (const r of rules) {
+    const port = r.listenerPort ?? firstPort;
+    for (const host of r.hosts !== undefined && r.hosts.length > 0 ? r.hosts : ['*'])
+      for (const path of r.paths !== undefined && r.paths.length > 0 ? r.paths : ['*'])
+        out.push(`${port} ${host.toLowerCase()} ${path}`);
+  }
+  return out;
+}
+
+/** Whether the group admits a namespace with these labels (undefined: not known yet, refused). Pure. */
+export function admits(group: MyIngressGroup, labels: Readonly<Record<string, string>> | undefined): boolean {
+  const a = group.spec.allowedNamespaces;
+  if (a.from === 'All') return true;
+  return labels !== undefined && a.selector !== undefined && selectorMatches(a.selector, labels);
+}
+
+/** A member as the group sees it: the shared-resource member with its MyIngress. */
+export type GroupMember = SharedMember<MyIngress>;
+
+/**
+ * A MyIngress as a member of `group`: leaving when it is being deleted or names another group
+ * (it still carries this group's children until they are removed). Pure.
+ */
+export function groupMember(m: MyIngress, group: string): GroupMember {
+  return {
+    key: `${m.metadata.namespace ?? ''}/${m.metadata.name}`,
+    uid: m.metadata.uid ?? '',
+    createdAt: m.metadata.creationTimestamp ?? '',
+    leaving: m.metadata.deletionTimestamp !== undefined || m.spec.group?.name !== group,
+    contribution: m,
+  };
+}
+
+/** What a group's load balancer should be, and how its members stand. */
+export interface GroupPlan {
+  /** The merged spec: the group's load balancer fields and listeners, the granted members' rules. */
+  readonly spec: MyIngressSpec;
+  /** Every member that stays, with its state (rule counts of the granted ones). */
+  readonly members: GroupMemberStatus[];
+  /** The granted members, in rule order. */
+  readonly granted: readonly MyIngress[];
+  /** The member uid each merged rule (`<port>/<priority>`) and target group (`<service>:<port>`) is made for. */
+  readonly attribution: ReadonlyMap<string, string>;
+  /** True when any member stays (refused ones included): the load balancer must exist. */
+  readonly wanted: boolean;
+}
+
+/** The order members' rules go in: spec.group.order (default 0), then namespace, then name. Pure. */
+export function memberOrder(a: MyIngress, b: MyIngress): number {
+  const oa = a.spec.group?.order ?? 0;
+  const ob = b.spec.group?.order ?? 0;
+  if (oa !== ob) return oa - ob;
+  const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
+  const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/**
+ * Plans a group's load balancer from the group and the MyIngresses filed under it (those naming
+ * it now, and those that named it and may still have children on it). `namespaceLabels`: a
+ * namespace's labels (undefined: unknown, which admits only under `from: All`). A member's rules
+ * are checked in this order: its namespace admitted, its ports the group's listeners, its claims
+ * free (the older member keeps a claim: settleClaims). The granted members' rules get priorities
+ * 1, 2, … per listener in member order (memberOrder), each member's by its own priority; their
+ * forwards name `groupBackendName`s. Pure and deterministic (the order of `members` does not matter).
+ */
+export function planGroup(
+  group: MyIngressGroup,
+  members: readonly MyIngress[],
+  namespaceLabels: (namespace: string) => Readonly<Record<string, string>> | undefined,
+): GroupPlan {
+  const g = group.spec;
+  const listeners = g.listeners.map((l) => ({
+    ...l,
+    defaultAction: l.defaultAction ?? { fixedResponse: { statusCode: 404 } },
+  }));
+  const ports = new Set(listeners.map((l) => l.port));
+  const firstPort = listeners[0]?.port ?? 0;
+  const all = members.map((m) => groupMember(m, group.metadata.name));
+  const states = new Map<string, GroupMemberStatus>();
+  const status = (m: MyIngress, state: MemberState, message?: string): GroupMemberStatus => ({
+    namespace: m.metadata.namespace ?? '',
+    name: m.metadata.name,
+    uid: m.metadata.uid ?? '',
+    ...(m.metadata.generation !== undefined ? { observedGeneration: m.metadata.generation } : {}),
+    state,
+    ...(message !== undefined ? { message } : {}),
+    rules: 0,
+  });
+  const candidates: GroupMember[] = [];
+  for (const m of all) {
+    if (m.leaving) continue;
+    const mr = m.contribution;
+    const ns = mr.metadata.namespace ?? '';
+    if (!admits(group, namespaceLabels(ns))) {
+      states.set(m.uid, status(mr, MemberState.NotAdmitted, notAdmittedMessage(group, ns)));
+      continue;
+    }
+    const bad = (mr.spec.rules ?? []).find((r) => !ports.has(r.listenerPort ?? firstPort));
+    if (bad !== undefined) {
+      states.set(
+        m.uid,
+        status(
+          mr,
+          MemberState.Invalid,
+          `a rule names listener port ${bad.listenerPort ?? firstPort}, but MyIngressGroup ${group.metadata.name} listens on ${[...ports].join(', ')}: correct spec.rules[].listenerPort`,
+        ),
+      );
+      continue;
+    }
+    candidates.push(m);
+  }
+  const settled = settleClaims(candidates, (mr) => claimKeys(mr.spec.rules ?? [], firstPort));
+  for (const r of settled.refused) {
+    const m = candidates.find((c) => c.key === r.member);
+    if (m !== undefined)
+      states.set(m.uid, status(m.contribution, MemberState.Conflict, conflictMessage(group, r.claim)));
+  }
+  const granted = settled.granted.map((m) => m.contribution).sort(memberOrder);
+  const attribution = new Map<string, string>();
+  const next = new Map<number, number>();
+  const rules: RuleSpec[] = [];
+  for (const mr of granted) {
+    const ns = mr.metadata.namespace ?? '';
+    const uid = mr.metadata.uid ?? '';
+    const own = [...(mr.spec.rules ?? [])].sort((a, b) => a.priority - b.priority);
+    for (const r of own) {
+      const port = r.listenerPort ?? firstPort;
+      const priority = (next.get(port) ?? 0) + 1;
+      next.set(port, priority);
+      const action = memberAction(r.action, ns, mr.metadata.name);
+      const fwd = action.forward?.service;
+      if (fwd !== undefined) attribution.set(`${fwd.name}:${fwd.port}`, uid);
+      attribution.set(`${port}/${priority}`, uid);
+      rules.push({
+        priority,
+        listenerPort: port,
+        ...(r.hosts !== undefined ? { hosts: r.hosts } : {}),
+        ...(r.paths !== undefined ? { paths: r.paths } : {}),
+        action,
+      });
+    }
+    states.set(uid, { ...status(mr, MemberState.Attached), rules: own.length });
+  }
+  const { allowedNamespaces: _allowed, listeners: _listeners, ...lb } = g;
+  const spec: MyIngressSpec = { ...lb, listeners, ...(rules.length > 0 ? { rules } : {}) };
+  const members_ = all
+    .filter((m) => !m.leaving)
+    .map((m) => states.get(m.uid))
+    .filter((s): s is GroupMemberStatus => s !== undefined)
+    .sort((a, b) => (a.namespace === b.namespace ? cmp(a.name, b.name) : cmp(a.namespace, b.namespace)));
+  return { spec, members: members_, granted, attribution, wanted: all.some((m) => !m.leaving) };
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A member's action with its Service named as the merged spec names it. Pure. */
+function memberAction(a: ActionSpec, namespace: string, member: string): ActionSpec {
+  if (a.forward === undefined) return a;
+  const s = a.forward.service;
+  return { forward: { service: { ...s, name: groupBackendName(namespace, member, s.name) } } };
+}
+
+/**
+ * Why a namespace is refused, and who can change that: whoever may edit MyIngressGroup objects
+ * (a cluster administrator). Pure.
+ */
+export function notAdmittedMessage(group: MyIngressGroup, namespace: string): string {
+  const a = group.spec.allowedNamespaces;
+  const admitted =
+    a.from === 'All'
+      ? 'every namespace'
+      : `the namespaces whose labels match ${JSON.stringify(a.selector ?? {})}`;
+  return `MyIngressGroup ${group.metadata.name} admits ${admitted}, not namespace ${namespace}; a cluster administrator (whoever may edit MyIngressGroup objects) can change its spec.allowedNamespaces, or name another group in spec.group`;
+}
+
+/**
+ * Why a member is refused a claim: the claim (port, host, path) and "another member" — never its
+ * name, which may be another team's. Pure.
+ */
+export function conflictMessage(group: MyIngressGroup, claim: string): string {
+  const [port = '', host = '', path = ''] = claim.split(' ');
+  return `listener port ${port}, host ${host}, path ${path} is claimed by another member of MyIngressGroup ${group.metadata.name}, which claimed it first; nothing of this object is on the load balancer until it claims other hosts or paths (or the other member gives it up)`;
+}
