@@ -3,12 +3,13 @@
 // (`--gateway-api=off`). Today it is the GatewayClass controller; Gateway and HTTPRoute join it.
 import type { Logger } from 'pino';
 import { gatewayApiGroup, gatewayClassType } from '../apis/gatewayApi.ts';
+import { resourcePath } from '../apis/meta.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
 import type { RunnableController } from '../runtime/controller.ts';
 import { isKubeNotFound } from '../runtime/errors.ts';
-import type { KubeClient } from '../runtime/kube/client.ts';
+import { KubeApiError, type KubeClient } from '../runtime/kube/client.ts';
 import type { Metrics } from '../runtime/metrics.ts';
-import { GatewayClassController } from './gatewayClassController.ts';
+import { GatewayClassController, type GatewayClassOutcome } from './gatewayClassController.ts';
 
 /** `--gateway-api`: `auto` serves the Gateway API when the cluster has its CRDs; `off` never. */
 export const gatewayApiModes = ['auto', 'off'] as const;
@@ -31,8 +32,9 @@ interface ApiResourceList {
 
 /**
  * Whether the apiserver serves GatewayClasses of `gateway.networking.k8s.io/v1` with their status
- * subresource (discovery: `GET /apis/gateway.networking.k8s.io/v1`, within the client's deadline).
- * Not served is an answer; any other failure (unreachable, 403, 5xx) throws.
+ * subresource (discovery: `GET /apis/gateway.networking.k8s.io/v1`) and this identity may list
+ * them (one `GET …/gatewayclasses?limit=1`), each within the client's deadline. Not served and
+ * forbidden are answers, saying why; any other failure (unreachable, 5xx) throws.
  */
 export async function discoverGatewayApi(client: KubeClient): Promise<GatewayApiDiscovery> {
   const gv = `${gatewayApiGroup}/${gatewayClassType.version}`;
@@ -50,6 +52,18 @@ export async function discoverGatewayApi(client: KubeClient): Promise<GatewayApi
   const names = new Set((list.resources ?? []).map((r) => r.name));
   for (const want of [gatewayClassType.plural, `${gatewayClassType.plural}/status`])
     if (!names.has(want)) return { served: false, why: `${gv} has no ${want}` };
+  // Served, but this identity may not read them (the chart grants it; another install may not):
+  // off, rather than an informer refused forever holding the operator's start.
+  try {
+    await client.get(resourcePath(gatewayClassType), { limit: 1 });
+  } catch (err) {
+    if (err instanceof KubeApiError && err.statusCode === 403)
+      return {
+        served: false,
+        why: `the operator may not list ${gatewayClassType.plural}.${gatewayApiGroup} (RBAC: grant get, list, watch on them and patch on their status, as the chart's ClusterRole <release>-gateway-api does)`,
+      };
+    throw err;
+  }
   return { served: true };
 }
 
@@ -62,6 +76,8 @@ export interface GatewayApiFrontEndOptions {
   readonly mode: GatewayApiMode;
   /** Longest pause between two discovery attempts that failed (default 30 s). */
   readonly maxRetryMs?: number;
+  /** Told how each GatewayClass reconcile ended (tests count writes with it). */
+  readonly onReconciled?: (key: string, outcome: GatewayClassOutcome) => void;
 }
 
 /** Whether the front end runs, once its start has decided. */
@@ -115,7 +131,7 @@ export class GatewayApiFrontEnd implements RunnableController {
       this.decided = 'off';
       log.info(
         { why: found.why },
-        `Gateway API front end off: ${found.why}; install them and restart the operator to serve GatewayClasses`,
+        `Gateway API front end off: ${found.why}; the operator decides at start (restart it to serve GatewayClasses)`,
       );
       return;
     }
@@ -124,6 +140,7 @@ export class GatewayApiFrontEnd implements RunnableController {
       clock: this.o.clock,
       logger: log,
       metrics: this.o.metrics,
+      ...(this.o.onReconciled !== undefined ? { onReconciled: this.o.onReconciled } : {}),
     });
     this.decided = 'on';
     await this.controller.start();

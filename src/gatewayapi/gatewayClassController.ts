@@ -29,8 +29,10 @@ export interface GatewayClassControllerOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: Metrics;
-  /** The features to list (default features.ts's {@link skyliftSupportedFeatures}). */
+  /** The features to list (default features.ts's `skyliftSupportedFeatures`). */
   readonly features?: readonly string[];
+  /** Told how each reconcile ended, after it ended (tests count writes with it). */
+  readonly onReconciled?: (key: string, outcome: GatewayClassOutcome) => void;
 }
 
 /** How a reconcile of one class ended, for metrics and tests. */
@@ -51,8 +53,6 @@ export class GatewayClassController implements RunnableController {
   private readonly informer: Informer<GatewayClass>;
   private readonly queue: WorkQueue;
   private worker: Promise<void> | undefined;
-  /** Outcome of every reconcile, in order (tests). */
-  private readonly listeners: ((key: string, outcome: GatewayClassOutcome) => void)[] = [];
 
   constructor(o: GatewayClassControllerOptions) {
     this.o = o;
@@ -67,11 +67,6 @@ export class GatewayClassController implements RunnableController {
     this.informer.on((type, obj) => {
       if (type !== WatchEventType.Deleted && isSkyliftClass(obj)) this.queue.add(obj.metadata.name);
     });
-  }
-
-  /** Tells `fn` how each reconcile ended (tests count writes with it). */
-  onReconciled(fn: (key: string, outcome: GatewayClassOutcome) => void): void {
-    this.listeners.push(fn);
   }
 
   /** The informer has listed once. */
@@ -109,7 +104,7 @@ export class GatewayClassController implements RunnableController {
         const outcome = await this.reconcile(key);
         this.queue.forget(key);
         this.o.metrics.reconcileTotal.inc({ controller: 'gatewayclass', result: 'success' });
-        for (const fn of this.listeners) fn(key, outcome);
+        this.o.onReconciled?.(key, outcome);
       } catch (err) {
         if (isKubeConflict(err)) {
           // Changed since the cache read it: the watch brings the new version, looked at again.
