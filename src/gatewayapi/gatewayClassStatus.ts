@@ -50,7 +50,7 @@ export function desiredGatewayClassStatus(
       ? {
           status: 'True' as const,
           reason: GatewayClassReason.Accepted,
-          message: `Skylift (${skyliftGatewayControllerName}) serves this class: its Gateways become Application Load Balancers`,
+          message: `Accepted by Skylift (${skyliftGatewayControllerName})`,
         }
       : {
           status: 'False' as const,

@@ -54,7 +54,7 @@ describe('desiredGatewayClassStatus', () => {
       gc: gatewayClass(),
       status: 'True',
       why: 'Accepted',
-      message: /serves this class/,
+      message: /^Accepted by Skylift \(aws\.skylift\.dev\/gateway-controller\)$/,
     },
     {
       reason: 'a parametersRef: Skylift takes none',
