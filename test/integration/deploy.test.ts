@@ -248,10 +248,12 @@ describe('Helm chart', () => {
     // The operator's only cluster-wide rights: reading TeamPolicies and namespaces (which policy
     // serves a namespace), writing the policies' status and their Events; reading GatewayClasses
     // and writing their status (both cluster-scoped). The other ClusterRoles are the ones for users.
-    expect(all.filter((m) => m.kind === 'ClusterRoleBinding').map((m) => m.metadata.name)).toEqual([
-      'skylift-gateway-api',
-      'skylift-tenancy',
-    ]);
+    expect(
+      all
+        .filter((m) => m.kind === 'ClusterRoleBinding')
+        .map((m) => m.metadata.name)
+        .sort(),
+    ).toEqual(['skylift-gateway-api', 'skylift-tenancy']);
     expect(
       all
         .filter((m) => m.kind === 'ClusterRole')
