@@ -136,6 +136,12 @@ export type SuiteOutcome =
   | { readonly kind: 'gateway-class-not-served'; readonly said: string }
   /** The suite refused the cluster's Gateway API CRDs (another release or channel). */
   | { readonly kind: 'crds-mismatch' }
+  /**
+   * Setup gave up waiting for the base manifests' namespaces (`NamespacesMustBeReady`): their
+   * Gateways Accepted and Programmed at their generation, then every Pod Ready. `gateways`: those
+   * the suite last named as not ready yet, if any (today: no Gateway controller).
+   */
+  | { readonly kind: 'base-not-ready'; readonly gateways: readonly string[] }
   /** `-test.timeout` passed (Go panics with "test timed out"), or the runner's own deadline. */
   | { readonly kind: 'timed-out' }
   | { readonly kind: 'failed'; readonly exitCode: number | null };
@@ -156,6 +162,12 @@ export function classifySuiteRun(
       said: unserved[0].trim().replace(/^(Messages|Error):\s*/, ''),
     };
   if (/multiple gateway API CRDs (versions|channels) detected/.test(output)) return { kind: 'crds-mismatch' };
+  if (/error waiting for [\w, -]+ namespaces to be ready/.test(output)) {
+    const named = [...output.matchAll(/Gateway ([\w.-]+\/[\w.-]+) expected observedGeneration/g)].map(
+      (m) => m[1] ?? '',
+    );
+    return { kind: 'base-not-ready', gateways: [...new Set(named)].sort() };
+  }
   return { kind: 'failed', exitCode };
 }
 
@@ -175,6 +187,13 @@ export function describeSuiteOutcome(
         'Expected until Skylift has its Gateway API front end (issue 30): it must set the class Accepted and list',
         'the features it supports in status.supportedFeatures. Everything around it ran: the node cluster, the ALB',
         'data plane, the operator, the CRDs, the echo image, the dial map. No report was kept.',
+        `Suite output: ${log}`,
+      ].join('\n');
+    case 'base-not-ready':
+      return [
+        `The suite's setup gave up waiting for its base manifests' Gateways to be Accepted and Programmed${outcome.gateways.length > 0 ? ` (it named ${outcome.gateways.join(', ')})` : ''}.`,
+        `GatewayClass ${skyliftGatewayClassName} was Accepted with its features; what is missing is the Gateway front end (issue 30): Gateways as ALBs,`,
+        'Programmed, with status.addresses. The suite checks the base Pods (echo backends, CoreDNS) only after the Gateways. No report was kept.',
         `Suite output: ${log}`,
       ].join('\n');
     case 'crds-mismatch':

@@ -33,6 +33,20 @@ export const echoBasicImage = {
   archive: 'echo-basic.oci.tar',
 } as const;
 
+/**
+ * CoreDNS as the conformance suite's base manifests run it (Deployment `coredns` in
+ * `gateway-conformance-infra`, for the UDPRoute tests; setup waits for every Pod there to be
+ * Ready), built by hack/install-node-runtime.sh from `github.com/coredns/coredns` at the version
+ * hack/coredns/go.mod pins, with the plugins its Corefile uses, as upstream's image runs: user
+ * 65532, the binary carrying the file capability `cap_net_bind_service=+ep` so it binds port 53
+ * under the manifest's securityContext. `name` is the script's COREDNS_IMAGE. Every node cluster
+ * imports it.
+ */
+export const corednsImage = {
+  name: 'registry.k8s.io/coredns/coredns:v1.12.2',
+  archive: 'coredns.oci.tar',
+} as const;
+
 /** The Node's name in every node cluster. */
 export const nodeName = 'skylift-node';
 
@@ -76,6 +90,7 @@ function nodeClusterFiles(extraImages: readonly string[] = []): {
       join(imageDir, nodeImages.pause.archive),
       join(imageDir, nodeImages.hello.archive),
       join(imageDir, echoBasicImage.archive),
+      join(imageDir, corednsImage.archive),
       ...extraImages,
     ],
   };

@@ -9,11 +9,12 @@
 #             $KUBELET_DIR (kube-proxy: Pods reach the apiserver through the
 #             `kubernetes` Service; kube-scheduler: the plain stack
 #             places no Pods)
-#   images    the pod sandbox ("pause") image, the sample app ("hello") and the
+#   images    the pod sandbox ("pause") image, the sample app ("hello"), the
 #             Gateway API conformance suite's echo server ("echo-basic", from
-#             the module hack/gatewayapi/ pins), static Go binaries packed by
-#             buildah into OCI archives in $NODE_IMAGE_DIR (no registry is
-#             reachable here)
+#             the module hack/gatewayapi/ pins) and the CoreDNS its base
+#             manifests run ("coredns", from the module hack/coredns/ pins),
+#             static Go binaries packed by buildah into OCI archives in
+#             $NODE_IMAGE_DIR (no registry is reachable here)
 # With no argument, all three. Idempotent: each part is stamped and does
 # nothing when its stamp matches. Prints the node runtime directory.
 # Called by `make node-runtime` (part of `make setup`, so of `make test`).
@@ -34,7 +35,11 @@ ECHO_BASIC_IMAGES=(
   registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.2
   registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.3
 )
-NODE_PACKAGES=(containerd runc containernetworking-plugins buildah iptables debootstrap)
+# The CoreDNS of the suite's base manifests (gateway-conformance-infra/coredns): the name they give
+# it; its version is hack/coredns/go.mod's (a unit test keeps the two equal).
+COREDNS_IMAGE=registry.k8s.io/coredns/coredns:v1.12.2
+# libcap2-bin: setcap, for the CoreDNS binary's file capability (build_coredns_image).
+NODE_PACKAGES=(containerd runc containernetworking-plugins buildah iptables debootstrap libcap2-bin)
 
 install_packages() {
   # Debian starts containerd as a system service on install; node mode runs its own.
@@ -80,11 +85,14 @@ build_kubelet() {
 # the module SRC, as the only file (/NAME) of an image with entrypoint CMD..., saved under every
 # REF (one space-separated word each) as $NODE_IMAGE_DIR/NAME.oci.tar; ORIGIN is its
 # org.opencontainers.image.source label. HASH names the sources; the stamp holds it with the
-# refs and the Go version, and the build is skipped while it matches.
+# refs and the Go version, and the build is skipped while it matches. With IMAGE_FILE_CAPS set
+# (setcap's text form, e.g. cap_net_bind_service=+ep), the binary carries those file capabilities
+# (an xattr in the layer), as upstream images made with setcap do; the stamp holds them too.
 build_go_image() {
   local name="$1" src="$2" pkg="$3" origin="$4" hash="$5" refs="$6"; shift 6
   local out="$NODE_IMAGE_DIR/$name.oci.tar" stamp="$NODE_IMAGE_DIR/$name.stamp"
-  local want="$refs $hash $(go env GOVERSION)"
+  local caps="${IMAGE_FILE_CAPS:-}"
+  local want="$refs $hash $(go env GOVERSION)${caps:+ caps:$caps}"
   if [[ -f "$stamp" && -f "$out" && "$(cat "$stamp")" == "$want" ]]; then
     log "image $refs already in $out"
     return 0
@@ -93,6 +101,11 @@ build_go_image() {
   local t0=$SECONDS tmp; tmp="$(mktemp -d "$SKYLIFT_CACHE/image-build.XXXXXX")"
   CGO_ENABLED=0 GOFLAGS=-mod=readonly go_build "go build $pkg" "$src" \
     nice -n "${SKYLIFT_BUILD_NICE:-10}" go build -trimpath -ldflags "-s -w" -o "$tmp/$name" "$pkg"
+  if [[ -n "$caps" ]]; then
+    setcap "$caps" "$tmp/$name"
+    # buildah copy keeps the security.capability xattr; fail here rather than at the Pod's bind.
+    [[ -n "$(getcap "$tmp/$name")" ]] || { log "setcap $caps left no capability on $name"; return 1; }
+  fi
   # buildah keeps its own storage under the cache (vfs: no mounts needed, no
   # daemon); the image leaves it as an OCI archive that `ctr images import` reads.
   local bs=(--root "$SKYLIFT_CACHE/buildah/root" --runroot "$SKYLIFT_CACHE/buildah/run" --storage-driver vfs)
@@ -136,12 +149,29 @@ build_echo_image() {
   build_go_image echo-basic "$src" "$pkg" "$pkg@$GATEWAY_API_VERSION" "$hash" "${ECHO_BASIC_IMAGES[*]}" /echo-basic
 }
 
+# CoreDNS as the conformance suite's base manifests run it (Deployment coredns in
+# gateway-conformance-infra, image registry.k8s.io/coredns/coredns:v1.12.2, IfNotPresent), built
+# from github.com/coredns/coredns at the version hack/coredns/go.mod pins, with only the plugins its
+# Corefile uses (hack/coredns/main.go). Like upstream's image it runs as user 65532 with the file
+# capability cap_net_bind_service=+ep: the manifest drops every capability but NET_BIND_SERVICE
+# and sets allowPrivilegeEscalation: false, and a binary without the file capability loses that
+# one at exec (a non-root user keeps no capability across exec otherwise) and cannot bind port 53.
+build_coredns_image() {
+  local src="$SKYLIFT_ROOT/hack/coredns"
+  local hash; hash="$(cd "$src" && cat go.mod go.sum main.go | sha256sum | cut -c1-16)"
+  local version
+  version="$(awk '{ for (i = 1; i < NF; i++) if ($i == "github.com/coredns/coredns") print $(i + 1) }' "$src/go.mod")"
+  IMAGE_FILE_CAPS=cap_net_bind_service=+ep build_go_image coredns "$src" skylift.dev/hack/coredns \
+    "github.com/coredns/coredns@$version" "$hash" "$COREDNS_IMAGE" /coredns
+}
+
 build_images() {
   mkdir -p "$SKYLIFT_CACHE"
   rm -rf "$SKYLIFT_CACHE"/image-build.*
   build_image pause "$PAUSE_IMAGE" /pause
   build_image hello "$HELLO_IMAGE" /hello
   build_echo_image
+  build_coredns_image
 }
 
 parts=("$@")

@@ -5,6 +5,7 @@ import { budgetedServices } from '../apis/teampolicy.ts';
 import { awsTimeoutDefaults } from '../providers/aws/clients.ts';
 import { kubeRequestTimeoutMs } from '../runtime/kube/client.ts';
 import type { LogFormat } from '../runtime/logger.ts';
+import { isGatewayApiMode, type GatewayApiMode } from '../gatewayapi/frontEnd.ts';
 import {
   defaultControllerSettings,
   formatDuration,
@@ -41,6 +42,8 @@ export interface RunOptions extends ControllerSettings {
   readonly kubeTimeoutMs: number;
   /** Every kind of the registry, configured from its own flags. */
   readonly kinds: readonly ConfiguredKind[];
+  /** `--gateway-api`: serve the Gateway API when the cluster has its CRDs (`auto`), or never (`off`). */
+  readonly gatewayApi: GatewayApiMode;
 }
 
 /** Thrown for bad flags or environment; the message says what to fix. */
@@ -121,6 +124,9 @@ Every flag can also be set by the environment variable in brackets.
                                  sets its account's [SKYLIFT_AWS_REQUESTS_PER_SECOND] (default route53=10,
                                  elasticloadbalancing=10, rds=10, ec2=20)
   --kube-timeout DURATION        deadline of one Kubernetes API request [SKYLIFT_KUBE_TIMEOUT] (default ${formatDuration(kubeRequestTimeoutMs)})
+  --gateway-api auto|off         serve the Gateway API (accept GatewayClasses naming Skylift's controller) when
+                                 the cluster serves its CRDs, checked at start; off: never [SKYLIFT_GATEWAY_API]
+                                 (default auto)
 ${kindFlagUsage()}
 `;
 
@@ -202,6 +208,7 @@ export function parseRunOptions(
         'aws-timeout': { type: 'string' },
         'aws-requests-per-second': { type: 'string' },
         'kube-timeout': { type: 'string' },
+        'gateway-api': { type: 'string' },
         ...kindFlagOptions(registry),
       },
     }));
@@ -231,6 +238,9 @@ export function parseRunOptions(
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) {
     throw new UsageError(`--log-level: unknown level ${JSON.stringify(logLevel)}`);
   }
+  const gatewayApi = get('gateway-api', 'SKYLIFT_GATEWAY_API') ?? 'auto';
+  if (!isGatewayApiMode(gatewayApi))
+    throw new UsageError(`--gateway-api: want auto or off, got ${JSON.stringify(gatewayApi)}`);
   const namespaces = (get('namespaces', 'SKYLIFT_NAMESPACES') ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -272,5 +282,6 @@ export function parseRunOptions(
       get('kube-timeout', 'SKYLIFT_KUBE_TIMEOUT') ?? formatDuration(kubeRequestTimeoutMs),
     ),
     kinds: configureKinds((f) => get(f.name, f.env), registry),
+    gatewayApi,
   };
 }

@@ -12,6 +12,7 @@ import { Metrics } from '../runtime/metrics.ts';
 import type { LeaseTiming } from '../runtime/leaderElection.ts';
 import type { KindPlumbing } from '../kinds/module.ts';
 import { createAwsClients } from '../providers/aws/clients.ts';
+import { GatewayApiFrontEnd } from '../gatewayapi/frontEnd.ts';
 import { controllerSettingsOf } from '../runtime/settings.ts';
 import { startTracing } from '../runtime/tracing.ts';
 import { AwsAccounts, roleSessionName } from '../tenancy/accounts.ts';
@@ -27,7 +28,8 @@ export interface RunningOperator {
 
 /**
  * Wires the operator: logger, Kubernetes client, metrics, events, the
- * controllers of the configured kinds, leader election and the probe server; stops
+ * controllers of the configured kinds, the Gateway API front end (when the cluster serves the
+ * Gateway API and `--gateway-api` is not off), leader election and the probe server; stops
  * gracefully on SIGTERM/SIGINT (stop intake, finish in-flight reconciles
  * within the deadline, release the Lease). The caller decides the exit code.
  */
@@ -104,6 +106,8 @@ export function startOperator(
   });
   manager.add(tenants);
   for (const kind of options.kinds) manager.add(kind.controller(plumbing));
+  // The Gateway API front end: decides at start whether the cluster serves the Gateway API.
+  manager.add(new GatewayApiFrontEnd({ client, clock, logger, metrics, mode: options.gatewayApi }));
   let stopRequested = false;
   const onSignal = (sig: NodeJS.Signals): void => {
     logger.info({ signal: sig }, 'shutting down');

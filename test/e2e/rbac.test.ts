@@ -111,7 +111,15 @@ describe('the chart’s RBAC', () => {
     // The teams marker (docs/teams.md): made and read in the release namespace, never changed.
     expect(await canI('create', 'configmaps', '-n', releaseNs)).toBe('yes');
     expect(await canI('get', 'configmaps/skylift-leader-teams', '-n', releaseNs)).toBe('yes');
+    // The Gateway API front end: GatewayClasses read, their status written; nothing else of them.
+    expect(await canI('watch', 'gatewayclasses.gateway.networking.k8s.io')).toBe('yes');
+    expect(await canI('patch', 'gatewayclasses.gateway.networking.k8s.io', '--subresource', 'status')).toBe(
+      'yes',
+    );
     for (const denied of [
+      ['patch', 'gatewayclasses.gateway.networking.k8s.io'],
+      ['delete', 'gatewayclasses.gateway.networking.k8s.io'],
+      ['create', 'gatewayclasses.gateway.networking.k8s.io'],
       ['get', 'configmaps', '-n', releaseNs],
       ['update', 'configmaps/skylift-leader-teams', '-n', releaseNs],
       ['delete', 'configmaps/skylift-leader-teams', '-n', releaseNs],

@@ -248,17 +248,34 @@ describe('Helm chart', () => {
     expect(clusterPlurals).toEqual(['myingressgroups']);
     const all = docs(await helmTemplate({ values: { watchNamespaces: ['team-a', 'team-b'] } }));
     // The operator's only cluster-wide rights: reading TeamPolicies and namespaces (which policy
-    // serves a namespace), writing the policies' status and their Events, and the cluster-scoped
-    // kinds (MyIngressGroup), which no Role can grant. The other ClusterRoles are the ones for users.
-    expect(all.filter((m) => m.kind === 'ClusterRoleBinding').map((m) => m.metadata.name)).toEqual([
-      'skylift-tenancy',
-    ]);
+    // serves a namespace), writing the policies' status and their Events, the cluster-scoped
+    // kinds (MyIngressGroup), which no Role can grant; reading GatewayClasses and writing their
+    // status (both cluster-scoped). The other ClusterRoles are the ones for users.
+    expect(
+      all
+        .filter((m) => m.kind === 'ClusterRoleBinding')
+        .map((m) => m.metadata.name)
+        .sort(),
+    ).toEqual(['skylift-gateway-api', 'skylift-tenancy']);
     expect(
       all
         .filter((m) => m.kind === 'ClusterRole')
         .map((m) => m.metadata.name)
         .sort(),
-    ).toEqual(['skylift-edit', 'skylift-tenancy', 'skylift-view']);
+    ).toEqual(['skylift-edit', 'skylift-gateway-api', 'skylift-tenancy', 'skylift-view']);
+    // GatewayClasses read, the status of Skylift's written: nothing else of the Gateway API yet.
+    expect(rulesOf(one(all, 'ClusterRole', 'skylift-gateway-api'))).toEqual([
+      {
+        apiGroups: ['gateway.networking.k8s.io'],
+        resources: ['gatewayclasses'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      {
+        apiGroups: ['gateway.networking.k8s.io'],
+        resources: ['gatewayclasses/status'],
+        verbs: ['patch', 'update'],
+      },
+    ]);
     const tenancy = all.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift-tenancy');
     expect(
       rulesOf(tenancy as Manifest)
@@ -298,6 +315,7 @@ describe('Helm chart', () => {
     expect(off.filter((m) => m.kind === 'ClusterRole').map((m) => m.metadata.name)).toEqual([
       'skylift',
       'skylift-tenancy',
+      'skylift-gateway-api',
     ]);
   });
 

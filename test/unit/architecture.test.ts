@@ -44,6 +44,7 @@ const runtime = 'src/runtime/';
 const providers = 'src/providers/';
 const tenancy = 'src/tenancy/';
 const trace = 'src/trace/';
+const gatewayApi = 'src/gatewayapi/';
 /** What every kind shares: the KindModule contract, controller settings, refusal explanations. */
 const kindContract = ['src/kinds/module.ts', 'src/kinds/controllerOptions.ts', 'src/kinds/refusals.ts'];
 const registry = 'src/kinds/registry.ts';
@@ -111,9 +112,15 @@ const rooms: readonly Room[] = [
     packages: shipped,
   },
   {
+    files: [gatewayApi],
+    why: 'the Gateway API front end: controllers of the Gateway API’s own objects (GatewayClass now; Gateway and routes next, onto ALBs through the providers and under TeamPolicies), not a kind: no Skylift CRD, nothing the registry lists',
+    may: [tenancy, providers, runtime, apis],
+    packages: shipped,
+  },
+  {
     files: ['src/operator/'],
-    why: 'the operator process: its options and its wiring of the registry’s kinds onto the engine',
-    may: [registry, ...kindContract, tenancy, providers, runtime, apis],
+    why: 'the operator process: its options and its wiring of the registry’s kinds and the Gateway API front end onto the engine',
+    may: [registry, ...kindContract, gatewayApi, tenancy, providers, runtime, apis],
     packages: shipped,
   },
   {

@@ -90,6 +90,26 @@ describe('classifySuiteRun', () => {
     ).toEqual({
       kind: 'crds-mismatch',
     });
+    // The class Accepted, setup waits for the base Gateways (no Gateway controller yet).
+    const baseNotReady = [
+      'helpers.go:273: …: Gateway gateway-conformance-infra/all-namespaces expected observedGeneration to be updated to 1 for all conditions, only 0/2 were updated. stale conditions are: Accepted (generation 0), Programmed (generation 0)',
+      'helpers.go:273: …: Gateway gateway-conformance-infra/all-namespaces expected observedGeneration to be updated to 1 for all conditions',
+      '  Messages:   \terror waiting for gateway-conformance-infra, gateway-conformance-app-backend, gateway-conformance-web-backend namespaces to be ready',
+      '--- FAIL: TestConformance (305.06s)',
+    ].join('\n');
+    expect(classifySuiteRun(1, baseNotReady, false)).toEqual({
+      kind: 'base-not-ready',
+      gateways: ['gateway-conformance-infra/all-namespaces'],
+    });
+    expect(
+      describeSuiteOutcome(
+        { kind: 'base-not-ready', gateways: ['gateway-conformance-infra/all-namespaces'] },
+        'conformance.log',
+        undefined,
+      ),
+    ).toMatch(
+      /Gateways to be Accepted and Programmed \(it named gateway-conformance-infra\/all-namespaces\)/,
+    );
     expect(classifySuiteRun(2, 'panic: test timed out after 30m0s', false)).toEqual({ kind: 'timed-out' });
     expect(classifySuiteRun(null, '', true)).toEqual({ kind: 'timed-out' });
     expect(classifySuiteRun(1, '--- FAIL: TestConformance/HTTPRouteSimpleSameNamespace', false)).toEqual({

@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { tokenAuthFile, newIdentity } from '../../dev/certs.ts';
 import { emulatorEnv } from '../../dev/emulator.ts';
 import { skyliftImage } from '../../dev/images.ts';
+import { corednsImage } from '../../dev/nodeCluster.ts';
 import { renderKubeconfig } from '../../dev/kubeconfig.ts';
 import { parseEnvFile, pinnedVersions, repoRoot, toolPaths } from '../../dev/paths.ts';
 
@@ -55,6 +56,17 @@ describe('pinned versions', () => {
       engines: { node: string };
     };
     expect(pkg.engines.node).toContain(`>=${v.NODE_VERSION.split('.')[0]}`);
+  });
+
+  it('give the conformance CoreDNS image the tag of the CoreDNS module it is built from', () => {
+    // The suite's manifests name registry.k8s.io/coredns/coredns:vX; the image built under that
+    // name is github.com/coredns/coredns vX, pinned by hack/coredns/go.mod.
+    const mod = readFileSync(join(repoRoot, 'hack/coredns/go.mod'), 'utf8');
+    const version = /^\s*(?:require )?github\.com\/coredns\/coredns (v\S+)/m.exec(mod)?.[1];
+    expect(version).toMatch(/^v\d+\.\d+\.\d+$/);
+    expect(corednsImage.name).toBe(`registry.k8s.io/coredns/coredns:${version ?? ''}`);
+    const script = readFileSync(join(repoRoot, 'hack/install-node-runtime.sh'), 'utf8');
+    expect(script).toContain(`\nCOREDNS_IMAGE=${corednsImage.name}\n`);
   });
 
   it('rejects malformed env files', () => {

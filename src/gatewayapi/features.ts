@@ -1,0 +1,21 @@
+// The Gateway API features Skylift claims, in one place: the GatewayClass controller lists them
+// in status.supportedFeatures, the conformance suite reads them from there, and each part of the
+// front end adds its own as it becomes real.
+import type { SupportedFeature } from '../apis/gatewayApi.ts';
+
+/**
+ * The features (the conformance suite's `features.FeatureName`s) Skylift supports today: the core
+ * features of the GATEWAY-HTTP profile. Extended ones (e.g. `HTTPRouteHostRewrite`) are added here
+ * as the front end serves them, and only then: the suite tests what a class lists.
+ */
+export const skyliftSupportedFeatures: readonly string[] = ['Gateway', 'HTTPRoute', 'ReferenceGrant'];
+
+/**
+ * `status.supportedFeatures` for `names`: one `{name}` entry per distinct name, in ascending order
+ * by name as the specification requires (byte order, as Go's sort of the strings). Pure.
+ */
+export function supportedFeaturesStatus(
+  names: readonly string[] = skyliftSupportedFeatures,
+): SupportedFeature[] {
+  return [...new Set(names)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((name) => ({ name }));
+}
