@@ -744,6 +744,10 @@ describe('MyIngress AWS call costs', () => {
     expect(create['elasticloadbalancing:CreateTargetGroup']).toBe(1);
     expect(del['elasticloadbalancing:DeleteLoadBalancer']).toBe(1);
     expect(del['elasticloadbalancing:DeleteTargetGroup']).toBe(1);
+    // Target groups by ownership tag: looked for at full looks and deletion, never at a no-op resync.
+    expect(resync['tagging:GetResources']).toBeUndefined();
+    expect(create['tagging:GetResources']).toBeUndefined();
+    expect(del['tagging:GetResources']).toBe(1);
   });
 });
 
