@@ -113,7 +113,10 @@ export class TaggedResources {
   }
 }
 
-/** The lookups by tag of `aws` (one identity in one account and region); nothing is loaded before the first. */
-export function taggedResourcesOf(aws: AwsClients): TaggedResources {
-  return new TaggedResources(() => taggingClient.of(aws));
+/**
+ * The lookups by tag of `aws` (one identity in one account and region), `perPage` resources a
+ * page (default 100); nothing is loaded before the first.
+ */
+export function taggedResourcesOf(aws: AwsClients, perPage?: number): TaggedResources {
+  return new TaggedResources(() => taggingClient.of(aws), perPage);
 }
