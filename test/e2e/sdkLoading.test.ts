@@ -28,7 +28,7 @@ function packagesIn(urls: readonly string[], packages: readonly string[]): strin
 }
 
 describe('the AWS SDKs of skylift run', () => {
-  it('serving one DNSRecord loads the Route 53 SDK and none of ELBv2, RDS or EC2', async () => {
+  it('serving one DNSRecord loads the Route 53 SDK and none of ELBv2, RDS, EC2, WAFv2 or Tagging', async () => {
     const admin = kubeClient();
     await installCrds(admin);
     const ns = await newNamespace(admin, 'e2e-sdk');
@@ -61,6 +61,7 @@ describe('the AWS SDKs of skylift run', () => {
       '@aws-sdk/client-rds',
       '@aws-sdk/client-ec2',
       '@aws-sdk/client-wafv2',
+      '@aws-sdk/client-resource-groups-tagging-api',
     ];
     expect(packagesIn(urls, sdks)).toEqual(['@aws-sdk/client-route-53']);
   });

@@ -2,11 +2,13 @@
 // VPC and subnets created the way a user would have them.
 import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
+  CreateTargetGroupCommand,
   DeleteLoadBalancerCommand,
   DeregisterTargetsCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
+  DescribeTagsCommand,
   DescribeTargetGroupAttributesCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
@@ -31,6 +33,7 @@ import { counterValue } from '../support/gadgetController.ts';
 import { eventsFor, kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
+import { targetGroupName } from '../../src/kinds/myingress/names.ts';
 
 let admin: KubeClient;
 let proxy: AwsFaultProxy;
@@ -566,6 +569,106 @@ describe('MyIngress creation is never duplicated', () => {
   });
 });
 
+describe('MyIngress target groups a crash left unrecorded', () => {
+  // The crash window: CreateTargetGroup succeeded, the operator was killed before the status
+  // recorded it, and the spec dropped that backend before the next reconcile. Nothing then names
+  // the target group (status, spec): only its ownership tags do.
+
+  /** A target group made by hand beside the object's, carrying `tags`; returns its ARN. */
+  async function handMade(like: string, backend: string, tags: Record<string, string>): Promise<string> {
+    const mine = (await elb.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [like] })))
+      .TargetGroups?.[0];
+    const out = await elb.send(
+      new CreateTargetGroupCommand({
+        // Where the object's create would have put a backend's (its uid's deterministic name).
+        Name: targetGroupName(tags['skylift.dev/uid'] ?? 'untagged', backend, 8080),
+        Protocol: 'HTTP',
+        Port: 8080,
+        VpcId: mine?.VpcId ?? '',
+        TargetType: 'ip',
+        Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+      }),
+    );
+    return out.TargetGroups?.[0]?.TargetGroupArn ?? '';
+  }
+
+  async function tagsOfTg(arn: string): Promise<Record<string, string>> {
+    const d = await elb.send(new DescribeTagsCommand({ ResourceArns: [arn] }));
+    return Object.fromEntries((d.TagDescriptions?.[0]?.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
+  }
+
+  const tgExists = async (arn: string): Promise<boolean> =>
+    elb.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [arn] })).then(
+      (o) => (o.TargetGroups ?? []).length > 0,
+      () => false,
+    );
+
+  /** The object Ready, with its own target group's ARN and ownership tags. */
+  async function readyShop(ns: string): Promise<{ own: string; ours: Record<string, string> }> {
+    await admin.create(resourcePath(myIngressType, { namespace: ns }), {
+      apiVersion: 'aws.skylift.dev/v1alpha1',
+      kind: 'MyIngress',
+      metadata: { name: 'shop' },
+      spec: spec(),
+    });
+    const m = await waitReady(ns, 'shop');
+    const own = (m.status?.targetGroups as { arn: string }[])[0]?.arn ?? '';
+    const all = await tagsOfTg(own);
+    const ours = Object.fromEntries(
+      ['skylift.dev/cluster', 'skylift.dev/owner', 'skylift.dev/uid'].map((k) => [k, all[k] ?? '']),
+    );
+    return { own, ours };
+  }
+
+  it('deletes one carrying its ownership tags at its next full look, and leaves another object’s alone', async () => {
+    const ns = await setup('ming-orphan', { fullCheckMs: 2000 }, '1s');
+    const { own, ours } = await readyShop(ns);
+    const orphan = await handMade(own, 'dropped', ours);
+    const foreign = await handMade(own, `foreign-${ns}`, {
+      ...ours,
+      'skylift.dev/uid': 'another-object-uid',
+    });
+    const untagged = await handMade(own, `untagged-${ns}`, { team: 'someone' });
+    proxy.resetCalls();
+    await waitFor(async () => ((await tgExists(orphan)) ? undefined : true), {
+      timeoutMs: 30_000,
+      description: 'the unrecorded target group deleted at a full look',
+    });
+    const event = await waitFor(
+      async () =>
+        (await eventsFor(admin, ns, 'shop')).find((e) => e.note.includes('unused target group deleted')),
+      { timeoutMs: 10_000, description: 'an Updated Event naming the deletion' },
+    );
+    // Our own leftover, not someone's change: not counted as drift.
+    expect(event.reason).toBe('Updated');
+    expect(proxy.count({ service: 'tagging', operation: 'GetResources' })).toBeGreaterThanOrEqual(1);
+    expect(proxy.count({ operation: 'DeleteTargetGroup' })).toBe(1);
+    expect(await tgExists(own)).toBe(true);
+    expect(await tgExists(foreign)).toBe(true);
+    expect(await tgExists(untagged)).toBe(true);
+    await waitReady(ns, 'shop');
+  });
+
+  it('deletes one carrying its ownership tags with the object, and leaves another object’s alone', async () => {
+    // The default full-check period: no full look comes between the crash and the deletion.
+    const ns = await setup('ming-orphan-del');
+    const { own, ours } = await readyShop(ns);
+    const orphan = await handMade(own, 'dropped', ours);
+    const foreign = await handMade(own, `foreign-${ns}`, {
+      ...ours,
+      'skylift.dev/uid': 'another-object-uid',
+    });
+    await admin.delete(resourcePath(myIngressType, { namespace: ns, name: 'shop' }));
+    await waitFor(
+      async () => ((await readObject(admin, myIngressType, ns, 'shop')) === undefined ? true : undefined),
+      { timeoutMs: 60_000, description: 'shop deleted' },
+    );
+    expect(await tgExists(own)).toBe(false);
+    expect(await tgExists(orphan)).toBe(false);
+    expect(await tgExists(foreign)).toBe(true);
+  });
+});
+
 describe('MyIngress AWS call costs', () => {
   it('measures create, no-op resync and delete, and writes nothing on a no-op resync', async () => {
     const ns = await newNamespace(admin, 'ming-cost');
@@ -641,6 +744,10 @@ describe('MyIngress AWS call costs', () => {
     expect(create['elasticloadbalancing:CreateTargetGroup']).toBe(1);
     expect(del['elasticloadbalancing:DeleteLoadBalancer']).toBe(1);
     expect(del['elasticloadbalancing:DeleteTargetGroup']).toBe(1);
+    // Target groups by ownership tag: looked for at full looks and deletion, never at a no-op resync.
+    expect(resync['tagging:GetResources']).toBeUndefined();
+    expect(create['tagging:GetResources']).toBeUndefined();
+    expect(del['tagging:GetResources']).toBe(1);
   });
 });
 

@@ -4,6 +4,7 @@
 // deleting them leaves nothing behind, and the last member out deletes the load balancer.
 import { DescribeSecurityGroupsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
+  CreateTargetGroupCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
@@ -25,6 +26,7 @@ import {
   type MyIngressGroupSpec,
 } from '../../src/kinds/myingress/group/api.ts';
 import { myIngressGroupController } from '../../src/kinds/myingress/group/controller.ts';
+import type { MyIngressSettings } from '../../src/kinds/myingress/settings.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
@@ -56,14 +58,25 @@ afterEach(async () => {
   for (const r of running.splice(0)) await r.stop();
 });
 
-/** Two namespaces (the second labelled `team=b`), served by a MyIngress and a MyIngressGroup controller. */
-async function serve(): Promise<{ a: string; b: string }> {
+/**
+ * Two namespaces (the second labelled `team=b`), served by a MyIngress and a MyIngressGroup
+ * controller (the group's with `group` settings and `resyncPeriod` when given).
+ */
+async function serve(
+  group: Partial<MyIngressSettings> = {},
+  resyncPeriod?: string,
+): Promise<{ a: string; b: string }> {
   const a = await newNamespace(admin, 'grp-a');
   const b = await newNamespace(admin, 'grp-b');
   await admin.patch(`/api/v1/namespaces/${b}`, { metadata: { labels: { team: 'b' } } }, 'merge');
   const opts = { namespace: `${a},${b}`, endpoint: proxy.endpoint };
   running.push(await startController((s) => myIngressController(s, { pollMs: 300 }), opts));
-  running.push(await startController((s) => myIngressGroupController(s, { pollMs: 300 }), opts));
+  running.push(
+    await startController((s) => myIngressGroupController(s, { pollMs: 300, ...group }), {
+      ...opts,
+      ...(resyncPeriod !== undefined ? { resyncPeriod } : {}),
+    }),
+  );
   await admin.create(`/api/v1/namespaces/${a}/services`, {
     metadata: { name: 'web' },
     spec: { ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
@@ -258,6 +271,8 @@ describe('MyIngressGroup', () => {
       .filter((c) => c.service === 'elasticloadbalancing' && !/^Describe/.test(c.operation))
       .map((c) => c.operation);
     expect(writes).toEqual(['ModifyRule']);
+    // The full look the merged spec's change causes looks for target groups by tag once, no more.
+    expect(proxy.count({ service: 'tagging', operation: 'GetResources' })).toBeLessThanOrEqual(1);
     console.info(
       `AWS calls for one member's rule change: ${JSON.stringify(
         proxy
@@ -407,6 +422,66 @@ describe('MyIngressGroup', () => {
       { timeoutMs: 30_000, description: 'the first group no longer lists the mover' },
     );
     expect(first.status?.members?.map((m) => [m.name, m.state])).toEqual([['stay', 'Attached']]);
+  });
+
+  it('removes a target group a crash left unrecorded for a member that has left, at its next full look', async () => {
+    // The crash window, for a group: CreateTargetGroup for a member succeeded, the operator was
+    // killed before the group's status recorded it, and the member left before the next reconcile
+    // (the merged spec no longer names its backend). Only the tags name it: the group's ownership,
+    // skylift.dev/group and the member's uid.
+    const { a } = await serve({ fullCheckMs: 2000 }, '1s');
+    const g = await createGroup(groupSpec());
+    await createMember(
+      a,
+      'stay',
+      member(g, 'stay.example.com', {
+        rules: [
+          {
+            priority: 1,
+            hosts: ['stay.example.com'],
+            action: { forward: { service: { name: 'web', port: 80 } } },
+          },
+        ],
+      }),
+    );
+    await memberWhere(a, 'stay', ready, 'Ready');
+    const [[own, tags] = ['', {}]] = [...(await groupTargetGroups(g)).entries()];
+    const vpcId =
+      (await elb.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [own] }))).TargetGroups?.[0]
+        ?.VpcId ?? '';
+    const made = async (name: string, t: Record<string, string>): Promise<string> =>
+      (
+        await elb.send(
+          new CreateTargetGroupCommand({
+            Name: name,
+            Protocol: 'HTTP',
+            Port: 8080,
+            VpcId: vpcId,
+            TargetType: 'ip',
+            Tags: Object.entries(t).map(([Key, Value]) => ({ Key, Value })),
+          }),
+        )
+      ).TargetGroups?.[0]?.TargetGroupArn ?? '';
+    const suffix = randomBytes(3).toString('hex');
+    const left = await made(`sky-left-${suffix}`, { ...tags, 'skylift.dev/member': 'a-member-that-left' });
+    // Another group's (another object's uid), tagged with this group's name all the same: not ours.
+    const foreign = await made(`sky-foreign-${suffix}`, {
+      ...tags,
+      'skylift.dev/uid': 'another-group-uid',
+      'skylift.dev/member': 'a-member-that-left',
+    });
+    const exists = async (arn: string): Promise<boolean> =>
+      elb.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [arn] })).then(
+        (o) => (o.TargetGroups ?? []).length > 0,
+        () => false,
+      );
+    await waitFor(async () => ((await exists(left)) ? undefined : true), {
+      timeoutMs: 30_000,
+      description: 'the left member’s unrecorded target group removed at a full look',
+    });
+    expect(await exists(own)).toBe(true);
+    expect(await exists(foreign)).toBe(true);
+    await memberWhere(a, 'stay', ready, 'still Ready');
   });
 
   it.each<{ reason: string; path: () => string; body: () => object; message: RegExp }>([

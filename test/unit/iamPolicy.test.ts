@@ -27,6 +27,7 @@ const iamPrefix: Record<string, string> = {
   '@aws-sdk/client-ec2': 'ec2',
   '@aws-sdk/client-sts': 'sts',
   '@aws-sdk/client-wafv2': 'wafv2',
+  '@aws-sdk/client-resource-groups-tagging-api': 'tag',
 };
 /** The operator's code: what runs in the pod under the IAM role (not the dev tooling or the CLI's helpers). */
 const operatorCode = ['src/operator', 'src/runtime', 'src/providers', 'src/kinds', 'src/tenancy'];
@@ -173,7 +174,7 @@ function skyliftContext(action: string): Context {
 describe('deploy/iam/policy.json', () => {
   const operations = operationsInCode();
 
-  it('finds the operations in the code (sanity: all four services, STS for TeamPolicy roles, ACM for certificates allowed by tag)', () => {
+  it('finds the operations in the code (sanity: all four services, STS for TeamPolicy roles, ACM for certificates allowed by tag, the Tagging API for children found by tag)', () => {
     const services = new Set([...operations.keys()].map((a) => a.split(':')[0]));
     expect([...services].sort()).toEqual([
       'acm',
@@ -182,12 +183,14 @@ describe('deploy/iam/policy.json', () => {
       'rds',
       'route53',
       'sts',
+      'tag',
       'wafv2',
     ]);
     expect(operations.size).toBeGreaterThan(30);
     // Read from the imports made on first use (`await import(…)`) too.
     expect(operations.get('ec2:DescribeSubnets')).toContain('src/kinds/myingress/loadBalancer.ts');
     expect(operations.get('sts:GetCallerIdentity')).toEqual(['src/tenancy/accounts.ts']);
+    expect(operations.get('tag:GetResources')).toEqual(['src/providers/aws/taggedResources.ts']);
   });
 
   it('documents the grant of what policy.json leaves out (the operator role assuming team roles)', () => {

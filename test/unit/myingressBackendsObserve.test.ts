@@ -13,6 +13,10 @@ import {
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
+import {
+  GetResourcesCommand,
+  ResourceGroupsTaggingAPIClient,
+} from '@aws-sdk/client-resource-groups-tagging-api';
 import { mockClient } from 'aws-sdk-client-mock';
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -23,12 +27,15 @@ import { isServiceEndpointSlice } from '../../src/kinds/myingress/backends.ts';
 import type { MyIngress } from '../../src/kinds/myingress/api.ts';
 import { targetGroupName } from '../../src/kinds/myingress/names.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
+import { TaggedResources } from '../../src/providers/aws/taggedResources.ts';
 import type { ReconcileContext } from '../../src/runtime/adapter.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { TargetHealthBoard } from '../../src/kinds/myingress/targetHealthBoard.ts';
 import { managedGroupId, mockManagedGroup } from '../support/managedGroupMock.ts';
 
 const elb = mockClient(ElasticLoadBalancingV2Client);
+// No target group found by ownership tag (looks.ts asks at full looks).
+mockClient(ResourceGroupsTaggingAPIClient).on(GetResourcesCommand).resolves({ ResourceTagMappingList: [] });
 const lbArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/sky-1-shop-shop/1';
 const tgArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/sky-1-web-80/2';
 const pollMs = 300;
@@ -92,6 +99,9 @@ function adapter(caches: Caches): MyIngressAdapter {
     },
     describer: new LoadBalancerDescriber(client, realClock, 0),
     tagDescriber: new TagDescriber(client, realClock, 0),
+    taggedResources: new TaggedResources(() =>
+      Promise.resolve(new ResourceGroupsTaggingAPIClient({ region: 'us-east-1' })),
+    ),
     service: (ns, name) => (ns === 'shop' ? caches.services[name] : undefined),
     endpointSlices: (ns, svc) =>
       caches.slices.filter(

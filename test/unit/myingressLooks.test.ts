@@ -8,6 +8,7 @@ import {
   CreateListenerCommand,
   CreateLoadBalancerCommand,
   CreateTargetGroupCommand,
+  DeleteTargetGroupCommand,
   DescribeListenersCommand,
   DescribeLoadBalancerAttributesCommand,
   DescribeLoadBalancersCommand,
@@ -22,6 +23,10 @@ import {
   type Listener,
   type TargetGroup,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
+import {
+  GetResourcesCommand,
+  ResourceGroupsTaggingAPIClient,
+} from '@aws-sdk/client-resource-groups-tagging-api';
 import { mockClient } from 'aws-sdk-client-mock';
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -35,6 +40,7 @@ import {
 import type { MyIngress, MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 import { loadBalancerName, targetGroupName } from '../../src/kinds/myingress/names.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../src/providers/elbv2/describeBatcher.ts';
+import { TaggedResources } from '../../src/providers/aws/taggedResources.ts';
 import type { ExistingObservation, Observation, ReconcileContext } from '../../src/runtime/adapter.ts';
 import { realClock } from '../../src/runtime/clock.ts';
 import { FakeClock } from '../support/fakeClock.ts';
@@ -42,6 +48,7 @@ import { TargetHealthBoard } from '../../src/kinds/myingress/targetHealthBoard.t
 import { managedGroupId, mockManagedGroup } from '../support/managedGroupMock.ts';
 
 const elb = mockClient(ElasticLoadBalancingV2Client);
+const tagging = mockClient(ResourceGroupsTaggingAPIClient);
 const lbArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/sky-1-shop-shop/1';
 const tgArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/sky-1-web-80/2';
 const listenerArn = `${lbArn}/l80`;
@@ -118,6 +125,9 @@ function adapter(): MyIngressAdapter {
     },
     describer: new LoadBalancerDescriber(client, realClock, 0),
     tagDescriber: new TagDescriber(client, realClock, 0),
+    taggedResources: new TaggedResources(() =>
+      Promise.resolve(new ResourceGroupsTaggingAPIClient({ region: 'us-east-1' })),
+    ),
     service: (ns, name) => (ns === 'shop' && name === 'web' ? web : undefined),
     endpointSlices: () => slices,
     backendCachesSynced: () => true,
@@ -145,8 +155,19 @@ function awsError(name: string): Error {
   return Object.assign(new Error(name), { name, $metadata: { httpStatusCode: 400 } });
 }
 
+/** What the mocked Tagging API lists for target groups with the object's uid (it filters nothing itself). */
+let tagged: { ResourceARN: string; Tags: { Key: string; Value: string }[] }[];
+
 beforeEach(() => {
   elb.reset();
+  tagging.reset();
+  tagged = [
+    {
+      ResourceARN: tgArn,
+      Tags: Object.entries(ownershipTagMap(ctx.ownership)).map(([Key, Value]) => ({ Key, Value })),
+    },
+  ];
+  tagging.on(GetResourcesCommand).callsFake(() => Promise.resolve({ ResourceTagMappingList: tagged }));
   slices = [slice('10.0.0.1')];
   aws = {
     listeners: [
@@ -479,5 +500,89 @@ describe('MyIngress looks after create and update', () => {
     elb.resetHistory();
     existing(await a.observe(ingress(), ctx));
     expect(calls()).toContain('DescribeListeners');
+  });
+});
+
+describe('MyIngress target groups found by ownership tag', () => {
+  const strayArn = 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/sky-1-api-8080/3';
+  const withTags = (arn: string, tags: Record<string, string>) => ({
+    ResourceARN: arn,
+    Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+  });
+
+  it.each([
+    {
+      reason: 'one with this object’s uid and cluster that the spec does not want is a stray',
+      tags: ownershipTagMap(ctx.ownership),
+      strays: [strayArn],
+    },
+    {
+      reason: 'one of another cluster (the same uid) is never ours',
+      tags: ownershipTagMap({ ...ctx.ownership, cluster: 'other-cluster' }),
+      strays: [],
+    },
+    {
+      reason: 'one the Tagging API answers with another uid (it filters by ours) is not ours',
+      tags: ownershipTagMap({ ...ctx.ownership, uid: 'uid-2' }),
+      strays: [],
+    },
+    { reason: 'one without ownership tags is not ours', tags: { team: 'a' }, strays: [] },
+  ])('$reason', async ({ tags, strays }) => {
+    tagged = [...tagged, withTags(strayArn, tags)];
+    const obs = existing(await adapter().observe(ingress(), ctx));
+    // The wanted target group is listed too, and is no stray.
+    expect(obs.details.found === 'loadBalancer' ? obs.details.strayTargetGroups : undefined).toEqual(strays);
+    expect(obs.delta).toEqual(
+      strays.map(() => ({
+        field: 'targetGroups',
+        change: 'target group sky-1-api-8080 not wanted',
+        operation: true,
+      })),
+    );
+    expect(tagging.commandCalls(GetResourcesCommand).map((c) => c.args[0].input)).toEqual([
+      {
+        TagFilters: [{ Key: 'skylift.dev/uid', Values: ['uid-1'] }],
+        ResourceTypeFilters: ['elasticloadbalancing:targetgroup'],
+        ResourcesPerPage: 100,
+      },
+    ]);
+  });
+
+  it('asks the Tagging API at full looks only, never when the children are recalled', async () => {
+    const a = adapter();
+    await a.observe(ingress(), ctx);
+    expect(tagging.commandCalls(GetResourcesCommand)).toHaveLength(1);
+    tagging.resetHistory();
+    clock.advance(fullCheckMs - 1);
+    await a.observe(ingress(), ctx);
+    expect(tagging.commandCalls(GetResourcesCommand)).toHaveLength(0);
+    clock.advance(1);
+    await a.observe(ingress(), ctx);
+    expect(tagging.commandCalls(GetResourcesCommand)).toHaveLength(1);
+  });
+
+  it('does not look for strays under ObserveOnly, which would never delete them', async () => {
+    tagged = [...tagged, withTags(strayArn, ownershipTagMap(ctx.ownership))];
+    const obs = existing(
+      await adapter().observe(ingress({ ...baseSpec, managementPolicy: 'ObserveOnly' }), ctx),
+    );
+    expect(obs.delta).toEqual([]);
+    expect(tagging.commandCalls(GetResourcesCommand)).toHaveLength(0);
+  });
+
+  it('deletes a stray in the update, after the listeners and rules, and recalls nothing of it', async () => {
+    tagged = [...tagged, withTags(strayArn, ownershipTagMap(ctx.ownership))];
+    elb.on(DeleteTargetGroupCommand).resolves({});
+    const a = adapter();
+    const obs = existing(await a.observe(ingress(), ctx));
+    elb.resetHistory();
+    const updated = await a.update(ingress(), obs, ctx);
+    expect(elb.commandCalls(DeleteTargetGroupCommand).map((c) => c.args[0].input)).toEqual([
+      { TargetGroupArn: strayArn },
+    ]);
+    expect(updated.description).toBe('unused target group deleted');
+    elb.resetHistory();
+    expect(existing(await a.observe(ingress(), ctx)).delta).toEqual([]);
+    expect(calls()).toEqual(['DescribeLoadBalancers']);
   });
 });

@@ -58,6 +58,7 @@ const lookupSdks = [
   '@aws-sdk/client-acm',
   '@aws-sdk/client-sts',
   '@aws-sdk/client-wafv2',
+  '@aws-sdk/client-resource-groups-tagging-api',
 ] as const;
 /** Which of `among` (default {@link lazySdks}) a process loaded. */
 const lazySdksIn = (urls: readonly string[], among: readonly string[] = lazySdks): string[] =>
@@ -148,6 +149,7 @@ function withAwsClients(body: string): string[] {
     guardrails: own('src/kinds/myingress/guardrails.ts'),
     webAcl: own('src/kinds/myingress/webAcl.ts'),
     securityGroup: own('src/kinds/myingress/securityGroup.ts'),
+    tagged: own('src/providers/aws/taggedResources.ts'),
   };
   return [
     '--input-type=module',
@@ -162,6 +164,7 @@ function withAwsClients(body: string): string[] {
     const { checkMyIngress, guardLookups } = await import(${JSON.stringify(imports.guardrails)});
     const { WebAcls, wafv2Of } = await import(${JSON.stringify(imports.webAcl)});
     const { SecurityGroups } = await import(${JSON.stringify(imports.securityGroup)});
+    const { taggedResourcesOf } = await import(${JSON.stringify(imports.tagged)});
     const clientOptions = {
       clock: realClock,
       metrics: new Metrics(),
@@ -196,7 +199,7 @@ function withAwsClients(body: string): string[] {
   ];
 }
 
-describe('the AWS SDKs loaded on first use (EC2, ACM, STS, WAFv2)', () => {
+describe('the AWS SDKs loaded on first use (EC2, ACM, STS, WAFv2, Tagging)', () => {
   const subnets = "['subnet-0a', 'subnet-0b']";
   it.each([
     {
@@ -240,6 +243,18 @@ describe('the AWS SDKs loaded on first use (EC2, ACM, STS, WAFv2)', () => {
       body: "await settle(new WebAcls({ elbv2, wafv2: wafv2Of(aws) }).attached('arn:aws:elasticloadbalancing:us-east-1:111122223333:loadbalancer/app/web/1'));",
       says: /^failed: read web ACL of load balancer/,
       loads: ['@aws-sdk/client-wafv2'],
+    },
+    {
+      reason: 'the lookups by tag, built and unused, load no Tagging API SDK',
+      body: "taggedResourcesOf(aws); console.log('ok');",
+      says: /^ok$/,
+      loads: [],
+    },
+    {
+      reason: 'finding target groups by ownership tag (a full look, a deletion) loads the Tagging API SDK',
+      body: "await settle(taggedResourcesOf(aws).find('find target groups by ownership tag', { resourceTypes: ['elasticloadbalancing:targetgroup'], tags: { 'skylift.dev/uid': 'u1' } }));",
+      says: /^failed: find target groups by ownership tag/,
+      loads: ['@aws-sdk/client-resource-groups-tagging-api'],
     },
     {
       reason: 'a TeamPolicy check that looks nothing up (scheme, subnets by ID against IDs)',

@@ -227,8 +227,11 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     const listeners = await this.listeners.sync(u, d.listeners, tgArns, held);
     await this.listeners.syncRules(u, d.rules, listeners.listenerArns, tgArns);
     await this.listeners.deleteUnwanted(u, listeners.unwanted);
-    // Target groups no longer referenced (recorded in status) go last.
-    await this.targetGroups.deleteUnused(u, new Set(tgArns.values()), inherited);
+    // Target groups no longer referenced go last: recorded in status, inherited, or found by tag.
+    await this.targetGroups.deleteUnused(u, new Set(tgArns.values()), [
+      ...inherited,
+      ...(d.strayTargetGroups ?? []),
+    ]);
     // A managed group spec.securityGroups replaced, once detached (AWS may hold it a while yet).
     await this.securityGroups.dropUnwanted(u, d.securityGroup);
     if (d.known !== undefined) {
@@ -248,8 +251,12 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     return { description: u.done.length > 0 ? u.done.join('; ') : 'nothing to change' };
   }
 
-  async delete(mr: MyIngress, observed: IngressObservation): Promise<{ gone: boolean }> {
-    return this.teardown.delete(mr, observed.details);
+  async delete(
+    mr: MyIngress,
+    observed: IngressObservation,
+    ctx: ReconcileContext,
+  ): Promise<{ gone: boolean }> {
+    return this.teardown.delete(mr, observed.details, ctx.ownership);
   }
 
   /**
@@ -262,7 +269,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     ctx: ReconcileContext,
   ): Promise<Observation<MyIngressDetails, MyIngressField>> {
     if (mr.metadata.deletionTimestamp === undefined) return { exists: false };
-    const leftovers = await this.targetGroups.owned(mr);
+    const leftovers = await this.targetGroups.owned(mr, ctx.ownership);
     const group = await this.securityGroups.find(mr);
     const sg = group?.ownership?.uid === ctx.ownership.uid ? group.id : undefined;
     if (leftovers.length === 0 && sg === undefined) return { exists: false };
@@ -324,6 +331,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
       webAcl,
       securityGroup,
       egressPorts,
+      strayTargetGroups,
     } = observed;
     const { selectedSubnets, failure } = await this.selectSubnets(mr, lb, known);
     if (selectedSubnets !== undefined && !sameSet(subnetsOf(lb), selectedSubnets))
@@ -372,6 +380,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
         ...(certificates !== undefined ? { certificates } : {}),
         ...(securityGroup !== undefined ? { securityGroup } : {}),
         egressPorts,
+        ...(strayTargetGroups !== undefined ? { strayTargetGroups } : {}),
       },
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
       ...(failure !== undefined ? { failure } : {}),

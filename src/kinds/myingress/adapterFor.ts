@@ -5,6 +5,7 @@ import type { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-
 import { ScopeKey } from '../../providers/aws/accountScope.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { AccountReaders } from '../../providers/aws/readers.ts';
+import { taggedResourcesOf } from '../../providers/aws/taggedResources.ts';
 import { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { ExternalClient } from '../../runtime/adapter.ts';
@@ -20,7 +21,14 @@ import { hostCertificates } from './acm.ts';
 /** What the adapter reads from the cluster (the controller's caches) and how often it looks. */
 export type MyIngressClusterDeps = Omit<
   MyIngressAdapterDeps,
-  'elbv2' | 'elbv2Create' | 'ec2' | 'wafv2' | 'describer' | 'tagDescriber' | 'certificates'
+  | 'elbv2'
+  | 'elbv2Create'
+  | 'ec2'
+  | 'wafv2'
+  | 'describer'
+  | 'tagDescriber'
+  | 'taggedResources'
+  | 'certificates'
 > & {
   /** How long one ACM certificate list answers host lookups in an account (settings.ts). */
   readonly certificateListMaxAgeMs: number;
@@ -43,7 +51,8 @@ const elbv2AccountKey = new ScopeKey<Elbv2Account>('myingress/elbv2');
  * Builds the adapter for `aws` (one identity in one account and region), with its account's shared
  * describe batchers ({@link Elbv2Account}); its writes are signed by `aws`.
  * Loads the ELBv2 clients of `aws` (and the SDK, the first time); EC2 is loaded only by a lookup
- * that needs it, and WAFv2 by the first object with a web ACL. Starts nothing. Elastic Load Balancing's terminal refusals name the spec field and
+ * that needs it, WAFv2 by the first object with a web ACL, and the Tagging API by the first
+ * full look or deletion (its target groups by ownership tag). Starts nothing. Elastic Load Balancing's terminal refusals name the spec field and
  * a fix (awsRefusals.ts).
  */
 export async function myIngressAdapterFor(
@@ -73,6 +82,7 @@ export async function myIngressAdapterFor(
       wafv2: wafv2Of(aws),
       describer: account.describer,
       tagDescriber: account.tagDescriber,
+      taggedResources: taggedResourcesOf(aws),
     }),
     (err, mr) => explainRefusal(err, myingressRefusals, mr.spec),
   );

@@ -65,6 +65,11 @@ export interface ObservedLoadBalancer {
   readonly securityGroup?: ManagedGroupLook | undefined;
   /** The ports the targets listen on (the managed group's outbound rules); undefined: not known. */
   readonly egressPorts?: readonly number[] | undefined;
+  /**
+   * Target groups carrying this object's ownership tags that the spec does not want (ARNs), found
+   * by tag at a full look (TargetGroups.strays); undefined when not looked for (recalled children).
+   */
+  readonly strayTargetGroups?: readonly string[] | undefined;
 }
 
 /**
@@ -116,6 +121,14 @@ export function ingressDelta(
     if (t.tg !== undefined && targetGroupTagsDiffer(mr, ours, t.tags))
       delta.push({ field: 'tags', change: `tags of target group ${t.want.key}` });
   }
+  // Our own leftovers (a create never recorded, a delete refused while in use): deleted by the
+  // update's last step — housekeeping, not a difference from the spec, and not drift.
+  for (const arn of o.strayTargetGroups ?? [])
+    delta.push({
+      field: 'targetGroups',
+      change: `target group ${targetGroupNameOf(arn)} not wanted`,
+      operation: true,
+    });
   const allTgs = o.targetGroups.every((t) => t.tg !== undefined);
   for (const want of mr.spec.listeners ?? []) {
     // A listener held back for a certificate not found is left as AWS has it (certificateHosts.ts).
@@ -243,4 +256,9 @@ export function healthCheckMatches(tg: TargetGroup, want: DesiredTargetGroup): b
 /** Same members, any order. Pure. */
 export function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+}
+
+/** A target group's name from its ARN (`…:targetgroup/<name>/<id>`), or the ARN. Pure. */
+export function targetGroupNameOf(arn: string): string {
+  return /:targetgroup\/([^/]+)\//.exec(arn)?.[1] ?? arn;
 }

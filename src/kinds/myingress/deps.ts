@@ -5,6 +5,7 @@ import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { ElasticLoadBalancingV2Client, LoadBalancer } from '@aws-sdk/client-elastic-load-balancing-v2';
 import type { WAFV2Client } from '@aws-sdk/client-wafv2';
 import type { LoadBalancerDescriber, TagDescriber } from '../../providers/elbv2/describeBatcher.ts';
+import type { TaggedResources } from '../../providers/aws/taggedResources.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
 import type { MyIngress } from './api.ts';
 import type { AppliedChildren } from './applied.ts';
@@ -24,6 +25,11 @@ export interface MyIngressAdapterDeps {
   readonly wafv2: () => Promise<WAFV2Client>;
   readonly describer: LoadBalancerDescriber;
   readonly tagDescriber: TagDescriber;
+  /**
+   * Resources by tag (the Tagging API, its SDK loaded by the first lookup): the target groups a
+   * full look or a deletion finds by ownership tag (targetGroups.ts).
+   */
+  readonly taggedResources: TaggedResources;
   /** Cached Service by namespace and name. */
   readonly service: (namespace: string, name: string) => BackendService | undefined;
   /** Cached EndpointSlices the EndpointSlice controller manages for a Service (see isServiceEndpointSlice). */

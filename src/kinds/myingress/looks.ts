@@ -181,7 +181,8 @@ export class Looks {
 
   /**
    * Every child described: listeners and their rules, attributes, target groups with their targets
-   * and attributes, tags, and the web ACL when spec.waf names one or Skylift recorded one (webAclNeeded).
+   * and attributes, tags, the web ACL when spec.waf names one or Skylift recorded one (webAclNeeded),
+   * and the target groups of ours the spec does not want, found by ownership tag (one GetResources).
    */
   private async full(
     mr: MyIngress,
@@ -199,6 +200,12 @@ export class Looks {
     const targetGroups = groups.map((t) => ({ ...t, tags: tagged.get(t.tg?.TargetGroupArn ?? '') }));
     const webAcl = webAclNeeded(mr.spec, tags) ? await this.parts.webAcls.attached(arn) : undefined;
     const securityGroup = await this.managedGroup(mr, ctx, lb);
+    // Target groups of ours no lookup above finds: made but never recorded, their backend dropped
+    // since. Not under ObserveOnly, which would never delete them.
+    const strays =
+      mr.spec.managementPolicy === 'ObserveOnly'
+        ? undefined
+        : await this.parts.targetGroups.strays(ctx.ownership, new Set(tgArns));
     return {
       ownership: ownershipFromTags(tags),
       lb,
@@ -210,6 +217,7 @@ export class Looks {
       ...(webAcl !== undefined ? { webAcl } : {}),
       ...(securityGroup !== undefined ? { securityGroup } : {}),
       egressPorts: this.parts.targetGroups.targetPorts(mr),
+      ...(strays !== undefined ? { strayTargetGroups: strays } : {}),
     };
   }
 

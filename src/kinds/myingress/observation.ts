@@ -53,6 +53,8 @@ export type MyIngressDetails =
       readonly securityGroup?: ManagedGroupLook | undefined;
       /** The ports the targets listen on, when known (the managed group's outbound rules). */
       readonly egressPorts?: readonly number[] | undefined;
+      /** Target groups of ours the spec does not want, found by tag at a full look (ARNs). */
+      readonly strayTargetGroups?: readonly string[] | undefined;
     }
   /** Only target groups, or the managed security group, are left of a deleted object. */
   | {

@@ -14,7 +14,7 @@ import {
   type TargetGroup,
   type TargetHealthDescription,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { ownershipFromTags, type OwnershipTags } from '../../apis/managed.ts';
+import { ownershipFromTags, ownershipTagKeys, type OwnershipTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
 import { AwsReason, hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
 import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
@@ -39,14 +39,27 @@ import { registersBeforeReady } from './readinessGate.ts';
 
 type TargetGroupDeps = Pick<
   MyIngressAdapterDeps,
-  'elbv2' | 'elbv2Create' | 'tagDescriber' | 'service' | 'endpointSlices' | 'backendCachesSynced' | 'gatedPod'
+  | 'elbv2'
+  | 'elbv2Create'
+  | 'tagDescriber'
+  | 'taggedResources'
+  | 'service'
+  | 'endpointSlices'
+  | 'backendCachesSynced'
+  | 'gatedPod'
 >;
+
+/** The Tagging API's name for an ELBv2 target group. */
+const targetGroupResourceType = 'elasticloadbalancing:targetgroup';
 
 /**
  * The target groups of MyIngresses, found by deterministic name (and by the
- * ARNs recorded in status), and their targets, wanted from the cached
- * Services and EndpointSlices. Reads throw typed errors when AWS cannot be
- * asked; every write is idempotent.
+ * ARNs recorded in status) — and, at full looks and deletion, by their
+ * ownership tags (the Tagging API), so that one created but never recorded
+ * (the operator killed between CreateTargetGroup and the status write) is
+ * found again once the spec no longer names it — and their targets, wanted
+ * from the cached Services and EndpointSlices. Reads throw typed errors when
+ * AWS cannot be asked; every write is idempotent.
  */
 export class TargetGroups {
   private readonly d: TargetGroupDeps;
@@ -84,11 +97,11 @@ export class TargetGroups {
   }
 
   /**
-   * The target groups that exist and carry this object's ownership tags:
-   * those recorded in its status and those at its deterministic names.
-   * Read-only; throws a typed error when AWS cannot be asked.
+   * The target groups that exist and carry this object's ownership tags (`ours`): those recorded in
+   * its status, those at its deterministic names, and those the Tagging API lists with its uid
+   * (tagged), each once. Read-only; throws a typed error when AWS cannot be asked.
    */
-  async owned(mr: MyIngress): Promise<string[]> {
+  async owned(mr: MyIngress, ours: OwnershipTags): Promise<string[]> {
     const uid = mr.metadata.uid ?? '';
     const arns = new Set<string>();
     for (const recorded of recordedTargetGroups(mr)) {
@@ -99,9 +112,40 @@ export class TargetGroups {
       const tg = await this.by({ Names: [want.name] });
       if (tg?.TargetGroupArn !== undefined) arns.add(tg.TargetGroupArn);
     }
-    if (arns.size === 0) return [];
-    const tags = await tagsOf(this.d.tagDescriber, [...arns]);
-    return [...arns].filter((a) => ownershipFromTags(tags.get(a) ?? {})?.uid === uid);
+    const found =
+      arns.size === 0
+        ? []
+        : await tagsOf(this.d.tagDescriber, [...arns]).then((tags) =>
+            [...arns].filter((a) => ownershipFromTags(tags.get(a) ?? {})?.uid === uid),
+          );
+    // The Tagging API may not list one created moments ago: the lookups above stay the authority.
+    return [...new Set([...found, ...(await this.tagged(ours))])];
+  }
+
+  /**
+   * The target groups the Tagging API lists with this object's ownership (`ours`: its uid, in
+   * this cluster) that are not among `wanted` (ARNs): one a create made but no status recorded,
+   * whose backend the spec has dropped since (a MyIngressGroup's member that left, an edit), or one
+   * an earlier delete could not remove yet. One GetResources (a page per 100). Never one without
+   * our tags: another object's or another cluster's are not listed or are filtered out. Read-only.
+   */
+  async strays(ours: OwnershipTags, wanted: ReadonlySet<string>): Promise<string[]> {
+    return (await this.tagged(ours)).filter((a) => !wanted.has(a));
+  }
+
+  /** The target groups tagged with `ours` (uid and cluster both match). One GetResources. Read-only. */
+  private async tagged(ours: OwnershipTags): Promise<string[]> {
+    if (ours.uid === '') return [];
+    const found = await this.d.taggedResources.find('find target groups by ownership tag', {
+      resourceTypes: [targetGroupResourceType],
+      tags: { [ownershipTagKeys.uid]: ours.uid },
+    });
+    return found
+      .filter((r) => {
+        const owner = ownershipFromTags(r.tags);
+        return owner?.uid === ours.uid && owner.cluster === ours.cluster;
+      })
+      .map((r) => r.arn);
   }
 
   /**
@@ -176,16 +220,16 @@ export class TargetGroups {
   }
 
   /**
-   * The update's last step: deletes the target groups recorded in status
-   * that are not among `wanted` (ARNs). One still in use is left for a later
-   * update.
+   * The update's last step: deletes the target groups recorded in status, and those in `others`
+   * (an adopted load balancer's inherited ones, the strays a full look found), that are not among
+   * `wanted` (ARNs). One still in use is left for a later update.
    */
   async deleteUnused(
     u: IngressUpdate,
     wanted: ReadonlySet<string>,
-    inherited: readonly string[] = [],
+    others: readonly string[] = [],
   ): Promise<void> {
-    for (const old of new Set([...recordedTargetGroups(u.mr), ...inherited])) {
+    for (const old of new Set([...recordedTargetGroups(u.mr), ...others])) {
       if (!wanted.has(old)) {
         await this.delete(old);
         u.done.push('unused target group deleted');
