@@ -561,6 +561,22 @@ describe('MyIngress target groups found by ownership tag', () => {
     expect(tagging.commandCalls(GetResourcesCommand)).toHaveLength(1);
   });
 
+  it('goes on without the lookup when tag:GetResources is refused, warning once what to grant', async () => {
+    tagging.on(GetResourcesCommand).rejects(awsError('AccessDeniedException'));
+    const warnings: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    const denied: ReconcileContext = { ...ctx, logger };
+    const a = adapter();
+    const obs = existing(await a.observe(ingress(), denied));
+    expect(obs.delta).toEqual([]);
+    expect(obs.details.found === 'loadBalancer' ? obs.details.strayTargetGroups : undefined).toEqual([]);
+    clock.advance(fullCheckMs);
+    existing(await a.observe(ingress(), denied));
+    expect(tagging.commandCalls(GetResourcesCommand)).toHaveLength(2);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('grant tag:GetResources');
+  });
+
   it('does not look for strays under ObserveOnly, which would never delete them', async () => {
     tagged = [...tagged, withTags(strayArn, ownershipTagMap(ctx.ownership))];
     const obs = existing(

@@ -256,7 +256,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     observed: IngressObservation,
     ctx: ReconcileContext,
   ): Promise<{ gone: boolean }> {
-    return this.teardown.delete(mr, observed.details, ctx.ownership);
+    return this.teardown.delete(mr, observed.details, ctx);
   }
 
   /**
@@ -269,7 +269,7 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     ctx: ReconcileContext,
   ): Promise<Observation<MyIngressDetails, MyIngressField>> {
     if (mr.metadata.deletionTimestamp === undefined) return { exists: false };
-    const leftovers = await this.targetGroups.owned(mr, ctx.ownership);
+    const leftovers = await this.targetGroups.owned(mr, ctx);
     const group = await this.securityGroups.find(mr);
     const sg = group?.ownership?.uid === ctx.ownership.uid ? group.id : undefined;
     if (leftovers.length === 0 && sg === undefined) return { exists: false };

@@ -205,7 +205,7 @@ export class Looks {
     const strays =
       mr.spec.managementPolicy === 'ObserveOnly'
         ? undefined
-        : await this.parts.targetGroups.strays(ctx.ownership, new Set(tgArns));
+        : await this.parts.targetGroups.strays(ctx, new Set(tgArns));
     return {
       ownership: ownershipFromTags(tags),
       lb,

@@ -16,13 +16,14 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { ownershipFromTags, ownershipTagKeys, type OwnershipTags } from '../../apis/managed.ts';
 import { createOrFind, lookup } from '../../providers/aws/calls.ts';
-import { AwsReason, hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
+import { AwsReason, AwsTerminalError, hasErrorCode, toTypedAwsError } from '../../providers/aws/errors.ts';
 import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
 import { elbv2ErrorTable, isElbv2NotFound, isResourceInUse } from '../../providers/elbv2/errors.ts';
 import type { ReconcileContext } from '../../runtime/adapter.ts';
 import { planChildSet, planOf } from '../../runtime/childSet.ts';
 import { ChildSetState } from '../../runtime/childSetState.ts';
 import { RetryableError } from '../../runtime/errors.ts';
+import type { TaggedResource } from '../../providers/aws/taggedResources.ts';
 import type { MyIngress } from './api.ts';
 import { healthCheckMatches, targetGroupTagsDiffer, type ObservedTargetGroup } from './delta.ts';
 import { childTagList, type IngressContext, type IngressUpdate, type MyIngressAdapterDeps } from './deps.ts';
@@ -63,6 +64,8 @@ const targetGroupResourceType = 'elasticloadbalancing:targetgroup';
  */
 export class TargetGroups {
   private readonly d: TargetGroupDeps;
+  /** Whether the refusal of tag:GetResources was logged (once per set of AWS clients). */
+  private tagLookupDeniedWarned = false;
 
   constructor(deps: TargetGroupDeps) {
     this.d = deps;
@@ -99,9 +102,9 @@ export class TargetGroups {
   /**
    * The target groups that exist and carry this object's ownership tags (`ours`): those recorded in
    * its status, those at its deterministic names, and those the Tagging API lists with its uid
-   * (tagged), each once. Read-only; throws a typed error when AWS cannot be asked.
+   * (tagged, see {@link tagged}), each once. Read-only; throws a typed error when AWS cannot be asked.
    */
-  async owned(mr: MyIngress, ours: OwnershipTags): Promise<string[]> {
+  async owned(mr: MyIngress, ctx: TagLookupContext): Promise<string[]> {
     const uid = mr.metadata.uid ?? '';
     const arns = new Set<string>();
     for (const recorded of recordedTargetGroups(mr)) {
@@ -119,7 +122,7 @@ export class TargetGroups {
             [...arns].filter((a) => ownershipFromTags(tags.get(a) ?? {})?.uid === uid),
           );
     // The Tagging API may not list one created moments ago: the lookups above stay the authority.
-    return [...new Set([...found, ...(await this.tagged(ours))])];
+    return [...new Set([...found, ...(await this.tagged(ctx))])];
   }
 
   /**
@@ -129,17 +132,36 @@ export class TargetGroups {
    * an earlier delete could not remove yet. One GetResources (a page per 100). Never one without
    * our tags: another object's or another cluster's are not listed or are filtered out. Read-only.
    */
-  async strays(ours: OwnershipTags, wanted: ReadonlySet<string>): Promise<string[]> {
-    return (await this.tagged(ours)).filter((a) => !wanted.has(a));
+  async strays(ctx: TagLookupContext, wanted: ReadonlySet<string>): Promise<string[]> {
+    return (await this.tagged(ctx)).filter((a) => !wanted.has(a));
   }
 
-  /** The target groups tagged with `ours` (uid and cluster both match). One GetResources. Read-only. */
-  private async tagged(ours: OwnershipTags): Promise<string[]> {
+  /**
+   * The target groups tagged with the object's ownership (uid and cluster both match). One
+   * GetResources. Read-only. A safety net beside the lookups by ARN and name, so an identity
+   * without `tag:GetResources` (a policy from before it was needed) is not stopped by it: the
+   * lookup is skipped (none found) and a warning says what to grant, once per set of AWS clients.
+   */
+  private async tagged(ctx: TagLookupContext): Promise<string[]> {
+    const ours = ctx.ownership;
     if (ours.uid === '') return [];
-    const found = await this.d.taggedResources.find('find target groups by ownership tag', {
-      resourceTypes: [targetGroupResourceType],
-      tags: { [ownershipTagKeys.uid]: ours.uid },
-    });
+    let found: TaggedResource[];
+    try {
+      found = await this.d.taggedResources.find('find target groups by ownership tag', {
+        resourceTypes: [targetGroupResourceType],
+        tags: { [ownershipTagKeys.uid]: ours.uid },
+      });
+    } catch (err) {
+      if (!isAccessDenied(err)) throw err;
+      if (!this.tagLookupDeniedWarned) {
+        this.tagLookupDeniedWarned = true;
+        ctx.logger.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'tag:GetResources refused: target groups a crash left unrecorded are not looked for; grant tag:GetResources (deploy/iam/policy.json) to the operator’s role',
+        );
+      }
+      return [];
+    }
     return found
       .filter((r) => {
         const owner = ownershipFromTags(r.tags);
@@ -532,4 +554,14 @@ function healthCheckInput(want: DesiredTargetGroup) {
 /** A target group's health check fields as set for `want` (what is remembered of it). Pure. */
 function healthCheckOf(want: DesiredTargetGroup): Partial<TargetGroup> {
   return healthCheckInput(want);
+}
+
+/** What a lookup by tag needs of the reconcile: the object's ownership, and where to warn. */
+export type TagLookupContext = Pick<ReconcileContext, 'ownership' | 'logger'>;
+
+/** Whether AWS refused the call for want of a permission (typed by awsCall, or raw). Pure. */
+function isAccessDenied(err: unknown): boolean {
+  const denied = ['AccessDenied', 'AccessDeniedException'];
+  if (err instanceof AwsTerminalError) return err.code !== undefined && denied.includes(err.code);
+  return hasErrorCode(err, 'AccessDenied');
 }

@@ -9,13 +9,12 @@ import {
   DescribeRulesCommand,
   ModifyLoadBalancerAttributesCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import type { OwnershipTags } from '../../apis/managed.ts';
 import { TerminalError } from '../../runtime/errors.ts';
 import type { MyIngress } from './api.ts';
 import type { MyIngressAdapterDeps } from './deps.ts';
 import { elbv2Call, ignoreNotFound } from './elbv2.ts';
 import type { MyIngressDetails } from './observation.ts';
-import type { TargetGroups } from './targetGroups.ts';
+import type { TagLookupContext, TargetGroups } from './targetGroups.ts';
 import type { SecurityGroups } from './securityGroup.ts';
 
 type TeardownDeps = Pick<MyIngressAdapterDeps, 'elbv2' | 'describer'>;
@@ -41,9 +40,9 @@ export class Teardown {
    * Deletes the load balancer observe found (with its rules and listeners),
    * and once AWS no longer lists it, the object's target groups (the
    * leftovers observe found, or those it owns: recorded, at its names, or
-   * tagged with `ours`). `gone` once all are deleted.
+   * tagged with the object's ownership). `gone` once all are deleted.
    */
-  async delete(mr: MyIngress, d: MyIngressDetails, ours: OwnershipTags): Promise<{ gone: boolean }> {
+  async delete(mr: MyIngress, d: MyIngressDetails, ctx: TagLookupContext): Promise<{ gone: boolean }> {
     // Observe has just described the load balancer; no need to ask AWS again.
     if (
       d.found === 'loadBalancer' &&
@@ -55,7 +54,7 @@ export class Teardown {
       return { gone: false };
     // AWS keeps target groups after their load balancer is gone: delete ours explicitly.
     const leftovers = d.found === 'leftovers' ? d.leftoverTargetGroups : undefined;
-    for (const tgArn of leftovers ?? (await this.targetGroups.owned(mr, ours))) {
+    for (const tgArn of leftovers ?? (await this.targetGroups.owned(mr, ctx))) {
       const deleted = await this.targetGroups.delete(tgArn);
       if (!deleted) return { gone: false };
     }
