@@ -133,14 +133,21 @@ describe('listenerRulePlan', () => {
       batches: [],
     },
     {
-      reason: 'deletes first, then modifies, then creates, one rule each',
+      reason: 'creates first, then modifies, then deletes, one rule each (what serves keeps serving)',
       want: [rule(30, ['c.example.com']), rule(10, ['a.example.com'], toApi)],
       have: [
         seenRule(rule(10, ['a.example.com'])),
         seenRule(rule(20, ['b.example.com'])),
         seenRule(rule(21, ['x'])),
       ],
-      batches: ['delete 20', 'delete 21', 'update 10', 'create 30'],
+      batches: ['create 30', 'update 10', 'delete 20', 'delete 21'],
+    },
+    {
+      reason:
+        'priorities shifting as a group member before another leaves: the other’s routes written at their new priority before the old one goes',
+      want: [rule(1, ['stay.example.com'])],
+      have: [seenRule(rule(1, ['mover.example.com'])), seenRule(rule(2, ['stay.example.com']))],
+      batches: ['update 1', 'delete 2'],
     },
     {
       reason: 'a rule listed without an ARN counts as missing',

@@ -94,9 +94,11 @@ export function listenerPlan(
 /**
  * The changes that bring one listener's rules (`have`, the default rule left out) to the spec's
  * rules of that listener (`want`), keyed by priority, values in ELBv2's shape without an ARN
- * (priority, conditions, actions): the rules no longer wanted deleted first, then those that
- * differ modified, then the missing ones created, one rule per batch (CreateRule, ModifyRule and
- * DeleteRule each take one). Every rule of Skylift's listener is Skylift's. A rule without an
+ * (priority, conditions, actions): the missing ones created first, then those that differ
+ * modified, then the rules no longer wanted deleted — what serves keeps serving: when computed
+ * priorities shift (a MyIngressGroup member leaving from before another), a rule's routes are
+ * written at their new priority before their old one goes, never the other way round — one rule
+ * per batch (CreateRule, ModifyRule and DeleteRule each take one). Every rule of Skylift's listener is Skylift's. A rule without an
  * ARN counts as missing. Pure; throws when a forward names a backend `tgArns` lacks.
  */
 export function listenerRulePlan(
@@ -121,7 +123,6 @@ export function listenerRulePlan(
         r.RuleArn !== undefined ? [[Number(r.Priority), { value: r, ours: true }] as const] : [],
       ),
       {
-        order: 'deletesFirst',
         limits: { perCall: 1 },
         equal: (wanted, observed) =>
           ruleMatches(observed, { conditions: wanted.Conditions ?? [], actions: wanted.Actions ?? [] }),
