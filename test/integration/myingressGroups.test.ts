@@ -34,6 +34,13 @@ import { startController, type RunningController } from '../support/controllers.
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
+import {
+  conditionOf,
+  createMyIngressGroup,
+  myIngressGone,
+  myIngressWhere,
+  readyAtGeneration,
+} from '../support/myingressGroupObjects.ts';
 
 let admin: KubeClient;
 let proxy: AwsFaultProxy;
@@ -94,16 +101,7 @@ function groupSpec(extra: Partial<MyIngressGroupSpec> = {}): MyIngressGroupSpec 
   };
 }
 
-async function createGroup(spec: MyIngressGroupSpec): Promise<string> {
-  const name = `g-${randomBytes(3).toString('hex')}`;
-  await admin.create(resourcePath(myIngressGroupType, {}), {
-    apiVersion: 'aws.skylift.dev/v1alpha1',
-    kind: 'MyIngressGroup',
-    metadata: { name },
-    spec,
-  });
-  return name;
-}
+const createGroup = (spec: MyIngressGroupSpec): Promise<string> => createMyIngressGroup(admin, spec);
 
 function member(group: string, host: string, extra: Partial<MyIngressSpec> = {}): MyIngressSpec {
   return {
@@ -122,27 +120,10 @@ async function createMember(ns: string, name: string, spec: MyIngressSpec): Prom
   });
 }
 
-const condition = (o: MyIngress | MyIngressGroup | undefined, type: string) =>
-  o?.status?.conditions?.find((c) => c.type === type);
-
-async function memberWhere(
-  ns: string,
-  name: string,
-  ok: (m: MyIngress) => boolean,
-  what: string,
-): Promise<MyIngress> {
-  return waitFor(
-    async () => {
-      const m = await readObject<MyIngress>(admin, myIngressType, ns, name);
-      return m !== undefined && ok(m) ? m : undefined;
-    },
-    { timeoutMs: 30_000, description: `${ns}/${name} ${what}` },
-  );
-}
-
-const ready = (m: MyIngress | MyIngressGroup): boolean =>
-  condition(m, 'Ready')?.status === 'True' &&
-  condition(m, 'Ready')?.observedGeneration === m.metadata.generation;
+const condition = conditionOf;
+const memberWhere = (ns: string, name: string, ok: (m: MyIngress) => boolean, what: string) =>
+  myIngressWhere(admin, ns, name, ok, what);
+const ready = readyAtGeneration;
 
 async function group(name: string): Promise<MyIngressGroup | undefined> {
   return readObject<MyIngressGroup>(admin, myIngressGroupType, '', name);
@@ -190,15 +171,7 @@ async function groupTargetGroups(name: string): Promise<Map<string, Record<strin
   return out;
 }
 
-async function gone(ns: string, name: string): Promise<void> {
-  await waitFor(
-    async () => ((await readObject(admin, myIngressType, ns, name)) === undefined ? true : undefined),
-    {
-      timeoutMs: 30_000,
-      description: `${ns}/${name} gone`,
-    },
-  );
-}
+const gone = (ns: string, name: string): Promise<void> => myIngressGone(admin, ns, name);
 
 describe('MyIngressGroup', () => {
   it('serves three MyIngresses of two namespaces from one load balancer, refuses a conflicting claim, and the last member out deletes it', async () => {
