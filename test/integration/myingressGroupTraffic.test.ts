@@ -2,9 +2,10 @@
 // balancer, and requests sent through the ALB data plane (dev/albDataPlane/) to the group's listener
 // reach each member's Service by Host header; a member leaving takes its host to the listener's
 // default (fixed 404) while the other member's host keeps being served, without one failure, as
-// its rule moves up to the freed priority. No kubelet or EndpointSlice controller runs here: the
-// test lists each Service's endpoint itself, at an address the data plane dials as a loopback
-// server standing for the Pod.
+// its rule moves up to the freed priority (the operator's rule writes held back by the fault
+// proxy, so each state between two writes is served for a while). No kubelet or EndpointSlice
+// controller runs here: the test lists each Service's endpoint itself, at an address the data
+// plane dials as a loopback server standing for the Pod.
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   DescribeListenersCommand,
@@ -16,6 +17,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
 import { installCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
@@ -35,7 +37,7 @@ import {
   readyAtGeneration,
 } from '../support/myingressGroupObjects.ts';
 import { submitMyIngress } from '../support/myingressObjects.ts';
-import { stackInfo } from '../support/stack.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
 
 /**
@@ -101,6 +103,7 @@ const HOST_B = 'b.group-traffic.example.com';
 const ROUND = 20;
 
 let admin: KubeClient;
+let proxy: AwsFaultProxy;
 let ec2: EC2Client;
 let elb: ElasticLoadBalancingV2Client;
 let dp: AlbDataPlane;
@@ -116,6 +119,7 @@ beforeAll(async () => {
   ec2 = new EC2Client(direct);
   elb = new ElasticLoadBalancingV2Client(direct);
   ({ subnets } = await vpcWithTwoSubnets(ec2, 32));
+  proxy = await startFaultProxy();
   backendA = await startBackend('A', '127.0.0.71');
   backendB = await startBackend('B', '127.0.0.72');
   // Health checks 20 times faster than configured (an interval of 5 s probes every 250 ms).
@@ -124,12 +128,15 @@ beforeAll(async () => {
   dp = await startAlbDataPlane({
     healthCheckTimeScale: 0.05,
     propagationDelayMs: 500,
+    // Polled more often than by default, so it serves more of the rule changes' intermediate states.
+    pollMs: 200,
     dialAddress: (ip) => ip.replace(/^10\.250\.1\./, '127.0.0.'),
   });
 });
 
 afterAll(async () => {
   await dp.stop();
+  await proxy.stop();
   for (const b of [backendA, backendB])
     await new Promise((r) => {
       b.server.close(r);
@@ -210,7 +217,7 @@ describe('MyIngressGroup traffic', () => {
   it('routes each member host to its own Service through the shared listener, and a member leaving sends its host to the default 404 while the other keeps serving', async () => {
     const a = await newNamespace(admin, 'gtraffic-a');
     const b = await newNamespace(admin, 'gtraffic-b');
-    const opts = { namespace: `${a},${b}`, endpoint: stackInfo().awsEndpoint };
+    const opts = { namespace: `${a},${b}`, endpoint: proxy.endpoint };
     running.push(await startController((s) => myIngressController(s, { pollMs: 300 }), opts));
     running.push(await startController((s) => myIngressGroupController(s, { pollMs: 300 }), opts));
     await serviceTo(a, 'web-a', backendA);
@@ -255,7 +262,15 @@ describe('MyIngressGroup traffic', () => {
     expect([backendA.hits - hitsA0, backendB.hits - hitsB0]).toEqual([ROUND, ROUND]);
 
     // Member a leaves. While the group takes its rule off and moves b's up to priority 1, host B is
-    // asked on every poll and must never fail; host A must end at the listener's default.
+    // asked on every poll and must never fail; host A must end at the listener's default. Each rule
+    // write is held 1.5 s before it reaches the emulator, so every state between two writes lasts
+    // several data plane polls (200 ms) and is served to some of those requests: a plan that
+    // deleted b's rule at priority 2 before writing b's routes at priority 1 fails here.
+    const slowRuleWrites = proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: /^(CreateRule|ModifyRule|DeleteRule|SetRulePriorities)$/,
+      fault: { kind: 'latency', ms: 1500 },
+    });
     await admin.delete(resourcePath(myIngressType, { namespace: a, name: 'shop' }));
     const duringB: Answer[] = [];
     const duringA: Answer[] = [];
@@ -272,8 +287,11 @@ describe('MyIngressGroup traffic', () => {
       { timeoutMs: 60_000, intervalMs: 20, description: 'member a gone, host A at the default 404' },
     );
     await myIngressGone(admin, a, 'shop');
+    slowRuleWrites.remove();
+    // At least b's rule written at priority 1 and its old one deleted went through the delay.
+    expect(slowRuleWrites.hits).toBeGreaterThanOrEqual(2);
     console.info(
-      `during member a's removal: host B ${JSON.stringify(summary(duringB))}, host A ${JSON.stringify(summary(duringA))}`,
+      `during member a's removal (${slowRuleWrites.hits} rule writes): host B ${JSON.stringify(summary(duringB))}, host A ${JSON.stringify(summary(duringA))}`,
     );
     expect(duringB.length).toBeGreaterThan(0);
     expect(summary(duringB)).toEqual({ [`200 B`]: duringB.length });
