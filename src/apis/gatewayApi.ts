@@ -4,6 +4,7 @@
 // uses them, so both agree.
 import type { Condition } from './managed.ts';
 import type { KubeObject, ResourceType } from './meta.ts';
+import type { LabelSelector } from './teampolicy.ts';
 
 /**
  * The `spec.controllerName` of GatewayClasses Skylift serves: a GatewayClass naming it is
@@ -53,5 +54,164 @@ export interface GatewayClass extends KubeObject {
   status?: {
     conditions?: Condition[];
     supportedFeatures?: SupportedFeature[];
+  };
+}
+
+/** Gateway, namespaced: one Application Load Balancer when its class is Skylift's. */
+export const gatewayType = {
+  group: gatewayApiGroup,
+  version: 'v1',
+  plural: 'gateways',
+  kind: 'Gateway',
+  namespaced: true,
+} as const satisfies ResourceType;
+
+/** HTTPRoute, namespaced: listener rules on the Gateways it attaches to. */
+export const httpRouteType = {
+  group: gatewayApiGroup,
+  version: 'v1',
+  plural: 'httproutes',
+  kind: 'HTTPRoute',
+  namespaced: true,
+} as const satisfies ResourceType;
+
+/** ReferenceGrant (v1beta1 in the standard channel): lets routes reach another namespace's Services. */
+export const referenceGrantType = {
+  group: gatewayApiGroup,
+  version: 'v1beta1',
+  plural: 'referencegrants',
+  kind: 'ReferenceGrant',
+  namespaced: true,
+} as const satisfies ResourceType;
+
+/** A label selector as the Gateway API writes one (metav1.LabelSelector, as TeamPolicy's). */
+export type GatewayLabelSelector = LabelSelector;
+
+/** `listeners[].allowedRoutes`: which routes may attach to a listener. */
+export interface AllowedRoutes {
+  namespaces?: { from?: 'All' | 'Same' | 'Selector'; selector?: GatewayLabelSelector };
+  kinds?: { group?: string; kind: string }[];
+}
+
+/** A reference to a Secret (or other object) holding a listener's certificate. */
+export interface SecretObjectReference {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+}
+
+/** One listener of a Gateway. */
+export interface GatewayListener {
+  name: string;
+  hostname?: string;
+  port: number;
+  protocol: string;
+  tls?: { mode?: 'Terminate' | 'Passthrough'; certificateRefs?: SecretObjectReference[] };
+  allowedRoutes?: AllowedRoutes;
+}
+
+/** A route kind a listener accepts, as its status lists it. */
+export interface RouteGroupKind {
+  group?: string;
+  kind: string;
+}
+
+/** One listener's status. */
+export interface ListenerStatus {
+  name: string;
+  supportedKinds: RouteGroupKind[];
+  attachedRoutes: number;
+  conditions: Condition[];
+}
+
+/** A Gateway: the fields Skylift reads (spec) and writes (status). */
+export interface Gateway extends KubeObject {
+  spec: {
+    gatewayClassName: string;
+    listeners: GatewayListener[];
+    addresses?: { type?: string; value: string }[];
+  };
+  status?: {
+    addresses?: { type?: string; value: string }[];
+    conditions?: Condition[];
+    listeners?: ListenerStatus[];
+  };
+}
+
+/** A route's reference to its parent (a Gateway, or one listener of it). */
+export interface ParentReference {
+  group?: string;
+  kind?: string;
+  namespace?: string;
+  name: string;
+  sectionName?: string;
+  port?: number;
+}
+
+/** One match of an HTTPRoute rule. */
+export interface HTTPRouteMatch {
+  path?: { type?: 'Exact' | 'PathPrefix' | 'RegularExpression'; value?: string };
+  headers?: { type?: 'Exact' | 'RegularExpression'; name: string; value: string }[];
+  queryParams?: { type?: 'Exact' | 'RegularExpression'; name: string; value: string }[];
+  method?: string;
+}
+
+/** A filter of a rule or a backend (Skylift reads its type; what an ALB cannot do is refused). */
+export interface HTTPRouteFilter {
+  type: string;
+  requestRedirect?: {
+    scheme?: string;
+    hostname?: string;
+    path?: { type: string; replaceFullPath?: string; replacePrefixMatch?: string };
+    port?: number;
+    statusCode?: number;
+  };
+  [other: string]: unknown;
+}
+
+/** A backend of a rule: a Service (core group) and port, weighted. */
+export interface HTTPBackendRef {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+  port?: number;
+  weight?: number;
+  filters?: HTTPRouteFilter[];
+}
+
+/** One rule of an HTTPRoute. */
+export interface HTTPRouteRule {
+  name?: string;
+  matches?: HTTPRouteMatch[];
+  filters?: HTTPRouteFilter[];
+  backendRefs?: HTTPBackendRef[];
+  timeouts?: { request?: string; backendRequest?: string };
+  [other: string]: unknown;
+}
+
+/** One parent's status on a route. */
+export interface RouteParentStatus {
+  parentRef: ParentReference;
+  controllerName: string;
+  conditions: Condition[];
+}
+
+/** An HTTPRoute: the fields Skylift reads (spec) and writes (status). */
+export interface HTTPRoute extends KubeObject {
+  spec: {
+    parentRefs?: ParentReference[];
+    hostnames?: string[];
+    rules?: HTTPRouteRule[];
+  };
+  status?: { parents?: RouteParentStatus[] };
+}
+
+/** A ReferenceGrant: who (`from`) may refer to what (`to`) in its namespace. */
+export interface ReferenceGrant extends KubeObject {
+  spec: {
+    from: { group: string; kind: string; namespace: string }[];
+    to: { group: string; kind: string; name?: string }[];
   };
 }

@@ -76,6 +76,11 @@ export interface GatewayApiFrontEndOptions {
   readonly mode: GatewayApiMode;
   /** Longest pause between two discovery attempts that failed (default 30 s). */
   readonly maxRetryMs?: number;
+  /**
+   * The kinds' controllers of Gateway API objects (Gateways, routes), started after the
+   * GatewayClass controller when the Gateway API is served; never started otherwise.
+   */
+  readonly controllers?: readonly RunnableController[];
   /** Told how each GatewayClass reconcile ended (tests count writes with it). */
   readonly onReconciled?: (key: string, outcome: GatewayClassOutcome) => void;
 }
@@ -97,6 +102,7 @@ export class GatewayApiFrontEnd implements RunnableController {
   private readonly stopping = new AbortController();
   private controller: GatewayClassController | undefined;
   private decided: GatewayApiState = 'deciding';
+  private readonly started: RunnableController[] = [];
 
   constructor(o: GatewayApiFrontEndOptions) {
     this.o = o;
@@ -114,7 +120,12 @@ export class GatewayApiFrontEnd implements RunnableController {
 
   /** Off, or on with its informers listed. */
   get synced(): boolean {
-    return this.decided === 'off' || (this.decided === 'on' && this.controller?.synced === true);
+    return (
+      this.decided === 'off' ||
+      (this.decided === 'on' &&
+        this.controller?.synced === true &&
+        (this.o.controllers ?? []).every((c) => c.synced))
+    );
   }
 
   /** Decides, then starts the controllers if on (waiting for their first lists). */
@@ -144,12 +155,20 @@ export class GatewayApiFrontEnd implements RunnableController {
     });
     this.decided = 'on';
     await this.controller.start();
-    log.info('Gateway API front end on: serving GatewayClasses');
+    const more = this.o.controllers ?? [];
+    for (const c of more) {
+      await c.start();
+      this.started.push(c);
+    }
+    log.info(
+      { controllers: more.map((c) => c.type.kind) },
+      'Gateway API front end on: serving GatewayClasses, Gateways and HTTPRoutes',
+    );
   }
 
   async stop(deadlineMs: number): Promise<void> {
     this.stopping.abort();
-    await this.controller?.stop(deadlineMs);
+    await Promise.all([this.controller?.stop(deadlineMs), ...this.started.map((c) => c.stop(deadlineMs))]);
   }
 
   /** Discovery's answer, retried with backoff while it fails; undefined once stopped. */

@@ -69,6 +69,12 @@ export interface ConfiguredKind {
   /** Builds the kind's controller; nothing runs until the manager starts it. */
   controller(plumbing: KindPlumbing): RunnableController;
   /**
+   * The kind's controllers of Gateway API objects (MyIngress: Gateways as ALBs, HTTPRoutes as
+   * their rules), built now and started by the Gateway API front end only when the cluster serves
+   * the Gateway API (their informers watch its objects). Absent: the kind serves none.
+   */
+  gatewayApi?(plumbing: KindPlumbing): RunnableController[];
+  /**
    * The AWS side of one object for `skylift trace`, from its status and live
    * read-only calls. Never throws for AWS or Kubernetes errors: they become
    * Error nodes.

@@ -106,8 +106,20 @@ export function startOperator(
   });
   manager.add(tenants);
   for (const kind of options.kinds) manager.add(kind.controller(plumbing));
-  // The Gateway API front end: decides at start whether the cluster serves the Gateway API.
-  manager.add(new GatewayApiFrontEnd({ client, clock, logger, metrics, mode: options.gatewayApi }));
+  // The Gateway API front end: decides at start whether the cluster serves the Gateway API, and
+  // then starts the kinds' controllers of its objects.
+  const gatewayControllers =
+    options.gatewayApi === 'off' ? [] : options.kinds.flatMap((kind) => kind.gatewayApi?.(plumbing) ?? []);
+  manager.add(
+    new GatewayApiFrontEnd({
+      client,
+      clock,
+      logger,
+      metrics,
+      mode: options.gatewayApi,
+      controllers: gatewayControllers,
+    }),
+  );
   let stopRequested = false;
   const onSignal = (sig: NodeJS.Signals): void => {
     logger.info({ signal: sig }, 'shutting down');

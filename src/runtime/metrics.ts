@@ -102,9 +102,15 @@ export class Metrics {
     registers: [this.registry],
     collect: () => {
       this.managedResources.reset();
-      for (const source of this.managedSources) {
-        for (const { kind, ready, count } of source()) this.managedResources.set({ kind, ready }, count);
-      }
+      // Two controllers may serve one kind (MyIngressGroups: the kind's and Gateways'): summed.
+      const sums = new Map<string, { kind: string; ready: string; count: number }>();
+      for (const source of this.managedSources)
+        for (const { kind, ready, count } of source()) {
+          const at = sums.get(`${kind}\u0000${ready}`);
+          if (at !== undefined) at.count += count;
+          else sums.set(`${kind}\u0000${ready}`, { kind, ready, count });
+        }
+      for (const { kind, ready, count } of sums.values()) this.managedResources.set({ kind, ready }, count);
     },
   });
   /** Sources for skylift_oldest_not_ready_seconds, read at scrape time (one per controller). */
@@ -116,10 +122,13 @@ export class Metrics {
     registers: [this.registry],
     collect: () => {
       this.oldestNotReady.reset();
+      // The oldest across the controllers of one kind.
+      const oldest = new Map<string, number>();
       for (const source of this.notReadySources) {
         const { kind, seconds } = source();
-        this.oldestNotReady.set({ kind }, seconds);
+        oldest.set(kind, Math.max(oldest.get(kind) ?? 0, seconds));
       }
+      for (const [kind, seconds] of oldest) this.oldestNotReady.set({ kind }, seconds);
     },
   });
   readonly events = new Counter({

@@ -43,10 +43,11 @@ export interface Reference<P extends KubeObject, O extends KubeObject> {
   targets(primary: P, refs: ReferenceReader<P>): Iterable<string>;
   /**
    * The key a referenced object answers to (default its own `namespace/name`), e.g. an
-   * EndpointSlice by its Service's name; undefined: no primary refers to it by key (only
+   * EndpointSlice by its Service's name; several keys when it answers to each (an HTTPRoute to
+   * every Gateway it names); undefined or empty: no primary refers to it by key (only
    * {@link everyIn} targets reach it). Pure.
    */
-  filedUnder?(obj: O): string | undefined;
+  filedUnder?(obj: O): string | readonly string[] | undefined;
   /**
    * Other references' targets of a primary follow this reference's objects (a MyIngressGroup's
    * Services are those its members name): a change of one of its objects files its referrers
@@ -150,14 +151,14 @@ export class ReverseIndex {
 
 const empty: ReadonlySet<string> = new Set();
 
-/** The key a referenced object is filed under (see {@link Reference.filedUnder}). Pure. */
-function fileKey<P extends KubeObject, O extends KubeObject>(
+/** The keys a referenced object is filed under (see {@link Reference.filedUnder}). Pure. */
+function fileKeys<P extends KubeObject, O extends KubeObject>(
   ref: Reference<P, O>,
   obj: O,
-): string | undefined {
-  return ref.filedUnder !== undefined
-    ? ref.filedUnder(obj)
-    : refKey(obj.metadata.namespace ?? '', obj.metadata.name);
+): readonly string[] {
+  if (ref.filedUnder === undefined) return [refKey(obj.metadata.namespace ?? '', obj.metadata.name)];
+  const keys = ref.filedUnder(obj);
+  return keys === undefined ? [] : typeof keys === 'string' ? [keys] : keys;
 }
 
 /**
@@ -233,12 +234,11 @@ export class ReferenceSet<P extends KubeObject> implements ReferenceReader<P> {
     const index = this.indexes.get(ref);
     if (index === undefined) return [];
     const keys = new Set<string>();
-    const add = (target: string | undefined): void => {
-      if (target === undefined) return;
+    const add = (target: string): void => {
       for (const k of index.referrers(target)) keys.add(k);
     };
-    add(fileKey(ref, obj));
-    if (old !== undefined) add(fileKey(ref, old));
+    for (const k of fileKeys(ref, obj)) add(k);
+    if (old !== undefined) for (const k of fileKeys(ref, old)) add(k);
     add(everyIn(obj.metadata.namespace ?? ''));
     return [...keys];
   }
@@ -262,14 +262,15 @@ export class ReferenceSet<P extends KubeObject> implements ReferenceReader<P> {
     return this.typedCaches(ref)
       .flatMap((c) => c.list())
       .filter(
-        (o) => o.metadata.namespace === namespace && (under === undefined || fileKey(ref, o) === under),
+        (o) =>
+          o.metadata.namespace === namespace && (under === undefined || fileKeys(ref, o).includes(under)),
       );
   }
 
   filed<O extends KubeObject>(ref: Reference<P, O>, key: string): O[] {
     return this.typedCaches(ref)
       .flatMap((c) => c.list())
-      .filter((o) => fileKey(ref, o) === key);
+      .filter((o) => fileKeys(ref, o).includes(key));
   }
 
   synced(ref: Reference<P, KubeObject>): boolean {

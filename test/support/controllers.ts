@@ -10,6 +10,7 @@ import { EventRecorder } from '../../src/runtime/events.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { controllerSettingsOf } from '../../src/runtime/settings.ts';
 import { kubeClient } from './kube.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { AwsAccounts, type AwsAccountsOptions } from '../../src/tenancy/accounts.ts';
 import type { TenantSource } from '../../src/tenancy/directory.ts';
 
@@ -40,6 +41,8 @@ export async function startController(
     tenants?: TenantSource;
     /** Serve each policy's identity and region through AwsAccounts (default: the own clients for all). */
     accounts?: AccountsTestOptions;
+    /** The apiserver to talk to (default: the shared stack's, as the admin). */
+    client?: KubeClient;
   },
 ): Promise<RunningController> {
   const options = parseRunOptions(
@@ -55,7 +58,7 @@ export async function startController(
       AWS_REGION: 'us-east-1',
     },
   );
-  const client = kubeClient();
+  const client = opts.client ?? kubeClient();
   const metrics = new Metrics();
   // As the operator counts them (src/operator/start.ts), so a test can count the controller's writes.
   client.observe((method, _path, code) => metrics.kubeRequests.inc({ verb: method, code: String(code) }));

@@ -395,6 +395,34 @@ describe('a cluster-scoped primary whose members live in many namespaces (a MyIn
     expect(refs.referrers(memberTargetRef, obj('b', 'db'))).toEqual([]);
   });
 
+  it('files a member naming several groups under each (an HTTPRoute naming two Gateways)', () => {
+    interface Multi extends KubeObject {
+      spec: { groups: string[] };
+    }
+    const multiRef = reference<Group, Multi>({
+      name: 'multi',
+      type: memberType,
+      targets: (g) => [refKey('', g.metadata.name)],
+      filedUnder: (m) => m.spec.groups.map((g) => refKey('', g)),
+    });
+    const groups = [
+      { metadata: { name: 'g' }, spec: {} },
+      { metadata: { name: 'h' }, spec: {} },
+    ];
+    const refs = new ReferenceSet<Group>([multiRef], () => groups);
+    const both: Multi = { metadata: { namespace: 'a', name: 'both' }, spec: { groups: ['g', 'h'] } };
+    const none: Multi = { metadata: { namespace: 'a', name: 'none' }, spec: { groups: [] } };
+    refs.attach(multiRef, new FakeCache<Multi>([both, none]));
+    for (const g of groups) refs.primaryChanged(add, g);
+    expect(refs.filed(multiRef, refKey('', 'g')).map((m) => objKey(m))).toEqual(['a/both']);
+    expect(refs.filed(multiRef, refKey('', 'h')).map((m) => objKey(m))).toEqual(['a/both']);
+    expect(refs.referrers(multiRef, both).sort()).toEqual(['g', 'h']);
+    // Leaving h: the change concerns both (h through the old object), and h no longer files it.
+    const onlyG: Multi = { ...both, spec: { groups: ['g'] } };
+    expect(refs.referrers(multiRef, onlyG, both).sort()).toEqual(['g', 'h']);
+    expect(refs.referrers(multiRef, none)).toEqual([]);
+  });
+
   it('files nothing again for a reference that does not refile', () => {
     const { refs, groups } = setup();
     let asked = 0;

@@ -22,7 +22,7 @@ import type { MyIngress } from '../api.ts';
 import type { MyIngressDetails, MyIngressField } from '../adapter.ts';
 import type { IngressContext } from '../deps.ts';
 import { MemberState, myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
-import { planGroup, type GroupPlan } from './plan.ts';
+import { planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
 
 /** A group's fields that differ: the load balancer's (MyIngress's), or `members` (one to let go). */
 export type GroupField = MyIngressField | 'members';
@@ -54,11 +54,18 @@ type GroupObservation = Observation<GroupDetails, GroupField, KindStatusOf<MyIng
 /** What the group adapter reads from the controller's caches. */
 export interface GroupAdapterDeps {
   /** The MyIngresses filed under the group (naming it now, or deleted while naming it). */
-  readonly members: (group: string) => readonly MyIngress[];
+  readonly members: (group: MyIngressGroup) => readonly MyIngress[];
   /** A namespace's labels (undefined: not cached). */
   readonly namespaceLabels: (namespace: string) => Readonly<Record<string, string>> | undefined;
   /** True once the member (and namespace) caches have listed: before, a member may be missing. */
   readonly synced: () => boolean;
+  /** How the members are planned (default: MyIngress members; a Gateway's routes differ). */
+  readonly planOptions?: GroupPlanOptions;
+  /**
+   * True: the load balancer stays while no member does (a Gateway is Programmed, with an address,
+   * before any route attaches). Default false: the last member out deletes it.
+   */
+  readonly keepWithoutMembers?: boolean;
 }
 
 /**
@@ -83,15 +90,16 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
         Reason.ReconcileError,
         'waiting for the MyIngress and Namespace caches to list',
       );
-    const plan = planGroup(group, this.d.members(group.metadata.name), this.d.namespaceLabels);
+    const plan = this.plan(group);
+    const wanted = plan.wanted || this.d.keepWithoutMembers === true;
     const deleting = group.metadata.deletionTimestamp !== undefined;
-    const merged = mergedIngress(group, plan, deleting || !plan.wanted);
+    const merged = mergedIngress(group, plan, deleting || !wanted);
     const observed = await this.ingress.observe(merged, ctx);
     if (deleting) {
       if (!observed.exists) return { exists: false };
       return { ...observed, delta: [], details: { kind: 'noMembers', merged, observed } };
     }
-    const step = sharedResourceStep(plan.wanted ? [{ leaving: false }] : [], observed.exists);
+    const step = sharedResourceStep(wanted ? [{ leaving: false }] : [], observed.exists);
     if (step !== 'ensure') {
       // The last member is out: the load balancer goes (update), and the group waits for members.
       const ready = {
@@ -128,11 +136,16 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     };
   }
 
+  /** The group's plan from its members as the caches hold them now. Pure over the caches. */
+  private plan(group: MyIngressGroup): GroupPlan {
+    return planGroup(group, this.d.members(group), this.d.namespaceLabels, this.d.planOptions);
+  }
+
   async create(
     group: MyIngressGroup,
     ctx: ReconcileContext,
   ): Promise<{ status: KindStatusOf<MyIngressGroup>; description?: string }> {
-    const plan = planGroup(group, this.d.members(group.metadata.name), this.d.namespaceLabels);
+    const plan = this.plan(group);
     const created = await this.ingress.create(mergedIngress(group, plan, false), ctx);
     return {
       status: { ...created.status, members: plan.members },

@@ -10,9 +10,11 @@ import { isServiceEndpointSlice } from '../backends.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from '../settings.ts';
 import { TargetHealthBoard } from '../targetHealthBoard.ts';
 import type { MyIngressClusterDeps } from '../adapterFor.ts';
+import type { BackendEndpointSlice, BackendService } from '../references.ts';
 import type { GroupDetails, GroupField } from './adapter.ts';
 import { myIngressGroupType, type MyIngressGroup } from './api.ts';
 import { parseGroupBackendName } from './plan.ts';
+import { andSelector, gatewayUidLabel } from '../gateway/names.ts';
 import {
   groupEndpointSliceRef,
   groupKey,
@@ -22,28 +24,38 @@ import {
   myIngressGroupReferences,
 } from './references.ts';
 
+/** Where a group's backends come from: the Services and EndpointSlices of its members' namespaces. */
+export interface GroupBackendCaches {
+  /** The cached Service `namespace/name`. */
+  readonly service: (namespace: string, name: string) => BackendService | undefined;
+  /** The cached EndpointSlices of Service `namespace/name`. */
+  readonly endpointSlices: (namespace: string, service: string) => BackendEndpointSlice[];
+  /** True once both caches have listed. */
+  readonly synced: () => boolean;
+}
+
 /**
  * What the MyIngress machinery reads from the cluster for a group's merged spec: a backend named
  * `namespace/member/service` (plan.ts) is that member's Service in its namespace. The group has no
  * readiness gates (not yet). Reads the caches only.
  */
-function groupClusterDeps(
-  refs: ReferenceReader<MyIngressGroup>,
+export function groupClusterDeps(
+  caches: GroupBackendCaches,
   settings: MyIngressSettings,
 ): MyIngressClusterDeps {
   return {
     service: (_ns, name) => {
       const b = parseGroupBackendName(name);
-      return b !== undefined ? refs.get(groupServiceRef, b.namespace, b.service) : undefined;
+      return b !== undefined ? caches.service(b.namespace, b.service) : undefined;
     },
     endpointSlices: (_ns, name) => {
       const b = parseGroupBackendName(name);
       if (b === undefined) return [];
-      return refs
-        .list(groupEndpointSliceRef, b.namespace, b.service)
+      return caches
+        .endpointSlices(b.namespace, b.service)
         .filter((e) => isServiceEndpointSlice(e, b.namespace, b.service));
     },
-    backendCachesSynced: () => refs.synced(groupServiceRef) && refs.synced(groupEndpointSliceRef),
+    backendCachesSynced: () => caches.synced(),
     gatedPod: () => undefined,
     gatedPods: () => [],
     ingressesIn: () => [],
@@ -52,6 +64,15 @@ function groupClusterDeps(
     pollMs: settings.pollMs,
     fullCheckMs: settings.fullCheckMs,
     certificateListMaxAgeMs: settings.certificateListMaxAgeMs,
+  };
+}
+
+/** The backend caches of a MyIngressGroup controller. */
+function memberBackends(refs: ReferenceReader<MyIngressGroup>): GroupBackendCaches {
+  return {
+    service: (ns, name) => refs.get(groupServiceRef, ns, name),
+    endpointSlices: (ns, service) => refs.list(groupEndpointSliceRef, ns, service),
+    synced: () => refs.synced(groupServiceRef) && refs.synced(groupEndpointSliceRef),
   };
 }
 
@@ -72,15 +93,21 @@ export function myIngressGroupController(
             import('../adapterFor.ts'),
             import('./adapter.ts'),
           ]);
-          const ingress = await myIngressAdapterFor(aws, s.clock, groupClusterDeps(refs, settings));
+          const ingress = await myIngressAdapterFor(
+            aws,
+            s.clock,
+            groupClusterDeps(memberBackends(refs), settings),
+          );
           return new MyIngressGroupAdapter(ingress, {
-            members: (name) => refs.filed(groupMemberRef, groupKey(name)),
+            members: (g) => refs.filed(groupMemberRef, groupKey(g.metadata.name)),
             namespaceLabels: (ns) => refs.get(groupNamespaceRef, '', ns)?.metadata.labels,
             synced: () => refs.synced(groupMemberRef),
           });
         },
       }),
     ...controllerOptions(s),
+    // A Gateway's group is the Gateway API front end's (gateway/controller.ts), not this one's.
+    labelSelector: andSelector(s.settings.labelSelector, `!${gatewayUidLabel}`),
     pollMs: settings.pollMs,
     references: myIngressGroupReferences,
   });

@@ -13,6 +13,8 @@ import {
 import { GroupReason } from './adapter.ts';
 import { myIngressGroupController } from './controller.ts';
 import { parseMyIngressSettings } from '../settings.ts';
+import { GatewayController } from '../gateway/gatewayController.ts';
+import { gatewayGroupController } from '../gateway/groupController.ts';
 
 export const myIngressGroupKind: KindModule = {
   type: myIngressGroupType,
@@ -32,6 +34,16 @@ export const myIngressGroupKind: KindModule = {
     return {
       module: myIngressGroupKind,
       controller: (plumbing) => myIngressGroupController(plumbing, settings),
+      gatewayApi: (plumbing) => [
+        new GatewayController({
+          client: plumbing.client,
+          clock: plumbing.clock,
+          logger: plumbing.logger.child({ controller: 'gateway' }),
+          metrics: plumbing.metrics,
+          namespaces: plumbing.settings.namespaces,
+        }),
+        gatewayGroupController(plumbing, settings),
+      ],
       trace: () => Promise.resolve([]),
     };
   },

@@ -80,6 +80,19 @@ export interface GroupPlan {
   readonly wanted: boolean;
 }
 
+/**
+ * How a front end other than MyIngress plans its members (the Gateway API's routes): which claims a
+ * member makes (default claimKeys: a host and path is one member's), the order of members
+ * (default memberOrder), and a rule's rank — rules go by rank (higher first) across members, then
+ * by member order and the member's own priority (default: every rule ranks 0, so members' rules
+ * stay together). Pure functions.
+ */
+export interface GroupPlanOptions {
+  readonly claims?: (member: MyIngress, firstPort: number) => string[];
+  readonly order?: (a: MyIngress, b: MyIngress) => number;
+  readonly rank?: (member: MyIngress, rule: RuleSpec) => number;
+}
+
 /** The order members' rules go in: spec.group.order (default 0), then namespace, then name. Pure. */
 export function memberOrder(a: MyIngress, b: MyIngress): number {
   const oa = a.spec.group?.order ?? 0;
@@ -103,7 +116,10 @@ export function planGroup(
   group: MyIngressGroup,
   members: readonly MyIngress[],
   namespaceLabels: (namespace: string) => Readonly<Record<string, string>> | undefined,
+  options: GroupPlanOptions = {},
 ): GroupPlan {
+  const order = options.order ?? memberOrder;
+  const claims = options.claims ?? ((mr: MyIngress, port: number) => claimKeys(mr.spec.rules ?? [], port));
   const g = group.spec;
   const listeners = g.listeners.map((l) => ({
     ...l,
@@ -145,38 +161,47 @@ export function planGroup(
     }
     candidates.push(m);
   }
-  const settled = settleClaims(candidates, (mr) => claimKeys(mr.spec.rules ?? [], firstPort));
+  const settled = settleClaims(candidates, (mr) => claims(mr, firstPort));
   for (const r of settled.refused) {
     const m = candidates.find((c) => c.key === r.member);
     if (m !== undefined)
       states.set(m.uid, status(m.contribution, MemberState.Conflict, conflictMessage(group, r.claim)));
   }
-  const granted = settled.granted.map((m) => m.contribution).sort(memberOrder);
+  const granted = settled.granted.map((m) => m.contribution).sort(order);
+  // Every granted rule, by rank (higher first), then member order, then the member's own priority.
+  const rank = options.rank;
+  const entries = granted.flatMap((mr, memberIndex) =>
+    [...(mr.spec.rules ?? [])]
+      .sort((a, b) => a.priority - b.priority)
+      .map((r, own) => ({ mr, r, memberIndex, own, rank: rank?.(mr, r) ?? 0 })),
+  );
+  entries.sort((a, b) => b.rank - a.rank || a.memberIndex - b.memberIndex || a.own - b.own);
   const attribution = new Map<string, string>();
   const next = new Map<number, number>();
   const rules: RuleSpec[] = [];
-  for (const mr of granted) {
+  for (const { mr, r } of entries) {
     const ns = mr.metadata.namespace ?? '';
     const uid = mr.metadata.uid ?? '';
-    const own = [...(mr.spec.rules ?? [])].sort((a, b) => a.priority - b.priority);
-    for (const r of own) {
-      const port = r.listenerPort ?? firstPort;
-      const priority = (next.get(port) ?? 0) + 1;
-      next.set(port, priority);
-      const action = memberAction(r.action, ns, mr.metadata.name);
-      const fwd = action.forward?.service;
-      if (fwd !== undefined) attribution.set(`${fwd.name}:${fwd.port}`, uid);
-      attribution.set(`${port}/${priority}`, uid);
-      rules.push({
-        priority,
-        listenerPort: port,
-        ...(r.hosts !== undefined ? { hosts: r.hosts } : {}),
-        ...(r.paths !== undefined ? { paths: r.paths } : {}),
-        action,
-      });
-    }
-    states.set(uid, { ...status(mr, MemberState.Attached), rules: own.length });
+    const port = r.listenerPort ?? firstPort;
+    const priority = (next.get(port) ?? 0) + 1;
+    next.set(port, priority);
+    const action = memberAction(r.action, ns, mr.metadata.name);
+    const fwd = action.forward?.service;
+    if (fwd !== undefined) attribution.set(`${fwd.name}:${fwd.port}`, uid);
+    attribution.set(`${port}/${priority}`, uid);
+    rules.push({
+      priority,
+      listenerPort: port,
+      ...(r.hosts !== undefined ? { hosts: r.hosts } : {}),
+      ...(r.paths !== undefined ? { paths: r.paths } : {}),
+      action,
+    });
   }
+  for (const mr of granted)
+    states.set(mr.metadata.uid ?? '', {
+      ...status(mr, MemberState.Attached),
+      rules: (mr.spec.rules ?? []).length,
+    });
   const { allowedNamespaces: _allowed, listeners: _listeners, ...lb } = g;
   const spec: MyIngressSpec = { ...lb, listeners, ...(rules.length > 0 ? { rules } : {}) };
   const members_ = all

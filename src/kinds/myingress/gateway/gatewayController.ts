@@ -1,0 +1,430 @@
+// The Gateway controller: for each Gateway of a Skylift GatewayClass, applies the MyIngressGroup
+// that is its load balancer (status.ts's gatewayGroup; the group machinery makes the ALB), deletes
+// a Gateway's group once the Gateway is gone or no longer Skylift's, and writes the status the
+// Gateway API specifies on the Gateway and on every HTTPRoute naming it. Informers on the Gateway
+// API's objects and the groups, a deduplicating queue of `gateway/…` and `route/…` keys, one
+// worker; every write is made only when what is there says something else.
+import type { Logger } from 'pino';
+import { namespaceType, serviceType } from '../../../apis/core.ts';
+import {
+  gatewayClassType,
+  gatewayType,
+  httpRouteType,
+  referenceGrantType,
+  skyliftGatewayControllerName,
+  type Gateway,
+  type GatewayClass,
+  type HTTPRoute,
+  type ReferenceGrant,
+} from '../../../apis/gatewayApi.ts';
+import { objectKey, resourcePath, type KubeObject, type ResourceType } from '../../../apis/meta.ts';
+import type { Clock, TimerHandle } from '../../../runtime/clock.ts';
+import type { RunnableController } from '../../../runtime/controller.ts';
+import { isKubeConflict, isKubeNotFound } from '../../../runtime/errors.ts';
+import type { KubeClient } from '../../../runtime/kube/client.ts';
+import { Informer } from '../../../runtime/kube/informer.ts';
+import type { Metrics } from '../../../runtime/metrics.ts';
+import { WorkQueue } from '../../../runtime/workqueue.ts';
+import { myIngressGroupType, type MyIngressGroup } from '../group/api.ts';
+import { listenerVerdicts, type ListenerVerdict } from './listeners.ts';
+import { gatewayAnnotation, gatewayUidLabel, parentGateway } from './names.ts';
+import { routeOnGateway, type RouteService, type RouteWorld } from './routes.ts';
+import {
+  defaultGatewayDefaults,
+  gatewayGroup,
+  gatewayStatus,
+  gatewayStatusHolds,
+  loadBalancerState,
+  routeParents,
+  routeParentsHold,
+  sameParent,
+  type GatewayDefaults,
+  type GatewayStatusApply,
+  type ParentEntry,
+} from './status.ts';
+
+/** The field manager of Skylift's writes to Gateways, routes and Gateways' groups. */
+export const gatewayFieldManager = 'skylift';
+
+/** Options of {@link GatewayController}. */
+export interface GatewayControllerOptions {
+  /** Every request has the client's deadline (`--kube-timeout`). */
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** Watch only these namespaces' Gateways and routes (empty: all). */
+  readonly namespaces: readonly string[];
+  /** Where a Gateway's load balancer goes (default: internal, role-tagged subnets). */
+  readonly defaults?: GatewayDefaults;
+}
+
+/** How one key's reconcile ended (metrics and tests). */
+export type GatewayOutcome = 'written' | 'unchanged' | 'ignored';
+
+/**
+ * Serves Gateways of Skylift's classes (spec.controllerName `aws.skylift.dev/gateway-controller`):
+ * makes and removes their MyIngressGroups and writes Gateway and route statuses. A Gateway's
+ * status is server-side applied (field manager `skylift`, forced) with only Skylift's fields; a
+ * route's `status.parents` (an atomic list other controllers share) is merge-patched on the
+ * resourceVersion read, Skylift's entries replaced and others' kept (a 409 looks again). Writes
+ * nothing for Gateways of other classes. Run by the manager, so only the leader writes.
+ */
+export class GatewayController implements RunnableController {
+  readonly type = gatewayType;
+  private readonly o: GatewayControllerOptions;
+  private readonly defaults: GatewayDefaults;
+  private readonly queue: WorkQueue;
+  private readonly classes: Informer<GatewayClass>[];
+  private readonly gateways: Informer<Gateway>[];
+  private readonly groups: Informer<MyIngressGroup>[];
+  private readonly routes: Informer<HTTPRoute>[];
+  private readonly namespaces: Informer<KubeObject>[];
+  private readonly services: Informer<RouteService>[];
+  private readonly grants: Informer<ReferenceGrant>[];
+  private worker: Promise<void> | undefined;
+
+  constructor(o: GatewayControllerOptions) {
+    this.o = o;
+    this.defaults = o.defaults ?? defaultGatewayDefaults;
+    this.queue = new WorkQueue({ clock: o.clock, metrics: o.metrics.queueSink('gateway') });
+    this.classes = this.watch<GatewayClass>(gatewayClassType);
+    this.gateways = this.watch<Gateway>(gatewayType);
+    this.groups = this.watch<MyIngressGroup>(myIngressGroupType, gatewayUidLabel);
+    this.routes = this.watch<HTTPRoute>(httpRouteType);
+    this.namespaces = this.watch<KubeObject>(namespaceType);
+    this.services = this.watch<RouteService>(serviceType);
+    this.grants = this.watch<ReferenceGrant>(referenceGrantType);
+    for (const i of this.classes)
+      i.on((_t, gc) => {
+        for (const gw of this.all(this.gateways))
+          if (gw.spec.gatewayClassName === gc.metadata.name) this.queue.add(gatewayKey(gw));
+      });
+    for (const i of this.gateways)
+      i.on((_t, gw) => {
+        this.queue.add(gatewayKey(gw));
+        for (const r of this.routesOf(objectKey(gw.metadata))) this.queue.add(routeKey(r));
+      });
+    for (const i of this.groups)
+      i.on((_t, g) => {
+        const at = g.metadata.annotations?.[gatewayAnnotation];
+        if (at !== undefined) this.queue.add(`gateway/${at}`);
+      });
+    for (const i of this.routes)
+      i.on((_t, r, old) => {
+        this.queue.add(routeKey(r));
+        for (const obj of old !== undefined ? [r, old] : [r])
+          for (const p of obj.spec.parentRefs ?? []) {
+            const gw = parentGateway(p, obj.metadata.namespace ?? '');
+            if (gw !== undefined) this.queue.add(`gateway/${gw}`);
+          }
+      });
+    for (const i of this.namespaces) i.on(() => this.everything());
+    for (const i of this.grants) i.on(() => this.everyRoute());
+    for (const i of this.services)
+      i.on((_t, s) => {
+        for (const r of this.all(this.routes))
+          if (r.metadata.namespace === s.metadata.namespace || namesService(r, s))
+            this.queue.add(routeKey(r));
+      });
+  }
+
+  /** Every informer has listed once. */
+  get synced(): boolean {
+    return this.informers().every((i) => i.hasSynced);
+  }
+
+  /** Starts the informers, waits for their first lists, looks at every Gateway and group, starts the worker. */
+  async start(): Promise<void> {
+    for (const i of this.informers()) i.start();
+    await Promise.all(this.informers().map((i) => i.waitForSync()));
+    this.everything();
+    // Groups whose Gateway is gone (deleted while the operator was down) are looked at too.
+    for (const g of this.all(this.groups)) {
+      const at = g.metadata.annotations?.[gatewayAnnotation];
+      if (at !== undefined) this.queue.add(`gateway/${at}`);
+    }
+    this.worker ??= this.work();
+  }
+
+  /** Stops taking keys; a write under way is given `deadlineMs` to end. Idempotent. */
+  async stop(deadlineMs: number): Promise<void> {
+    this.queue.shutDown();
+    let timer: TimerHandle | undefined;
+    await Promise.race([
+      Promise.all([this.worker, this.queue.drained()]),
+      new Promise<void>((r) => {
+        timer = this.o.clock.setTimer(deadlineMs, r);
+      }),
+    ]);
+    timer?.cancel();
+    await Promise.all(this.informers().map((i) => i.stop()));
+  }
+
+  /** Every informer, as what start and stop need of one. */
+  private informers(): {
+    start(): void;
+    stop(): Promise<void>;
+    waitForSync(): Promise<void>;
+    readonly hasSynced: boolean;
+  }[] {
+    return [
+      ...this.classes,
+      ...this.gateways,
+      ...this.groups,
+      ...this.routes,
+      ...this.namespaces,
+      ...this.services,
+      ...this.grants,
+    ];
+  }
+
+  /** One informer per watched namespace for a namespaced type (one for all when none is named). */
+  private watch<T extends KubeObject>(type: ResourceType, labelSelector?: string): Informer<T>[] {
+    const scopes = type.namespaced && this.o.namespaces.length > 0 ? this.o.namespaces : [undefined];
+    return scopes.map(
+      (namespace) =>
+        new Informer<T>({
+          client: this.o.client,
+          type,
+          clock: this.o.clock,
+          logger: this.o.logger,
+          namespace,
+          labelSelector,
+          onRestart: (reason) => this.o.metrics.watchRestarts.inc({ resource: type.plural, reason }),
+        }),
+    );
+  }
+
+  private all<T extends KubeObject>(informers: readonly Informer<T>[]): T[] {
+    return informers.flatMap((i) => i.list());
+  }
+
+  private get<T extends KubeObject>(informers: readonly Informer<T>[], key: string): T | undefined {
+    for (const i of informers) {
+      const obj = i.get(key);
+      if (obj !== undefined) return obj;
+    }
+    return undefined;
+  }
+
+  private everything(): void {
+    for (const gw of this.all(this.gateways)) this.queue.add(gatewayKey(gw));
+    this.everyRoute();
+  }
+
+  private everyRoute(): void {
+    for (const r of this.all(this.routes)) this.queue.add(routeKey(r));
+  }
+
+  /** The routes naming Gateway `key` (`namespace/name`) in a parentRef. */
+  private routesOf(key: string): HTTPRoute[] {
+    return this.all(this.routes).filter((r) =>
+      (r.spec.parentRefs ?? []).some((p) => parentGateway(p, r.metadata.namespace ?? '') === key),
+    );
+  }
+
+  /** True when the Gateway's class is Skylift's (and not being deleted). */
+  private ours(gw: Gateway): boolean {
+    const gc = this.get(this.classes, gw.spec.gatewayClassName);
+    return gc !== undefined && gc.spec.controllerName === skyliftGatewayControllerName;
+  }
+
+  /** What the route translation reads, for one Gateway. */
+  private world(gw: Gateway, listeners: readonly ListenerVerdict[], groupName: string): RouteWorld {
+    return {
+      gateway: gw,
+      listeners,
+      groupName,
+      namespaceLabels: (ns) => this.get(this.namespaces, ns)?.metadata.labels,
+      service: (ns, name) => this.get(this.services, `${ns}/${name}`),
+      grants: (ns) => this.all(this.grants).filter((g) => g.metadata.namespace === ns),
+    };
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      const started = this.o.clock.now();
+      try {
+        if (key.startsWith('gateway/')) await this.reconcileGateway(key.slice('gateway/'.length));
+        else if (key.startsWith('route/')) await this.reconcileRoute(key.slice('route/'.length));
+        this.queue.forget(key);
+        this.o.metrics.reconcileTotal.inc({ controller: 'gateway', result: 'success' });
+      } catch (err) {
+        const delayMs = this.queue.addRateLimited(key);
+        if (isKubeConflict(err)) {
+          this.o.metrics.reconcileTotal.inc({ controller: 'gateway', result: 'requeue' });
+        } else {
+          this.o.metrics.reconcileTotal.inc({ controller: 'gateway', result: 'error' });
+          this.o.metrics.reconcileErrors.inc({ controller: 'gateway' });
+          this.o.logger.warn(
+            { key, err: err instanceof Error ? err.message : String(err), retryInMs: delayMs },
+            'reconciling a Gateway or route failed; retrying',
+          );
+        }
+      } finally {
+        this.o.metrics.reconcileTime.observe(
+          { controller: 'gateway' },
+          (this.o.clock.now() - started) / 1000,
+        );
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** Brings a Gateway's group and status to what Skylift says of it. */
+  async reconcileGateway(key: string): Promise<GatewayOutcome> {
+    const gw = this.get(this.gateways, key);
+    const mine = this.all(this.groups).filter((g) => g.metadata.annotations?.[gatewayAnnotation] === key);
+    if (gw === undefined || !this.ours(gw) || gw.metadata.deletionTimestamp !== undefined) {
+      for (const g of mine)
+        await this.deleteGroup(g, gw === undefined ? 'the Gateway is gone' : 'the Gateway is not Skylift’s');
+      return mine.length > 0 ? 'written' : 'ignored';
+    }
+    let outcome: GatewayOutcome = 'unchanged';
+    const listeners = listenerVerdicts(gw);
+    const want = gatewayGroup(gw, listeners, this.defaults);
+    for (const g of mine)
+      if (want === undefined || g.metadata.name !== want.metadata.name) {
+        await this.deleteGroup(g, 'no listener of the Gateway can be served');
+        outcome = 'written';
+      }
+    const group = want !== undefined ? this.get(this.groups, want.metadata.name) : undefined;
+    if (want !== undefined && (group === undefined || !contains(group, want))) {
+      await this.o.client.patch(
+        resourcePath(myIngressGroupType, { name: want.metadata.name }),
+        want,
+        'apply',
+        { fieldManager: gatewayFieldManager, force: true },
+      );
+      this.o.logger.info(
+        { gateway: key, group: want.metadata.name },
+        'Gateway load balancer (MyIngressGroup) applied',
+      );
+      outcome = 'written';
+    }
+    const attached = new Map<string, number>();
+    const world = this.world(gw, listeners, want?.metadata.name ?? '');
+    for (const r of this.routesOf(key))
+      for (const p of routeOnGateway(r, world).parents)
+        for (const l of p.listeners) attached.set(l, (attached.get(l) ?? 0) + 1);
+    const status = gatewayStatus(
+      gw,
+      listeners,
+      loadBalancerState(group),
+      attached,
+      new Date(this.o.clock.now()),
+    );
+    if (!gatewayStatusHolds(gw, status)) {
+      await this.applyGatewayStatus(gw, status);
+      outcome = 'written';
+    }
+    return outcome;
+  }
+
+  /** Brings a route's parents entries for Skylift's Gateways to what Skylift says of them. */
+  async reconcileRoute(key: string): Promise<GatewayOutcome> {
+    const route = this.get(this.routes, key);
+    if (route === undefined) return 'ignored';
+    const ns = route.metadata.namespace ?? '';
+    const entries: ParentEntry[] = [];
+    for (const p of route.spec.parentRefs ?? []) {
+      const gwKey = parentGateway(p, ns);
+      const gw = gwKey !== undefined ? this.get(this.gateways, gwKey) : undefined;
+      if (gw === undefined || !this.ours(gw)) continue;
+      const listeners = listenerVerdicts(gw);
+      const name = gatewayGroup(gw, listeners, this.defaults)?.metadata.name ?? '';
+      const verdict = routeOnGateway(route, this.world(gw, listeners, name)).parents.find((v) =>
+        sameParent(v.parentRef, p, ns),
+      );
+      if (verdict !== undefined)
+        entries.push({ parentRef: p, accepted: verdict.accepted, resolvedRefs: verdict.resolvedRefs });
+    }
+    const parents = routeParents(route, entries, new Date(this.o.clock.now()));
+    if (routeParentsHold(route, parents)) return 'unchanged';
+    try {
+      await this.o.client.patch(
+        resourcePath(httpRouteType, { namespace: ns, name: route.metadata.name, subresource: 'status' }),
+        { metadata: { resourceVersion: route.metadata.resourceVersion }, status: { parents } },
+        'merge',
+      );
+    } catch (err) {
+      if (isKubeNotFound(err)) return 'ignored';
+      throw err;
+    }
+    return 'written';
+  }
+
+  private async applyGatewayStatus(gw: Gateway, status: GatewayStatusApply): Promise<void> {
+    try {
+      await this.o.client.patch(
+        resourcePath(gatewayType, {
+          namespace: gw.metadata.namespace,
+          name: gw.metadata.name,
+          subresource: 'status',
+        }),
+        {
+          apiVersion: `${gatewayType.group}/${gatewayType.version}`,
+          kind: gatewayType.kind,
+          metadata: {
+            namespace: gw.metadata.namespace,
+            name: gw.metadata.name,
+            resourceVersion: gw.metadata.resourceVersion,
+          },
+          status,
+        },
+        'apply',
+        { fieldManager: gatewayFieldManager, force: true },
+      );
+    } catch (err) {
+      if (!isKubeNotFound(err)) throw err;
+    }
+  }
+
+  private async deleteGroup(g: MyIngressGroup, why: string): Promise<void> {
+    if (g.metadata.deletionTimestamp !== undefined) return;
+    try {
+      await this.o.client.delete(resourcePath(myIngressGroupType, { name: g.metadata.name }), {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        preconditions: { uid: g.metadata.uid },
+      });
+      this.o.logger.info({ group: g.metadata.name, why }, 'Gateway load balancer (MyIngressGroup) deleted');
+    } catch (err) {
+      if (!isKubeNotFound(err) && !isKubeConflict(err)) throw err;
+    }
+  }
+}
+
+function gatewayKey(gw: Gateway): string {
+  return `gateway/${gw.metadata.namespace ?? ''}/${gw.metadata.name}`;
+}
+
+function routeKey(r: HTTPRoute): string {
+  return `route/${r.metadata.namespace ?? ''}/${r.metadata.name}`;
+}
+
+/** True when a route's backendRefs name Service `s`. */
+function namesService(r: HTTPRoute, s: KubeObject): boolean {
+  return (r.spec.rules ?? []).some((rule) =>
+    (rule.backendRefs ?? []).some(
+      (b) => b.name === s.metadata.name && (b.namespace ?? r.metadata.namespace) === s.metadata.namespace,
+    ),
+  );
+}
+
+/** True when every field `want` sets is in `have` with the same value (lists compared whole). Pure. */
+export function contains(have: unknown, want: unknown): boolean {
+  if (Array.isArray(want)) {
+    if (!Array.isArray(have) || have.length !== want.length) return false;
+    return want.every((w, i) => contains(have[i], w));
+  }
+  if (typeof want === 'object' && want !== null) {
+    if (typeof have !== 'object' || have === null || Array.isArray(have)) return false;
+    const h = have as Record<string, unknown>;
+    return Object.entries(want).every(([k, v]) => contains(h[k], v));
+  }
+  return have === want;
+}

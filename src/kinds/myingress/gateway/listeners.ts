@@ -1,0 +1,130 @@
+// A Gateway's listeners as an ALB can serve them: which are valid (protocol, route kinds, no
+// conflict with another listener on the same port), the ALB listeners they make (one per port),
+// and which route namespaces a listener admits. Pure.
+import {
+  gatewayApiGroup,
+  type Gateway,
+  type GatewayListener,
+  type RouteGroupKind,
+} from '../../../apis/gatewayApi.ts';
+import { selectorMatches } from '../../../tenancy/selection.ts';
+
+/** The route kinds Skylift attaches to an HTTP listener. */
+export const supportedRouteKinds: readonly RouteGroupKind[] = [{ group: gatewayApiGroup, kind: 'HTTPRoute' }];
+
+/** A condition as a verdict: its status, reason and message (the writer adds times and generation). */
+export interface Verdict {
+  readonly status: 'True' | 'False';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** What Skylift says of one listener. */
+export interface ListenerVerdict {
+  readonly listener: GatewayListener;
+  /** Its conditions: Accepted, ResolvedRefs, Conflicted (Programmed follows the load balancer). */
+  readonly accepted: Verdict;
+  readonly resolvedRefs: Verdict;
+  readonly conflicted: Verdict;
+  /** The route kinds it takes (status.listeners[].supportedKinds). */
+  readonly supportedKinds: RouteGroupKind[];
+  /** True when routes may attach and it is on the load balancer. */
+  readonly usable: boolean;
+}
+
+/** The protocols an ALB listener serves that Skylift maps today. */
+const servedProtocols = new Set(['HTTP']);
+
+/**
+ * The verdict on each of a Gateway's listeners, in spec order. A listener is usable when its
+ * protocol is served (HTTP today: HTTPS waits for certificate import — UnsupportedProtocol says
+ * so), it takes at least one route kind Skylift supports, and no other listener on its port has
+ * the same hostname (both are Conflicted: HostnameConflict) or another protocol
+ * (ProtocolConflict). Pure.
+ */
+export function listenerVerdicts(gw: Gateway): ListenerVerdict[] {
+  const listeners = gw.spec.listeners;
+  return listeners.map((l) => {
+    const kinds = routeKindsOf(l);
+    const ok: Verdict = { status: 'True', reason: 'Accepted', message: 'Listener is accepted' };
+    const resolved: Verdict =
+      kinds.invalid.length === 0
+        ? { status: 'True', reason: 'ResolvedRefs', message: 'References are resolved' }
+        : {
+            status: 'False',
+            reason: 'InvalidRouteKinds',
+            message: `allowedRoutes.kinds names ${kinds.invalid.join(', ')}; Skylift attaches HTTPRoute only`,
+          };
+    const same = listeners.filter((o) => o !== l && o.port === l.port);
+    const protocolClash = same.find((o) => o.protocol !== l.protocol);
+    const hostClash = same.find(
+      (o) => o.protocol === l.protocol && (o.hostname ?? '') === (l.hostname ?? ''),
+    );
+    const conflicted: Verdict =
+      protocolClash !== undefined
+        ? {
+            status: 'True',
+            reason: 'ProtocolConflict',
+            message: `listener ${protocolClash.name} uses port ${l.port} with protocol ${protocolClash.protocol}`,
+          }
+        : hostClash !== undefined
+          ? {
+              status: 'True',
+              reason: 'HostnameConflict',
+              message: `listener ${hostClash.name} uses port ${l.port} with the same hostname`,
+            }
+          : { status: 'False', reason: 'NoConflicts', message: 'No conflicts' };
+    let accepted = ok;
+    if (!servedProtocols.has(l.protocol))
+      accepted = {
+        status: 'False',
+        reason: 'UnsupportedProtocol',
+        message:
+          l.protocol === 'HTTPS'
+            ? 'HTTPS listeners are not served yet (certificateRefs imported into ACM are being built); use HTTP'
+            : `protocol ${l.protocol} is not one an Application Load Balancer serves for Skylift (HTTP)`,
+      };
+    const usable = accepted.status === 'True' && conflicted.status === 'False' && kinds.supported.length > 0;
+    return {
+      listener: l,
+      accepted,
+      resolvedRefs: resolved,
+      conflicted,
+      supportedKinds: kinds.supported,
+      usable,
+    };
+  });
+}
+
+/** The route kinds a listener names (default: HTTPRoute), split into supported and not. Pure. */
+function routeKindsOf(l: GatewayListener): { supported: RouteGroupKind[]; invalid: string[] } {
+  const named = l.allowedRoutes?.kinds;
+  if (named === undefined || named.length === 0) return { supported: [...supportedRouteKinds], invalid: [] };
+  const supported: RouteGroupKind[] = [];
+  const invalid: string[] = [];
+  for (const k of named) {
+    const group = k.group ?? gatewayApiGroup;
+    if (group === gatewayApiGroup && k.kind === 'HTTPRoute') supported.push({ group, kind: k.kind });
+    else invalid.push(`${group === '' ? 'core' : group}/${k.kind}`);
+  }
+  return { supported, invalid };
+}
+
+/**
+ * Whether a listener admits routes of namespace `ns` (labels `labels`, undefined: unknown) of a
+ * Gateway in `gatewayNamespace`: `Same` (the default) only its own, `All` any, `Selector` those
+ * whose labels match. Pure.
+ */
+export function listenerAdmits(
+  l: GatewayListener,
+  gatewayNamespace: string,
+  ns: string,
+  labels: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const from = l.allowedRoutes?.namespaces?.from ?? 'Same';
+  if (from === 'All') return true;
+  if (from === 'Same') return ns === gatewayNamespace;
+  const sel = l.allowedRoutes?.namespaces?.selector;
+  if (sel === undefined || labels === undefined) return false;
+  return selectorMatches(sel, labels);
+}

@@ -1,0 +1,288 @@
+// What Skylift writes on a Gateway and its routes, from the verdicts (listeners.ts, routes.ts) and
+// the Gateway's load balancer (its MyIngressGroup's status), as the Gateway API specifies them:
+// the Gateway's Accepted, Programmed, addresses and per-listener status; each route's parents
+// entries for Skylift's Gateways (other controllers' entries kept). And the MyIngressGroup a
+// Gateway's listeners make. Pure.
+import type { Condition } from '../../../apis/managed.ts';
+import {
+  skyliftGatewayControllerName,
+  type Gateway,
+  type HTTPRoute,
+  type ListenerStatus,
+  type ParentReference,
+  type RouteParentStatus,
+} from '../../../apis/gatewayApi.ts';
+import { ConditionType, getCondition } from '../../../runtime/conditions.ts';
+import { deepEqual } from '../../../runtime/mergePatch.ts';
+import { myIngressGroupType, type MyIngressGroup, type MyIngressGroupSpec } from '../group/api.ts';
+import type { ListenerVerdict, Verdict } from './listeners.ts';
+import { gatewayAnnotation, gatewayGroupName, gatewayUidLabel } from './names.ts';
+
+/** metav1.Time of `now`: seconds, UTC. Pure. */
+function timeOf(now: Date): string {
+  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * A condition of `type` saying `v` at `generation`: its lastTransitionTime kept from `previous`
+ * (the same type in the current status) while the status stays, else `now`. Pure.
+ */
+export function conditionOf(
+  type: string,
+  v: Verdict,
+  previous: readonly Condition[] | undefined,
+  generation: number | undefined,
+  now: Date,
+): Condition {
+  const before = previous?.find((c) => c.type === type);
+  return {
+    type,
+    status: v.status,
+    reason: v.reason,
+    message: v.message,
+    lastTransitionTime:
+      before !== undefined && before.status === v.status ? before.lastTransitionTime : timeOf(now),
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  };
+}
+
+/** How the load balancer of a Gateway stands, from its group. */
+export interface LoadBalancerState {
+  /** True when the group is Ready (the ALB matches the listeners and rules). */
+  readonly programmed: boolean;
+  readonly message: string;
+  /** The ALB's DNS name, once known. */
+  readonly dnsName: string | undefined;
+}
+
+/** The load balancer state of a Gateway's group (undefined: no group yet). Pure. */
+export function loadBalancerState(group: MyIngressGroup | undefined): LoadBalancerState {
+  if (group === undefined)
+    return { programmed: false, message: 'the load balancer is being made', dnsName: undefined };
+  const ready = getCondition(group.status?.conditions, ConditionType.Ready);
+  const dns = group.status?.dnsName;
+  return {
+    programmed: ready?.status === 'True' && ready.observedGeneration === group.metadata.generation,
+    message:
+      ready === undefined
+        ? `the load balancer is being made (MyIngressGroup ${group.metadata.name})`
+        : `${ready.reason}: ${ready.message} (MyIngressGroup ${group.metadata.name})`,
+    dnsName: typeof dns === 'string' && dns !== '' ? dns : undefined,
+  };
+}
+
+/** The status Skylift writes on a Gateway (every field it owns; server-side applied whole). */
+export interface GatewayStatusApply {
+  addresses: { type: string; value: string }[];
+  conditions: Condition[];
+  listeners: ListenerStatus[];
+}
+
+/**
+ * A Gateway's status: Accepted (True unless no listener is usable: ListenersNotValid, True or
+ * False), Programmed (the load balancer Ready), addresses (its DNS name, type Hostname) and each
+ * listener's supportedKinds, attachedRoutes (`attached`, by name) and conditions. Pure.
+ */
+export function gatewayStatus(
+  gw: Gateway,
+  listeners: readonly ListenerVerdict[],
+  lb: LoadBalancerState,
+  attached: ReadonlyMap<string, number>,
+  now: Date,
+): GatewayStatusApply {
+  const gen = gw.metadata.generation;
+  const prev = gw.status?.conditions;
+  const usable = listeners.filter((l) => l.usable).length;
+  const invalid = listeners.length - usable;
+  const accepted: Verdict =
+    invalid === 0
+      ? { status: 'True', reason: 'Accepted', message: 'Gateway is accepted by Skylift' }
+      : {
+          status: usable > 0 ? 'True' : 'False',
+          reason: 'ListenersNotValid',
+          message: `${invalid} of ${listeners.length} listeners cannot be served (see status.listeners)`,
+        };
+  const programmed: Verdict =
+    usable === 0
+      ? {
+          status: 'False',
+          reason: 'Invalid',
+          message: 'no listener can be served, so there is no load balancer',
+        }
+      : lb.programmed
+        ? { status: 'True', reason: 'Programmed', message: `Application Load Balancer ${lb.dnsName ?? ''}` }
+        : { status: 'False', reason: 'Pending', message: lb.message };
+  return {
+    addresses: lb.dnsName !== undefined && usable > 0 ? [{ type: 'Hostname', value: lb.dnsName }] : [],
+    conditions: [
+      conditionOf('Accepted', accepted, prev, gen, now),
+      conditionOf('Programmed', programmed, prev, gen, now),
+    ],
+    listeners: listeners.map((l) => {
+      const before = gw.status?.listeners?.find((s) => s.name === l.listener.name)?.conditions;
+      const lp: Verdict = !l.usable
+        ? { status: 'False', reason: 'Invalid', message: 'the listener cannot be served' }
+        : lb.programmed
+          ? { status: 'True', reason: 'Programmed', message: `port ${l.listener.port} of the load balancer` }
+          : { status: 'False', reason: 'Pending', message: lb.message };
+      return {
+        name: l.listener.name,
+        supportedKinds: l.supportedKinds,
+        attachedRoutes: attached.get(l.listener.name) ?? 0,
+        conditions: [
+          conditionOf('Accepted', l.accepted, before, gen, now),
+          conditionOf('Programmed', lp, before, gen, now),
+          conditionOf('ResolvedRefs', l.resolvedRefs, before, gen, now),
+          conditionOf('Conflicted', l.conflicted, before, gen, now),
+        ],
+      };
+    }),
+  };
+}
+
+/** Conditions compared without their lastTransitionTime. Pure. */
+function sameConditions(a: readonly Condition[] | undefined, b: readonly Condition[]): boolean {
+  const strip = (c: Condition): Omit<Condition, 'lastTransitionTime'> => {
+    const { lastTransitionTime: _t, ...rest } = c;
+    return rest;
+  };
+  return deepEqual((a ?? []).map(strip), b.map(strip));
+}
+
+/** True when the Gateway's status already says `want` (times aside). Pure. */
+export function gatewayStatusHolds(gw: Gateway, want: GatewayStatusApply): boolean {
+  const s = gw.status ?? {};
+  if (!deepEqual(s.addresses ?? [], want.addresses)) return false;
+  if (!sameConditions(s.conditions, want.conditions)) return false;
+  const have = s.listeners ?? [];
+  if (have.length !== want.listeners.length) return false;
+  return want.listeners.every((w, i) => {
+    const h = have[i];
+    return (
+      h !== undefined &&
+      h.name === w.name &&
+      h.attachedRoutes === w.attachedRoutes &&
+      deepEqual(h.supportedKinds, w.supportedKinds) &&
+      sameConditions(h.conditions, w.conditions)
+    );
+  });
+}
+
+/** Skylift's verdict on one parentRef of a route. */
+export interface ParentEntry {
+  readonly parentRef: ParentReference;
+  readonly accepted: Verdict;
+  readonly resolvedRefs: Verdict;
+}
+
+/** Two parentRefs name the same parent (defaults filled). Pure. */
+export function sameParent(a: ParentReference, b: ParentReference, routeNamespace: string): boolean {
+  return (
+    (a.group ?? 'gateway.networking.k8s.io') === (b.group ?? 'gateway.networking.k8s.io') &&
+    (a.kind ?? 'Gateway') === (b.kind ?? 'Gateway') &&
+    (a.namespace ?? routeNamespace) === (b.namespace ?? routeNamespace) &&
+    a.name === b.name &&
+    a.sectionName === b.sectionName &&
+    a.port === b.port
+  );
+}
+
+/**
+ * A route's `status.parents`: the entries of other controllers as they are, then one entry of
+ * Skylift's per parentRef in `ours` (those naming Skylift's Gateways), in spec order; Skylift's
+ * entries for parents no longer in `ours` are dropped. Pure.
+ */
+export function routeParents(route: HTTPRoute, ours: readonly ParentEntry[], now: Date): RouteParentStatus[] {
+  const ns = route.metadata.namespace ?? '';
+  const gen = route.metadata.generation;
+  const have = route.status?.parents ?? [];
+  const foreign = have.filter((p) => p.controllerName !== skyliftGatewayControllerName);
+  const mine = ours.map((o) => {
+    const before = have.find(
+      (p) => p.controllerName === skyliftGatewayControllerName && sameParent(p.parentRef, o.parentRef, ns),
+    )?.conditions;
+    return {
+      parentRef: o.parentRef,
+      controllerName: skyliftGatewayControllerName,
+      conditions: [
+        conditionOf('Accepted', o.accepted, before, gen, now),
+        conditionOf('ResolvedRefs', o.resolvedRefs, before, gen, now),
+      ],
+    };
+  });
+  return [...foreign, ...mine];
+}
+
+/** True when the route's parents already say `want` (times aside). Pure. */
+export function routeParentsHold(route: HTTPRoute, want: readonly RouteParentStatus[]): boolean {
+  const have = route.status?.parents ?? [];
+  return (
+    have.length === want.length &&
+    want.every((w, i) => {
+      const h = have[i];
+      return (
+        h !== undefined &&
+        h.controllerName === w.controllerName &&
+        deepEqual(h.parentRef, w.parentRef) &&
+        sameConditions(h.conditions, w.conditions)
+      );
+    })
+  );
+}
+
+/** Where a Gateway's load balancer goes when nothing says otherwise. */
+export interface GatewayDefaults {
+  /** `internal` (the AWS Load Balancer Controller's default for Gateways) or `internet-facing`. */
+  readonly scheme: 'internal' | 'internet-facing';
+  /** The subnets' tags: by default the role tag the AWS Load Balancer Controller discovers by. */
+  readonly subnetTags: Readonly<Record<string, string>>;
+  /** Who may connect (the managed security group); absent: MyIngress's default for the scheme. */
+  readonly inboundCIDRs?: readonly string[];
+}
+
+/** The default: internal, in the subnets tagged `kubernetes.io/role/internal-elb: 1`. */
+export const defaultGatewayDefaults: GatewayDefaults = {
+  scheme: 'internal',
+  subnetTags: { 'kubernetes.io/role/internal-elb': '1' },
+};
+
+/**
+ * The MyIngressGroup a Gateway makes (server-side applied by the Gateway controller): named by
+ * gatewayGroupName, labelled with the Gateway's uid and annotated with its `namespace/name`; one
+ * listener per port of its usable listeners, answering 404 to requests no route matches; every
+ * namespace allowed (the front end attaches routes by allowedRoutes; MyIngresses never join a
+ * Gateway's group). Undefined when no listener is usable. Pure.
+ */
+export function gatewayGroup(
+  gw: Gateway,
+  listeners: readonly ListenerVerdict[],
+  defaults: GatewayDefaults,
+):
+  | { apiVersion: string; kind: string; metadata: MyIngressGroup['metadata']; spec: MyIngressGroupSpec }
+  | undefined {
+  const ports = [...new Set(listeners.filter((l) => l.usable).map((l) => l.listener.port))].sort(
+    (a, b) => a - b,
+  );
+  if (ports.length === 0) return undefined;
+  const ns = gw.metadata.namespace ?? '';
+  return {
+    apiVersion: `${myIngressGroupType.group}/${myIngressGroupType.version}`,
+    kind: myIngressGroupType.kind,
+    metadata: {
+      name: gatewayGroupName(ns, gw.metadata.name),
+      labels: { [gatewayUidLabel]: gw.metadata.uid ?? '' },
+      annotations: { [gatewayAnnotation]: `${ns}/${gw.metadata.name}` },
+    },
+    spec: {
+      scheme: defaults.scheme,
+      subnetSelector: { tags: { ...defaults.subnetTags } },
+      ...(defaults.inboundCIDRs !== undefined ? { inboundCIDRs: [...defaults.inboundCIDRs] } : {}),
+      listeners: ports.map((port) => ({
+        port,
+        protocol: 'HTTP',
+        defaultAction: { fixedResponse: { statusCode: 404 } },
+      })),
+      allowedNamespaces: { from: 'All' },
+    },
+  };
+}

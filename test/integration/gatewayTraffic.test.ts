@@ -1,0 +1,403 @@
+// The Gateway API on Application Load Balancers (issue 30), proven by traffic: a Gateway of a
+// Skylift GatewayClass becomes one ALB (its MyIngressGroup), Programmed with the ALB's DNS name as
+// its address; HTTPRoutes of two namespaces its listener admits become its rules, and requests sent
+// through the ALB data plane (dev/albDataPlane/) reach each route's Service, counted; a route of a
+// namespace the listener does not admit, one asking what Skylift cannot serve, and one naming a
+// Service that does not exist get the Gateway API's conditions. A route deleted takes its rules
+// with it; the Gateway deleted takes the load balancer and its target groups. A control plane of
+// its own with the Gateway API's CRDs (no other test's operator serves these Gateways); moto and
+// the data plane are the shared stack's. The test lists each Service's endpoint itself.
+import { CreateTagsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import {
+  DescribeLoadBalancersCommand,
+  DescribeTargetGroupsCommand,
+  ElasticLoadBalancingV2Client,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { randomBytes } from 'node:crypto';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
+import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
+import { startControlPlane, type ControlPlane } from '../../dev/controlplane.ts';
+import { awsClientConfig } from '../../dev/emulator.ts';
+import { installCrds, installGatewayApiCrds } from '../../dev/installCrds.ts';
+import { waitFor } from '../../dev/wait.ts';
+import {
+  gatewayClassType,
+  gatewayType,
+  httpRouteType,
+  skyliftGatewayControllerName,
+  type Gateway,
+  type HTTPRoute,
+} from '../../src/apis/gatewayApi.ts';
+import { resourcePath } from '../../src/apis/meta.ts';
+import type { Condition } from '../../src/apis/managed.ts';
+import { myIngressGroupType, type MyIngressGroup } from '../../src/kinds/myingress/group/api.ts';
+import { GatewayController } from '../../src/kinds/myingress/gateway/gatewayController.ts';
+import { gatewayGroupController } from '../../src/kinds/myingress/gateway/groupController.ts';
+import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
+import { KubeClient } from '../../src/runtime/kube/client.ts';
+import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
+import { startAlbDataPlane } from '../support/albDataPlane.ts';
+import { startController, type RunningController } from '../support/controllers.ts';
+import { scratchDir } from '../support/scratch.ts';
+import { stackInfo, startFaultProxy } from '../support/stack.ts';
+import { vpcWithTwoSubnets } from '../support/vpc.ts';
+
+/** A loopback server standing for a Pod at 10.250.2.x: answers its name, counts requests. */
+interface Backend {
+  readonly name: string;
+  readonly ip: string;
+  port: number;
+  hits: number;
+  readonly server: Server;
+}
+
+async function startBackend(name: string, loopback: string): Promise<Backend> {
+  const server = createServer();
+  const b: Backend = { name, ip: loopback.replace(/^127\.0\.0\./, '10.250.2.'), port: 0, hits: 0, server };
+  server.on('request', (req, res) => {
+    if (req.headers['user-agent']?.startsWith('ELB-HealthChecker') !== true) b.hits++;
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(name);
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(0, loopback, () => resolveListen());
+  });
+  b.port = (server.address() as AddressInfo).port;
+  return b;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** One GET `path` with Host `host`; a connection error is status 0. */
+function send(ep: Endpoint, host: string, path: string): Promise<Answer> {
+  return new Promise((resolveAnswer) => {
+    const req = request(
+      { host: ep.host, port: ep.port, path, headers: { host }, timeout: 5000, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolveAnswer({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+        );
+        res.on('error', (err) => resolveAnswer({ status: 0, body: err.message }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => resolveAnswer({ status: 0, body: err.message }));
+    req.end();
+  });
+}
+
+async function round(ep: Endpoint, host: string, path: string, n: number): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < n; i++) {
+    const a = await send(ep, host, path);
+    const k = `${a.status} ${a.body.slice(0, 20)}`;
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+const ROUND = 20;
+const suffix = randomBytes(3).toString('hex');
+const HOST_A = `a-${suffix}.gateway.example.com`;
+const HOST_B = `b-${suffix}.gateway.example.com`;
+/** The subnets' tag the Gateway's load balancer is placed by (no other test's subnets carry it). */
+const subnetTag = `skylift.test/gateway-${suffix}`;
+
+let cp: ControlPlane;
+let admin: KubeClient;
+let proxy: AwsFaultProxy;
+let ec2: EC2Client;
+let elb: ElasticLoadBalancingV2Client;
+let dp: AlbDataPlane;
+let backendA: Backend;
+let backendB: Backend;
+const running: RunningController[] = [];
+
+beforeAll(async () => {
+  cp = await startControlPlane({ dir: await scratchDir('gateway-traffic') });
+  admin = new KubeClient(loadKubeconfig(cp.kubeconfigPath('admin')));
+  await installCrds(admin);
+  await installGatewayApiCrds(admin);
+  const direct = awsClientConfig(stackInfo().awsEndpoint);
+  ec2 = new EC2Client(direct);
+  elb = new ElasticLoadBalancingV2Client(direct);
+  const { subnets } = await vpcWithTwoSubnets(ec2, 33);
+  await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [{ Key: subnetTag, Value: '1' }] }));
+  proxy = await startFaultProxy();
+  backendA = await startBackend('A', '127.0.0.81');
+  backendB = await startBackend('B', '127.0.0.82');
+  dp = await startAlbDataPlane({
+    healthCheckTimeScale: 0.05,
+    propagationDelayMs: 500,
+    pollMs: 200,
+    dialAddress: (ip) => ip.replace(/^10\.250\.2\./, '127.0.0.'),
+  });
+}, 180_000);
+
+afterAll(async () => {
+  for (const r of running.splice(0)) await r.stop();
+  await dp.stop();
+  await proxy.stop();
+  for (const b of [backendA, backendB])
+    await new Promise((r) => {
+      b.server.close(r);
+    });
+  elb.destroy();
+  ec2.destroy();
+  await cp.stop();
+});
+
+async function namespace(prefix: string, labels: Record<string, string> = {}): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await admin.create('/api/v1/namespaces', { metadata: { name, labels } });
+  return name;
+}
+
+/** Service `name` of `ns` (port 80) and its EndpointSlice listing `b`'s Pod IP as ready. */
+async function serviceTo(ns: string, name: string, b: Backend): Promise<void> {
+  await admin.create(`/api/v1/namespaces/${ns}/services`, {
+    metadata: { name },
+    spec: { ports: [{ port: 80, targetPort: b.port, protocol: 'TCP' }] },
+  });
+  await admin.create(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `${name}-1`,
+      labels: {
+        'kubernetes.io/service-name': name,
+        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+      },
+    },
+    addressType: 'IPv4',
+    ports: [{ port: b.port, protocol: 'TCP', name: '' }],
+    endpoints: [{ addresses: [b.ip], conditions: { ready: true, serving: true, terminating: false } }],
+  });
+}
+
+function route(
+  ns: string,
+  name: string,
+  gw: { ns: string; name: string },
+  spec: Omit<HTTPRoute['spec'], 'parentRefs'>,
+): HTTPRoute {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { namespace: ns, name },
+    spec: { parentRefs: [{ name: gw.name, namespace: gw.ns }], ...spec },
+  };
+}
+
+const cond = (cs: readonly Condition[] | undefined, type: string): Condition | undefined =>
+  cs?.find((c) => c.type === type);
+
+/** Polls the route until its Skylift parent entry's condition `type` has `reason`. */
+function routeWhere(ns: string, name: string, type: string, reason: string): Promise<HTTPRoute> {
+  return waitFor(
+    async () => {
+      const r = await admin.get<HTTPRoute>(resourcePath(httpRouteType, { namespace: ns, name }));
+      const mine = r.status?.parents?.find((p) => p.controllerName === skyliftGatewayControllerName);
+      const c = cond(mine?.conditions, type);
+      return c?.reason === reason && c.observedGeneration === r.metadata.generation ? r : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, description: `HTTPRoute ${ns}/${name} ${type} ${reason}` },
+  );
+}
+
+describe('Gateway API on an ALB', () => {
+  it('makes a Gateway one load balancer, serves its HTTPRoutes by host and path, reports what it cannot serve, and cleans up route by route and Gateway', async () => {
+    const gwNs = await namespace('gw');
+    const nsA = await namespace('route-a', { 'gateway-access': 'yes' });
+    const nsB = await namespace('route-b', { 'gateway-access': 'yes' });
+    const nsC = await namespace('route-c');
+    const namespaces = [gwNs, nsA, nsB, nsC].join(',');
+    const opts = { namespace: namespaces, endpoint: proxy.endpoint, client: admin };
+    running.push(
+      await startController(
+        (s) =>
+          new GatewayController({
+            client: s.client,
+            clock: s.clock,
+            logger: s.logger,
+            metrics: s.metrics,
+            namespaces: s.settings.namespaces,
+            defaults: { scheme: 'internal', subnetTags: { [subnetTag]: '1' }, inboundCIDRs: ['127.0.0.0/8'] },
+          }),
+        opts,
+      ),
+    );
+    running.push(await startController((s) => gatewayGroupController(s, { pollMs: 300 }), opts));
+
+    const className = `skylift-${suffix}`;
+    await admin.create(resourcePath(gatewayClassType), {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: className },
+      spec: { controllerName: skyliftGatewayControllerName },
+    });
+    const gw = { ns: gwNs, name: 'shared' };
+    await admin.create(resourcePath(gatewayType, { namespace: gwNs }), {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: gw.name },
+      spec: {
+        gatewayClassName: className,
+        listeners: [
+          {
+            name: 'http',
+            port: 80,
+            protocol: 'HTTP',
+            allowedRoutes: {
+              namespaces: { from: 'Selector', selector: { matchLabels: { 'gateway-access': 'yes' } } },
+            },
+          },
+          { name: 'tcp', port: 9000, protocol: 'TCP' },
+        ],
+      },
+    });
+    // Programmed, with the ALB's DNS name as its address; the TCP listener is refused by name.
+    const programmed = await waitFor(
+      async () => {
+        const g = await admin.get<Gateway>(resourcePath(gatewayType, { namespace: gwNs, name: gw.name }));
+        return cond(g.status?.conditions, 'Programmed')?.status === 'True' ? g : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, description: 'the Gateway Programmed' },
+    );
+    expect(cond(programmed.status?.conditions, 'Accepted')).toMatchObject({
+      status: 'True',
+      reason: 'ListenersNotValid',
+    });
+    const tls = programmed.status?.listeners?.find((l) => l.name === 'tcp');
+    expect(cond(tls?.conditions, 'Accepted')).toMatchObject({
+      status: 'False',
+      reason: 'UnsupportedProtocol',
+    });
+    const group = await admin.get<MyIngressGroup>(
+      resourcePath(myIngressGroupType, { name: gatewayGroupName(gwNs, gw.name) }),
+    );
+    const lbArn = group.status?.arn ?? '';
+    expect(lbArn).not.toBe('');
+    expect(programmed.status?.addresses).toEqual([{ type: 'Hostname', value: group.status?.dnsName }]);
+
+    await serviceTo(nsA, 'web-a', backendA);
+    await serviceTo(nsB, 'web-b', backendB);
+    const routes = resourcePath(httpRouteType, { namespace: nsA });
+    await admin.create(
+      routes,
+      route(nsA, 'a', gw, { hostnames: [HOST_A], rules: [{ backendRefs: [{ name: 'web-a', port: 80 }] }] }),
+    );
+    await admin.create(
+      resourcePath(httpRouteType, { namespace: nsB }),
+      route(nsB, 'b', gw, {
+        hostnames: [HOST_B],
+        rules: [
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/api' } }],
+            backendRefs: [{ name: 'web-b', port: 80 }],
+          },
+        ],
+      }),
+    );
+    // Not admitted by the listener; asking for a header match (not served yet); naming no Service.
+    await admin.create(
+      resourcePath(httpRouteType, { namespace: nsC }),
+      route(nsC, 'c', gw, { rules: [{ backendRefs: [{ name: 'web-a', port: 80 }] }] }),
+    );
+    await admin.create(
+      routes,
+      route(nsA, 'headers', gw, {
+        hostnames: [`h-${HOST_A}`],
+        rules: [
+          {
+            matches: [{ headers: [{ name: 'x-team', value: 'a' }] }],
+            backendRefs: [{ name: 'web-a', port: 80 }],
+          },
+        ],
+      }),
+    );
+    await admin.create(
+      routes,
+      route(nsA, 'missing', gw, {
+        hostnames: [`m-${HOST_A}`],
+        rules: [{ backendRefs: [{ name: 'nothing', port: 80 }] }],
+      }),
+    );
+
+    await routeWhere(nsA, 'a', 'Accepted', 'Accepted');
+    await routeWhere(nsA, 'a', 'ResolvedRefs', 'ResolvedRefs');
+    await routeWhere(nsB, 'b', 'Accepted', 'Accepted');
+    await routeWhere(nsC, 'c', 'Accepted', 'NotAllowedByListeners');
+    const headers = await routeWhere(nsA, 'headers', 'Accepted', 'UnsupportedValue');
+    expect(cond(headers.status?.parents?.[0]?.conditions, 'Accepted')?.message).toContain(
+      'spec.rules[0].matches[0].headers',
+    );
+    await routeWhere(nsA, 'missing', 'ResolvedRefs', 'BackendNotFound');
+    await routeWhere(nsA, 'missing', 'Accepted', 'Accepted');
+
+    const ep = await waitFor(() => dp.endpointOf(lbArn, 80), {
+      timeoutMs: 30_000,
+      description: 'the data plane serving port 80',
+    });
+    await waitFor(
+      async () =>
+        (await send(ep, HOST_A, '/')).body === 'A' && (await send(ep, HOST_B, '/api/x')).body === 'B'
+          ? true
+          : undefined,
+      { timeoutMs: 60_000, intervalMs: 200, description: 'both routes served through the data plane' },
+    );
+    // Counted: each host and path reaches its own backend; what no route matches gets the 404.
+    const [a0, b0] = [backendA.hits, backendB.hits];
+    expect(await round(ep, HOST_A, '/anything', ROUND)).toEqual({ '200 A': ROUND });
+    expect(await round(ep, HOST_B, '/api/x', ROUND)).toEqual({ '200 B': ROUND });
+    expect(await round(ep, HOST_B, '/api', ROUND)).toEqual({ '200 B': ROUND });
+    expect(await round(ep, HOST_B, '/apix', ROUND)).toEqual({ '404 ': ROUND });
+    expect(await round(ep, `m-${HOST_A}`, '/', ROUND)).toEqual({ '500 ': ROUND });
+    expect([backendA.hits - a0, backendB.hits - b0]).toEqual([ROUND, 2 * ROUND]);
+    // The Gateway counts the routes attached to its listener: a, b and missing.
+    const attached = await waitFor(
+      async () => {
+        const g = await admin.get<Gateway>(resourcePath(gatewayType, { namespace: gwNs, name: gw.name }));
+        const n = g.status?.listeners?.find((l) => l.name === 'http')?.attachedRoutes;
+        return n === 3 ? n : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 100, description: 'attachedRoutes 3' },
+    );
+    expect(attached).toBe(3);
+
+    // Route a deleted: its host falls to the listener's 404; b keeps being served.
+    await admin.delete(resourcePath(httpRouteType, { namespace: nsA, name: 'a' }));
+    await waitFor(async () => ((await send(ep, HOST_A, '/')).status === 404 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      description: 'host A at the default 404',
+    });
+    expect(await round(ep, HOST_B, '/api/x', ROUND)).toEqual({ '200 B': ROUND });
+
+    // The Gateway deleted: its group, load balancer and target groups go.
+    await admin.delete(resourcePath(gatewayType, { namespace: gwNs, name: gw.name }));
+    await waitFor(
+      async () => {
+        try {
+          await admin.get(resourcePath(myIngressGroupType, { name: gatewayGroupName(gwNs, gw.name) }));
+          return undefined;
+        } catch {
+          return true;
+        }
+      },
+      { timeoutMs: 60_000, intervalMs: 200, description: 'the Gateway’s MyIngressGroup gone' },
+    );
+    const lbs = await elb.send(new DescribeLoadBalancersCommand({})).then((r) => r.LoadBalancers ?? []);
+    expect(lbs.find((l) => l.LoadBalancerArn === lbArn)).toBeUndefined();
+    const tgs = await elb.send(new DescribeTargetGroupsCommand({})).then((r) => r.TargetGroups ?? []);
+    expect(tgs.filter((t) => (t.LoadBalancerArns ?? []).includes(lbArn))).toEqual([]);
+  });
+});
