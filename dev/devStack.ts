@@ -87,6 +87,8 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
           ? { onListenersChanged: opts.onAlbListenersChanged }
           : {}),
       });
+      // For clients of its HTTPS listeners: it signs the stand-ins of ACM-issued certificates.
+      await writeFile(join(opts.dir, 'alb-data-plane-ca.pem'), albDataPlane.localCaPem);
       let stopped = false;
       return {
         kubeconfig,

@@ -1,7 +1,9 @@
 // The ALB data plane of the local stack: follows the ELBv2 configuration in the emulator and
-// serves each load balancer's HTTP listeners on loopback, routing requests as an ALB does.
+// serves each load balancer's HTTP and HTTPS listeners on loopback, routing requests as an ALB does.
 // Tooling only (dev/), never part of the image. docs/development.md, "The ALB data plane".
+import { ACMClient, DescribeCertificateCommand } from '@aws-sdk/client-acm';
 import {
+  DescribeListenerCertificatesCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
   DescribeRulesCommand,
@@ -9,6 +11,7 @@ import {
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
+  type Certificate,
   type Listener,
   type LoadBalancer,
   type Rule,
@@ -22,7 +25,8 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import { DescribeSecurityGroupsCommand, EC2Client, type SecurityGroup } from '@aws-sdk/client-ec2';
 import { admissionFor, admits, sameAdmission, type Admission } from './securityGroups.ts';
 import { realClock, type Clock, type TimerHandle } from '../../src/runtime/clock.ts';
@@ -40,6 +44,16 @@ import {
   type ListenerRule,
   type RequestFacts,
 } from './rules.ts';
+import {
+  CertificateSource,
+  KeyMaterialStore,
+  LocalCa,
+  certificateForServerName,
+  importCertificateRule,
+  secureContextOptions,
+  type AcmDescription,
+  type ServedCertificate,
+} from './tls.ts';
 
 /**
  * How long a deregistered target keeps getting new requests: an ALB's nodes learn of a
@@ -136,6 +150,13 @@ interface GroupEntry {
   inUse: boolean;
 }
 
+/** An HTTPS listener's certificates as last read: its default, and every one that can be served. */
+interface ListenerTls {
+  readonly defaultArn: string | undefined;
+  /** The default (when it can be served) and the SNI certificates, in the listener's order. */
+  readonly certificates: readonly ServedCertificate[];
+}
+
 interface ListenerEntry {
   readonly key: string;
   readonly loadBalancerArn: string;
@@ -145,7 +166,11 @@ interface ListenerEntry {
   rules: ListenerRule[];
   /** Who its load balancer's security groups let connect to this port. */
   admission: Admission;
-  readonly server: Server;
+  /** HTTPS only: what the SNI callback chooses from. */
+  tls: ListenerTls | undefined;
+  /** HTTPS only: the certificate clients that send no server name get (the server's own context). */
+  servedDefault: ServedCertificate | undefined;
+  readonly server: Server | HttpsServer;
   readonly endpoint: Endpoint;
 }
 
@@ -154,10 +179,13 @@ const targetKey = (id: string, port: number): string => `${id}:${port}`;
 
 /**
  * Serves every application load balancer in the emulator: one loopback port per (load balancer,
- * HTTP listener), rules evaluated as an ALB does, requests proxied to registered targets that the
- * data plane's own health checks find healthy, deregistered targets drained. Follows the emulator
- * by polling (DescribeLoadBalancers, Listeners, Rules, TargetGroups, TargetHealth every `pollMs`).
- * Not safe to share between tests that reset the emulator under it; `stop()` is idempotent.
+ * HTTP or HTTPS listener), rules evaluated as an ALB does, requests proxied to registered targets
+ * that the data plane's own health checks find healthy, deregistered targets drained. An HTTPS
+ * listener terminates TLS with the certificate its SNI chooses (see dev/albDataPlane/tls.ts) and
+ * then routes as an HTTP one; targets are always reached over plain HTTP. Follows the emulator by
+ * polling (DescribeLoadBalancers, Listeners, ListenerCertificates, Rules, TargetGroups,
+ * TargetHealth, and ACM's DescribeCertificate every `pollMs`). Not safe to share between tests
+ * that reset the emulator under it; `stop()` is idempotent.
  */
 export class AlbDataPlane {
   private readonly opts: Required<Omit<AlbDataPlaneOptions, 'accounts' | 'log' | 'onListenersChanged'>> & {
@@ -167,6 +195,16 @@ export class AlbDataPlane {
   private readonly clients: ElasticLoadBalancingV2Client[];
   /** EC2 per account, same order as `clients`: the load balancers' security groups. */
   private readonly ec2: EC2Client[];
+  /** ACM per account, same order as `clients`: the listeners' certificates. */
+  private readonly acm: ACMClient[];
+  /** Keys of imported certificates, recorded by {@link importCertificateRule}. */
+  private readonly keyMaterial = new KeyMaterialStore();
+  private readonly certificates: CertificateSource;
+  /**
+   * The PEM of the CA that signs the data plane's stand-ins for ACM-issued certificates (those
+   * made by RequestCertificate, whose keys ACM never gives out): trust it to verify them.
+   */
+  readonly localCaPem: string;
   private readonly listeners = new Map<string, ListenerEntry>();
   private readonly groups = new Map<string, GroupEntry>();
   private syncs = 0;
@@ -177,7 +215,7 @@ export class AlbDataPlane {
   /** The listener keys last reported to `onListenersChanged`, sorted and joined. */
   private reportedListeners = '';
 
-  private constructor(opts: AlbDataPlaneOptions) {
+  private constructor(opts: AlbDataPlaneOptions, ca: LocalCa) {
     this.opts = {
       endpoint: opts.endpoint,
       pollMs: opts.pollMs ?? 500,
@@ -197,11 +235,14 @@ export class AlbDataPlane {
     });
     this.clients = accounts.map((a) => new ElasticLoadBalancingV2Client(config(a)));
     this.ec2 = accounts.map((a) => new EC2Client(config(a)));
+    this.acm = accounts.map((a) => new ACMClient(config(a)));
+    this.localCaPem = ca.pem;
+    this.certificates = new CertificateSource(this.keyMaterial, ca, this.opts.log);
   }
 
   /** Starts following the emulator; resolves after the first sync (listeners of existing load balancers served). */
   static async start(opts: AlbDataPlaneOptions): Promise<AlbDataPlane> {
-    const dp = new AlbDataPlane(opts);
+    const dp = new AlbDataPlane(opts, await LocalCa.create());
     await dp.syncOnce();
     dp.schedule();
     return dp;
@@ -254,6 +295,15 @@ export class AlbDataPlane {
     return describeTargetHealthRule((arn) => this.targetHealth(arn));
   }
 
+  /**
+   * A fault-proxy rule that records the certificate and private key of every ImportCertificate
+   * (a re-import under the same ARN replaces them), so HTTPS listeners can serve imported
+   * certificates; install it on the proxy the certificates are imported through, before they are.
+   */
+  importCertificateRule(): FaultRule {
+    return importCertificateRule(this.keyMaterial);
+  }
+
   /** Resolves once a sync that started after this call has finished (tests: "the data plane has seen my change"). */
   async synced(): Promise<void> {
     await new Promise<void>((resolveSync) => {
@@ -277,6 +327,7 @@ export class AlbDataPlane {
     this.listeners.clear();
     for (const c of this.clients) c.destroy();
     for (const c of this.ec2) c.destroy();
+    for (const c of this.acm) c.destroy();
     for (const w of this.syncWaiters.splice(0)) w();
   }
 
@@ -303,7 +354,10 @@ export class AlbDataPlane {
   private reportListeners(): void {
     const notify = this.opts.onListenersChanged;
     if (notify === undefined || this.stopped) return;
-    const now = [...this.listeners.keys()].sort().join('\n');
+    const now = [...this.listeners.values()]
+      .map((l) => `${l.key}|${l.protocol}`)
+      .sort()
+      .join('\n');
     if (now === this.reportedListeners) return;
     this.reportedListeners = now;
     try {
@@ -320,8 +374,10 @@ export class AlbDataPlane {
     const seenListeners = new Set<string>();
     const seenGroups = new Set<string>();
     const usedGroups = new Set<string>();
+    const namedCertificates = new Set<string>();
     for (const [i, client] of this.clients.entries()) {
       const ec2 = this.ec2[i] as EC2Client;
+      const acm = this.acm[i] as ACMClient;
       let groups: SecurityGroup[] | undefined;
       const lbs = await pages<LoadBalancer>(async (marker) => {
         const o = await client.send(
@@ -339,7 +395,7 @@ export class AlbDataPlane {
           return { items: o.Listeners ?? [], next: o.NextMarker };
         });
         for (const l of listeners) {
-          if (l.Protocol !== 'HTTP' || l.Port === undefined) continue;
+          if ((l.Protocol !== 'HTTP' && l.Protocol !== 'HTTPS') || l.Port === undefined) continue;
           const rules = await pages<Rule>(async (marker) => {
             const o = await client.send(
               new DescribeRulesCommand({
@@ -370,7 +426,18 @@ export class AlbDataPlane {
               return { items: o.SecurityGroups ?? [], next: o.NextToken };
             });
           const admission = admissionFor(lbGroups, groups ?? [], l.Port);
-          await this.serveListener(key, lbArn, lb.DNSName ?? '', l.Port, l.Protocol, modelled, admission);
+          const tls = l.Protocol === 'HTTPS' ? await this.listenerTls(client, acm, l) : undefined;
+          for (const c of tls?.named ?? []) namedCertificates.add(c);
+          await this.serveListener(
+            key,
+            lbArn,
+            lb.DNSName ?? '',
+            l.Port,
+            l.Protocol,
+            modelled,
+            admission,
+            tls?.tls,
+          );
         }
       }
       const tgs = await pages<TargetGroup>(async (marker) => {
@@ -385,6 +452,7 @@ export class AlbDataPlane {
         await this.syncGroup(client, tg, usedGroups.has(arn));
       }
     }
+    this.certificates.retain(namedCertificates);
     for (const [key, l] of this.listeners)
       if (!seenListeners.has(key)) {
         this.listeners.delete(key);
@@ -406,16 +474,38 @@ export class AlbDataPlane {
     protocol: string,
     rules: ListenerRule[],
     admission: Admission,
+    tls: ListenerTls | undefined,
   ): Promise<void> {
     const existing = this.listeners.get(key);
-    if (existing !== undefined) {
+    if (existing !== undefined && existing.protocol !== protocol) {
+      // A listener changed between HTTP and HTTPS: served anew, on a new port.
+      this.listeners.delete(key);
+      await closeServer(existing.server);
+      this.opts.log(
+        `alb data plane: listener ${key} is ${protocol} now, closed ${existing.endpoint.host}:${existing.endpoint.port}`,
+      );
+    } else if (existing !== undefined) {
       existing.rules = rules;
       if (!sameAdmission(existing.admission, admission))
         this.opts.log(`alb data plane: listener ${key} admits ${describeAdmission(admission)}`);
       existing.admission = admission;
+      existing.tls = tls;
+      this.serveDefaultCertificate(existing);
       return;
     }
-    const server = createServer();
+    const server =
+      protocol === 'HTTPS'
+        ? // A client's server name chooses the certificate (no server name: the server's own
+          // context, the listener's default, set by serveDefaultCertificate); read at each handshake,
+          // so certificate changes apply to the next connection without restarting the listener.
+          createHttpsServer({
+            SNICallback: (serverName, done) => {
+              const served = certificateFor(this.listeners.get(key), serverName);
+              if (served !== undefined) done(null, served.context);
+              else done(new Error(`no certificate for ${serverName}`));
+            },
+          })
+        : createServer();
     await new Promise<void>((resolveListen, reject) => {
       server.once('error', reject);
       server.listen(0, this.opts.host, () => {
@@ -423,7 +513,7 @@ export class AlbDataPlane {
       });
     });
     const endpoint = { host: this.opts.host, port: (server.address() as AddressInfo).port };
-    const entry: ListenerEntry = {
+    const served: ListenerEntry = {
       key,
       loadBalancerArn,
       dnsName,
@@ -431,21 +521,72 @@ export class AlbDataPlane {
       protocol,
       rules,
       admission,
+      tls,
+      servedDefault: undefined,
       server,
       endpoint,
     };
+    this.serveDefaultCertificate(served);
     // A client the security groups do not let in never gets a connection: AWS drops its SYN; here
     // the accepted socket is closed at once, so the client sees the connection fail.
-    server.on('connection', (socket) => {
-      if (!admits(entry.admission, socket.remoteAddress ?? '')) socket.destroy();
+    server.on('connection', (socket: Socket) => {
+      if (!admits(served.admission, socket.remoteAddress ?? '')) socket.destroy();
     });
-    server.on('request', (req, res) => {
-      this.handle(entry, req, res);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      this.handle(served, req, res);
     });
-    this.listeners.set(key, entry);
+    this.listeners.set(key, served);
     this.opts.log(
       `alb data plane: ${protocol} listener ${port} of ${loadBalancerArn} on ${endpoint.host}:${endpoint.port}, admitting ${describeAdmission(admission)}`,
     );
+  }
+
+  /**
+   * An HTTPS listener's certificates: its default (DescribeListeners' `Certificates`) and those
+   * DescribeListenerCertificates lists, each described by ACM and resolved to something servable.
+   * Also every ARN the listener names, servable or not.
+   */
+  private async listenerTls(
+    client: ElasticLoadBalancingV2Client,
+    acm: ACMClient,
+    l: Listener,
+  ): Promise<{ tls: ListenerTls; named: string[] }> {
+    const defaultArn = l.Certificates?.[0]?.CertificateArn;
+    const listed = await pages<Certificate>(async (marker) => {
+      const o = await client.send(
+        new DescribeListenerCertificatesCommand({
+          ListenerArn: l.ListenerArn ?? '',
+          ...(marker ? { Marker: marker } : {}),
+        }),
+      );
+      return { items: o.Certificates ?? [], next: o.NextMarker };
+    });
+    const named = [
+      ...new Set(
+        [defaultArn, ...listed.map((c) => c.CertificateArn)].filter(
+          (a): a is string => a !== undefined && a !== '',
+        ),
+      ),
+    ];
+    const certificates: ServedCertificate[] = [];
+    for (const arn of named) {
+      const served = await this.certificates.resolve(arn, await describeCertificate(acm, arn));
+      if (served !== undefined) certificates.push(served);
+    }
+    return { tls: { defaultArn, certificates }, named };
+  }
+
+  /**
+   * Makes an HTTPS listener's default certificate the one served to clients that send no server
+   * name, when it changed. A default that cannot be served leaves the last one in place (logged).
+   */
+  private serveDefaultCertificate(l: ListenerEntry): void {
+    if (l.tls === undefined || !('setSecureContext' in l.server)) return;
+    const def = l.tls.certificates.find((c) => c.arn === l.tls?.defaultArn);
+    if (def === undefined || def === l.servedDefault) return;
+    l.server.setSecureContext(secureContextOptions(def.material));
+    l.servedDefault = def;
+    this.opts.log(`alb data plane: listener ${l.key} default certificate ${def.arn}`);
   }
 
   private async syncGroup(
@@ -712,6 +853,28 @@ export class AlbDataPlane {
   }
 }
 
+/** The certificate an HTTPS listener serves to a client asking for `serverName`, if it has one to serve. */
+function certificateFor(l: ListenerEntry | undefined, serverName: string): ServedCertificate | undefined {
+  if (l?.tls === undefined) return undefined;
+  const arn = certificateForServerName(serverName, l.tls.defaultArn, l.tls.certificates);
+  return l.tls.certificates.find((c) => c.arn === arn);
+}
+
+/** ACM's description of a certificate; undefined when ACM does not know it. */
+async function describeCertificate(acm: ACMClient, arn: string): Promise<AcmDescription | undefined> {
+  try {
+    const c = (await acm.send(new DescribeCertificateCommand({ CertificateArn: arn }))).Certificate;
+    if (c === undefined) return undefined;
+    const names = [c.DomainName ?? '', ...(c.SubjectAlternativeNames ?? [])]
+      .filter((n) => n !== '')
+      .map((n) => n.toLowerCase());
+    return { type: c.Type ?? '', status: c.Status ?? '', names: [...new Set(names)] };
+  } catch (err) {
+    if (err instanceof Error && err.name === 'ResourceNotFoundException') return undefined;
+    throw err;
+  }
+}
+
 function describeAdmission(a: Admission): string {
   return a.all ? 'everyone' : a.cidrs.length > 0 ? a.cidrs.join(', ') : 'no one';
 }
@@ -735,7 +898,7 @@ async function pages<T>(
   return out;
 }
 
-async function closeServer(server: Server): Promise<void> {
+async function closeServer(server: Server | HttpsServer): Promise<void> {
   if (!server.listening) return;
   server.closeAllConnections();
   await new Promise<void>((resolveClose) => {

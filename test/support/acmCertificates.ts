@@ -9,15 +9,22 @@ import { ImportCertificateCommand, type ACMClient } from '@aws-sdk/client-acm';
 
 const run = promisify(execFile);
 
+/** A self-signed certificate and its private key, PEM. */
+export interface SelfSigned {
+  readonly certificatePem: string;
+  readonly privateKeyPem: string;
+}
+
 /**
- * Imports into ACM a self-signed certificate for `domain` (and `sans`), valid for `days` days from
- * now, with an RSA 2048 key (or ECDSA P-256 with `ec`); reimports it under `arn` when given (a
- * renewal of an imported certificate). Returns its ARN.
+ * A self-signed certificate for `domain` (subject CN, and with `sans` its DNS subject alternative
+ * names), valid for `days` days from now, with an RSA 2048 key (or ECDSA P-256 with `ec`).
  */
-export async function importCertificate(
-  acm: ACMClient,
-  o: { domain: string; sans?: readonly string[]; days?: number; ec?: boolean; arn?: string },
-): Promise<string> {
+export async function selfSignedCertificate(o: {
+  domain: string;
+  sans?: readonly string[];
+  days?: number;
+  ec?: boolean;
+}): Promise<SelfSigned> {
   const dir = await mkdtemp(join(tmpdir(), 'skylift-acm-'));
   try {
     const names = [o.domain, ...(o.sans ?? [])];
@@ -39,15 +46,39 @@ export async function importCertificate(
       '-addext',
       `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
     ]);
-    const out = await acm.send(
-      new ImportCertificateCommand({
-        Certificate: await readFile(join(dir, 'cert.pem')),
-        PrivateKey: await readFile(join(dir, 'key.pem')),
-        ...(o.arn !== undefined ? { CertificateArn: o.arn } : {}),
-      }),
-    );
-    return out.CertificateArn ?? '';
+    return {
+      certificatePem: await readFile(join(dir, 'cert.pem'), 'utf8'),
+      privateKeyPem: await readFile(join(dir, 'key.pem'), 'utf8'),
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Imports into ACM a self-signed certificate for `domain` (and `sans`), valid for `days` days from
+ * now, with an RSA 2048 key (or ECDSA P-256 with `ec`); reimports it under `arn` when given (a
+ * renewal of an imported certificate). Returns its ARN.
+ */
+export async function importCertificate(
+  acm: ACMClient,
+  o: { domain: string; sans?: readonly string[]; days?: number; ec?: boolean; arn?: string },
+): Promise<string> {
+  return (await importSelfSigned(acm, o)).arn;
+}
+
+/** {@link importCertificate}, also returning the certificate and key imported. */
+export async function importSelfSigned(
+  acm: ACMClient,
+  o: { domain: string; sans?: readonly string[]; days?: number; ec?: boolean; arn?: string },
+): Promise<SelfSigned & { readonly arn: string }> {
+  const made = await selfSignedCertificate(o);
+  const out = await acm.send(
+    new ImportCertificateCommand({
+      Certificate: Buffer.from(made.certificatePem),
+      PrivateKey: Buffer.from(made.privateKeyPem),
+      ...(o.arn !== undefined ? { CertificateArn: o.arn } : {}),
+    }),
+  );
+  return { ...made, arn: out.CertificateArn ?? '' };
 }

@@ -5,8 +5,9 @@ import { stackInfo } from './stack.ts';
 
 /**
  * Starts a data plane following the stack's emulator (resolves after its first sync); with
- * `proxy`, DescribeTargetHealth through that proxy reports what the data plane measured. Stop it
- * in afterAll/afterEach; the proxy rule stays until the proxy's faults are cleared.
+ * `proxy`, DescribeTargetHealth through that proxy reports what the data plane measured, and the
+ * keys of certificates imported through it are recorded for the data plane's HTTPS listeners.
+ * Stop it in afterAll/afterEach; the proxy rules stay until the proxy's faults are cleared.
  */
 export async function startAlbDataPlane(
   opts: Omit<AlbDataPlaneOptions, 'endpoint'> & { readonly proxy?: AwsFaultProxy } = {},
@@ -14,5 +15,6 @@ export async function startAlbDataPlane(
   const { proxy, ...rest } = opts;
   const dp = await AlbDataPlane.start({ endpoint: stackInfo().awsEndpoint, ...rest });
   proxy?.inject(dp.describeTargetHealthRule());
+  proxy?.inject(dp.importCertificateRule());
   return dp;
 }
