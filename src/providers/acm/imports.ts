@@ -110,7 +110,7 @@ export class ImportedCertificates {
    * failures classified with acmImportErrorTable; a refused tag:GetResources is not one: ACM is
    * asked directly, and a warning logged once).
    */
-  ensure(secret: TlsSecret, owner: OwnershipTags): Promise<EnsuredCertificate> {
+  async ensure(secret: TlsSecret, owner: OwnershipTags): Promise<EnsuredCertificate> {
     const m = validateTlsSecret(secret, this.d.clock.now());
     return this.serially(`${owner.cluster}/${owner.uid}/${m.secret}`, () => this.ensureValid(m, owner));
   }
