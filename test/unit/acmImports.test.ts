@@ -328,7 +328,11 @@ describe('planEnsure: which certificate is the Secret’s, and what to do', () =
         'the Secret rotated (another fingerprint, same key type): re-import into the same ARN, then the new fingerprint tag',
       found: [ours('a')],
       m: { fingerprint: 'f2' },
-      want: { kind: 'reimport', arn: 'a', tags: { 'skylift.dev/tls-sha256': 'f2' } },
+      want: {
+        kind: 'reimport',
+        arn: 'a',
+        tags: { 'skylift.dev/tls-sha256': 'f2', 'skylift.dev/cluster': 'prod' },
+      },
     },
     {
       reason:
@@ -344,7 +348,11 @@ describe('planEnsure: which certificate is the Secret’s, and what to do', () =
       reason: 'the Secret was recreated (a new uid), same certificate: only the tag',
       found: [ours('a')],
       m: { secretUid: 's-uid-2' },
-      want: { kind: 'retag', arn: 'a', tags: { 'skylift.dev/secret-uid': 's-uid-2' } },
+      want: {
+        kind: 'retag',
+        arn: 'a',
+        tags: { 'skylift.dev/secret-uid': 's-uid-2', 'skylift.dev/cluster': 'prod' },
+      },
     },
     {
       reason: 'two found (a lost answer imported twice): the one with the fingerprint, whatever its ARN',
@@ -354,7 +362,11 @@ describe('planEnsure: which certificate is the Secret’s, and what to do', () =
     {
       reason: 'two found, neither current: the smallest ARN is re-imported, every pass the same',
       found: [ours('b', { 'skylift.dev/tls-sha256': 'x' }), ours('a', { 'skylift.dev/tls-sha256': 'y' })],
-      want: { kind: 'reimport', arn: 'a', tags: { 'skylift.dev/tls-sha256': 'f1' } },
+      want: {
+        kind: 'reimport',
+        arn: 'a',
+        tags: { 'skylift.dev/tls-sha256': 'f1', 'skylift.dev/cluster': 'prod' },
+      },
     },
     {
       reason: 'another owner’s import of the same Secret is not ours: import',

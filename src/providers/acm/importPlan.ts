@@ -83,10 +83,11 @@ export type EnsureStep =
   | { readonly kind: 'import'; readonly tags: Readonly<Record<string, string>> }
   /**
    * The certificate `arn` serves something else (the Secret rotated): import into that ARN (what
-   * serves it keeps serving, now the new certificate), then add `tags` (a re-import takes none).
+   * serves it keeps serving, now the new certificate), then add `tags` (a re-import takes none):
+   * those that changed, and the cluster tag the IAM policy asks of every AddTagsToCertificate.
    */
   | { readonly kind: 'reimport'; readonly arn: string; readonly tags: Readonly<Record<string, string>> }
-  /** `arn` serves the Secret's certificate but some tags are not the Secret's now: add `tags`. */
+  /** `arn` serves the Secret's certificate but some tags are not the Secret's now: add `tags` (those, and the cluster tag). */
   | { readonly kind: 'retag'; readonly arn: string; readonly tags: Readonly<Record<string, string>> }
   /** `arn` is the Secret's certificate with its tags: nothing to do. */
   | { readonly kind: 'current'; readonly arn: string };
@@ -112,12 +113,24 @@ export function planEnsure(
     const changed = tagsToAdd(same.tags, tags);
     return Object.keys(changed).length === 0
       ? { kind: 'current', arn: same.arn }
-      : { kind: 'retag', arn: same.arn, tags: changed };
+      : { kind: 'retag', arn: same.arn, tags: withClusterTag(changed, owner) };
   }
   const reusable = ours.find((c) => c.tags[importTagKeys.keyAlgorithm] === m.keyAlgorithm);
   if (reusable !== undefined)
-    return { kind: 'reimport', arn: reusable.arn, tags: tagsToAdd(reusable.tags, tags) };
+    return {
+      kind: 'reimport',
+      arn: reusable.arn,
+      tags: withClusterTag(tagsToAdd(reusable.tags, tags), owner),
+    };
   return { kind: 'import', tags };
+}
+
+/**
+ * Tags to add, with the cluster tag among them: the IAM policy allows AddTagsToCertificate only
+ * with `skylift.dev/cluster` in the request (deploy/iam/policy.json). Pure.
+ */
+function withClusterTag(tags: Record<string, string>, owner: OwnershipTags): Record<string, string> {
+  return { ...tags, [ownershipTagKeys.cluster]: owner.cluster };
 }
 
 /** The tags of `want` that `have` lacks or holds another value for. Pure. */
