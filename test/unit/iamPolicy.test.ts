@@ -134,6 +134,8 @@ function primaryResource(action: string): string {
       return 'arn:aws:route53:::hostedzone/Z0123456789';
     case 'elasticloadbalancing':
       return 'arn:aws:elasticloadbalancing:us-east-1:111122223333:loadbalancer/app/shop/0123456789abcdef';
+    case 'acm':
+      return 'arn:aws:acm:us-east-1:111122223333:certificate/0123-4567';
     case 'wafv2':
       return 'arn:aws:wafv2:us-east-1:111122223333:regional/webacl/shop/0123-4567';
     case 'ec2':
@@ -281,6 +283,30 @@ describe('deploy/iam/policy.json', () => {
     );
     expect(allowed(tag, requestTags, other, both), 'neither listed nor handed over').toBe(false);
     for (const st of extra.Statement) expect(list(st.Action), st.Sid).toEqual([tag]);
+  });
+
+  it('imports ACM certificates only with ownership request tags, and re-imports or deletes only certificates carrying Skylift’s tags', () => {
+    // ACM has no tag-on-create condition key: a new import carries its tags in the same call
+    // (aws:RequestTag); a re-import takes no tags, so it is allowed on a certificate that carries
+    // Skylift's (aws:ResourceTag), as is its deletion. A retag sends the cluster tag with the others.
+    const certificate = 'arn:aws:acm:eu-west-1:111122223333:certificate/4b2f-0001';
+    const requestTags: Context = { 'aws:RequestTag/skylift.dev/cluster': 'prod' };
+    const ownTags: Context = { 'aws:ResourceTag/skylift.dev/cluster': 'prod' };
+    expect(allowed('acm:ImportCertificate', requestTags, certificate), 'a new import with its tags').toBe(
+      true,
+    );
+    expect(allowed('acm:ImportCertificate', {}, certificate), 'a new import without tags').toBe(false);
+    expect(allowed('acm:ImportCertificate', ownTags, certificate), 're-import of Skylift’s').toBe(true);
+    expect(allowed('acm:DeleteCertificate', ownTags, certificate)).toBe(true);
+    expect(allowed('acm:DeleteCertificate', {}, certificate), 'a certificate Skylift does not own').toBe(
+      false,
+    );
+    expect(
+      allowed('acm:DeleteCertificate', requestTags, certificate),
+      'tags in the request do not make it Skylift’s',
+    ).toBe(false);
+    expect(allowed('acm:AddTagsToCertificate', requestTags, certificate)).toBe(true);
+    expect(allowed('acm:AddTagsToCertificate', {}, certificate), 'tags without the cluster tag').toBe(false);
   });
 
   it('creates security groups only with ownership request tags, and changes or deletes only groups carrying Skylift’s tags', () => {

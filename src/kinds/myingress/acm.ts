@@ -1,25 +1,14 @@
-// ACM for MyIngress: the client (made, and its SDK loaded, by the first call that needs it: a
-// certificate allowed by tag, or spec.listeners[].certificateHosts) and the list of ISSUED
-// certificates each account and region shares between every object's host lookups.
-import type { ACMClient } from '@aws-sdk/client-acm';
+// ACM for MyIngress: the reads through the account's ACM client (providers/acm/client.ts: made,
+// and its SDK loaded, by the first call that needs it: a certificate allowed by tag, or
+// spec.listeners[].certificateHosts) and the list of ISSUED certificates each account and region
+// shares between every object's host lookups.
 import { awsCall } from '../../providers/aws/calls.ts';
 import { ScopeKey } from '../../providers/aws/accountScope.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
-import { LazyClient } from '../../providers/aws/lazyClient.ts';
+import { acmOf } from '../../providers/acm/client.ts';
 import { acmErrorTable } from '../../providers/acm/errors.ts';
 import { CertificateList, type AcmReads, type ChosenCertificate } from '../../providers/acm/certificates.ts';
 import type { Clock } from '../../runtime/clock.ts';
-
-/** ACM: one client per set of AWS clients, made on first use. */
-const acmClient = new LazyClient<ACMClient>('acm', async (config) => {
-  const { ACMClient } = await import('@aws-sdk/client-acm');
-  return new ACMClient({ ...config });
-});
-
-/** The ACM client of `aws`, made (and its SDK loaded) by the first call. */
-export function acmOf(aws: AwsClients): Promise<ACMClient> {
-  return acmClient.of(aws);
-}
 
 /** The two reads the certificate list makes, through `aws`'s ACM client, each a typed awsCall. */
 function acmReads(aws: AwsClients): AcmReads {

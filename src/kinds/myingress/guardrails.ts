@@ -18,7 +18,8 @@ import { cidrWithin, inboundCIDRs, managedGroupKept } from './securityGroupPlan.
 import { hasErrorCode } from '../../providers/aws/errors.ts';
 import type { AwsClients } from '../../providers/aws/clients.ts';
 import { realClock } from '../../runtime/clock.ts';
-import { acmOf, hostCertificates, type HostCertificates } from './acm.ts';
+import { acmOf } from '../../providers/acm/client.ts';
+import { hostCertificates, type HostCertificates } from './acm.ts';
 import { defaultMyIngressSettings } from './settings.ts';
 
 /** Resources allowed by ID or by tags (a resource is allowed when it matches either). */
