@@ -263,17 +263,23 @@ describe('Helm chart', () => {
         .map((m) => m.metadata.name)
         .sort(),
     ).toEqual(['skylift-edit', 'skylift-gateway-api', 'skylift-tenancy', 'skylift-view']);
-    // GatewayClasses read, the status of Skylift's written: nothing else of the Gateway API yet.
+    // The Gateway API's objects read, the status of Skylift's written, and each Gateway's
+    // MyIngressGroup made and removed: nothing else (no write to a Gateway's or route's spec).
     expect(rulesOf(one(all, 'ClusterRole', 'skylift-gateway-api'))).toEqual([
       {
         apiGroups: ['gateway.networking.k8s.io'],
-        resources: ['gatewayclasses'],
+        resources: ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants'],
         verbs: ['get', 'list', 'watch'],
       },
       {
         apiGroups: ['gateway.networking.k8s.io'],
-        resources: ['gatewayclasses/status'],
+        resources: ['gatewayclasses/status', 'gateways/status', 'httproutes/status'],
         verbs: ['patch', 'update'],
+      },
+      {
+        apiGroups: ['aws.skylift.dev'],
+        resources: ['myingressgroups'],
+        verbs: ['create', 'delete'],
       },
     ]);
     const tenancy = all.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift-tenancy');

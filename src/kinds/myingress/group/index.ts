@@ -14,6 +14,7 @@ import { GroupReason } from './adapter.ts';
 import { myIngressGroupController } from './controller.ts';
 import { parseMyIngressSettings } from '../settings.ts';
 import { GatewayController } from '../gateway/gatewayController.ts';
+import { gatewayFlags, parseGatewaySettings } from '../gateway/settings.ts';
 import { gatewayGroupController } from '../gateway/groupController.ts';
 
 export const myIngressGroupKind: KindModule = {
@@ -27,10 +28,11 @@ export const myIngressGroupKind: KindModule = {
   traceShows: 'shared load balancer → listeners → rules; members',
   crd: myIngressGroupCrd,
   fieldContract: myIngressGroupFieldContract,
-  // MyIngress's flags (its settings) serve its groups too.
-  flags: [],
+  // MyIngress's flags (its settings) serve its groups too; the Gateway controller's are the group's.
+  flags: gatewayFlags,
   configure(values) {
     const settings = parseMyIngressSettings(values);
+    const gatewayDefaults = parseGatewaySettings(values);
     return {
       module: myIngressGroupKind,
       controller: (plumbing) => myIngressGroupController(plumbing, settings),
@@ -41,6 +43,7 @@ export const myIngressGroupKind: KindModule = {
           logger: plumbing.logger.child({ controller: 'gateway' }),
           metrics: plumbing.metrics,
           namespaces: plumbing.settings.namespaces,
+          defaults: gatewayDefaults,
         }),
         gatewayGroupController(plumbing, settings),
       ],
