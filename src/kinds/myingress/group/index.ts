@@ -50,7 +50,9 @@ export const myIngressGroupKind: KindModule = {
       trace: () => Promise.resolve([]),
     };
   },
-  devFlags: [],
+  // The local stack's subnets carry the public role tag (dev/awsAccount.ts), and its clients come
+  // from loopback: internet-facing Gateways there (the managed security group admits anyone).
+  devFlags: ['--gateway-scheme', 'internet-facing', '--gateway-subnet-tags', 'kubernetes.io/role/elb=1'],
   commands: [],
   healthCheck: {
     // MyIngress's: a shared load balancer is healthy, failed or waiting for a person as one of a
