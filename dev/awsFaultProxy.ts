@@ -120,6 +120,7 @@ export class AwsFaultProxy {
   private readonly rules: RuleState[] = [];
   private readonly log: CallRecord[] = [];
   private readonly watchers = new Set<(call: AwsCall) => void>();
+  private readonly taps = new Set<(call: AwsCall, status: number, body: string) => void>();
 
   private constructor(
     server: Server,
@@ -182,6 +183,19 @@ export class AwsFaultProxy {
       remove: () => {
         state.removed = true;
       },
+    };
+  }
+
+  /**
+   * Calls `fn` with every call answered (forwarded, rewritten or answered by a `respond` rule —
+   * whichever rule applied) and the answer's status and body, after it is sent; not for calls a
+   * fault refused or dropped. Returns a function that stops it. For observers that must see what
+   * the caller got whatever rules run (the ALB data plane recording imported keys).
+   */
+  tap(fn: (call: AwsCall, status: number, body: string) => void): () => void {
+    this.taps.add(fn);
+    return () => {
+      this.taps.delete(fn);
     };
   }
 
@@ -355,6 +369,7 @@ export class AwsFaultProxy {
         if (answer === undefined) break;
         record('respond', answer.status);
         res.writeHead(answer.status, { ...answer.headers }).end(answer.body);
+        for (const t of this.taps) t(call, answer.status, answer.body);
         return;
       }
       case 'rewrite':
@@ -373,6 +388,10 @@ export class AwsFaultProxy {
     headers['content-length'] = String(out.length);
     record(fault === undefined || fault.kind === 'respond' ? 'forwarded' : fault.kind, upstream.status);
     res.writeHead(upstream.status, headers).end(out);
+    if (this.taps.size > 0) {
+      const text = out.toString('utf8');
+      for (const t of this.taps) t(call, upstream.status, text);
+    }
   }
 
   private forward(

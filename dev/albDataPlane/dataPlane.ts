@@ -31,6 +31,7 @@ import { DescribeSecurityGroupsCommand, EC2Client, type SecurityGroup } from '@a
 import { admissionFor, admits, sameAdmission, type Admission } from './securityGroups.ts';
 import { realClock, type Clock, type TimerHandle } from '../../src/runtime/clock.ts';
 import type { FaultRule } from '../awsFaultProxy.ts';
+import type { AwsCall } from '../awsOperation.ts';
 import { awsClientConfig, emulatorCredentials } from '../emulator.ts';
 import { describeTargetHealthRule, type MeasuredTarget } from './describeTargetHealth.ts';
 import { HealthMonitor, matcherAccepts, type CheckOutcome, type HealthCheckSettings } from './health.ts';
@@ -50,6 +51,7 @@ import {
   LocalCa,
   certificateForServerName,
   importCertificateRule,
+  importCertificateTap,
   secureContextOptions,
   type AcmDescription,
   type ServedCertificate,
@@ -302,6 +304,15 @@ export class AlbDataPlane {
    */
   importCertificateRule(): FaultRule {
     return importCertificateRule(this.keyMaterial);
+  }
+
+  /**
+   * A fault-proxy tap (AwsFaultProxy.tap) recording the certificate and key of every successful
+   * ImportCertificate, whichever proxy rule answered it; install it on the proxy the certificates
+   * are imported through, before they are.
+   */
+  importCertificateTap(): (call: AwsCall, status: number, body: string) => void {
+    return importCertificateTap(this.keyMaterial);
   }
 
   /** Resolves once a sync that started after this call has finished (tests: "the data plane has seen my change"). */

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { promisify } from 'node:util';
 import { coverage } from '../../src/providers/acm/certificates.ts';
+import type { AwsCall } from '../awsOperation.ts';
 import type { FaultRule } from '../awsFaultProxy.ts';
 
 const run = promisify(execFile);
@@ -128,6 +129,22 @@ export class KeyMaterialStore {
  * and key of every ImportCertificate ACM answered with an ARN, keyed by that ARN. It changes
  * nothing: the answer passes through as the emulator wrote it.
  */
+/**
+ * A fault-proxy tap (AwsFaultProxy.tap) that records the certificate and key of every
+ * ImportCertificate the proxy answered with success, whichever rule answered it (a fidelity rule
+ * answering re-imports as AWS does, or the emulator). Prefer it to {@link importCertificateRule},
+ * which only sees calls no earlier rule takes.
+ */
+export function importCertificateTap(
+  store: KeyMaterialStore,
+): (call: AwsCall, status: number, body: string) => void {
+  return (call, status, body) => {
+    if (call.service !== 'acm' || call.operation !== 'ImportCertificate' || status !== 200) return;
+    const recorded = parseImportCertificate(call.body, body);
+    if (recorded !== undefined) store.record(recorded);
+  };
+}
+
 export function importCertificateRule(store: KeyMaterialStore): FaultRule {
   return {
     service: 'acm',

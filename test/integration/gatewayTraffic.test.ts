@@ -15,9 +15,13 @@ import {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { randomBytes } from 'node:crypto';
 import { createServer, request, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import { ACMClient, ListCertificatesCommand } from '@aws-sdk/client-acm';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
+import { acmDeleteInUseAsAws, acmReimportAsAws } from '../../dev/acmFidelity.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
 import { startControlPlane, type ControlPlane } from '../../dev/controlplane.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
@@ -44,6 +48,7 @@ import { startController, type RunningController } from '../support/controllers.
 import { scratchDir } from '../support/scratch.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
+import { selfSignedCertificate, type SelfSigned } from '../support/acmCertificates.ts';
 
 /** A loopback server standing for a Pod at 10.250.2.x: answers its name, counts requests. */
 interface Backend {
@@ -94,6 +99,55 @@ function send(ep: Endpoint, host: string, path: string): Promise<Answer> {
   });
 }
 
+/** One GET `path` over TLS with server name and Host `host`, trusting `ca`; the served certificate's serial. */
+function sendTls(
+  ep: Endpoint,
+  host: string,
+  path: string,
+  ca: string,
+): Promise<Answer & { authorized?: boolean; serial?: string }> {
+  return new Promise((resolveAnswer) => {
+    const req = httpsRequest(
+      {
+        host: ep.host,
+        port: ep.port,
+        path,
+        servername: host,
+        headers: { host },
+        ca,
+        rejectUnauthorized: false,
+        timeout: 5000,
+        agent: false,
+      },
+      (res) => {
+        const socket = res.socket as TLSSocket;
+        const peer = socket.getPeerCertificate();
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolveAnswer({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString(),
+            authorized: socket.authorized,
+            serial: peer.serialNumber,
+          }),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => resolveAnswer({ status: 0, body: err.message }));
+    req.end();
+  });
+}
+
+/** A kubernetes.io/tls Secret's data for a certificate and its key. */
+function tlsData(c: SelfSigned): Record<string, string> {
+  return {
+    'tls.crt': Buffer.from(c.certificatePem).toString('base64'),
+    'tls.key': Buffer.from(c.privateKeyPem).toString('base64'),
+  };
+}
+
 async function round(ep: Endpoint, host: string, path: string, n: number): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (let i = 0; i < n; i++) {
@@ -115,6 +169,7 @@ let cp: ControlPlane;
 let admin: KubeClient;
 let proxy: AwsFaultProxy;
 let ec2: EC2Client;
+let acm: ACMClient;
 let elb: ElasticLoadBalancingV2Client;
 let dp: AlbDataPlane;
 let backendA: Backend;
@@ -129,12 +184,19 @@ beforeAll(async () => {
   const direct = awsClientConfig(stackInfo().awsEndpoint);
   ec2 = new EC2Client(direct);
   elb = new ElasticLoadBalancingV2Client(direct);
+  acm = new ACMClient(direct);
   const { subnets } = await vpcWithTwoSubnets(ec2, 33);
   await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [{ Key: subnetTag, Value: '1' }] }));
   proxy = await startFaultProxy();
+  // ACM as AWS behaves where moto does not: a re-import keeps the certificate's tags, and a
+  // certificate a listener serves cannot be deleted.
+  proxy.inject(acmReimportAsAws());
+  proxy.inject(acmDeleteInUseAsAws());
   backendA = await startBackend('A', '127.0.0.81');
   backendB = await startBackend('B', '127.0.0.82');
+  // Through the operator's proxy: the keys it imports into ACM are what the data plane serves.
   dp = await startAlbDataPlane({
+    proxy,
     healthCheckTimeScale: 0.05,
     propagationDelayMs: 500,
     pollMs: 200,
@@ -152,6 +214,7 @@ afterAll(async () => {
     });
   elb.destroy();
   ec2.destroy();
+  acm.destroy();
   await cp.stop();
 });
 
@@ -235,7 +298,20 @@ describe('Gateway API on an ALB', () => {
         opts,
       ),
     );
-    running.push(await startController((s) => gatewayGroupController(s, { pollMs: 300 }), opts));
+    // Secrets are read at every look (the operator watches none): a short resync picks up rotation.
+    running.push(
+      await startController((s) => gatewayGroupController(s, { pollMs: 300 }), {
+        ...opts,
+        resyncPeriod: '2s',
+      }),
+    );
+    const wildcard = `*.gateway.example.com`;
+    const first = await selfSignedCertificate({ domain: wildcard });
+    await admin.create(`/api/v1/namespaces/${gwNs}/secrets`, {
+      metadata: { name: 'wildcard' },
+      type: 'kubernetes.io/tls',
+      data: tlsData(first),
+    });
 
     const className = `skylift-${suffix}`;
     await admin.create(resourcePath(gatewayClassType), {
@@ -261,6 +337,21 @@ describe('Gateway API on an ALB', () => {
             },
           },
           { name: 'tcp', port: 9000, protocol: 'TCP' },
+          {
+            name: 'https',
+            port: 443,
+            protocol: 'HTTPS',
+            tls: { certificateRefs: [{ name: 'wildcard' }] },
+            allowedRoutes: {
+              namespaces: { from: 'Selector', selector: { matchLabels: { 'gateway-access': 'yes' } } },
+            },
+          },
+          {
+            name: 'no-secret',
+            port: 8443,
+            protocol: 'HTTPS',
+            tls: { certificateRefs: [{ name: 'nothing' }] },
+          },
         ],
       },
     });
@@ -347,12 +438,15 @@ describe('Gateway API on an ALB', () => {
       timeoutMs: 30_000,
       description: 'the data plane serving port 80',
     });
+    // Route statuses are written apart from the load balancer: wait until all three routes' rules serve.
     await waitFor(
       async () =>
-        (await send(ep, HOST_A, '/')).body === 'A' && (await send(ep, HOST_B, '/api/x')).body === 'B'
+        (await send(ep, HOST_A, '/')).body === 'A' &&
+        (await send(ep, HOST_B, '/api/x')).body === 'B' &&
+        (await send(ep, `m-${HOST_A}`, '/')).status === 500
           ? true
           : undefined,
-      { timeoutMs: 60_000, intervalMs: 200, description: 'both routes served through the data plane' },
+      { timeoutMs: 60_000, intervalMs: 200, description: 'the three routes served through the data plane' },
     );
     // Counted: each host and path reaches its own backend; what no route matches gets the 404.
     const [a0, b0] = [backendA.hits, backendB.hits];
@@ -372,6 +466,43 @@ describe('Gateway API on an ALB', () => {
       { timeoutMs: 20_000, intervalMs: 100, description: 'attachedRoutes 3' },
     );
     expect(attached).toBe(3);
+
+    // HTTPS: the Secret imported into ACM and served by the 443 listener; routes attach there too.
+    const tlsEp = await waitFor(() => dp.endpointOf(lbArn, 443), {
+      timeoutMs: 30_000,
+      description: 'the data plane serving port 443',
+    });
+    const overTls = await waitFor(
+      async () => {
+        const a = await sendTls(tlsEp, HOST_A, '/', first.certificatePem);
+        return a.body === 'A' ? a : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, description: 'host A served over HTTPS' },
+    );
+    expect(overTls.authorized).toBe(true);
+    const a1 = backendA.hits;
+    for (let i = 0; i < ROUND; i++)
+      expect((await sendTls(tlsEp, HOST_A, '/', first.certificatePem)).body).toBe('A');
+    expect(backendA.hits - a1).toBe(ROUND);
+    const imported = async (): Promise<string[]> =>
+      ((await acm.send(new ListCertificatesCommand({}))).CertificateSummaryList ?? [])
+        .filter((c) => c.DomainName === wildcard)
+        .map((c) => c.CertificateArn ?? '');
+    const [certArn] = await imported();
+    expect(await imported()).toHaveLength(1);
+
+    // Rotation: a new certificate in the Secret is re-imported into the same ARN and served.
+    const second = await selfSignedCertificate({ domain: wildcard });
+    await admin.patch(`/api/v1/namespaces/${gwNs}/secrets/wildcard`, { data: tlsData(second) }, 'merge');
+    const rotated = await waitFor(
+      async () => {
+        const a = await sendTls(tlsEp, HOST_A, '/', second.certificatePem);
+        return a.authorized === true && a.body === 'A' ? a : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, description: 'the rotated certificate served' },
+    );
+    expect(rotated.serial).not.toBe(overTls.serial);
+    expect(await imported()).toEqual([certArn]);
 
     // Route a deleted: its host falls to the listener's 404; b keeps being served.
     await admin.delete(resourcePath(httpRouteType, { namespace: nsA, name: 'a' }));
@@ -399,5 +530,7 @@ describe('Gateway API on an ALB', () => {
     expect(lbs.find((l) => l.LoadBalancerArn === lbArn)).toBeUndefined();
     const tgs = await elb.send(new DescribeTargetGroupsCommand({})).then((r) => r.TargetGroups ?? []);
     expect(tgs.filter((t) => (t.LoadBalancerArns ?? []).includes(lbArn))).toEqual([]);
+    // The imported certificate went with the group.
+    expect(await imported()).toEqual([]);
   });
 });

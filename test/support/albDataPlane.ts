@@ -15,6 +15,6 @@ export async function startAlbDataPlane(
   const { proxy, ...rest } = opts;
   const dp = await AlbDataPlane.start({ endpoint: stackInfo().awsEndpoint, ...rest });
   proxy?.inject(dp.describeTargetHealthRule());
-  proxy?.inject(dp.importCertificateRule());
+  proxy?.tap(dp.importCertificateTap());
   return dp;
 }

@@ -9,6 +9,7 @@ import {
   LocalCa,
   certificateForServerName,
   importCertificateRule,
+  importCertificateTap,
   parseImportCertificate,
   type KeyMaterial,
   type NamedCertificate,
@@ -185,6 +186,35 @@ describe('importCertificateRule', () => {
     );
     expect(store.get(arn)).toEqual({ certificatePem: 'C2', privateKeyPem: 'K2', chainPem: '' });
     expect(store.get('arn:other')).toBeUndefined();
+  });
+});
+
+describe('importCertificateTap', () => {
+  const call = (body: string, operation = 'ImportCertificate'): AwsCall => ({
+    service: 'acm',
+    operation,
+    method: 'POST',
+    path: '/',
+    body,
+  });
+
+  it('records successful imports whichever rule answered, and nothing refused or of another operation', () => {
+    const store = new KeyMaterialStore();
+    const tap = importCertificateTap(store);
+    const answer = JSON.stringify({ CertificateArn: arn });
+    tap(call(JSON.stringify({ Certificate: b64('C1'), PrivateKey: b64('K1') })), 400, answer);
+    tap(
+      call(JSON.stringify({ Certificate: b64('C1'), PrivateKey: b64('K1') }), 'DeleteCertificate'),
+      200,
+      answer,
+    );
+    expect(store.get(arn)).toBeUndefined();
+    tap(
+      call(JSON.stringify({ CertificateArn: arn, Certificate: b64('C2'), PrivateKey: b64('K2') })),
+      200,
+      answer,
+    );
+    expect(store.get(arn)).toEqual({ certificatePem: 'C2', privateKeyPem: 'K2', chainPem: '' });
   });
 });
 

@@ -14,7 +14,7 @@ import type { MyIngress } from '../../src/kinds/myingress/api.ts';
 import { routeOrder } from '../../src/kinds/myingress/gateway/groupController.ts';
 import { contains } from '../../src/kinds/myingress/gateway/gatewayController.ts';
 import { intersectHostname, routeHostnamesOn } from '../../src/kinds/myingress/gateway/hostnames.ts';
-import { listenerVerdicts } from '../../src/kinds/myingress/gateway/listeners.ts';
+import { certificateRefAllowed, listenerVerdicts } from '../../src/kinds/myingress/gateway/listeners.ts';
 import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
 import {
   albPaths,
@@ -90,7 +90,7 @@ describe('listeners', () => {
       ['a', false, 'Accepted', 'ProtocolConflict'],
       ['b', false, 'Accepted', 'ProtocolConflict'],
       ['c', false, 'Accepted', 'ProtocolConflict'],
-      ['tls', false, 'UnsupportedProtocol', 'NoConflicts'],
+      ['tls', false, 'Accepted', 'NoConflicts'],
       ['tcp', false, 'UnsupportedProtocol', 'ProtocolConflict'],
     ]);
     const two = listenerVerdicts(gateway([http('a'), http('b'), http('c', { hostname: 'c.example.com' })]));
@@ -99,6 +99,61 @@ describe('listeners', () => {
       ['b', 'HostnameConflict', false],
       ['c', 'NoConflicts', true],
     ]);
+  });
+
+  it('terminates HTTPS with certificateRefs that resolve, and says which reference does not', () => {
+    const ref = (name: string, extra: object = {}) => ({ name, ...extra });
+    const gw = gateway([
+      { name: 'ok', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [ref('good')] } },
+      { name: 'none', port: 444, protocol: 'HTTPS' },
+      { name: 'bad', port: 445, protocol: 'HTTPS', tls: { certificateRefs: [ref('broken')] } },
+      {
+        name: 'pass',
+        port: 446,
+        protocol: 'HTTPS',
+        tls: { mode: 'Passthrough', certificateRefs: [ref('good')] },
+      },
+    ]);
+    const v = listenerVerdicts(gw, (r) =>
+      r.name === 'good'
+        ? { ok: true }
+        : { ok: false, reason: 'InvalidCertificateRef', message: 'tls.key: no key' },
+    );
+    expect(v.map((l) => [l.listener.name, l.usable, l.accepted.reason, l.resolvedRefs.reason])).toEqual([
+      ['ok', true, 'Accepted', 'ResolvedRefs'],
+      ['none', false, 'Accepted', 'InvalidCertificateRef'],
+      ['bad', false, 'Accepted', 'InvalidCertificateRef'],
+      ['pass', false, 'UnsupportedValue', 'ResolvedRefs'],
+    ]);
+    // The group gets one HTTPS listener with the Secret (in the Gateway's namespace).
+    expect(gatewayGroup(gw, v, defaultGatewayDefaults)?.spec.listeners).toEqual([
+      {
+        port: 443,
+        protocol: 'HTTPS',
+        certificateRefs: [{ namespace: 'infra', name: 'good' }],
+        defaultAction: { fixedResponse: { statusCode: 404 } },
+      },
+    ]);
+  });
+
+  it('allows a certificate of another namespace only with a ReferenceGrant from Gateways of this one', () => {
+    const grant = (fromNs: string): ReferenceGrant => ({
+      metadata: { namespace: 'certs', name: 'g' },
+      spec: {
+        from: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: fromNs }],
+        to: [{ group: '', kind: 'Secret', name: 'wild' }],
+      },
+    });
+    const ref = { name: 'wild', namespace: 'certs' };
+    expect(certificateRefAllowed(ref, 'infra', () => [])).toMatchObject({
+      ok: false,
+      reason: 'RefNotPermitted',
+    });
+    expect(certificateRefAllowed(ref, 'infra', () => [grant('elsewhere')])).toMatchObject({ ok: false });
+    expect(certificateRefAllowed(ref, 'infra', () => [grant('infra')])).toEqual({ ok: true });
+    expect(certificateRefAllowed({ name: 'x', kind: 'ConfigMap' }, 'infra', () => [])).toMatchObject({
+      reason: 'InvalidCertificateRef',
+    });
   });
 
   it('refuses route kinds other than HTTPRoute (ResolvedRefs InvalidRouteKinds)', () => {

@@ -5,7 +5,7 @@
 // API's objects and the groups, a deduplicating queue of `gateway/…` and `route/…` keys, one
 // worker; every write is made only when what is there says something else.
 import type { Logger } from 'pino';
-import { namespaceType, serviceType } from '../../../apis/core.ts';
+import { namespaceType, secretType, serviceType } from '../../../apis/core.ts';
 import {
   gatewayClassType,
   gatewayType,
@@ -16,6 +16,7 @@ import {
   type GatewayClass,
   type HTTPRoute,
   type ReferenceGrant,
+  type SecretObjectReference,
 } from '../../../apis/gatewayApi.ts';
 import { objectKey, resourcePath, type KubeObject, type ResourceType } from '../../../apis/meta.ts';
 import type { Clock, TimerHandle } from '../../../runtime/clock.ts';
@@ -26,7 +27,13 @@ import { Informer } from '../../../runtime/kube/informer.ts';
 import type { Metrics } from '../../../runtime/metrics.ts';
 import { WorkQueue } from '../../../runtime/workqueue.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../group/api.ts';
-import { listenerVerdicts, type ListenerVerdict } from './listeners.ts';
+import {
+  certificateRefAllowed,
+  listenerVerdicts,
+  type CertificateRefState,
+  type ListenerVerdict,
+} from './listeners.ts';
+import { tlsSecretOf, validateTlsSecret, type SecretObject } from '../../../providers/acm/tlsSecret.ts';
 import { gatewayAnnotation, gatewayUidLabel, parentGateway } from './names.ts';
 import { routeOnGateway, type RouteService, type RouteWorld } from './routes.ts';
 import {
@@ -83,6 +90,8 @@ export class GatewayController implements RunnableController {
   private readonly services: Informer<RouteService>[];
   private readonly grants: Informer<ReferenceGrant>[];
   private worker: Promise<void> | undefined;
+  /** The last look at each Gateway's certificateRefs, by Gateway key (route reconciles read it). */
+  private readonly certificates = new Map<string, Map<string, CertificateRefState>>();
 
   constructor(o: GatewayControllerOptions) {
     this.o = o;
@@ -284,7 +293,11 @@ export class GatewayController implements RunnableController {
       return mine.length > 0 ? 'written' : 'ignored';
     }
     let outcome: GatewayOutcome = 'unchanged';
-    const listeners = listenerVerdicts(gw);
+    const certificates = await this.certificateStates(gw);
+    this.certificates.set(key, certificates);
+    if ([...certificates.values()].some((c) => !c.ok))
+      this.queue.addAfter(`gateway/${key}`, certificateRecheckMs);
+    const listeners = listenerVerdicts(gw, (ref) => certificates.get(secretKey(gw, ref)) ?? { ok: true });
     const want = gatewayGroup(gw, listeners, this.defaults);
     for (const g of mine)
       if (want === undefined || g.metadata.name !== want.metadata.name) {
@@ -334,7 +347,8 @@ export class GatewayController implements RunnableController {
       const gwKey = parentGateway(p, ns);
       const gw = gwKey !== undefined ? this.get(this.gateways, gwKey) : undefined;
       if (gw === undefined || !this.ours(gw)) continue;
-      const listeners = listenerVerdicts(gw);
+      const certificates = this.certificates.get(gwKey ?? '');
+      const listeners = listenerVerdicts(gw, (ref) => certificates?.get(secretKey(gw, ref)) ?? { ok: true });
       const name = gatewayGroup(gw, listeners, this.defaults)?.metadata.name ?? '';
       const verdict = routeOnGateway(route, this.world(gw, listeners, name)).parents.find((v) =>
         sameParent(v.parentRef, p, ns),
@@ -355,6 +369,58 @@ export class GatewayController implements RunnableController {
       throw err;
     }
     return 'written';
+  }
+
+  /**
+   * How each certificateRef of the Gateway's HTTPS listeners resolves: allowed by the Gateway API's
+   * rules (certificateRefAllowed), then the Secret read (a GET with the client's deadline) and
+   * checked as ACM will take it (validateTlsSecret). Keyed by secretKey.
+   */
+  private async certificateStates(gw: Gateway): Promise<Map<string, CertificateRefState>> {
+    const out = new Map<string, CertificateRefState>();
+    const ns = gw.metadata.namespace ?? '';
+    for (const l of gw.spec.listeners) {
+      if (l.protocol !== 'HTTPS') continue;
+      for (const ref of l.tls?.certificateRefs ?? []) {
+        const key = secretKey(gw, ref);
+        if (out.has(key)) continue;
+        const allowed = certificateRefAllowed(ref, ns, (n) =>
+          this.all(this.grants).filter((g) => g.metadata.namespace === n),
+        );
+        if (!allowed.ok) {
+          out.set(key, allowed);
+          continue;
+        }
+        const secretNs = ref.namespace ?? ns;
+        let secret: SecretObject | undefined;
+        try {
+          secret = await this.o.client.get<SecretObject>(
+            resourcePath(secretType, { namespace: secretNs, name: ref.name }),
+          );
+        } catch (err) {
+          if (!isKubeNotFound(err)) throw err;
+        }
+        if (secret === undefined) {
+          out.set(key, {
+            ok: false,
+            reason: 'InvalidCertificateRef',
+            message: `Secret ${secretNs}/${ref.name} does not exist`,
+          });
+          continue;
+        }
+        try {
+          validateTlsSecret(tlsSecretOf(secret), this.o.clock.now());
+          out.set(key, { ok: true });
+        } catch (err) {
+          out.set(key, {
+            ok: false,
+            reason: 'InvalidCertificateRef',
+            message: err instanceof Error ? err.message : String(err),
+          });
+        }
+      }
+    }
+    return out;
   }
 
   private async applyGatewayStatus(gw: Gateway, status: GatewayStatusApply): Promise<void> {
@@ -396,6 +462,14 @@ export class GatewayController implements RunnableController {
       if (!isKubeNotFound(err) && !isKubeConflict(err)) throw err;
     }
   }
+}
+
+/** How soon a Gateway whose certificateRefs do not all resolve is looked at again (a Secret made later). */
+const certificateRecheckMs = 15_000;
+
+/** A certificateRef's Secret as `namespace/name` (the Gateway's namespace by default). Pure. */
+function secretKey(gw: Gateway, ref: SecretObjectReference): string {
+  return `${ref.namespace ?? gw.metadata.namespace ?? ''}/${ref.name}`;
 }
 
 function gatewayKey(gw: Gateway): string {

@@ -12,7 +12,7 @@ import type { KindPlumbing } from '../../module.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from '../settings.ts';
 import type { GroupDetails, GroupField } from '../group/adapter.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../group/api.ts';
-import { groupClusterDeps } from '../group/controller.ts';
+import { groupCertificatesFor, groupClusterDeps } from '../group/controller.ts';
 import { groupKey } from '../group/references.ts';
 import type { MyIngress } from '../api.ts';
 import { listenerVerdicts } from './listeners.ts';
@@ -42,7 +42,11 @@ export function gatewayMembers(
   const at = groupGateway(group);
   const gateway = at !== undefined ? refs.get(gatewayRef, at.namespace, at.name) : undefined;
   if (gateway === undefined) return [];
-  const listeners = listenerVerdicts(gateway);
+  // The listeners the Gateway controller put on the load balancer (it judged their certificates).
+  const ports = new Set(group.spec.listeners.map((l) => l.port));
+  const listeners = listenerVerdicts(gateway).map((v) =>
+    v.usable && !ports.has(v.listener.port) ? { ...v, usable: false } : v,
+  );
   const members: MyIngress[] = [];
   for (const route of refs.filed(routeRef, groupKey(group.metadata.name))) {
     if (route.metadata.deletionTimestamp !== undefined) continue;
@@ -105,6 +109,7 @@ export function gatewayGroupController(
               refs.synced(referenceGrantRef),
             planOptions: { claims: () => [], order: routeOrder, rank: (_m, r) => ranks.get(r) ?? 0 },
             keepWithoutMembers: true,
+            certificates: groupCertificatesFor(s, aws),
           });
         },
       }),

@@ -5,7 +5,9 @@ import {
   gatewayApiGroup,
   type Gateway,
   type GatewayListener,
+  type ReferenceGrant,
   type RouteGroupKind,
+  type SecretObjectReference,
 } from '../../../apis/gatewayApi.ts';
 import { selectorMatches } from '../../../tenancy/selection.ts';
 
@@ -33,28 +35,82 @@ export interface ListenerVerdict {
 }
 
 /** The protocols an ALB listener serves that Skylift maps today. */
-const servedProtocols = new Set(['HTTP']);
+const servedProtocols = new Set(['HTTP', 'HTTPS']);
+
+/** How one of a listener's certificateRefs resolves (the caller reads the Secret). */
+export type CertificateRefState =
+  { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly message: string };
+
+/**
+ * How a listener's certificate reference resolves by the Gateway API's rules, before the Secret
+ * is read: a core Secret (else InvalidCertificateRef), in the Gateway's namespace or one whose
+ * ReferenceGrant lets this Gateway's namespace refer to it (else RefNotPermitted). Pure.
+ */
+export function certificateRefAllowed(
+  ref: SecretObjectReference,
+  gatewayNamespace: string,
+  grants: (namespace: string) => readonly ReferenceGrant[],
+): CertificateRefState {
+  if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret')
+    return {
+      ok: false,
+      reason: 'InvalidCertificateRef',
+      message: `certificateRefs names a ${ref.group ?? ''}/${ref.kind ?? ''}: only core Secrets hold certificates`,
+    };
+  const ns = ref.namespace ?? gatewayNamespace;
+  if (ns === gatewayNamespace) return { ok: true };
+  const granted = grants(ns).some(
+    (g) =>
+      g.spec.from.some(
+        (f) => f.group === gatewayApiGroup && f.kind === 'Gateway' && f.namespace === gatewayNamespace,
+      ) &&
+      g.spec.to.some(
+        (t) => t.group === '' && t.kind === 'Secret' && (t.name === undefined || t.name === ref.name),
+      ),
+  );
+  return granted
+    ? { ok: true }
+    : {
+        ok: false,
+        reason: 'RefNotPermitted',
+        message: `Secret ${ns}/${ref.name} is in another namespace, and no ReferenceGrant there lets Gateways of ${gatewayNamespace} refer to it`,
+      };
+}
 
 /**
  * The verdict on each of a Gateway's listeners, in spec order. A listener is usable when its
- * protocol is served (HTTP today: HTTPS waits for certificate import — UnsupportedProtocol says
- * so), it takes at least one route kind Skylift supports, and no other listener on its port has
- * the same hostname (both are Conflicted: HostnameConflict) or another protocol
- * (ProtocolConflict). Pure.
+ * protocol is served (HTTP, or HTTPS terminated with its certificateRefs, each resolving by
+ * `certificate` — default: all resolve — else ResolvedRefs False with the reference's reason), it
+ * takes at least one route kind Skylift supports, and no other listener on its port has the same
+ * hostname (both are Conflicted: HostnameConflict) or another protocol (ProtocolConflict). Pure.
  */
-export function listenerVerdicts(gw: Gateway): ListenerVerdict[] {
+export function listenerVerdicts(
+  gw: Gateway,
+  certificate: (ref: SecretObjectReference) => CertificateRefState = () => ({ ok: true }),
+): ListenerVerdict[] {
   const listeners = gw.spec.listeners;
   return listeners.map((l) => {
     const kinds = routeKindsOf(l);
-    const ok: Verdict = { status: 'True', reason: 'Accepted', message: 'Listener is accepted' };
+    const https = l.protocol === 'HTTPS';
+    const refs = https ? (l.tls?.certificateRefs ?? []) : [];
+    const badRef = refs.map(certificate).find((c): c is Extract<CertificateRefState, { ok: false }> => !c.ok);
+    const refsResolve = !https || (refs.length > 0 && badRef === undefined);
     const resolved: Verdict =
-      kinds.invalid.length === 0
-        ? { status: 'True', reason: 'ResolvedRefs', message: 'References are resolved' }
-        : {
-            status: 'False',
-            reason: 'InvalidRouteKinds',
-            message: `allowedRoutes.kinds names ${kinds.invalid.join(', ')}; Skylift attaches HTTPRoute only`,
-          };
+      badRef !== undefined
+        ? { status: 'False', reason: badRef.reason, message: badRef.message }
+        : https && refs.length === 0
+          ? {
+              status: 'False',
+              reason: 'InvalidCertificateRef',
+              message: 'an HTTPS listener needs tls.certificateRefs (Skylift terminates TLS with them)',
+            }
+          : kinds.invalid.length === 0
+            ? { status: 'True', reason: 'ResolvedRefs', message: 'References are resolved' }
+            : {
+                status: 'False',
+                reason: 'InvalidRouteKinds',
+                message: `allowedRoutes.kinds names ${kinds.invalid.join(', ')}; Skylift attaches HTTPRoute only`,
+              };
     const same = listeners.filter((o) => o !== l && o.port === l.port);
     const protocolClash = same.find((o) => o.protocol !== l.protocol);
     const hostClash = same.find(
@@ -74,17 +130,24 @@ export function listenerVerdicts(gw: Gateway): ListenerVerdict[] {
               message: `listener ${hostClash.name} uses port ${l.port} with the same hostname`,
             }
           : { status: 'False', reason: 'NoConflicts', message: 'No conflicts' };
-    let accepted = ok;
+    let accepted: Verdict = { status: 'True', reason: 'Accepted', message: 'Listener is accepted' };
     if (!servedProtocols.has(l.protocol))
       accepted = {
         status: 'False',
         reason: 'UnsupportedProtocol',
-        message:
-          l.protocol === 'HTTPS'
-            ? 'HTTPS listeners are not served yet (certificateRefs imported into ACM are being built); use HTTP'
-            : `protocol ${l.protocol} is not one an Application Load Balancer serves for Skylift (HTTP)`,
+        message: `protocol ${l.protocol} is not one an Application Load Balancer serves for Skylift (HTTP, HTTPS)`,
       };
-    const usable = accepted.status === 'True' && conflicted.status === 'False' && kinds.supported.length > 0;
+    else if (https && l.tls?.mode === 'Passthrough')
+      accepted = {
+        status: 'False',
+        reason: 'UnsupportedValue',
+        message: 'tls.mode Passthrough: an Application Load Balancer terminates TLS (use Terminate)',
+      };
+    const usable =
+      accepted.status === 'True' &&
+      conflicted.status === 'False' &&
+      kinds.supported.length > 0 &&
+      refsResolve;
     return {
       listener: l,
       accepted,

@@ -14,7 +14,12 @@ import {
 } from '../../../apis/gatewayApi.ts';
 import { ConditionType, getCondition } from '../../../runtime/conditions.ts';
 import { deepEqual } from '../../../runtime/mergePatch.ts';
-import { myIngressGroupType, type MyIngressGroup, type MyIngressGroupSpec } from '../group/api.ts';
+import {
+  myIngressGroupType,
+  type CertificateSecretRef,
+  type MyIngressGroup,
+  type MyIngressGroupSpec,
+} from '../group/api.ts';
 import type { ListenerVerdict, Verdict } from './listeners.ts';
 import { gatewayAnnotation, gatewayGroupName, gatewayUidLabel } from './names.ts';
 
@@ -260,11 +265,27 @@ export function gatewayGroup(
 ):
   | { apiVersion: string; kind: string; metadata: MyIngressGroup['metadata']; spec: MyIngressGroupSpec }
   | undefined {
-  const ports = [...new Set(listeners.filter((l) => l.usable).map((l) => l.listener.port))].sort(
-    (a, b) => a - b,
-  );
+  const usable = listeners.filter((l) => l.usable).map((l) => l.listener);
+  const ports = [...new Set(usable.map((l) => l.port))].sort((a, b) => a - b);
   if (ports.length === 0) return undefined;
-  const ns = gw.metadata.namespace ?? '';
+  const gwNs = gw.metadata.namespace ?? '';
+  /** The Secrets of a port's HTTPS listeners, in listener order, each once. */
+  const refsOn = (port: number): CertificateSecretRef[] => {
+    const seen = new Set<string>();
+    const out: CertificateSecretRef[] = [];
+    for (const l of usable)
+      if (l.port === port && l.protocol === 'HTTPS')
+        for (const r of l.tls?.certificateRefs ?? []) {
+          const ref = { namespace: r.namespace ?? gwNs, name: r.name };
+          const key = `${ref.namespace}/${ref.name}`;
+          if (!seen.has(key)) {
+            seen.add(key);
+            out.push(ref);
+          }
+        }
+    return out;
+  };
+  const ns = gwNs;
   return {
     apiVersion: `${myIngressGroupType.group}/${myIngressGroupType.version}`,
     kind: myIngressGroupType.kind,
@@ -277,11 +298,15 @@ export function gatewayGroup(
       scheme: defaults.scheme,
       subnetSelector: { tags: { ...defaults.subnetTags } },
       ...(defaults.inboundCIDRs !== undefined ? { inboundCIDRs: [...defaults.inboundCIDRs] } : {}),
-      listeners: ports.map((port) => ({
-        port,
-        protocol: 'HTTP',
-        defaultAction: { fixedResponse: { statusCode: 404 } },
-      })),
+      listeners: ports.map((port) => {
+        const refs = refsOn(port);
+        return {
+          port,
+          protocol: refs.length > 0 ? ('HTTPS' as const) : ('HTTP' as const),
+          ...(refs.length > 0 ? { certificateRefs: refs } : {}),
+          defaultAction: { fixedResponse: { statusCode: 404 } },
+        };
+      }),
       allowedNamespaces: { from: 'All' },
     },
   };

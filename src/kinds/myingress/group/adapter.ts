@@ -23,6 +23,8 @@ import type { MyIngressDetails, MyIngressField } from '../adapter.ts';
 import type { IngressContext } from '../deps.ts';
 import { MemberState, myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
 import { planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
+import { GroupCertificates } from './certificates.ts';
+import { TerminalError } from '../../../runtime/errors.ts';
 
 /** A group's fields that differ: the load balancer's (MyIngress's), or `members` (one to let go). */
 export type GroupField = MyIngressField | 'members';
@@ -41,6 +43,8 @@ export type GroupDetails =
       readonly merged: MyIngress;
       readonly observed: ExistingObservation<MyIngressDetails, MyIngressField, KindStatusOf<MyIngress>>;
       readonly plan: GroupPlan;
+      /** TLS Secrets (`namespace/name`) to import before the spec can be applied. */
+      readonly pendingCertificates: readonly string[];
     }
   /** No member stays: the load balancer (observed for deletion) goes, or is already gone. */
   | {
@@ -66,6 +70,8 @@ export interface GroupAdapterDeps {
    * before any route attaches). Default false: the last member out deletes it.
    */
   readonly keepWithoutMembers?: boolean;
+  /** Serves listeners[].certificateRefs (absent: a group naming Secrets is refused). */
+  readonly certificates?: GroupCertificates;
 }
 
 /**
@@ -78,6 +84,9 @@ export interface GroupAdapterDeps {
 export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, GroupDetails, GroupField> {
   private readonly ingress: ExternalClient<MyIngress, MyIngressDetails, MyIngressField>;
   private readonly d: GroupAdapterDeps;
+  /** Groups (uid) this adapter imported Secrets for since its start, and those whose imports it released. */
+  private readonly imported = new Set<string>();
+  private readonly released = new Set<string>();
 
   constructor(ingress: ExternalClient<MyIngress, MyIngressDetails, MyIngressField>, deps: GroupAdapterDeps) {
     this.ingress = ingress;
@@ -93,12 +102,27 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     const plan = this.plan(group);
     const wanted = plan.wanted || this.d.keepWithoutMembers === true;
     const deleting = group.metadata.deletionTimestamp !== undefined;
-    const merged = mergedIngress(group, plan, deleting || !wanted);
-    const observed = await this.ingress.observe(merged, ctx);
+    const refs = GroupCertificates.refsOf(group.spec.listeners);
     if (deleting) {
-      if (!observed.exists) return { exists: false };
-      return { ...observed, delta: [], details: { kind: 'noMembers', merged, observed } };
+      const merged = mergedIngress(group, plan, true);
+      const observed = await this.ingress.observe(merged, ctx);
+      if (observed.exists)
+        return { ...observed, delta: [], details: { kind: 'noMembers', merged, observed } };
+      // The load balancer is gone; the Secrets' imports go next (delete), then the group.
+      if (refs.length > 0 && this.d.certificates !== undefined && !this.released.has(ctx.ownership.uid))
+        return {
+          exists: true,
+          ownership: ctx.ownership,
+          delta: [],
+          ready: { ready: false, reason: 'Deleting', message: 'deleting the imported certificates' },
+          status: {},
+          details: { kind: 'noMembers', merged },
+        };
+      return { exists: false };
     }
+    const certs = await this.lookCertificates(group, plan, ctx);
+    const merged = mergedIngress(group, { ...plan, spec: certs.spec }, !wanted);
+    const observed = await this.ingress.observe(merged, ctx);
     const step = sharedResourceStep(wanted ? [{ leaving: false }] : [], observed.exists);
     if (step !== 'ensure') {
       // The last member is out: the load balancer goes (update), and the group waits for members.
@@ -129,10 +153,15 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     if (!observed.exists) return { exists: false };
     // A member that left stays listed (Leaving) until the load balancer matches a spec without it.
     const pending = observed.delta.length > 0;
+    const toImport = certs.pending.map((p) => ({
+      field: 'listeners' as const,
+      change: `TLS Secret ${p} to import into ACM`,
+    }));
     return {
       ...observed,
+      delta: [...observed.delta, ...toImport],
       status: { ...observed.status, members: [...plan.members, ...leavingMembers(group, plan, pending)] },
-      details: { kind: 'live', merged, observed, plan },
+      details: { kind: 'live', merged, observed, plan, pendingCertificates: certs.pending },
     };
   }
 
@@ -146,7 +175,11 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     ctx: ReconcileContext,
   ): Promise<{ status: KindStatusOf<MyIngressGroup>; description?: string }> {
     const plan = this.plan(group);
-    const created = await this.ingress.create(mergedIngress(group, plan, false), ctx);
+    const certs = await this.ensureCertificates(group, plan, ctx);
+    const created = await this.ingress.create(
+      mergedIngress(group, { ...plan, spec: certs.spec }, false),
+      ctx,
+    );
     return {
       status: { ...created.status, members: plan.members },
       ...(created.description !== undefined ? { description: created.description } : {}),
@@ -162,6 +195,7 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     if (d.kind === 'noMembers') {
       if (d.observed === undefined) return { description: 'nothing to change' };
       const res = await this.ingress.delete(d.merged, d.observed, ctx);
+      if (res.gone) await this.releaseCertificates(group, [], ctx);
       return {
         description: res.gone
           ? 'no members: load balancer deleted'
@@ -178,7 +212,69 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
           : {};
       },
     };
-    return this.ingress.update(d.merged, d.observed, withTags);
+    if (GroupCertificates.refsOf(group.spec.listeners).length === 0 && !this.imported.has(ctx.ownership.uid))
+      return this.ingress.update(d.merged, d.observed, withTags);
+    // Secrets to serve: imported (or found current) first, then the spec with their ARNs applied,
+    // looked at again (the observation was made without the new ARNs), then imports no longer
+    // served deleted.
+    const certs = await this.ensureCertificates(group, d.plan, ctx);
+    const merged = mergedIngress(group, { ...d.plan, spec: certs.spec }, false);
+    const fresh = d.pendingCertificates.length > 0 ? await this.ingress.observe(merged, ctx) : d.observed;
+    if (!fresh.exists)
+      throw new RetryableError(
+        Reason.ReconcileError,
+        'the load balancer went while its certificates were imported',
+      );
+    const updated = await this.ingress.update(merged, fresh, withTags);
+    await this.releaseCertificates(group, certs.arns, ctx);
+    return updated;
+  }
+
+  /** The merged spec with the ARNs of Secrets imported before, and the Secrets still to import. */
+  private async lookCertificates(
+    group: MyIngressGroup,
+    plan: GroupPlan,
+    ctx: ReconcileContext,
+  ): Promise<{ spec: GroupPlan['spec']; pending: string[] }> {
+    if (GroupCertificates.refsOf(group.spec.listeners).length === 0) return { spec: plan.spec, pending: [] };
+    if (this.d.certificates === undefined)
+      throw new TerminalError('listeners[].certificateRefs is not served by this controller');
+    return this.d.certificates.look(ctx.ownership, group.spec.listeners, plan.spec);
+  }
+
+  /** The merged spec with every Secret imported (ensure), and the ARNs it serves. */
+  private async ensureCertificates(
+    group: MyIngressGroup,
+    plan: GroupPlan,
+    ctx: ReconcileContext,
+  ): Promise<{ spec: GroupPlan['spec']; arns: string[] }> {
+    if (GroupCertificates.refsOf(group.spec.listeners).length === 0) return { spec: plan.spec, arns: [] };
+    if (this.d.certificates === undefined)
+      throw new TerminalError('listeners[].certificateRefs is not served by this controller');
+    const out = await this.d.certificates.ensure(ctx.ownership, group.spec.listeners, plan.spec);
+    this.imported.add(ctx.ownership.uid);
+    this.released.delete(ctx.ownership.uid);
+    return out;
+  }
+
+  /** Deletes the group's imports not in `keep` (all, with `[]`). */
+  private async releaseCertificates(
+    group: MyIngressGroup,
+    keep: string[],
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    if (this.d.certificates === undefined) return;
+    if (
+      keep.length === 0 &&
+      GroupCertificates.refsOf(group.spec.listeners).length === 0 &&
+      !this.imported.has(ctx.ownership.uid)
+    )
+      return;
+    await this.d.certificates.release(ctx.ownership, keep);
+    if (keep.length === 0) {
+      this.imported.delete(ctx.ownership.uid);
+      this.released.add(ctx.ownership.uid);
+    }
   }
 
   async delete(
@@ -187,8 +283,13 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     ctx: ReconcileContext,
   ): Promise<{ gone: boolean }> {
     const d = observed.details;
-    if (d.observed === undefined) return { gone: true };
-    return this.ingress.delete(d.merged, d.observed, ctx);
+    if (d.observed === undefined) {
+      await this.releaseCertificates(_group, [], ctx);
+      return { gone: true };
+    }
+    const res = await this.ingress.delete(d.merged, d.observed, ctx);
+    if (res.gone) await this.releaseCertificates(_group, [], ctx);
+    return res;
   }
 }
 

@@ -28,10 +28,22 @@ export const myIngressGroupType: ResourceType = {
   namespaced: false,
 };
 
+/** A `kubernetes.io/tls` Secret an HTTPS group listener serves, imported into ACM by Skylift. */
+export interface CertificateSecretRef {
+  namespace: string;
+  name: string;
+}
+
 /** A group listener: MyIngress's, with a default action that answers (never forwards). */
 export interface GroupListenerSpec extends Omit<ListenerSpec, 'defaultAction'> {
   /** Default: a fixed 404 response. */
   defaultAction?: Omit<ActionSpec, 'forward'>;
+  /**
+   * TLS Secrets the HTTPS listener serves, imported into ACM (owned by the group, re-imported into
+   * the same ARN when the Secret changes, deleted with the group): the first is the default
+   * certificate unless certificateArn is set, the others are served by SNI.
+   */
+  certificateRefs?: CertificateSecretRef[];
 }
 
 /** Which namespaces' MyIngresses may join. */
@@ -96,6 +108,10 @@ export interface MyIngressGroupStatus extends MyIngressStatus {
 
 export type MyIngressGroup = ManagedObject<MyIngressGroupSpec, MyIngressGroupStatus>;
 
+/** MyIngress's rule that an HTTPS listener names its certificate (a group's may name a Secret instead). */
+const myIngressHttpsNeedsCertificate =
+  "self.protocol != 'HTTPS' || has(self.certificateArn) || has(self.certificateHosts)";
+
 /** The load balancer fields of MyIngress a group has too (their schema and rules are MyIngress's). */
 const sharedFields = [
   'subnets',
@@ -126,6 +142,18 @@ function specSchema(): Schema {
     ...item,
     properties: {
       ...itemProps,
+      certificateRefs: arr(
+        'kubernetes.io/tls Secrets the HTTPS listener serves, imported into ACM by Skylift (tagged as the group’s, re-imported into the same ARN when a Secret changes — looked at every resync — and deleted with the group): the first is the default certificate unless certificateArn is set, the others are served by SNI.',
+        obj(
+          'A TLS Secret.',
+          {
+            namespace: str('Its namespace.', { minLength: 1, maxLength: 63 }),
+            name: str('Its name.', { minLength: 1, maxLength: 253 }),
+          },
+          { required: ['namespace', 'name'] },
+        ),
+        { maxItems: 25, 'x-kubernetes-list-type': 'atomic' },
+      ),
       defaultAction: {
         ...(itemProps['defaultAction'] ?? { description: '' }),
         description:
@@ -141,7 +169,20 @@ function specSchema(): Schema {
       },
     },
     required: (item.required ?? []).filter((r) => r !== 'defaultAction'),
+    'x-kubernetes-validations': [
+      // MyIngress's rules, but an HTTPS listener may have its certificate from a Secret.
+      ...(item['x-kubernetes-validations'] ?? []).filter((v) => v.rule !== myIngressHttpsNeedsCertificate),
+      {
+        rule: "self.protocol != 'HTTPS' || has(self.certificateArn) || has(self.certificateHosts) || has(self.certificateRefs)",
+        message: 'an HTTPS listener needs certificateArn, certificateHosts or certificateRefs',
+      },
+      {
+        rule: "self.protocol == 'HTTPS' || !has(self.certificateRefs)",
+        message: 'certificateRefs is only for HTTPS listeners',
+      },
+    ],
   };
+
   return obj(
     'The shared Application Load Balancer: its own fields as in a MyIngress, its listeners, and which namespaces’ MyIngresses may join it (spec.group).',
     {
@@ -233,6 +274,10 @@ export const myIngressGroupFieldContract: FieldContract = {
       ([k]) => sharedFields.some((f) => k === f) || (k.startsWith('listeners[]') && !k.includes('.forward')),
     ),
   ),
+  'listeners[].certificateRefs': {
+    applied:
+      'the Secrets are imported into ACM (ImportCertificate, tagged as the group’s) and served by the listener (ModifyListener, AddListenerCertificates); imports no longer named are deleted (DeleteCertificate)',
+  },
   allowedNamespaces: {
     applied:
       'the members’ rules: a member no longer admitted has its rules removed (DeleteRule, DeleteTargetGroup); one admitted now gets them (CreateRule, CreateTargetGroup)',

@@ -14,6 +14,13 @@ import type { BackendEndpointSlice, BackendService } from '../references.ts';
 import type { GroupDetails, GroupField } from './adapter.ts';
 import { myIngressGroupType, type MyIngressGroup } from './api.ts';
 import { parseGroupBackendName } from './plan.ts';
+import { GroupCertificates } from './certificates.ts';
+import { importedCertificatesOf } from '../../../providers/acm/imports.ts';
+import { tlsSecretOf, type SecretObject } from '../../../providers/acm/tlsSecret.ts';
+import type { AwsClients } from '../../../providers/aws/clients.ts';
+import { resourcePath } from '../../../apis/meta.ts';
+import { secretType } from '../../../apis/core.ts';
+import { isKubeNotFound } from '../../../runtime/errors.ts';
 import { andSelector, gatewayUidLabel } from '../gateway/names.ts';
 import {
   groupEndpointSliceRef,
@@ -67,6 +74,26 @@ export function groupClusterDeps(
   };
 }
 
+/**
+ * The Secret certificates of a group in `aws`'s account: Secrets read with a GET (the operator
+ * never lists or watches Secrets; the client's deadline applies), imported through
+ * ImportedCertificates. Loads nothing until used.
+ */
+export function groupCertificatesFor(s: KindPlumbing, aws: AwsClients): GroupCertificates {
+  return new GroupCertificates({
+    secret: async (namespace, name) => {
+      try {
+        return tlsSecretOf(await s.client.get<SecretObject>(resourcePath(secretType, { namespace, name })));
+      } catch (err) {
+        if (isKubeNotFound(err)) return undefined;
+        throw err;
+      }
+    },
+    imports: importedCertificatesOf(aws, { clock: s.clock, logger: s.logger }),
+    clock: s.clock,
+  });
+}
+
 /** The backend caches of a MyIngressGroup controller. */
 function memberBackends(refs: ReferenceReader<MyIngressGroup>): GroupBackendCaches {
   return {
@@ -102,6 +129,7 @@ export function myIngressGroupController(
             members: (g) => refs.filed(groupMemberRef, groupKey(g.metadata.name)),
             namespaceLabels: (ns) => refs.get(groupNamespaceRef, '', ns)?.metadata.labels,
             synced: () => refs.synced(groupMemberRef),
+            certificates: groupCertificatesFor(s, aws),
           });
         },
       }),

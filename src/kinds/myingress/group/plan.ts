@@ -121,7 +121,8 @@ export function planGroup(
   const order = options.order ?? memberOrder;
   const claims = options.claims ?? ((mr: MyIngress, port: number) => claimKeys(mr.spec.rules ?? [], port));
   const g = group.spec;
-  const listeners = g.listeners.map((l) => ({
+  // A listener's Secrets become ACM ARNs in the adapter (certificates.ts), not here.
+  const listeners = g.listeners.map(({ certificateRefs: _refs, ...l }) => ({
     ...l,
     defaultAction: l.defaultAction ?? { fixedResponse: { statusCode: 404 } },
   }));
