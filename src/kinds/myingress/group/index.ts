@@ -12,7 +12,7 @@ import {
 } from './api.ts';
 import { GroupReason } from './adapter.ts';
 import { myIngressGroupController } from './controller.ts';
-import { parseMyIngressSettings } from '../settings.ts';
+import { myIngressFlags, parseMyIngressSettings } from '../settings.ts';
 import { GatewayController } from '../gateway/gatewayController.ts';
 import { gatewayGroupController } from '../gateway/groupController.ts';
 
@@ -27,8 +27,10 @@ export const myIngressGroupKind: KindModule = {
   traceShows: 'shared load balancer → listeners → rules; members',
   crd: myIngressGroupCrd,
   fieldContract: myIngressGroupFieldContract,
-  // MyIngress's flags (its settings) serve its groups too.
   flags: [],
+  // A group's load balancer (and a Gateway's) is run by MyIngress's machinery: MyIngress's flags
+  // (--elbv2-full-check-period, …) tune it too, with the same values.
+  sharedFlags: myIngressFlags,
   configure(values) {
     const settings = parseMyIngressSettings(values);
     return {
