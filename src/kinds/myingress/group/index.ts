@@ -24,7 +24,8 @@ export const myIngressGroupKind: KindModule = {
     'mingg',
     `${myIngressGroupType.plural}.${myIngressGroupType.group}`,
   ],
-  traceShows: 'shared load balancer → listeners → rules; members',
+  traceShows:
+    'shared load balancer → listeners → rules (each with its member); target groups → targets; members with their states',
   crd: myIngressGroupCrd,
   fieldContract: myIngressGroupFieldContract,
   flags: [],
@@ -46,7 +47,8 @@ export const myIngressGroupKind: KindModule = {
         }),
         gatewayGroupController(plumbing, settings),
       ],
-      trace: () => Promise.resolve([]),
+      // Imported when a trace asks for it: trace.ts loads the kind's AWS SDK.
+      trace: async (obj, ctx) => (await import('./trace.ts')).traceMyIngressGroup(obj, ctx),
     };
   },
   devFlags: [],
