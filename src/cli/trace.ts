@@ -143,7 +143,8 @@ export async function runTrace(argv: readonly string[]): Promise<number> {
     obj = await kube.get<ManagedObject>(resourcePath(args.kind.module.type, { namespace, name: args.name }));
   } catch (err) {
     if (err instanceof KubeApiError && err.statusCode === 404) {
-      process.stderr.write(`skylift: ${args.kind.module.type.kind} ${namespace}/${args.name} not found\n`);
+      const where = args.kind.module.type.namespaced ? `${namespace}/${args.name}` : args.name;
+      process.stderr.write(`skylift: ${args.kind.module.type.kind} ${where} not found\n`);
       return 1;
     }
     throw err;

@@ -114,7 +114,14 @@ export interface KindModule {
   /** This kind's flags of `skylift run`. */
   readonly flags: readonly KindFlag[];
   /**
-   * Parses this kind's flag values (by flag name; absent ones take the
+   * Flags another kind declares (and lists in the usage text) whose values this kind reads too:
+   * `configure` gets them beside its own (MyIngressGroup reads MyIngress's, since a group's load
+   * balancer is run by MyIngress's machinery). Never claimed twice: parsed and listed once, under
+   * their owner; a registry without the owner still accepts them. Absent: none.
+   */
+  readonly sharedFlags?: readonly KindFlag[];
+  /**
+   * Parses the values of this kind's flags and shared flags (by flag name; absent ones take the
    * kind's defaults). Throws SettingsError naming the flag. Pure.
    */
   configure(values: ReadonlyMap<string, string>): ConfiguredKind;

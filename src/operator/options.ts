@@ -51,10 +51,21 @@ export class UsageError extends SettingsError {
   override readonly name = 'UsageError';
 }
 
+/**
+ * Every flag the kinds of `registry` read, once each by name: each kind's own, then the shared
+ * flags of a kind whose owner is not in the registry. Pure.
+ */
+export function registryFlags(registry: readonly KindModule[] = kinds): KindFlag[] {
+  const byName = new Map<string, KindFlag>();
+  for (const f of registry.flatMap((k) => k.flags)) byName.set(f.name, f);
+  for (const f of registry.flatMap((k) => k.sharedFlags ?? []))
+    if (!byName.has(f.name)) byName.set(f.name, f);
+  return [...byName.values()];
+}
+
 /** Usage lines of every kind's flags, as `skylift run --help` and `skylift trace --help` print them. Pure. */
 export function kindFlagUsage(registry: readonly KindModule[] = kinds): string {
-  return registry
-    .flatMap((k) => k.flags)
+  return registryFlags(registry)
     .map((f) => {
       const head = `  --${f.name} ${f.placeholder}`;
       return `${head.length < 32 ? head.padEnd(32) : `${head} `} ${f.usage.replace(/ \(default/, ` [${f.env}] (default`)}`;
@@ -64,14 +75,12 @@ export function kindFlagUsage(registry: readonly KindModule[] = kinds): string {
 
 /** The parseArgs options of every kind's flags. */
 export function kindFlagOptions(registry: readonly KindModule[] = kinds): Record<string, { type: 'string' }> {
-  return Object.fromEntries(
-    registry.flatMap((k) => k.flags).map((f) => [f.name, { type: 'string' as const }]),
-  );
+  return Object.fromEntries(registryFlags(registry).map((f) => [f.name, { type: 'string' as const }]));
 }
 
 /**
- * Every kind configured from its flags (`get` reads a flag or its
- * environment variable); a kind's SettingsError becomes a UsageError.
+ * Every kind configured from its flags and shared flags (`get` reads a flag or its environment
+ * variable); a kind's SettingsError becomes a UsageError.
  */
 export function configureKinds(
   get: (flag: KindFlag) => string | undefined,
@@ -79,7 +88,7 @@ export function configureKinds(
 ): readonly ConfiguredKind[] {
   return registry.map((k) => {
     const values = new Map<string, string>();
-    for (const f of k.flags) {
+    for (const f of [...k.flags, ...(k.sharedFlags ?? [])]) {
       const v = get(f);
       if (v !== undefined) values.set(f.name, v);
     }

@@ -17,7 +17,7 @@ export function conditionNode(type: string, c: Condition | undefined, now: numbe
 
 /**
  * The root node for a custom resource: status Ready when its Ready
- * condition is True (else NotReady, or Deleting), its namespace and age, the
+ * condition is True (else NotReady, or Deleting), its namespace (if it has one) and age, the
  * Ready and Synced conditions, then `aws` (the nodes a collector built). Pure.
  */
 export function resourceNode(
@@ -37,7 +37,8 @@ export function resourceNode(
   const deleting = obj.metadata.deletionTimestamp !== undefined;
   const status = deleting ? 'Deleting' : ready ? 'Ready' : 'NotReady';
   const details = [
-    `namespace=${obj.metadata.namespace ?? ''}`,
+    // A cluster-scoped object (a MyIngressGroup) has none.
+    ...(obj.metadata.namespace !== undefined ? [`namespace=${obj.metadata.namespace}`] : []),
     `age=${formatAge(obj.metadata.creationTimestamp, now)}`,
     ...(obj.metadata.generation !== undefined && obj.status?.observedGeneration !== obj.metadata.generation
       ? [`generation ${obj.metadata.generation} not observed yet`]

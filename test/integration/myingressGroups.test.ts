@@ -26,6 +26,12 @@ import {
   type MyIngressGroupSpec,
 } from '../../src/kinds/myingress/group/api.ts';
 import { myIngressGroupController } from '../../src/kinds/myingress/group/controller.ts';
+import { myIngressGroupKind } from '../../src/kinds/myingress/group/index.ts';
+import { createAwsClients } from '../../src/providers/aws/clients.ts';
+import { realClock } from '../../src/runtime/clock.ts';
+import { Metrics } from '../../src/runtime/metrics.ts';
+import { renderTree } from '../../src/trace/render.ts';
+import { resourceNode } from '../../src/trace/resource.ts';
 import type { MyIngressSettings } from '../../src/kinds/myingress/settings.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
@@ -173,6 +179,26 @@ async function groupTargetGroups(name: string): Promise<Map<string, Record<strin
 
 const gone = (ns: string, name: string): Promise<void> => myIngressGone(admin, ns, name);
 
+/** `skylift trace myingressgroup/<name>` as it renders, against the emulator. */
+async function traceGroup(name: string): Promise<string> {
+  const g = await group(name);
+  if (g === undefined) throw new Error(`no MyIngressGroup ${name}`);
+  const aws = createAwsClients({
+    region: 'us-east-1',
+    clock: realClock,
+    metrics: new Metrics(),
+    endpoint: stackInfo().awsEndpoint,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
+  try {
+    const now = Date.now();
+    const nodes = await myIngressGroupKind.configure(new Map()).trace(g, { kube: admin, aws, now });
+    return renderTree(resourceNode('MyIngressGroup', g, now, nodes));
+  } finally {
+    aws.destroy();
+  }
+}
+
 describe('MyIngressGroup', () => {
   it('serves three MyIngresses of two namespaces from one load balancer, refuses a conflicting claim, and the last member out deletes it', async () => {
     const { a, b } = await serve();
@@ -290,6 +316,27 @@ describe('MyIngressGroup', () => {
       ['three.example.com'],
       ['two.example.com'],
     ]);
+
+    // `skylift trace`: each rule and target group names its member, and the members their states.
+    await waitFor(
+      async () => (await group(g))?.status?.members?.some((m) => m.name === 'four' && m.state === 'Conflict'),
+      { timeoutMs: 30_000, description: 'four listed Conflict' },
+    );
+    const traced = await traceGroup(g);
+    const esc = (x: string): string => x.replace(/[.*/]/g, '\\$&');
+    for (const [priority, host, ns, name] of [
+      [1, 'three.example.com', b, 'three'],
+      [2, 'one.example.com', a, 'one'],
+      [3, 'two.example.com', a, 'two'],
+    ] as const)
+      expect(traced).toMatch(
+        new RegExp(
+          `Rule/priority ${priority} +exists +host-header=${esc(host)}.*member=${esc(`${ns}/${name}`)}\n`,
+        ),
+      );
+    expect(traced).toMatch(new RegExp(`TargetGroup/\\S+ +exists .*member=${esc(`${a}/two`)}\n`));
+    expect(traced).toMatch(new RegExp(`Member/${esc(`${b}/four`)} +Conflict +rules=0`));
+    expect(traced).toMatch(new RegExp(`Member/${esc(`${a}/one`)} +Attached +rules=1`));
 
     // Every member out, in turn: the last one deletes the load balancer; nothing is left.
     for (const [ns, name] of [

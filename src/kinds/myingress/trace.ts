@@ -15,11 +15,33 @@ import type { Collector, TraceContext } from '../../trace/context.ts';
 import { describeSafely, errorNode, node, notFoundNode, NotFoundInAws } from '../../trace/tree.ts';
 import type { TraceNode } from '../../trace/tree.ts';
 
-/** The MyIngress status fields the trace reads. */
-interface MyIngressStatus {
-  arn?: string;
-  listeners?: { port?: number; arn?: string }[];
-  targetGroups?: { service?: string; port?: number; arn?: string; registeredTargets?: number }[];
+/** The status fields the trace reads: a MyIngress's, or a MyIngressGroup's (the same load balancer fields). */
+export interface LoadBalancerTraceStatus {
+  arn?: string | undefined;
+  listeners?: { port?: number | undefined; arn?: string | undefined }[] | undefined;
+  targetGroups?: TargetGroupTraceStatus[] | undefined;
+}
+
+/** A target group as the status records it. */
+export interface TargetGroupTraceStatus {
+  service?: string | undefined;
+  port?: number | undefined;
+  arn?: string | undefined;
+  registeredTargets?: number | undefined;
+}
+
+/**
+ * Whom a shared load balancer's rules and target groups are for (a MyIngressGroup's members): extra
+ * details for their nodes. Absent: the load balancer is one object's and says nothing more.
+ */
+export interface TraceAttribution {
+  /**
+   * The details naming whom each of one listener's rules is for, by rule ARN. May call AWS
+   * read-only; never throws (what it cannot tell it leaves out).
+   */
+  rules(ctx: TraceContext, rules: readonly Rule[]): Promise<ReadonlyMap<string, readonly string[]>>;
+  /** The details naming whom a target group recorded in status is for. Pure. */
+  targetGroup(tg: TargetGroupTraceStatus): readonly string[];
 }
 
 /** The name part of an ELBv2 ARN (`…:loadbalancer/app/NAME/id`, `…:targetgroup/NAME/id`). Pure. */
@@ -46,8 +68,20 @@ export function describeAction(actions: readonly Action[] | undefined): string {
 }
 
 /** The MyIngress collector: the load balancer recorded in status, described live with its children. */
-export const traceMyIngress: Collector = async (obj: ManagedObject, ctx: TraceContext) => {
-  const st = (obj.status ?? {}) as MyIngressStatus;
+export const traceMyIngress: Collector = (obj: ManagedObject, ctx: TraceContext) =>
+  traceLoadBalancer((obj.status ?? {}) as LoadBalancerTraceStatus, ctx);
+
+/**
+ * The load balancer recorded in `st`, described live: its listeners with their rules, and the
+ * target groups recorded with their targets' health; `attribution` adds whom each rule and target
+ * group is for (a shared load balancer's). One node: NotCreated when no ARN is recorded. Read-only;
+ * never throws for AWS errors (they become Error nodes).
+ */
+export async function traceLoadBalancer(
+  st: LoadBalancerTraceStatus,
+  ctx: TraceContext,
+  attribution?: TraceAttribution,
+): Promise<TraceNode[]> {
   if (st.arn === undefined || st.arn === '') {
     return [node('LoadBalancer', '-', 'NotCreated', false, ['no load balancer recorded in status yet'])];
   }
@@ -62,7 +96,10 @@ export const traceMyIngress: Collector = async (obj: ManagedObject, ctx: TraceCo
         ).LoadBalancers?.[0];
         if (lb === undefined) throw new NotFoundInAws(arn);
         const state = lb.State?.Code ?? 'unknown';
-        const children = [...(await listenerNodes(ctx, arn, st)), ...(await targetGroupNodes(ctx, st))];
+        const children = [
+          ...(await listenerNodes(ctx, arn, st, attribution)),
+          ...(await targetGroupNodes(ctx, st, attribution)),
+        ];
         return node(
           'LoadBalancer',
           lb.LoadBalancerName ?? elbv2ArnName(arn),
@@ -75,9 +112,14 @@ export const traceMyIngress: Collector = async (obj: ManagedObject, ctx: TraceCo
       isElbv2NotFound,
     ),
   ];
-};
+}
 
-async function listenerNodes(ctx: TraceContext, lbArn: string, st: MyIngressStatus): Promise<TraceNode[]> {
+async function listenerNodes(
+  ctx: TraceContext,
+  lbArn: string,
+  st: LoadBalancerTraceStatus,
+  attribution: TraceAttribution | undefined,
+): Promise<TraceNode[]> {
   let live: Listener[];
   try {
     live =
@@ -97,13 +139,14 @@ async function listenerNodes(ctx: TraceContext, lbArn: string, st: MyIngressStat
           const rules = (
             await (await ctx.aws.elbv2()).send(new DescribeRulesCommand({ ListenerArn: l.ListenerArn }))
           ).Rules;
+          const owners = attribution !== undefined ? await attribution.rules(ctx, rules ?? []) : new Map();
           return node(
             'Listener',
             name,
             'exists',
             true,
             [`default: ${describeAction(l.DefaultActions)}`],
-            ruleNodes(rules),
+            ruleNodes(rules, owners),
           );
         },
         isElbv2NotFound,
@@ -118,7 +161,10 @@ async function listenerNodes(ctx: TraceContext, lbArn: string, st: MyIngressStat
   return nodes;
 }
 
-function ruleNodes(rules: readonly Rule[] | undefined): TraceNode[] {
+function ruleNodes(
+  rules: readonly Rule[] | undefined,
+  owners: ReadonlyMap<string, readonly string[]>,
+): TraceNode[] {
   return (rules ?? [])
     .filter((r) => r.IsDefault !== true)
     .sort((a, b) => Number(a.Priority) - Number(b.Priority))
@@ -130,11 +176,16 @@ function ruleNodes(rules: readonly Rule[] | undefined): TraceNode[] {
       return node('Rule', `priority ${r.Priority ?? '?'}`, 'exists', true, [
         ...when,
         `→ ${describeAction(r.Actions)}`,
+        ...(owners.get(r.RuleArn ?? '') ?? []),
       ]);
     });
 }
 
-async function targetGroupNodes(ctx: TraceContext, st: MyIngressStatus): Promise<TraceNode[]> {
+async function targetGroupNodes(
+  ctx: TraceContext,
+  st: LoadBalancerTraceStatus,
+  attribution: TraceAttribution | undefined,
+): Promise<TraceNode[]> {
   const nodes: TraceNode[] = [];
   for (const tg of st.targetGroups ?? []) {
     const arn = tg.arn;
@@ -166,6 +217,7 @@ async function targetGroupNodes(ctx: TraceContext, st: MyIngressStatus): Promise
               `${live.Protocol ?? '?'}:${live.Port ?? '?'}`,
               `service=${tg.service ?? '?'}:${tg.port ?? '?'}`,
               `targets=${targets.length}`,
+              ...(attribution?.targetGroup(tg) ?? []),
             ],
             targets,
           );

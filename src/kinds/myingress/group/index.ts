@@ -12,7 +12,7 @@ import {
 } from './api.ts';
 import { GroupReason } from './adapter.ts';
 import { myIngressGroupController } from './controller.ts';
-import { parseMyIngressSettings } from '../settings.ts';
+import { myIngressFlags, parseMyIngressSettings } from '../settings.ts';
 import { GatewayController } from '../gateway/gatewayController.ts';
 import { gatewayFlags, parseGatewaySettings } from '../gateway/settings.ts';
 import { gatewayGroupController } from '../gateway/groupController.ts';
@@ -25,11 +25,15 @@ export const myIngressGroupKind: KindModule = {
     'mingg',
     `${myIngressGroupType.plural}.${myIngressGroupType.group}`,
   ],
-  traceShows: 'shared load balancer → listeners → rules; members',
+  traceShows:
+    'shared load balancer → listeners → rules (each with its member); target groups → targets; members with their states',
   crd: myIngressGroupCrd,
   fieldContract: myIngressGroupFieldContract,
-  // MyIngress's flags (its settings) serve its groups too; the Gateway controller's are the group's.
+  // The Gateway controller's flags are the group kind's own.
   flags: gatewayFlags,
+  // A group's load balancer (and a Gateway's) is run by MyIngress's machinery: MyIngress's flags
+  // (--elbv2-full-check-period, …) tune it too, with the same values.
+  sharedFlags: myIngressFlags,
   configure(values) {
     const settings = parseMyIngressSettings(values);
     const gatewayDefaults = parseGatewaySettings(values);
@@ -47,7 +51,8 @@ export const myIngressGroupKind: KindModule = {
         }),
         gatewayGroupController(plumbing, settings),
       ],
-      trace: () => Promise.resolve([]),
+      // Imported when a trace asks for it: trace.ts loads the kind's AWS SDK.
+      trace: async (obj, ctx) => (await import('./trace.ts')).traceMyIngressGroup(obj, ctx),
     };
   },
   // The local stack's subnets carry the public role tag (dev/awsAccount.ts), and its clients come

@@ -1,7 +1,8 @@
 // A MyIngress with spec.group: its load balancer is its group's, which the MyIngressGroup
 // controller reconciles. The member's own reconcile touches no AWS: it reports what the group's
 // status says of it, and on deletion keeps its finalizer until the group no longer lists it
-// (its rules and target groups are gone: releasableMembers) or the group is gone.
+// (its rules and target groups are gone: releasableMembers) or the group is gone. A group the
+// Gateway API front end made for a Gateway takes HTTPRoutes only: naming one is Terminal.
 import type { KindStatusOf } from '../../../apis/managed.ts';
 import type {
   Created,
@@ -16,6 +17,7 @@ import { RetryableError, TerminalError } from '../../../runtime/errors.ts';
 import type { MyIngress } from '../api.ts';
 import type { MyIngressDetails } from '../observation.ts';
 import type { MyIngressField } from '../delta.ts';
+import { gatewayAnnotation, gatewayUidLabel } from '../gateway/names.ts';
 import { MemberState, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
 
 /** A member's reasons beside the engine's. */
@@ -54,7 +56,10 @@ export class GroupMemberClient implements ExternalClient<MyIngress, MyIngressDet
   }
 
   observe(mr: MyIngress, ctx: ReconcileContext): Promise<MemberObservation> {
-    return Promise.resolve(this.look(mr, ctx));
+    // A throw of look's (a wait, a Terminal refusal) is a rejection, as an async observe's would be.
+    return new Promise((resolve) => {
+      resolve(this.look(mr, ctx));
+    });
   }
 
   private look(mr: MyIngress, ctx: ReconcileContext): MemberObservation {
@@ -94,6 +99,11 @@ export class GroupMemberClient implements ExternalClient<MyIngress, MyIngressDet
         },
         status: {},
       };
+    const gateway = gatewayOf(group);
+    if (gateway !== undefined)
+      throw new TerminalError(
+        `MyIngressGroup ${name} belongs to Gateway ${gateway}: its members are the HTTPRoutes attached to that Gateway, never MyIngresses, so this object would wait forever. Attach an HTTPRoute to the Gateway (spec.parentRefs) instead, or name a MyIngressGroup of your cluster administrator's in spec.group`,
+      );
     const status = memberStatus(group);
     if (
       entry === undefined ||
@@ -138,6 +148,18 @@ export class GroupMemberClient implements ExternalClient<MyIngress, MyIngressDet
     // Gone once the group no longer lists this object (observe then reports it absent).
     return Promise.resolve({ gone: false });
   }
+}
+
+/**
+ * The Gateway (`namespace/name`, from the `skylift.dev/gateway` annotation) whose group `group` is,
+ * when the Gateway API front end made it (label `skylift.dev/gateway-uid`); undefined for a
+ * MyIngressGroup of a cluster administrator's. Pure.
+ */
+export function gatewayOf(group: MyIngressGroup): string | undefined {
+  const uid = group.metadata.labels?.[gatewayUidLabel];
+  if (uid === undefined) return undefined;
+  const key = group.metadata.annotations?.[gatewayAnnotation];
+  return key !== undefined && key !== '' ? key : `of uid ${uid}`;
 }
 
 /** A refused member's Synced reason and message, or undefined when it is Attached. Pure. */
