@@ -92,9 +92,10 @@ describe("MyIngress's flags reach MyIngressGroup", () => {
   it('lists and parses a shared flag once, under its owner, and still without its owner in the registry', () => {
     const usage = kindFlagUsage(kinds);
     expect(usage.match(/--elbv2-full-check-period /g)).toHaveLength(1);
-    expect(kindFlagUsage([myIngressGroupKind])).toBe(kindFlagUsage([myIngressKind]));
+    // The group lists its own (the Gateway controller's) flags, and MyIngress's as shared.
+    expect(kindFlagUsage([myIngressGroupKind])).toContain(kindFlagUsage([myIngressKind]));
     expect(Object.keys(kindFlagOptions([myIngressGroupKind]))).toEqual(
-      Object.keys(kindFlagOptions([myIngressKind])),
+      expect.arrayContaining(Object.keys(kindFlagOptions([myIngressKind]))),
     );
     const alone = parseRunOptions(['--elbv2-full-check-period', '2h'], region, [myIngressGroupKind]);
     expect(alone.kinds.map((k) => k.module)).toEqual([myIngressGroupKind]);

@@ -71,6 +71,20 @@ The operator's rights on the cluster-scoped kinds (files/kinds.yaml clusterResou
 status: in a ClusterRole always, since the Roles of watchNamespaces
 cannot grant a cluster-scoped resource. Called with the chart's context.
 */}}
+{{/*
+Creating and deleting the cluster-scoped kinds' objects: the Gateway API front end makes and
+removes the cluster-scoped object that is each Gateway's load balancer.
+*/}}
+{{- define "skylift.clusterKindMakeRules" -}}
+{{- range $group := .Files.Get "files/kinds.yaml" | fromYamlArray -}}
+{{- if $group.clusterResources -}}
+- apiGroups: [{{ $group.apiGroup }}]
+  resources: [{{ join ", " $group.clusterResources }}]
+  verbs: [create, delete]
+{{ end -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "skylift.clusterKindRules" -}}
 {{- range $group := .Files.Get "files/kinds.yaml" | fromYamlArray -}}
 {{- if $group.clusterResources -}}

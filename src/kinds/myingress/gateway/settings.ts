@@ -17,11 +17,11 @@ export const gatewayFlags: readonly KindFlag[] = [
     name: 'gateway-subnet-tags',
     env: 'SKYLIFT_GATEWAY_SUBNET_TAGS',
     placeholder: 'KEY=VALUE,…',
-    usage: `the tags of the subnets a Gateway's load balancer is placed in (one per Availability Zone; default ${Object.entries(
+    usage: `the tags of the subnets a Gateway's load balancer is placed in, one per Availability Zone: by default the role tag the AWS Load Balancer Controller discovers subnets by (default ${Object.entries(
       defaultGatewayDefaults.subnetTags,
     )
       .map(([k, v]) => `${k}=${v}`)
-      .join(',')}, the role tag the AWS Load Balancer Controller discovers subnets by)`,
+      .join(',')})`,
   },
   {
     name: 'gateway-inbound-cidrs',
