@@ -20,6 +20,8 @@ import { loadKubeconfig } from '../src/runtime/kube/kubeconfigLoad.ts';
 import { Metrics } from '../src/runtime/metrics.ts';
 import { ensureElbSubnets } from './awsAccount.ts';
 import { dialMapEnv, dialMapOf, writeDialMap } from './conformanceDialMap.ts';
+import { AwsFaultProxy } from './awsFaultProxy.ts';
+import { acmDeleteInUseAsAws, acmReimportAsAws } from './acmFidelity.ts';
 import { startDevStack, type DevStack } from './devStack.ts';
 import { emulatorCredentials, emulatorEnv } from './emulator.ts';
 import { installCrds, installGatewayApiCrds } from './installCrds.ts';
@@ -254,9 +256,16 @@ export async function runConformance(argv: readonly string[]): Promise<number> {
     },
   });
   let operator: RunningOperator | undefined;
+  let proxy: AwsFaultProxy | undefined;
   try {
     if (interrupted.happened()) return 1;
-    Object.assign(process.env, emulatorEnv(stack.awsEndpoint));
+    // The operator's AWS calls go through a proxy: ACM re-imports and in-use deletions answered as
+    // AWS does, and every certificate imported recorded for the data plane's HTTPS listeners.
+    proxy = await AwsFaultProxy.start({ target: stack.awsEndpoint });
+    proxy.inject(acmReimportAsAws());
+    proxy.inject(acmDeleteInUseAsAws());
+    if (stack.albDataPlane !== undefined) proxy.tap(stack.albDataPlane.importCertificateTap());
+    Object.assign(process.env, emulatorEnv(proxy.endpoint));
     const client = new KubeClient(loadKubeconfig(stack.kubeconfig));
     await installCrds(client);
     await installGatewayApiCrds(client);
@@ -345,6 +354,7 @@ export async function runConformance(argv: readonly string[]): Promise<number> {
       await operator.done.catch(() => undefined);
     }
     await dialMapWrites;
+    await proxy?.stop();
     await stack.stop();
     interrupted.dispose();
     say('Stopped.');

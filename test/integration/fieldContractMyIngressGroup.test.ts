@@ -5,7 +5,7 @@
 // only while a member names it: one MyIngress of an admitted namespace, with a rule forwarding to
 // a Service (so the load balancer has a target group). The controllers reach moto through a proxy
 // making AssociateWebACL replace and ListCertificates answer as AWS's do.
-import { ACMClient, RequestCertificateCommand } from '@aws-sdk/client-acm';
+import { ACMClient, DescribeCertificateCommand, RequestCertificateCommand } from '@aws-sdk/client-acm';
 import {
   CreateSecurityGroupCommand,
   CreateSubnetCommand,
@@ -45,7 +45,7 @@ import {
 } from '../../src/kinds/myingress/group/api.ts';
 import { myIngressGroupController } from '../../src/kinds/myingress/group/controller.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
-import { importCertificate } from '../support/acmCertificates.ts';
+import { importCertificate, selfSignedCertificate } from '../support/acmCertificates.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import {
   describeFieldContract,
@@ -73,6 +73,9 @@ const hostDomain = `${Math.random().toString(16).slice(2, 10)}.group-probe-hosts
 const hosts = [`a.${hostDomain}`, `b.${hostDomain}`];
 let hostCerts: string[] = [];
 let waf: WAFV2Client;
+let acm: ACMClient;
+/** The domain of the TLS Secret listeners[].certificateRefs names. */
+const secretDomain = `${Math.random().toString(16).slice(2, 10)}.group-probe-secret.example.com`;
 /** Two REGIONAL WAFv2 web ACLs. */
 let webAcls: string[] = [];
 let proxy: AwsFaultProxy;
@@ -261,6 +264,24 @@ const probes = (): FieldProbe[] => [
     [{ listeners: baseListeners() }, [certs[0], []]],
   ),
   probe(
+    'listeners[].certificateRefs',
+    // The SNI certificates' domain names: the Secret's, imported into ACM, beside certificateArn.
+    async () => {
+      const names: string[] = [];
+      for (const arn of await sniOn(8443)) {
+        const d = await acm.send(new DescribeCertificateCommand({ CertificateArn: arn }));
+        names.push(d.Certificate?.DomainName ?? '?');
+      }
+      return names;
+    },
+    [],
+    [
+      { listeners: baseListeners({ certificateRefs: [{ namespace: ns, name: 'probe-tls' }] }) },
+      [secretDomain],
+    ],
+    [{ listeners: baseListeners() }, []],
+  ),
+  probe(
     'listeners[].sslPolicy',
     async () => (await listenerOn(8443))?.SslPolicy,
     'ELBSecurityPolicy-TLS13-1-2-2021-06',
@@ -431,7 +452,7 @@ beforeAll(async () => {
     );
     groups.push(out.GroupId ?? '');
   }
-  const acm = new ACMClient(direct);
+  acm = new ACMClient(direct);
   certs = [];
   for (const d of ['a.group-probe.example.com', 'b.group-probe.example.com', 'c.group-probe.example.com']) {
     const out = await acm.send(new RequestCertificateCommand({ DomainName: d }));
@@ -457,6 +478,16 @@ beforeAll(async () => {
   proxy.inject(acmListCertificatesAsAws());
   ns = await newNamespace(admin, 'mingg-contract');
   await admin.patch(`/api/v1/namespaces/${ns}`, { metadata: { labels: { 'probe-admit': 'yes' } } }, 'merge');
+  // A TLS Secret for listeners[].certificateRefs (imported into ACM by the group).
+  const tls = await selfSignedCertificate({ domain: secretDomain });
+  await admin.create(`/api/v1/namespaces/${ns}/secrets`, {
+    metadata: { name: 'probe-tls' },
+    type: 'kubernetes.io/tls',
+    data: {
+      'tls.crt': Buffer.from(tls.certificatePem).toString('base64'),
+      'tls.key': Buffer.from(tls.privateKeyPem).toString('base64'),
+    },
+  });
   await service('api', '10.41.2.10');
   const opts = { namespace: ns, endpoint: proxy.endpoint };
   controllers.push(await startController((s) => myIngressController(s, { pollMs: 300 }), opts));
@@ -498,6 +529,7 @@ afterAll(async () => {
   );
   for (const c of controllers.splice(0)) await c.stop();
   await proxy.stop();
+  acm.destroy();
 });
 
 describeFieldContract({
