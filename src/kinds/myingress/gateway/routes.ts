@@ -75,7 +75,9 @@ class Unsupported extends Error {}
  * The route on the Gateway `w.gateway`: a verdict for each parentRef naming it (sectionName and
  * port select listeners; a listener must be usable, admit the route's namespace and kind, and
  * share a hostname with the route) and, when any attached, the member rules: one rule per match,
- * listener port and hostname, whose precedence (`ranks`) follows the Gateway API's order — the
+ * listener port and hostname (two, one path pattern each, when a PathPrefix's two patterns would
+ * take the rule over AWS's condition values per rule), with the match's header, query string and
+ * method conditions (albMatch), whose precedence (`ranks`) follows the Gateway API's order — the
  * more specific hostname, then an Exact path, the longer path, a method, more header and query
  * matches (the group orders equal ranks by the route's age, then namespace and name, then the
  * rule's position). Deterministic and pure.
