@@ -3,7 +3,12 @@
 import type { DNSRecord } from '../../src/kinds/dnsrecord/api.ts';
 import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
 import { managedDbType } from '../../src/kinds/manageddb/api.ts';
-import { myIngressType, type MyIngress, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
+import {
+  forwardBackends,
+  myIngressType,
+  type MyIngress,
+  type MyIngressSpec,
+} from '../../src/kinds/myingress/api.ts';
 import { recordFqdn } from '../../src/providers/route53/names.ts';
 import { ConditionType } from '../../src/runtime/conditions.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
@@ -28,8 +33,7 @@ export function myIngressExpectations(spec: MyIngressSpec): {
     ...(spec.listeners ?? []).map((l) => l.defaultAction),
     ...(spec.rules ?? []).map((r) => r.action),
   ];
-  for (const a of actions)
-    if (a.forward !== undefined) backends.add(`${a.forward.service.name}:${a.forward.service.port}`);
+  for (const a of actions) for (const s of forwardBackends(a.forward)) backends.add(`${s.name}:${s.port}`);
   return {
     targetGroups: backends.size,
     listenerPorts: (spec.listeners ?? []).map((l) => l.port),

@@ -16,7 +16,7 @@ export type Condition =
   | { readonly field: 'path-pattern'; readonly values: readonly string[] }
   /** A header by name (case-insensitive); values case-insensitive with wildcards; any occurrence may match. */
   | { readonly field: 'http-header'; readonly name: string; readonly values: readonly string[] }
-  /** Pairs of the raw query string; key optional (any key); case-insensitive with wildcards. */
+  /** Pairs of the raw query string; key optional (any key); case-insensitive with wildcards (`\*`, `\?` literal). */
   | {
       readonly field: 'query-string';
       readonly values: readonly { readonly key?: string; readonly value: string }[];
@@ -75,15 +75,28 @@ export interface RequestFacts {
 
 /**
  * Whether `value` matches an ALB wildcard pattern: `*` any run of characters (also empty), `?`
- * exactly one, everything else literal; the whole value must match. Pure.
+ * exactly one, everything else literal; the whole value must match. With `escapes` (query string
+ * conditions: AWS's QueryStringConditionConfig) `\*` and `\?` are a literal `*` and `?`. Pure.
  */
-export function wildcardMatch(pattern: string, value: string, caseInsensitive: boolean): boolean {
+export function wildcardMatch(
+  pattern: string,
+  value: string,
+  caseInsensitive: boolean,
+  escapes = false,
+): boolean {
   let re = '^';
+  let escaped = false;
   for (const ch of pattern) {
-    if (ch === '*') re += '[\\s\\S]*';
-    else if (ch === '?') re += '[\\s\\S]';
+    if (escapes && !escaped && ch === '\\') {
+      escaped = true;
+      continue;
+    }
+    if (ch === '*' && !escaped) re += '[\\s\\S]*';
+    else if (ch === '?' && !escaped) re += '[\\s\\S]';
     else re += ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    escaped = false;
   }
+  if (escaped) re += '\\\\';
   return new RegExp(`${re}$`, caseInsensitive ? 'i' : '').test(value);
 }
 
@@ -136,8 +149,8 @@ export function conditionMatches(c: Condition, req: RequestFacts): boolean {
       return c.values.some((v) =>
         pairs.some(
           (p) =>
-            (v.key === undefined || wildcardMatch(v.key, p.key, true)) &&
-            wildcardMatch(v.value, p.value, true),
+            (v.key === undefined || wildcardMatch(v.key, p.key, true, true)) &&
+            wildcardMatch(v.value, p.value, true, true),
         ),
       );
     }

@@ -26,6 +26,7 @@ import {
   type Listener,
   type LoadBalancer,
   type Rule,
+  type TargetGroup,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { CreateWebACLCommand, GetWebACLForResourceCommand, WAFV2Client } from '@aws-sdk/client-wafv2';
 import { afterAll, beforeAll } from 'vitest';
@@ -43,6 +44,7 @@ import {
   type MyIngress,
   type MyIngressSpec,
   type RuleSpec,
+  type WeightedBackendSpec,
 } from '../../src/kinds/myingress/api.ts';
 import { myIngressController } from '../../src/kinds/myingress/controller.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
@@ -131,11 +133,31 @@ const conditionValues = (r: Rule | undefined, field: string): string[] =>
     .flatMap((c) => c.HostHeaderConfig?.Values ?? c.PathPatternConfig?.Values ?? c.Values ?? [])
     .sort();
 
+/**
+ * The target groups the load balancer's listeners and rules forward to (TargetGroupArn and
+ * ForwardConfig), read from their actions: moto associates a target group with the load balancer
+ * only when a listener or rule is created with it, not when ModifyRule or ModifyListener adds it.
+ */
+async function usedTargetGroups(): Promise<TargetGroup[]> {
+  const actions = [
+    ...(await listeners()).flatMap((l) => l.DefaultActions ?? []),
+    ...[...(await rulesByPort()).values()].flat().flatMap((r) => r.Actions ?? []),
+  ];
+  const arns = [
+    ...new Set(
+      actions.flatMap((a) => [
+        ...(a.TargetGroupArn !== undefined ? [a.TargetGroupArn] : []),
+        ...(a.ForwardConfig?.TargetGroups ?? []).map((g) => g.TargetGroupArn ?? ''),
+      ]),
+    ),
+  ].filter((arn) => arn !== '');
+  if (arns.length === 0) return [];
+  return (await elb.send(new DescribeTargetGroupsCommand({ TargetGroupArns: arns }))).TargetGroups ?? [];
+}
+
 /** Health check paths of the target groups the load balancer uses, sorted. */
 async function healthCheckPaths(): Promise<string[]> {
-  const lb = await loadBalancer();
-  const out = await elb.send(new DescribeTargetGroupsCommand({ LoadBalancerArn: lb.LoadBalancerArn }));
-  return (out.TargetGroups ?? []).map((t) => t.HealthCheckPath ?? '').sort();
+  return (await usedTargetGroups()).map((t) => t.HealthCheckPath ?? '').sort();
 }
 
 /**
@@ -143,10 +165,8 @@ async function healthCheckPaths(): Promise<string[]> {
  * group's Service (its name's `-<service>-<port>` tail: `web`, `api`).
  */
 async function targetGroupAttribute(key: string): Promise<Record<string, string | undefined>> {
-  const lb = await loadBalancer();
-  const out = await elb.send(new DescribeTargetGroupsCommand({ LoadBalancerArn: lb.LoadBalancerArn }));
   const by: Record<string, string | undefined> = {};
-  for (const tg of out.TargetGroups ?? []) {
+  for (const tg of await usedTargetGroups()) {
     const attrs = await elb.send(
       new DescribeTargetGroupAttributesCommand({ TargetGroupArn: tg.TargetGroupArn }),
     );
@@ -207,6 +227,61 @@ const baseRules = (r10: Partial<RuleSpec> = {}, r20: Partial<RuleSpec> = {}): Ru
     ...r20,
   },
 ];
+
+/** A weighted forward: `first` (with `settings`) and Service canary, with these weights. */
+const weighted = (
+  first: BackendServiceSpec,
+  settings: Partial<BackendServiceSpec> = {},
+  weights: [number, number] = [1, 1],
+): { forward: { services: WeightedBackendSpec[] } } => ({
+  forward: {
+    services: [
+      { ...first, ...settings, weight: weights[0] },
+      { name: 'canary', port: 80, healthCheck: { path: '/canary' }, weight: weights[1] },
+    ],
+  },
+});
+
+/** Rules with rule 20 forwarding to api and canary by weight. */
+const weightedRules = (settings: Partial<BackendServiceSpec> = {}, weights?: [number, number]): RuleSpec[] =>
+  baseRules(
+    {},
+    { action: weighted({ name: 'api', port: 80, healthCheck: { path: '/api-healthz' } }, settings, weights) },
+  );
+
+/** Listeners with port 80's default action forwarding to web and canary by weight. */
+const weightedListeners = (
+  settings: Partial<BackendServiceSpec> = {},
+  weights?: [number, number],
+): ListenerSpec[] => [
+  {
+    port: 80,
+    protocol: 'HTTP',
+    defaultAction: weighted({ name: 'web', port: 80, healthCheck: { path: '/healthz' } }, settings, weights),
+  },
+  ...baseListeners().slice(1),
+];
+
+/** A forward's target groups by Service (the name's `-<service>-80` tail) and weight, sorted. */
+const forwardWeights = (actions: Rule['Actions']): [string, number][] => {
+  const a = actions?.[0];
+  const groups = a?.ForwardConfig?.TargetGroups ?? [{ TargetGroupArn: a?.TargetGroupArn, Weight: 1 }];
+  return groups
+    .map((g): [string, number] => [/-([a-z]+)-80\//.exec(g.TargetGroupArn ?? '')?.[1] ?? '?', g.Weight ?? 1])
+    .sort((x, y) => x[0].localeCompare(y[0]));
+};
+
+/** Rule 10's conditions of `field`, as comparable values. */
+const conditionsOf = async (field: string): Promise<unknown[]> =>
+  ((await ruleAt(10))?.Conditions ?? [])
+    .filter((c) => c.Field === field)
+    .flatMap((c): unknown[] => {
+      if (field === 'http-header')
+        return [[(c.HttpHeaderConfig?.HttpHeaderName ?? '').toLowerCase(), c.HttpHeaderConfig?.Values ?? []]];
+      if (field === 'query-string')
+        return (c.QueryStringConfig?.Values ?? []).map((kv) => [kv.Key ?? null, kv.Value ?? '']);
+      return c.HttpRequestMethodConfig?.Values ?? [];
+    });
 
 const base = (): MyIngressSpec => ({
   subnets: subnets.slice(0, 2),
@@ -410,6 +485,122 @@ const probes = (): FieldProbe[] => [
     { api: '0', web: '0' },
     [{ rules: apiRules({ slowStartSeconds: 900 }) }, { api: '900', web: '0' }],
     [{ rules: baseRules() }, { api: '0', web: '0' }],
+  ),
+  probe(
+    'rules[].headers',
+    () => conditionsOf('http-header'),
+    [],
+    [{ rules: baseRules({ headers: [{ name: 'X-Probe', values: ['a'] }] }) }, [['x-probe', ['a']]]],
+    [
+      { rules: baseRules({ headers: [{ name: 'X-Probe', values: ['b', 'c*'] }] }) },
+      [['x-probe', ['b', 'c*']]],
+    ],
+    [{ rules: baseRules() }, []],
+  ),
+  probe(
+    'rules[].queryStrings',
+    () => conditionsOf('query-string'),
+    [],
+    [
+      { rules: baseRules({ queryStrings: [{ key: 'v', value: '1' }, { value: 'x' }] }) },
+      [
+        ['v', '1'],
+        [null, 'x'],
+      ],
+    ],
+    [{ rules: baseRules() }, []],
+  ),
+  probe(
+    'rules[].methods',
+    () => conditionsOf('http-request-method'),
+    [],
+    [{ rules: baseRules({ methods: ['GET', 'HEAD'] }) }, ['GET', 'HEAD']],
+    [{ rules: baseRules() }, []],
+  ),
+  probe(
+    'rules[].action.forward.services[].weight',
+    async () => forwardWeights((await ruleAt(20))?.Actions),
+    [['api', 1]],
+    [
+      { rules: weightedRules({}, [3, 1]) },
+      [
+        ['api', 3],
+        ['canary', 1],
+      ],
+    ],
+    [
+      { rules: weightedRules({}, [0, 5]) },
+      [
+        ['api', 0],
+        ['canary', 5],
+      ],
+    ],
+    [{ rules: baseRules() }, [['api', 1]]],
+  ),
+  probe(
+    'rules[].action.forward.services[].healthCheck',
+    healthCheckPaths,
+    ['/api-healthz', '/healthz'],
+    [{ rules: weightedRules() }, ['/api-healthz', '/canary', '/healthz']],
+    [
+      { rules: weightedRules({ healthCheck: { path: '/api-ready' } }) },
+      ['/api-ready', '/canary', '/healthz'],
+    ],
+    [{ rules: baseRules() }, ['/api-healthz', '/healthz']],
+  ),
+  probe(
+    'rules[].action.forward.services[].deregistrationDelaySeconds',
+    () => targetGroupAttribute('deregistration_delay.timeout_seconds'),
+    { api: '300', web: '300' },
+    [{ rules: weightedRules({ deregistrationDelaySeconds: 0 }) }, { api: '0', canary: '300', web: '300' }],
+    [{ rules: baseRules() }, { api: '300', web: '300' }],
+  ),
+  probe(
+    'rules[].action.forward.services[].slowStartSeconds',
+    () => targetGroupAttribute('slow_start.duration_seconds'),
+    { api: '0', web: '0' },
+    [{ rules: weightedRules({ slowStartSeconds: 30 }) }, { api: '30', canary: '0', web: '0' }],
+    [{ rules: baseRules() }, { api: '0', web: '0' }],
+  ),
+  probe(
+    'listeners[].defaultAction.forward.services[].weight',
+    async () => forwardWeights((await listenerOn(80))?.DefaultActions),
+    [['web', 1]],
+    [
+      { listeners: weightedListeners({}, [1, 4]) },
+      [
+        ['canary', 4],
+        ['web', 1],
+      ],
+    ],
+    [{ listeners: baseListeners() }, [['web', 1]]],
+  ),
+  probe(
+    'listeners[].defaultAction.forward.services[].healthCheck',
+    healthCheckPaths,
+    ['/api-healthz', '/healthz'],
+    [
+      { listeners: weightedListeners({ healthCheck: { path: '/ready' } }) },
+      ['/api-healthz', '/canary', '/ready'],
+    ],
+    [{ listeners: baseListeners() }, ['/api-healthz', '/healthz']],
+  ),
+  probe(
+    'listeners[].defaultAction.forward.services[].deregistrationDelaySeconds',
+    () => targetGroupAttribute('deregistration_delay.timeout_seconds'),
+    { api: '300', web: '300' },
+    [
+      { listeners: weightedListeners({ deregistrationDelaySeconds: 15 }) },
+      { api: '300', canary: '300', web: '15' },
+    ],
+    [{ listeners: baseListeners() }, { api: '300', web: '300' }],
+  ),
+  probe(
+    'listeners[].defaultAction.forward.services[].slowStartSeconds',
+    () => targetGroupAttribute('slow_start.duration_seconds'),
+    { api: '0', web: '0' },
+    [{ listeners: weightedListeners({ slowStartSeconds: 45 }) }, { api: '0', canary: '0', web: '45' }],
+    [{ listeners: baseListeners() }, { api: '0', web: '0' }],
   ),
   probe(
     'rules[].priority',
@@ -624,6 +815,7 @@ beforeAll(async () => {
   ns = await newNamespace(admin, 'ming-contract');
   await service('web', '10.40.1.10');
   await service('api', '10.40.2.10');
+  await service('canary', '10.40.3.10');
   controller = await startController((s) => myIngressController(s, { pollMs: 300 }), {
     namespace: ns,
     endpoint: proxy.endpoint,

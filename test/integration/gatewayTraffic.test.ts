@@ -3,7 +3,8 @@
 // its address; HTTPRoutes of two namespaces its listener admits become its rules, and requests sent
 // through the ALB data plane (dev/albDataPlane/) reach each route's Service, counted; a route of a
 // namespace the listener does not admit, one asking what Skylift cannot serve, and one naming a
-// Service that does not exist get the Gateway API's conditions. A route deleted takes its rules
+// Service that does not exist get the Gateway API's conditions; a header and method match and a
+// 3:1 weighted split of two backends are served and counted. A route deleted takes its rules
 // with it; the Gateway deleted takes the load balancer and its target groups. A control plane of
 // its own with the Gateway API's CRDs (no other test's operator serves these Gateways); moto and
 // the data plane are the shared stack's. The test lists each Service's endpoint itself.
@@ -79,11 +80,16 @@ interface Answer {
   readonly body: string;
 }
 
-/** One GET `path` with Host `host`; a connection error is status 0. */
-function send(ep: Endpoint, host: string, path: string): Promise<Answer> {
+/** One GET `path` with Host `host` (and `headers`); a connection error is status 0. */
+function send(
+  ep: Endpoint,
+  host: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   return new Promise((resolveAnswer) => {
     const req = request(
-      { host: ep.host, port: ep.port, path, headers: { host }, timeout: 5000, agent: false },
+      { host: ep.host, port: ep.port, path, headers: { host, ...headers }, timeout: 5000, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -148,10 +154,16 @@ function tlsData(c: SelfSigned): Record<string, string> {
   };
 }
 
-async function round(ep: Endpoint, host: string, path: string, n: number): Promise<Record<string, number>> {
+async function round(
+  ep: Endpoint,
+  host: string,
+  path: string,
+  n: number,
+  headers: Record<string, string> = {},
+): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (let i = 0; i < n; i++) {
-    const a = await send(ep, host, path);
+    const a = await send(ep, host, path, headers);
     const k = `${a.status} ${a.body.slice(0, 20)}`;
     out[k] = (out[k] ?? 0) + 1;
   }
@@ -381,6 +393,8 @@ describe('Gateway API on an ALB', () => {
 
     await serviceTo(nsA, 'web-a', backendA);
     await serviceTo(nsB, 'web-b', backendB);
+    // Backend B as a second Service of namespace a, for its header and weighted routes.
+    await serviceTo(nsA, 'web-a2', backendB);
     const routes = resourcePath(httpRouteType, { namespace: nsA });
     await admin.create(
       routes,
@@ -398,19 +412,47 @@ describe('Gateway API on an ALB', () => {
         ],
       }),
     );
-    // Not admitted by the listener; asking for a header match (not served yet); naming no Service.
+    // Not admitted by the listener; asking for a header match an ALB cannot serve; naming no Service.
     await admin.create(
       resourcePath(httpRouteType, { namespace: nsC }),
       route(nsC, 'c', gw, { rules: [{ backendRefs: [{ name: 'web-a', port: 80 }] }] }),
     );
     await admin.create(
       routes,
+      route(nsA, 'regex', gw, {
+        hostnames: [`r-${HOST_A}`],
+        rules: [
+          {
+            matches: [{ headers: [{ type: 'RegularExpression', name: 'x-team', value: 'a.*' }] }],
+            backendRefs: [{ name: 'web-a', port: 80 }],
+          },
+        ],
+      }),
+    );
+    // Served: a header and method match before the route's catch-all; a 3:1 split of two backends.
+    await admin.create(
+      routes,
       route(nsA, 'headers', gw, {
         hostnames: [`h-${HOST_A}`],
         rules: [
           {
-            matches: [{ headers: [{ name: 'x-team', value: 'a' }] }],
-            backendRefs: [{ name: 'web-a', port: 80 }],
+            matches: [{ headers: [{ name: 'x-team', value: 'b' }], method: 'GET' }],
+            backendRefs: [{ name: 'web-a2', port: 80 }],
+          },
+          { backendRefs: [{ name: 'web-a', port: 80 }] },
+        ],
+      }),
+    );
+    await admin.create(
+      routes,
+      route(nsA, 'split', gw, {
+        hostnames: [`s-${HOST_A}`],
+        rules: [
+          {
+            backendRefs: [
+              { name: 'web-a', port: 80, weight: 3 },
+              { name: 'web-a2', port: 80, weight: 1 },
+            ],
           },
         ],
       }),
@@ -427,10 +469,12 @@ describe('Gateway API on an ALB', () => {
     await routeWhere(nsA, 'a', 'ResolvedRefs', 'ResolvedRefs');
     await routeWhere(nsB, 'b', 'Accepted', 'Accepted');
     await routeWhere(nsC, 'c', 'Accepted', 'NotAllowedByListeners');
-    const headers = await routeWhere(nsA, 'headers', 'Accepted', 'UnsupportedValue');
-    expect(cond(headers.status?.parents?.[0]?.conditions, 'Accepted')?.message).toContain(
-      'spec.rules[0].matches[0].headers',
+    const regex = await routeWhere(nsA, 'regex', 'Accepted', 'UnsupportedValue');
+    expect(cond(regex.status?.parents?.[0]?.conditions, 'Accepted')?.message).toContain(
+      'spec.rules[0].matches[0].headers[0]: RegularExpression',
     );
+    await routeWhere(nsA, 'headers', 'Accepted', 'Accepted');
+    await routeWhere(nsA, 'split', 'Accepted', 'Accepted');
     await routeWhere(nsA, 'missing', 'ResolvedRefs', 'BackendNotFound');
     await routeWhere(nsA, 'missing', 'Accepted', 'Accepted');
 
@@ -456,16 +500,36 @@ describe('Gateway API on an ALB', () => {
     expect(await round(ep, HOST_B, '/apix', ROUND)).toEqual({ '404 ': ROUND });
     expect(await round(ep, `m-${HOST_A}`, '/', ROUND)).toEqual({ '500 ': ROUND });
     expect([backendA.hits - a0, backendB.hits - b0]).toEqual([ROUND, 2 * ROUND]);
-    // The Gateway counts the routes attached to its listener: a, b and missing.
+    // The header and method match before the route’s catch-all, counted.
+    await waitFor(
+      async () =>
+        (await send(ep, `h-${HOST_A}`, '/', { 'x-team': 'b' })).body === 'B' &&
+        (await send(ep, `s-${HOST_A}`, '/')).status === 200
+          ? true
+          : undefined,
+      { timeoutMs: 60_000, intervalMs: 200, description: 'the header and weighted routes served' },
+    );
+    const [a1, b1] = [backendA.hits, backendB.hits];
+    expect(await round(ep, `h-${HOST_A}`, '/', ROUND, { 'x-team': 'b' })).toEqual({ '200 B': ROUND });
+    expect(await round(ep, `h-${HOST_A}`, '/', ROUND, { 'x-team': 'a' })).toEqual({ '200 A': ROUND });
+    expect(await round(ep, `h-${HOST_A}`, '/', ROUND)).toEqual({ '200 A': ROUND });
+    expect([backendA.hits - a1, backendB.hits - b1]).toEqual([2 * ROUND, ROUND]);
+    // Weights 3:1 over 200 requests: both get some, the heavier more (a wide band on purpose).
+    const split = await round(ep, `s-${HOST_A}`, '/', 200);
+    console.info(`HTTPRoute split 3:1 over 200 requests: ${JSON.stringify(split)}`);
+    expect((split['200 A'] ?? 0) + (split['200 B'] ?? 0)).toBe(200);
+    expect(split['200 B'] ?? 0).toBeGreaterThan(0);
+    expect(split['200 A'] ?? 0).toBeGreaterThan(split['200 B'] ?? 0);
+    // The Gateway counts the routes attached to its listener: a, b, missing, headers and split.
     const attached = await waitFor(
       async () => {
         const g = await admin.get<Gateway>(resourcePath(gatewayType, { namespace: gwNs, name: gw.name }));
         const n = g.status?.listeners?.find((l) => l.name === 'http')?.attachedRoutes;
-        return n === 3 ? n : undefined;
+        return n === 5 ? n : undefined;
       },
-      { timeoutMs: 20_000, intervalMs: 100, description: 'attachedRoutes 3' },
+      { timeoutMs: 20_000, intervalMs: 100, description: 'attachedRoutes 5' },
     );
-    expect(attached).toBe(3);
+    expect(attached).toBe(5);
 
     // HTTPS: the Secret imported into ACM and served by the 443 listener; routes attach there too.
     const tlsEp = await waitFor(() => dp.endpointOf(lbArn, 443), {
@@ -480,10 +544,10 @@ describe('Gateway API on an ALB', () => {
       { timeoutMs: 30_000, intervalMs: 200, description: 'host A served over HTTPS' },
     );
     expect(overTls.authorized).toBe(true);
-    const a1 = backendA.hits;
+    const tlsHits = backendA.hits;
     for (let i = 0; i < ROUND; i++)
       expect((await sendTls(tlsEp, HOST_A, '/', first.certificatePem)).body).toBe('A');
-    expect(backendA.hits - a1).toBe(ROUND);
+    expect(backendA.hits - tlsHits).toBe(ROUND);
     const imported = async (): Promise<string[]> =>
       ((await acm.send(new ListCertificatesCommand({}))).CertificateSummaryList ?? [])
         .filter((c) => c.DomainName === wildcard)

@@ -32,6 +32,12 @@ async function tryCreate(spec: Record<string, unknown>, name = `m${++n}`): Promi
 }
 
 const forward = { forward: { service: { name: 'web', port: 80 } } };
+/** A weighted forward to Services web0, web1, … with these weights. */
+const weighted = (
+  weights: number[],
+): { forward: { services: { name: string; port: number; weight: number }[] } } => ({
+  forward: { services: weights.map((weight, i) => ({ name: `web${i}`, port: 80, weight })) },
+});
 const https = (certs: Record<string, unknown>): Record<string, unknown> => ({
   port: 443,
   protocol: 'HTTPS',
@@ -203,6 +209,36 @@ describe('MyIngress admission', () => {
         ],
       },
     },
+    {
+      reason: 'a rule with header, query string and method conditions and a weighted forward',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 1,
+            paths: ['/api/*'],
+            headers: [{ name: 'X-Canary', values: ['on', 'y*'] }],
+            queryStrings: [{ key: 'v', value: '2' }],
+            methods: ['GET'],
+            action: weighted([3, 1]),
+          },
+        ],
+      },
+    },
+    {
+      reason: 'a rule with only a header condition, and a weight 0',
+      spec: {
+        ...base,
+        rules: [{ priority: 1, headers: [{ name: 'x-a', values: ['1'] }], action: weighted([1, 0]) }],
+      },
+    },
+    {
+      reason: 'a weighted forward as a listener’s default action',
+      spec: {
+        ...base,
+        listeners: [{ port: 80, protocol: 'HTTP', defaultAction: weighted([1, 1, 1, 1, 1]) }],
+      },
+    },
   ])('accepts $reason', async ({ spec }) => {
     expect(await tryCreate(spec)).toBeUndefined();
   });
@@ -315,7 +351,7 @@ describe('MyIngress admission', () => {
     {
       reason: 'a rule without conditions',
       spec: { ...base, rules: [{ priority: 5, action: forward }] },
-      message: 'a rule needs hosts or paths',
+      message: 'a rule needs a condition: hosts, paths, headers, queryStrings or methods',
     },
     {
       reason: 'an action with two kinds',
@@ -514,6 +550,104 @@ describe('MyIngress admission', () => {
       },
       message:
         'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15)',
+    },
+    {
+      reason: 'more than 5 condition values in a rule',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 1,
+            hosts: ['a.example.com'],
+            paths: ['/a', '/a/*'],
+            headers: [{ name: 'x-a', values: ['1', '2'] }],
+            methods: ['GET'],
+            action: forward,
+          },
+        ],
+      },
+      message: 'more than 5 condition values in one rule',
+    },
+    {
+      reason: 'more than 3 values of one header',
+      spec: {
+        ...base,
+        rules: [{ priority: 1, headers: [{ name: 'x-a', values: ['1', '2', '3', '4'] }], action: forward }],
+      },
+      message: 'spec.rules[0].headers[0].values',
+    },
+    {
+      reason: 'a header name over 40 characters',
+      spec: {
+        ...base,
+        rules: [{ priority: 1, headers: [{ name: 'x'.repeat(41), values: ['1'] }], action: forward }],
+      },
+      message: 'spec.rules[0].headers[0].name',
+    },
+    {
+      reason: 'a lower-case method',
+      spec: { ...base, rules: [{ priority: 1, methods: ['get'], action: forward }] },
+      message: 'spec.rules[0].methods[0]',
+    },
+    {
+      reason: 'a query string pair without a value',
+      spec: { ...base, rules: [{ priority: 1, queryStrings: [{ key: 'a' }], action: forward }] },
+      message: 'spec.rules[0].queryStrings[0].value',
+    },
+    {
+      reason: 'forward.service and forward.services together',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 1,
+            paths: ['/'],
+            action: { forward: { ...forward.forward, services: weighted([1]).forward.services } },
+          },
+        ],
+      },
+      message: 'set exactly one of forward.service and forward.services',
+    },
+    {
+      reason: 'a forward with neither',
+      spec: { ...base, rules: [{ priority: 1, paths: ['/'], action: { forward: {} } }] },
+      message: 'set exactly one of forward.service and forward.services',
+    },
+    {
+      reason: 'six weighted Services',
+      spec: { ...base, rules: [{ priority: 1, paths: ['/'], action: weighted([1, 1, 1, 1, 1, 1]) }] },
+      message: 'spec.rules[0].action.forward.services',
+    },
+    {
+      reason: 'every weight 0',
+      spec: { ...base, rules: [{ priority: 1, paths: ['/'], action: weighted([0, 0]) }] },
+      message: 'forward.services needs a weight above 0',
+    },
+    {
+      reason: 'a weight over 999',
+      spec: { ...base, rules: [{ priority: 1, paths: ['/'], action: weighted([1000, 1]) }] },
+      message: 'spec.rules[0].action.forward.services[0].weight',
+    },
+    {
+      reason: 'one Service port twice in a weighted forward',
+      spec: {
+        ...base,
+        rules: [
+          {
+            priority: 1,
+            paths: ['/'],
+            action: {
+              forward: {
+                services: [
+                  { name: 'web', port: 80, weight: 1 },
+                  { name: 'web', port: 80, weight: 2 },
+                ],
+              },
+            },
+          },
+        ],
+      },
+      message: 'forward.services names a Service port twice',
     },
   ])('rejects $reason', async ({ spec, message }) => {
     const err = await tryCreate(spec);

@@ -46,6 +46,19 @@ describe('wildcardMatch', () => {
   ])('$reason', ({ p, v, ci, want }) => {
     expect(wildcardMatch(p, v, ci)).toBe(want);
   });
+
+  it.each([
+    { reason: 'an escaped * is literal', p: 'a\\*', v: 'a*', want: true },
+    { reason: 'an escaped * matches nothing else', p: 'a\\*', v: 'ab', want: false },
+    { reason: 'an escaped ? is literal', p: '\\?', v: '?', want: true },
+    { reason: 'an unescaped * stays a wildcard', p: 'a*', v: 'abc', want: true },
+  ])('query string escapes: $reason', ({ p, v, want }) => {
+    expect(wildcardMatch(p, v, true, true)).toBe(want);
+  });
+
+  it('reads a backslash literally without escapes (header and path conditions)', () => {
+    expect(wildcardMatch('a\\*', 'a\\bc', false)).toBe(true);
+  });
 });
 
 describe('rule conditions', () => {

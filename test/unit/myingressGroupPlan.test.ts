@@ -138,7 +138,7 @@ describe('planGroup', () => {
       [member('team-a', 'one', [fwd('one.example.com')]), member('team-a', 'two', [fwd('two.example.com')])],
       labels,
     );
-    expect(plan.spec.rules?.map((r) => r.action.forward?.service.name)).toEqual([
+    expect(plan.spec.rules?.map((r) => r.action.forward?.service?.name)).toEqual([
       'team-a/one/web',
       'team-a/two/web',
     ]);

@@ -21,7 +21,7 @@ import { TerminalError } from '../../runtime/errors.ts';
 import { ownedTagList, tagMap } from '../../providers/aws/tags.ts';
 import { AppliedChildren } from './applied.ts';
 import { sameSet, subnetsOf, type MyIngressField } from './delta.ts';
-import { sniQuotaRefusal } from './desired.ts';
+import { backendSettingsRefusal, sniQuotaRefusal } from './desired.ts';
 import type { IngressContext, IngressUpdate, MyIngressAdapterDeps } from './deps.ts';
 import { tagsOf } from './elbv2.ts';
 import { Listeners } from './listeners.ts';
@@ -140,6 +140,9 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
   }
 
   async create(mr: MyIngress, ctx: ReconcileContext): Promise<Created> {
+    // Admission checks forward.service pairs; weighted backends sharing a target group are checked here.
+    const conflict = backendSettingsRefusal(mr.spec);
+    if (conflict !== undefined) throw new TerminalError(conflict);
     const name = loadBalancerName(mr.metadata.namespace ?? '', mr.metadata.name, ctx.ownership.uid);
     const tags = ownedTagList(mr.spec.tags, ctx.ownership);
     const subnets = await this.loadBalancers.subnets(mr);
@@ -202,6 +205,8 @@ export class MyIngressAdapter implements ExternalClient<MyIngress, MyIngressDeta
     // Admission counts the spec; an object admitted before that rule is counted here, before any call.
     const overQuota = sniQuotaRefusal(mr.spec);
     if (overQuota !== undefined) throw new TerminalError(overQuota);
+    const conflict = backendSettingsRefusal(mr.spec);
+    if (conflict !== undefined) throw new TerminalError(conflict);
     const uid = ctx.ownership.uid;
     // Until every step has succeeded, what AWS has is not known for sure: the next look is a full one.
     this.memory.forget(uid);

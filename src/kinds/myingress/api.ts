@@ -32,7 +32,8 @@ export interface MyIngressAliasStatus {
 
 /** Where a rule or default action sends requests. Exactly one member is set. */
 export interface ActionSpec {
-  forward?: { service: BackendServiceSpec };
+  /** Exactly one of `service` (all requests to one Service) and `services` (split by weight). */
+  forward?: ForwardSpec;
   fixedResponse?: { statusCode: number; contentType?: string; body?: string };
   redirect?: {
     protocol?: string;
@@ -68,6 +69,38 @@ export interface BackendServiceSpec {
   slowStartSeconds?: number;
 }
 
+/**
+ * A forward action: to one Service (`service`), or to several by weight (`services`, one ALB
+ * forward with a target group per Service). Exactly one of the two is set.
+ */
+export interface ForwardSpec {
+  service?: BackendServiceSpec;
+  services?: WeightedBackendSpec[];
+}
+
+/**
+ * A backend of a weighted forward: a Service port with its share of requests, `weight` out of the
+ * sum of the action's weights (0 to 999, AWS's range; 0 sends it nothing).
+ */
+export interface WeightedBackendSpec extends BackendServiceSpec {
+  weight: number;
+}
+
+/** An HTTP header condition: the header `name` has one of `values` (case-insensitive; `*`, `?` wildcards). */
+export interface HeaderMatchSpec {
+  name: string;
+  values: string[];
+}
+
+/**
+ * A query string condition: the query string holds the pair `key`=`value` (any key when `key` is
+ * absent); case-insensitive, `*` and `?` wildcards (`\*`, `\?` match them literally).
+ */
+export interface QueryStringMatchSpec {
+  key?: string;
+  value: string;
+}
+
 export interface ListenerSpec {
   port: number;
   protocol: 'HTTP' | 'HTTPS';
@@ -89,7 +122,38 @@ export interface RuleSpec {
   listenerPort?: number;
   hosts?: string[];
   paths?: string[];
+  /** HTTP header conditions, all of which must hold (each one: any of its values). */
+  headers?: HeaderMatchSpec[];
+  /** Query string conditions, all of which must hold (each pair its own condition). */
+  queryStrings?: QueryStringMatchSpec[];
+  /** Request methods, any of which matches (case-sensitive, e.g. GET). */
+  methods?: string[];
   action: ActionSpec;
+}
+
+/**
+ * AWS's limits on a listener rule's conditions ("Condition types for listener rules", ELB
+ * Application Load Balancers guide): up to three comparison strings per condition and up to five
+ * per rule (hosts, paths, header values, query pairs and methods together); an HTTP header name is
+ * at most 40 characters, a header value, query key or value at most 128.
+ */
+export const ruleConditionLimits = {
+  valuesPerCondition: 3,
+  valuesPerRule: 5,
+  headerNameLength: 40,
+  valueLength: 128,
+} as const;
+
+/** AWS's limit of target groups in one forward action ("target-groups-per-action-on-application-load-balancer"). */
+export const maxTargetGroupsPerForward = 5;
+
+/** The largest weight of a target group in a forward action (AWS accepts 0 to 999). */
+export const maxForwardWeight = 999;
+
+/** The Service backends of a forward action, in spec order (one for `service`). Pure. */
+export function forwardBackends(f: ForwardSpec | undefined): BackendServiceSpec[] {
+  if (f === undefined) return [];
+  return f.services !== undefined ? [...f.services] : f.service !== undefined ? [f.service] : [];
 }
 
 /**
@@ -167,64 +231,107 @@ export type MyIngress = ManagedObject<MyIngressSpec, MyIngressStatus>;
 // Fields inside list items carry no schema defaults (Skylift applies them, see desired.ts): a
 // client-side `kubectl apply` or Argo CD's default diff replaces a list whole, so a defaulted item
 // would never match its manifest and show a perpetual diff.
-const backend = obj(
-  'A Service in the same namespace; its ready endpoints (EndpointSlices) are registered as IP targets of a target group Skylift manages.',
+const backendProperties: Record<string, Schema> = {
+  name: str('Service name.', { minLength: 1, maxLength: 63 }),
+  port: int('Service port number.', { minimum: 1, maximum: 65535 }),
+  healthCheck: obj(
+    'Target group health check.',
+    {
+      path: str('HTTP path probed (default /).', { maxLength: 1024, pattern: '^/' }),
+      intervalSeconds: int('Seconds between probes (default 15).', { minimum: 5, maximum: 300 }),
+      timeoutSeconds: int('Seconds before a probe fails (default 5).', { minimum: 2, maximum: 120 }),
+      healthyThresholdCount: int('Probes to pass before healthy (default 2).', { minimum: 2, maximum: 10 }),
+      unhealthyThresholdCount: int('Probes to fail before unhealthy (default 2).', {
+        minimum: 2,
+        maximum: 10,
+      }),
+      matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
+        pattern: '^[0-9]{3}([-,][0-9]{3})*$',
+        maxLength: 128,
+      }),
+    },
+    {
+      // ELBv2 refuses a timeout that is not below the interval; say so at admission, defaults included.
+      'x-kubernetes-validations': [
+        {
+          rule: '(has(self.timeoutSeconds) ? self.timeoutSeconds : 5) < (has(self.intervalSeconds) ? self.intervalSeconds : 15)',
+          message:
+            'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15): lower timeoutSeconds or raise intervalSeconds',
+        },
+      ],
+    },
+  ),
+  deregistrationDelaySeconds: int(
+    'Seconds a target being deregistered (a Pod going away) keeps its in-flight requests before the load balancer cuts them; it gets no new ones meanwhile (the target group’s deregistration_delay.timeout_seconds). Absent: AWS’s default, 300.',
+    { minimum: 0, maximum: 3600 },
+  ),
+  slowStartSeconds: int(
+    'Seconds over which the load balancer ramps a newly healthy target’s share of requests up linearly from none to its full share (the target group’s slow_start.duration_seconds): 0 is off, else 30 to 900. Absent: AWS’s default, 0 (off).',
+    {
+      minimum: 0,
+      maximum: 900,
+      'x-kubernetes-validations': [
+        {
+          rule: 'self == 0 || self >= 30',
+          message: 'slowStartSeconds is 0 (off) or 30 to 900',
+        },
+      ],
+    },
+  ),
+};
+
+const backendDescription =
+  'A Service in the same namespace; its ready endpoints (EndpointSlices) are registered as IP targets of a target group Skylift manages.';
+
+const backend = obj(backendDescription, backendProperties, { required: ['name', 'port'] });
+
+const weightedBackend = obj(
+  `${backendDescription} Gets weight out of the sum of the action’s weights of the requests.`,
   {
-    name: str('Service name.', { minLength: 1, maxLength: 63 }),
-    port: int('Service port number.', { minimum: 1, maximum: 65535 }),
-    healthCheck: obj(
-      'Target group health check.',
-      {
-        path: str('HTTP path probed (default /).', { maxLength: 1024, pattern: '^/' }),
-        intervalSeconds: int('Seconds between probes (default 15).', { minimum: 5, maximum: 300 }),
-        timeoutSeconds: int('Seconds before a probe fails (default 5).', { minimum: 2, maximum: 120 }),
-        healthyThresholdCount: int('Probes to pass before healthy (default 2).', { minimum: 2, maximum: 10 }),
-        unhealthyThresholdCount: int('Probes to fail before unhealthy (default 2).', {
-          minimum: 2,
-          maximum: 10,
-        }),
-        matcher: str('HTTP codes that mean healthy, e.g. 200 or 200-399 (default 200).', {
-          pattern: '^[0-9]{3}([-,][0-9]{3})*$',
-          maxLength: 128,
-        }),
-      },
-      {
-        // ELBv2 refuses a timeout that is not below the interval; say so at admission, defaults included.
-        'x-kubernetes-validations': [
-          {
-            rule: '(has(self.timeoutSeconds) ? self.timeoutSeconds : 5) < (has(self.intervalSeconds) ? self.intervalSeconds : 15)',
-            message:
-              'healthCheck.timeoutSeconds (default 5) must be below healthCheck.intervalSeconds (default 15): lower timeoutSeconds or raise intervalSeconds',
-          },
-        ],
-      },
-    ),
-    deregistrationDelaySeconds: int(
-      'Seconds a target being deregistered (a Pod going away) keeps its in-flight requests before the load balancer cuts them; it gets no new ones meanwhile (the target group’s deregistration_delay.timeout_seconds). Absent: AWS’s default, 300.',
-      { minimum: 0, maximum: 3600 },
-    ),
-    slowStartSeconds: int(
-      'Seconds over which the load balancer ramps a newly healthy target’s share of requests up linearly from none to its full share (the target group’s slow_start.duration_seconds): 0 is off, else 30 to 900. Absent: AWS’s default, 0 (off).',
-      {
-        minimum: 0,
-        maximum: 900,
-        'x-kubernetes-validations': [
-          {
-            rule: 'self == 0 || self >= 30',
-            message: 'slowStartSeconds is 0 (off) or 30 to 900',
-          },
-        ],
-      },
+    ...backendProperties,
+    weight: int(
+      `Its share of the requests, relative to the others’ (0 to ${maxForwardWeight}; 0 sends it nothing).`,
+      { minimum: 0, maximum: maxForwardWeight },
     ),
   },
-  { required: ['name', 'port'] },
+  { required: ['name', 'port', 'weight'] },
+);
+
+const forward = obj(
+  'Forward to a backend Service (service), or to several by weight (services). Set exactly one.',
+  {
+    service: backend,
+    services: arr(
+      `Services that share the requests by weight: one forward action with a target group per Service port (at most ${maxTargetGroupsPerForward}, AWS’s limit per action), each getting weight out of the sum of the weights.`,
+      weightedBackend,
+      { minItems: 1, maxItems: maxTargetGroupsPerForward },
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.service) != has(self.services)',
+        message: 'set exactly one of forward.service and forward.services',
+      },
+      {
+        rule: '!has(self.services) || self.services.exists(s, s.weight > 0)',
+        message:
+          'forward.services needs a weight above 0 (with every weight 0 no Service gets a request: use fixedResponse instead)',
+      },
+      {
+        rule: '!has(self.services) || self.services.all(a, self.services.exists_one(b, a.name == b.name && a.port == b.port))',
+        message:
+          'forward.services names a Service port twice (one target group per Service port): merge them into one with the sum of their weights',
+      },
+    ],
+  },
 );
 
 const action = (what: string): Schema =>
   obj(
     `${what}: forward to a Service, answer with a fixed response, or redirect. Set exactly one.`,
     {
-      forward: obj('Forward to a backend Service.', { service: backend }, { required: ['service'] }),
+      forward,
       fixedResponse: obj(
         'Answer directly.',
         {
@@ -324,15 +431,15 @@ const conflictMessage = (where: string): string =>
 /** CEL rules refusing two forwards to one Service port with different target group settings. */
 const conflictingBackends = [
   {
-    rule: `!has(self.listeners) || self.listeners.all(x, !has(x.defaultAction.forward) || self.listeners.all(y, !has(y.defaultAction.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.defaultAction.forward.service')}))`,
+    rule: `!has(self.listeners) || self.listeners.all(x, !has(x.defaultAction.forward) || !has(x.defaultAction.forward.service) || self.listeners.all(y, !has(y.defaultAction.forward) || !has(y.defaultAction.forward.service) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.defaultAction.forward.service')}))`,
     message: conflictMessage('two spec.listeners[].defaultAction.forward.service'),
   },
   {
-    rule: `!has(self.rules) || self.rules.all(x, !has(x.action.forward) || self.rules.all(y, !has(y.action.forward) || ${sameTargetGroupSettings('x.action.forward.service', 'y.action.forward.service')}))`,
+    rule: `!has(self.rules) || self.rules.all(x, !has(x.action.forward) || !has(x.action.forward.service) || self.rules.all(y, !has(y.action.forward) || !has(y.action.forward.service) || ${sameTargetGroupSettings('x.action.forward.service', 'y.action.forward.service')}))`,
     message: conflictMessage('two spec.rules[].action.forward.service'),
   },
   {
-    rule: `!has(self.rules) || !has(self.listeners) || self.listeners.all(x, !has(x.defaultAction.forward) || self.rules.all(y, !has(y.action.forward) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.action.forward.service')}))`,
+    rule: `!has(self.rules) || !has(self.listeners) || self.listeners.all(x, !has(x.defaultAction.forward) || !has(x.defaultAction.forward.service) || self.rules.all(y, !has(y.action.forward) || !has(y.action.forward.service) || ${sameTargetGroupSettings('x.defaultAction.forward.service', 'y.action.forward.service')}))`,
     message: conflictMessage(
       'a spec.listeners[].defaultAction.forward.service and a spec.rules[].action.forward.service',
     ),
@@ -494,12 +601,71 @@ const spec: Schema = obj(
             str('A path pattern.', { pattern: '^/', maxLength: 128 }),
             { maxItems: 5 },
           ),
+          headers: arr(
+            `HTTP header conditions (http-header), all of which must hold: each one, that the header has one of its values. At most ${ruleConditionLimits.valuesPerCondition} values each, and ${ruleConditionLimits.valuesPerRule} values of all conditions of the rule together (AWS’s limits).`,
+            obj(
+              'An HTTP header condition: the header has one of the values (any occurrence of it may match).',
+              {
+                name: str(
+                  `The header’s name (case-insensitive; at most ${ruleConditionLimits.headerNameLength} characters, no wildcards).`,
+                  {
+                    minLength: 1,
+                    maxLength: ruleConditionLimits.headerNameLength,
+                    pattern: "^[A-Za-z0-9!#$%&'+.^_`|~-]+$",
+                  },
+                ),
+                values: arr(
+                  'Values, any of which matches: compared case-insensitively, * matches any run of characters and ? one.',
+                  str('A value.', { minLength: 1, maxLength: ruleConditionLimits.valueLength }),
+                  { minItems: 1, maxItems: ruleConditionLimits.valuesPerCondition },
+                ),
+              },
+              { required: ['name', 'values'] },
+            ),
+            {
+              minItems: 1,
+              maxItems: ruleConditionLimits.valuesPerRule,
+              'x-kubernetes-list-type': 'map',
+              'x-kubernetes-list-map-keys': ['name'],
+            },
+          ),
+          queryStrings: arr(
+            'Query string conditions (query-string), all of which must hold: each, that the query string holds its pair (or, without key, its value under any key).',
+            obj(
+              'A query string pair: compared case-insensitively, * matches any run of characters and ? one (\\* and \\? match them literally).',
+              {
+                key: str('The key (absent: any key).', {
+                  minLength: 1,
+                  maxLength: ruleConditionLimits.valueLength,
+                }),
+                value: str('The value.', { minLength: 1, maxLength: ruleConditionLimits.valueLength }),
+              },
+              { required: ['value'] },
+            ),
+            { minItems: 1, maxItems: ruleConditionLimits.valuesPerRule },
+          ),
+          methods: arr(
+            'Request methods (http-request-method), any of which matches; case-sensitive, e.g. GET, POST.',
+            str('A method: A-Z, - and _.', { pattern: '^[A-Z_-]+$', maxLength: 40 }),
+            {
+              minItems: 1,
+              maxItems: ruleConditionLimits.valuesPerCondition,
+              'x-kubernetes-list-type': 'set',
+            },
+          ),
           action: action('What matching requests get'),
         },
         {
           required: ['priority', 'action'],
           'x-kubernetes-validations': [
-            { rule: 'has(self.hosts) || has(self.paths)', message: 'a rule needs hosts or paths' },
+            {
+              rule: 'has(self.hosts) || has(self.paths) || has(self.headers) || has(self.queryStrings) || has(self.methods)',
+              message: 'a rule needs a condition: hosts, paths, headers, queryStrings or methods',
+            },
+            {
+              rule: `(has(self.hosts) ? size(self.hosts) : 0) + (has(self.paths) ? size(self.paths) : 0) + (has(self.headers) ? self.headers.map(h, size(h.values)).sum() : 0) + (has(self.queryStrings) ? size(self.queryStrings) : 0) + (has(self.methods) ? size(self.methods) : 0) <= ${ruleConditionLimits.valuesPerRule}`,
+              message: `more than ${ruleConditionLimits.valuesPerRule} condition values in one rule: hosts, paths, headers[].values, queryStrings and methods together exceed AWS’s limit of ${ruleConditionLimits.valuesPerRule} per rule; split the rule into several`,
+            },
           ],
         },
       ),
@@ -697,6 +863,8 @@ export function myIngressCrd(): CrdManifest {
 const listenerCall = 'CreateListener or ModifyListener';
 const actionCall =
   'ModifyListener or ModifyRule with the new action (a forward creates or reuses the target group of its Service and port, RegisterTargets)';
+const weightCall = (call: string): string =>
+  `${call} with the new weights in the forward action (ForwardConfig.TargetGroups[].Weight); the target groups stay`;
 const healthCheckCall = 'ModifyTargetGroup (health check settings of the target group)';
 const deregistrationCall =
   'ModifyTargetGroupAttributes (deregistration_delay.timeout_seconds of the target group; at create only when not AWS’s default)';
@@ -732,14 +900,25 @@ export const myIngressFieldContract: FieldContract = {
   'listeners[].defaultAction.forward.service.healthCheck': { applied: healthCheckCall },
   'listeners[].defaultAction.forward.service.deregistrationDelaySeconds': { applied: deregistrationCall },
   'listeners[].defaultAction.forward.service.slowStartSeconds': { applied: slowStartCall },
+  'listeners[].defaultAction.forward.services[].healthCheck': { applied: healthCheckCall },
+  'listeners[].defaultAction.forward.services[].deregistrationDelaySeconds': { applied: deregistrationCall },
+  'listeners[].defaultAction.forward.services[].slowStartSeconds': { applied: slowStartCall },
+  'listeners[].defaultAction.forward.services[].weight': { applied: weightCall('ModifyListener') },
   'rules[].priority': { applied: 'SetRulePriorities' },
   'rules[].listenerPort': { applied: 'CreateRule on the new listener, DeleteRule on the old one' },
   'rules[].hosts': { applied: 'ModifyRule (conditions)' },
   'rules[].paths': { applied: 'ModifyRule (conditions)' },
+  'rules[].headers': { applied: 'ModifyRule (conditions: http-header)' },
+  'rules[].queryStrings': { applied: 'ModifyRule (conditions: query-string)' },
+  'rules[].methods': { applied: 'ModifyRule (conditions: http-request-method)' },
   'rules[].action': { applied: actionCall },
   'rules[].action.forward.service.healthCheck': { applied: healthCheckCall },
   'rules[].action.forward.service.deregistrationDelaySeconds': { applied: deregistrationCall },
   'rules[].action.forward.service.slowStartSeconds': { applied: slowStartCall },
+  'rules[].action.forward.services[].healthCheck': { applied: healthCheckCall },
+  'rules[].action.forward.services[].deregistrationDelaySeconds': { applied: deregistrationCall },
+  'rules[].action.forward.services[].slowStartSeconds': { applied: slowStartCall },
+  'rules[].action.forward.services[].weight': { applied: weightCall('ModifyRule') },
   attributes: { applied: 'ModifyLoadBalancerAttributes' },
   tags: { applied: 'AddTags and RemoveTags (only tag keys Skylift applied are removed)' },
   group: {

@@ -8,10 +8,14 @@ import type { ActionSpec, BackendServiceSpec, MyIngressSpec } from './api.ts';
 type Row = Refusal<MyIngressSpec>;
 type HealthCheckField = keyof NonNullable<BackendServiceSpec['healthCheck']>;
 
-/** Every forward backend in the spec with the path of its `service` field. Pure. */
+/** Every forward backend in the spec with the path of its field (`forward.service`, `forward.services[j]`). Pure. */
 export function backendPaths(s: MyIngressSpec): { path: string; service: BackendServiceSpec }[] {
-  const of = (path: string, a: ActionSpec): { path: string; service: BackendServiceSpec }[] =>
-    a.forward !== undefined ? [{ path: `${path}.forward.service`, service: a.forward.service }] : [];
+  const of = (path: string, a: ActionSpec): { path: string; service: BackendServiceSpec }[] => [
+    ...(a.forward?.service !== undefined
+      ? [{ path: `${path}.forward.service`, service: a.forward.service }]
+      : []),
+    ...(a.forward?.services ?? []).map((service, j) => ({ path: `${path}.forward.services[${j}]`, service })),
+  ];
   return [
     ...(s.listeners ?? []).flatMap((l, i) => of(`spec.listeners[${i}].defaultAction`, l.defaultAction)),
     ...(s.rules ?? []).flatMap((r, i) => of(`spec.rules[${i}].action`, r.action)),

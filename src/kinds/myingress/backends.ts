@@ -32,7 +32,8 @@ export interface BackendRef {
 }
 
 /**
- * Every forward action of the spec with the path of its `service` field:
+ * Every backend of the spec's forward actions with the path of its field (`forward.service`, or
+ * `forward.services[j]` of a weighted forward):
  * listeners' default actions, then rules, each in spec order. Pure.
  */
 export function backendRefs(spec: MyIngressSpec): BackendRef[] {
@@ -40,6 +41,8 @@ export function backendRefs(spec: MyIngressSpec): BackendRef[] {
   const visit = (a: ActionSpec, at: string): void => {
     const s = a.forward?.service;
     if (s !== undefined) refs.push({ field: `${at}.forward.service`, service: s.name, port: s.port });
+    for (const [j, w] of (a.forward?.services ?? []).entries())
+      refs.push({ field: `${at}.forward.services[${j}]`, service: w.name, port: w.port });
   };
   (spec.listeners ?? []).forEach((l, i) => visit(l.defaultAction, `spec.listeners[${i}].defaultAction`));
   (spec.rules ?? []).forEach((r, i) => visit(r.action, `spec.rules[${i}].action`));

@@ -164,7 +164,7 @@ export function ingressDelta(
       else if (
         allTgs &&
         !ruleMatches(r, {
-          conditions: sdkConditions(w.hosts, w.paths),
+          conditions: sdkConditions(w.hosts, w.paths, w),
           actions: sdkActions(w.action, tgArns),
         })
       )

@@ -1,11 +1,13 @@
 import type { Action, Listener, Rule, RuleCondition } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { planChildSet, type ChildSetResult } from '../../runtime/childSet.ts';
 import {
+  forwardBackends,
   maxSniCertificates,
   sniCertificatesPerCall,
   type ActionSpec,
   type BackendServiceSpec,
   type MyIngressSpec,
+  type RuleSpec,
 } from './api.ts';
 import { targetGroupName } from './names.ts';
 
@@ -70,38 +72,91 @@ export function targetGroupAttributeChanges(
 export function desiredTargetGroups(spec: MyIngressSpec, uid: string): DesiredTargetGroup[] {
   const out = new Map<string, DesiredTargetGroup>();
   const visit = (a: ActionSpec): void => {
-    const s = a.forward?.service;
-    if (s === undefined) return;
-    const key = `${s.name}:${s.port}`;
-    if (out.has(key)) return;
-    out.set(key, {
-      key,
-      name: targetGroupName(uid, s.name, s.port),
-      service: s.name,
-      port: s.port,
-      healthCheck: {
-        path: s.healthCheck?.path ?? '/',
-        intervalSeconds: s.healthCheck?.intervalSeconds ?? 15,
-        timeoutSeconds: s.healthCheck?.timeoutSeconds ?? 5,
-        healthyThresholdCount: s.healthCheck?.healthyThresholdCount ?? 2,
-        unhealthyThresholdCount: s.healthCheck?.unhealthyThresholdCount ?? 2,
-        matcher: s.healthCheck?.matcher ?? '200',
-      },
-      attributes: wantedTargetGroupAttributes(s),
-    });
+    for (const s of forwardBackends(a.forward)) {
+      const key = `${s.name}:${s.port}`;
+      if (out.has(key)) continue;
+      out.set(key, {
+        key,
+        name: targetGroupName(uid, s.name, s.port),
+        service: s.name,
+        port: s.port,
+        healthCheck: wantedHealthCheck(s),
+        attributes: wantedTargetGroupAttributes(s),
+      });
+    }
   };
   for (const l of spec.listeners ?? []) visit(l.defaultAction);
   for (const r of spec.rules ?? []) visit(r.action);
   return [...out.values()];
 }
 
+/** A backend's health check, AWS's defaults where the spec says nothing. Pure. */
+function wantedHealthCheck(s: BackendServiceSpec): DesiredTargetGroup['healthCheck'] {
+  return {
+    path: s.healthCheck?.path ?? '/',
+    intervalSeconds: s.healthCheck?.intervalSeconds ?? 15,
+    timeoutSeconds: s.healthCheck?.timeoutSeconds ?? 5,
+    healthyThresholdCount: s.healthCheck?.healthyThresholdCount ?? 2,
+    unhealthyThresholdCount: s.healthCheck?.unhealthyThresholdCount ?? 2,
+    matcher: s.healthCheck?.matcher ?? '200',
+  };
+}
+
+/**
+ * Why two forwards to one Service port ask for different target group settings (health check,
+ * deregistration delay, slow start; a setting left out counting as its default), naming both
+ * fields; undefined when they agree. Admission refuses this between `forward.service`s; the
+ * weighted `forward.services` are checked here, before any call (one target group per Service
+ * port: the first forward's settings would silently win). Pure.
+ */
+export function backendSettingsRefusal(spec: MyIngressSpec): string | undefined {
+  const seen = new Map<string, { field: string; settings: string }>();
+  const visit = (a: ActionSpec, at: string): string | undefined => {
+    const f = a.forward;
+    const each =
+      f?.services !== undefined
+        ? f.services.map((s, j) => ({ s, field: `${at}.forward.services[${j}]` }))
+        : f?.service !== undefined
+          ? [{ s: f.service, field: `${at}.forward.service` }]
+          : [];
+    for (const { s, field } of each) {
+      const key = `${s.name}:${s.port}`;
+      const settings = JSON.stringify([wantedHealthCheck(s), wantedTargetGroupAttributes(s)]);
+      const before = seen.get(key);
+      if (before === undefined) seen.set(key, { field, settings });
+      else if (before.settings !== settings)
+        return `${before.field} and ${field} forward to Service ${s.name} port ${s.port} with different healthCheck, deregistrationDelaySeconds or slowStartSeconds (a setting left out counts as its default), but every forward to one Service port shares one target group: make them agree`;
+    }
+    return undefined;
+  };
+  const listeners = (spec.listeners ?? []).map((l, i) =>
+    visit(l.defaultAction, `spec.listeners[${i}].defaultAction`),
+  );
+  const rules = (spec.rules ?? []).map((r, i) => visit(r.action, `spec.rules[${i}].action`));
+  return [...listeners, ...rules].find((m) => m !== undefined);
+}
+
 /** The SDK actions for an action spec, given the ARNs of the target groups by `service:port`. Pure. */
 export function sdkActions(a: ActionSpec, tgArns: ReadonlyMap<string, string>): Action[] {
   if (a.forward !== undefined) {
-    const arn = tgArns.get(`${a.forward.service.name}:${a.forward.service.port}`);
-    if (arn === undefined)
-      throw new Error(`no target group for ${a.forward.service.name}:${a.forward.service.port}`);
-    return [{ Type: 'forward', TargetGroupArn: arn }];
+    const arnOf = (s: BackendServiceSpec): string => {
+      const arn = tgArns.get(`${s.name}:${s.port}`);
+      if (arn === undefined) throw new Error(`no target group for ${s.name}:${s.port}`);
+      return arn;
+    };
+    const weighted = a.forward.services;
+    if (weighted !== undefined)
+      return [
+        {
+          Type: 'forward',
+          ForwardConfig: {
+            TargetGroups: weighted.map((s) => ({ TargetGroupArn: arnOf(s), Weight: s.weight })),
+          },
+        },
+      ];
+    const s = a.forward.service;
+    if (s === undefined) throw new Error('a forward names neither service nor services');
+    return [{ Type: 'forward', TargetGroupArn: arnOf(s) }];
   }
   if (a.fixedResponse !== undefined) {
     return [
@@ -131,16 +186,33 @@ export function sdkActions(a: ActionSpec, tgArns: ReadonlyMap<string, string>): 
   ];
 }
 
-/** The SDK conditions of a rule. Pure. */
+/** The conditions of a rule beside hosts and paths. */
+export type RuleMatchSpec = Pick<RuleSpec, 'headers' | 'queryStrings' | 'methods'>;
+
+/**
+ * The SDK conditions of a rule: host-header, path-pattern, one http-header per header, one
+ * query-string per pair (a rule's pairs must all be there; the values of one ALB condition would
+ * be ORed), http-request-method. Pure.
+ */
 export function sdkConditions(
   hosts: readonly string[] | undefined,
   paths: readonly string[] | undefined,
+  more: RuleMatchSpec = {},
 ): RuleCondition[] {
   const c: RuleCondition[] = [];
   if (hosts !== undefined && hosts.length > 0)
     c.push({ Field: 'host-header', HostHeaderConfig: { Values: [...hosts] } });
   if (paths !== undefined && paths.length > 0)
     c.push({ Field: 'path-pattern', PathPatternConfig: { Values: [...paths] } });
+  for (const h of more.headers ?? [])
+    c.push({ Field: 'http-header', HttpHeaderConfig: { HttpHeaderName: h.name, Values: [...h.values] } });
+  for (const q of more.queryStrings ?? [])
+    c.push({
+      Field: 'query-string',
+      QueryStringConfig: { Values: [{ ...(q.key !== undefined ? { Key: q.key } : {}), Value: q.value }] },
+    });
+  if (more.methods !== undefined && more.methods.length > 0)
+    c.push({ Field: 'http-request-method', HttpRequestMethodConfig: { Values: [...more.methods] } });
   return c;
 }
 
@@ -149,8 +221,17 @@ export function actionsKey(actions: readonly Action[] | undefined): string {
   return JSON.stringify(
     (actions ?? []).map((a) => {
       switch (a.Type) {
-        case 'forward':
-          return ['forward', a.TargetGroupArn ?? a.ForwardConfig?.TargetGroups?.[0]?.TargetGroupArn ?? ''];
+        case 'forward': {
+          // AWS describes a one-group forward with both TargetGroupArn and ForwardConfig (weight 1);
+          // a weighted one with ForwardConfig only. One group gets every request whatever its weight.
+          const groups = a.ForwardConfig?.TargetGroups ?? [];
+          const pairs =
+            groups.length > 0
+              ? groups.map((g) => [g.TargetGroupArn ?? '', g.Weight ?? 1] as const)
+              : [[a.TargetGroupArn ?? '', 1] as const];
+          if (pairs.length === 1) return ['forward', pairs[0]?.[0] ?? ''];
+          return ['forward', ...[...pairs].sort((x, y) => cmp(x[0], y[0])).map(([arn, w]) => `${arn}=${w}`)];
+        }
         case 'fixed-response':
           return [
             'fixed',
@@ -169,16 +250,40 @@ export function actionsKey(actions: readonly Action[] | undefined): string {
   );
 }
 
-/** A canonical string of rule conditions (order-insensitive). Pure. */
+/**
+ * A canonical string of rule conditions (order-insensitive): hosts and header names in lower case
+ * (ALB compares them so); header values, query pairs and methods as given. Pure.
+ */
 export function conditionsKey(conditions: readonly RuleCondition[] | undefined): string {
   const hosts: string[] = [];
   const paths: string[] = [];
+  const headers: string[] = [];
+  const queries: string[] = [];
+  const methods: string[] = [];
   for (const c of conditions ?? []) {
     if (c.Field === 'host-header')
       hosts.push(...(c.HostHeaderConfig?.Values ?? c.Values ?? []).map((h) => h.toLowerCase()));
     if (c.Field === 'path-pattern') paths.push(...(c.PathPatternConfig?.Values ?? c.Values ?? []));
+    if (c.Field === 'http-header')
+      headers.push(
+        JSON.stringify([
+          (c.HttpHeaderConfig?.HttpHeaderName ?? '').toLowerCase(),
+          [...(c.HttpHeaderConfig?.Values ?? [])].sort(),
+        ]),
+      );
+    if (c.Field === 'query-string')
+      queries.push(
+        JSON.stringify(
+          (c.QueryStringConfig?.Values ?? []).map((kv) => [kv.Key ?? null, kv.Value ?? '']).sort(),
+        ),
+      );
+    if (c.Field === 'http-request-method') methods.push(...(c.HttpRequestMethodConfig?.Values ?? []));
   }
-  return JSON.stringify([hosts.sort(), paths.sort()]);
+  return JSON.stringify([hosts.sort(), paths.sort(), headers.sort(), queries.sort(), methods.sort()]);
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

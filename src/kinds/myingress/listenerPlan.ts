@@ -114,7 +114,7 @@ export function listenerRulePlan(
             w.priority,
             {
               Priority: String(w.priority),
-              Conditions: sdkConditions(w.hosts, w.paths),
+              Conditions: sdkConditions(w.hosts, w.paths, w),
               Actions: sdkActions(w.action, tgArns),
             },
           ] as const,

@@ -56,7 +56,10 @@ export function describeAction(actions: readonly Action[] | undefined): string {
   const a = actions?.[0];
   if (a === undefined) return 'no action';
   if (a.Type === 'forward') {
-    const arn = a.TargetGroupArn ?? a.ForwardConfig?.TargetGroups?.[0]?.TargetGroupArn ?? '';
+    const groups = a.ForwardConfig?.TargetGroups ?? [];
+    if (groups.length > 1)
+      return `forward to ${groups.map((g) => `${elbv2ArnName(g.TargetGroupArn ?? '')} (weight ${g.Weight ?? 1})`).join(', ')}`;
+    const arn = a.TargetGroupArn ?? groups[0]?.TargetGroupArn ?? '';
     return `forward to ${elbv2ArnName(arn)}`;
   }
   if (a.Type === 'redirect') {

@@ -14,7 +14,14 @@ import {
   type ParentReference,
   type ReferenceGrant,
 } from '../../../apis/gatewayApi.ts';
-import type { ActionSpec, MyIngress, RuleSpec } from '../api.ts';
+import {
+  maxForwardWeight,
+  maxTargetGroupsPerForward,
+  ruleConditionLimits,
+  type ActionSpec,
+  type MyIngress,
+  type RuleSpec,
+} from '../api.ts';
 import { hostnameSpecificity, routeHostnamesOn } from './hostnames.ts';
 import { listenerAdmits, type ListenerVerdict, type Verdict } from './listeners.ts';
 import { parentGateway } from './names.ts';
@@ -68,7 +75,9 @@ class Unsupported extends Error {}
  * The route on the Gateway `w.gateway`: a verdict for each parentRef naming it (sectionName and
  * port select listeners; a listener must be usable, admit the route's namespace and kind, and
  * share a hostname with the route) and, when any attached, the member rules: one rule per match,
- * listener port and hostname, whose precedence (`ranks`) follows the Gateway API's order — the
+ * listener port and hostname (two, one path pattern each, when a PathPrefix's two patterns would
+ * take the rule over AWS's condition values per rule), with the match's header, query string and
+ * method conditions (albMatch), whose precedence (`ranks`) follows the Gateway API's order — the
  * more specific hostname, then an Exact path, the longer path, a method, more header and query
  * matches (the group orders equal ranks by the route's age, then namespace and name, then the
  * rule's position). Deterministic and pure.
@@ -104,15 +113,25 @@ export function routeOnGateway(route: HTTPRoute, w: RouteWorld): RouteOnGateway 
       const matches = r.matches !== undefined && r.matches.length > 0 ? r.matches : [{}];
       for (const m of matches)
         for (const host of hostList) {
-          const rule: RuleSpec = {
-            priority: rules.length + 1,
-            listenerPort: l.listener.port,
-            ...(host !== undefined ? { hosts: [host] } : {}),
-            paths: albPaths(m),
-            action: backends.actions[ri] ?? internalError,
-          };
-          rules.push(rule);
-          ranks.set(rule, matchRank(host, m));
+          const more = albMatch(m);
+          const paths = albPaths(m);
+          // Over AWS's values per rule, a PathPrefix's two patterns go to two rules (they are ORed);
+          // resolveBackends refused a match that does not fit even so.
+          const split =
+            conditionValues(host !== undefined ? 1 : 0, paths.length, more) >
+            ruleConditionLimits.valuesPerRule;
+          for (const p of split ? paths.map((x) => [x]) : [paths]) {
+            const rule: RuleSpec = {
+              priority: rules.length + 1,
+              listenerPort: l.listener.port,
+              ...(host !== undefined ? { hosts: [host] } : {}),
+              paths: p,
+              ...more,
+              action: backends.actions[ri] ?? internalError,
+            };
+            rules.push(rule);
+            ranks.set(rule, matchRank(host, m));
+          }
         }
     }
   }
@@ -197,11 +216,15 @@ interface ResolvedBackends {
 }
 
 /**
- * Each rule's action from its filters and backendRefs: one Service backend with weight above 0
- * forwards; none (or weight 0, or an unresolved reference) answers 500. ResolvedRefs is False with
- * the first problem (InvalidKind, RefNotPermitted, BackendNotFound). Refused (UnsupportedValue):
- * filters, several weighted backends, another namespace's Service, and matches an ALB cannot
- * express (see albPaths). Pure.
+ * Each rule's action from its filters and backendRefs: the resolved Service backends with weight
+ * above 0 (default 1) forward — one to `forward.service`, several to `forward.services` with their
+ * weights (scaled to AWS's 0-999 when larger; two refs to one Service port add up); none answers
+ * 500. An unresolved backend among resolved ones is left out and its share goes to the others:
+ * the Gateway API wants its share answered 500, but an ALB forward cannot mix a fixed response with
+ * target groups, and a 500 for every request would punish the resolved ones. ResolvedRefs is False
+ * with the first problem (InvalidKind, RefNotPermitted, BackendNotFound). Refused (UnsupportedValue):
+ * filters, more than 5 backends (an ALB forward's limit), another namespace's Service, and
+ * matches an ALB cannot express (see checkMatch). Pure.
  */
 function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
   const ns = route.metadata.namespace ?? '';
@@ -218,7 +241,6 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
         );
       for (const [j, m] of (r.matches ?? []).entries()) checkMatch(m, `${at}.matches[${j}]`);
       const usable: { ref: HTTPBackendRef; port: number }[] = [];
-      let unresolved = false;
       for (const [j, b] of (r.backendRefs ?? []).entries()) {
         const bAt = `${at}.backendRefs[${j}]`;
         if ((b.filters ?? []).length > 0) throw new Unsupported(`${bAt}.filters: not served yet by Skylift`);
@@ -227,7 +249,6 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
             'InvalidKind',
             `${bAt} is a ${b.group ?? ''}/${b.kind ?? ''}: Skylift routes to Services only`,
           );
-          unresolved = true;
           continue;
         }
         const bNs = b.namespace ?? ns;
@@ -237,7 +258,6 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
               'RefNotPermitted',
               `${bAt} names Service ${bNs}/${b.name}, and no ReferenceGrant in ${bNs} lets HTTPRoutes of ${ns} refer to it`,
             );
-            unresolved = true;
             continue;
           }
           throw new Unsupported(
@@ -257,17 +277,11 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
               ? `${bAt}: Service ${bNs}/${b.name} does not exist`
               : `${bAt}: Service ${bNs}/${b.name} has no port ${port ?? '(none given)'}`,
           );
-          unresolved = true;
           continue;
         }
-        if ((b.weight ?? 1) > 0) usable.push({ ref: b, port });
+        usable.push({ ref: b, port });
       }
-      if (unresolved || usable.length === 0) return internalError;
-      if (usable.length > 1)
-        throw new Unsupported(`${at}.backendRefs: several weighted backends are not served yet by Skylift`);
-      const [only] = usable;
-      if (only === undefined) return internalError;
-      return { forward: { service: { name: only.ref.name, port: only.port } } } satisfies ActionSpec;
+      return forwardAction(usable, at);
     });
     return { actions, verdict, unsupported: undefined };
   } catch (err) {
@@ -280,6 +294,99 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
   }
 }
 
+/**
+ * A rule's action from its resolved backends (weight default 1): none with weight above 0 (or an
+ * unresolved one alone) answers 500; one forwards to `forward.service`; several to
+ * `forward.services`, two refs to one Service port adding up, weights above AWS's 999 scaled
+ * down (a positive weight stays at least 1). Throws Unsupported for more than 5 Service ports. Pure.
+ */
+function forwardAction(usable: readonly { ref: HTTPBackendRef; port: number }[], at: string): ActionSpec {
+  const byPort = new Map<string, { name: string; port: number; weight: number }>();
+  for (const { ref, port } of usable) {
+    const key = `${ref.name}:${port}`;
+    const w = ref.weight ?? 1;
+    const before = byPort.get(key);
+    byPort.set(key, { name: ref.name, port, weight: (before?.weight ?? 0) + w });
+  }
+  const backends = [...byPort.values()].filter((b) => b.weight > 0);
+  if (backends.length === 0) return internalError;
+  if (backends.length > maxTargetGroupsPerForward)
+    throw new Unsupported(
+      `${at}.backendRefs: ${backends.length} Service ports with weight above 0, more than the ${maxTargetGroupsPerForward} target groups an ALB forward action takes`,
+    );
+  if (backends.length === 1) {
+    const [only] = backends;
+    if (only !== undefined) return { forward: { service: { name: only.name, port: only.port } } };
+  }
+  const max = Math.max(...backends.map((b) => b.weight));
+  const scale = (w: number): number =>
+    max <= maxForwardWeight ? w : Math.max(1, Math.round((w * maxForwardWeight) / max));
+  return {
+    forward: { services: backends.map((b) => ({ name: b.name, port: b.port, weight: scale(b.weight) })) },
+  };
+}
+
+/** The headers of a match that count: the first of each name (case-insensitive), as the Gateway API says. Pure. */
+function uniqueHeaders(m: HTTPRouteMatch): NonNullable<HTTPRouteMatch['headers']> {
+  return firstOfEach(m.headers ?? [], (h) => h.name.toLowerCase());
+}
+
+/** The query params of a match that count: the first of each name (exact), as the Gateway API says. Pure. */
+function uniqueQueryParams(m: HTTPRouteMatch): NonNullable<HTTPRouteMatch['queryParams']> {
+  return firstOfEach(m.queryParams ?? [], (q) => q.name);
+}
+
+function firstOfEach<T>(items: readonly T[], key: (t: T) => string): T[] {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const t of items) {
+    if (seen.has(key(t))) continue;
+    seen.add(key(t));
+    out.push(t);
+  }
+  return out;
+}
+
+/** A query string key or value for an ALB: its `*` and `?` escaped with `\` (matched literally). Pure. */
+export function albQueryLiteral(v: string): string {
+  return v.replace(/[*?]/g, (c) => `\\${c}`);
+}
+
+/**
+ * The header, query string and method conditions of a match (Exact, checked by checkMatch): one
+ * header condition per header name with its value, one query pair per param (escaped: ALB reads
+ * `*` and `?` as wildcards there), the method. ALB compares header and query values (and query
+ * keys) case-insensitively where the Gateway API's Exact is case-sensitive: a value differing only
+ * in case matches on an ALB too. Pure.
+ */
+export function albMatch(m: HTTPRouteMatch): Pick<RuleSpec, 'headers' | 'queryStrings' | 'methods'> {
+  const headers = uniqueHeaders(m).map((h) => ({ name: h.name, values: [h.value] }));
+  const queries = uniqueQueryParams(m).map((q) => ({
+    key: albQueryLiteral(q.name),
+    value: albQueryLiteral(q.value),
+  }));
+  return {
+    ...(headers.length > 0 ? { headers } : {}),
+    ...(queries.length > 0 ? { queryStrings: queries } : {}),
+    ...(m.method !== undefined ? { methods: [m.method] } : {}),
+  };
+}
+
+/** The condition values of a rule with `hosts` hosts, `paths` paths and the conditions `more`. Pure. */
+function conditionValues(
+  hosts: number,
+  paths: number,
+  more: Pick<RuleSpec, 'headers' | 'queryStrings' | 'methods'>,
+): number {
+  return (
+    hosts +
+    paths +
+    (more.headers ?? []).reduce((n, h) => n + h.values.length, 0) +
+    (more.queryStrings ?? []).length +
+    (more.methods ?? []).length
+  );
+}
+
 /** Throws Unsupported for a match an ALB rule cannot express (or Skylift does not map yet). */
 function checkMatch(m: HTTPRouteMatch, at: string): void {
   if (m.path?.type === 'RegularExpression')
@@ -288,9 +395,45 @@ function checkMatch(m: HTTPRouteMatch, at: string): void {
   if (/[*?]/.test(v))
     throw new Unsupported(`${at}.path: "${v}" has * or ?, which an ALB path pattern reads as wildcards`);
   if (v.length > 126) throw new Unsupported(`${at}.path: longer than an ALB path pattern (128 characters)`);
-  if ((m.headers ?? []).length > 0) throw new Unsupported(`${at}.headers: not served yet by Skylift`);
-  if ((m.queryParams ?? []).length > 0) throw new Unsupported(`${at}.queryParams: not served yet by Skylift`);
-  if (m.method !== undefined) throw new Unsupported(`${at}.method: not served yet by Skylift`);
+  const limit = ruleConditionLimits;
+  for (const [k, h] of (m.headers ?? []).entries()) {
+    const hAt = `${at}.headers[${k}]`;
+    if ((h.type ?? 'Exact') !== 'Exact')
+      throw new Unsupported(`${hAt}: ${h.type ?? ''} is not served by an ALB (use Exact)`);
+    if (/[*?]/.test(h.value))
+      throw new Unsupported(
+        `${hAt}.value: "${h.value}" has * or ?, which an ALB header condition reads as wildcards (and cannot escape)`,
+      );
+    if (h.name.length > limit.headerNameLength)
+      throw new Unsupported(
+        `${hAt}.name: longer than an ALB header name (${limit.headerNameLength} characters)`,
+      );
+    if (h.value.length > limit.valueLength)
+      throw new Unsupported(
+        `${hAt}.value: longer than an ALB header value (${limit.valueLength} characters)`,
+      );
+  }
+  for (const [k, q] of (m.queryParams ?? []).entries()) {
+    const qAt = `${at}.queryParams[${k}]`;
+    if ((q.type ?? 'Exact') !== 'Exact')
+      throw new Unsupported(`${qAt}: ${q.type ?? ''} is not served by an ALB (use Exact)`);
+    // ALB escapes * and ? with a backslash; what it makes of a backslash itself AWS does not say.
+    if (q.name.includes('\\') || q.value.includes('\\'))
+      throw new Unsupported(`${qAt}: a backslash, which an ALB query string condition reads as an escape`);
+    if (
+      albQueryLiteral(q.name).length > limit.valueLength ||
+      albQueryLiteral(q.value).length > limit.valueLength
+    )
+      throw new Unsupported(
+        `${qAt}: name or value longer than an ALB query string key or value (${limit.valueLength} characters, * and ? escaped)`,
+      );
+  }
+  // With a host and one path pattern (a PathPrefix's two go to two rules when needed).
+  const values = conditionValues(1, 1, albMatch(m));
+  if (values > limit.valuesPerRule)
+    throw new Unsupported(
+      `${at}: a hostname, a path, the method, ${uniqueHeaders(m).length} headers and ${uniqueQueryParams(m).length} queryParams make ${values} condition values, more than the ${limit.valuesPerRule} an ALB rule takes`,
+    );
 }
 
 /** Whether a ReferenceGrant of the target namespace lets HTTPRoutes of `from` refer to Service `name`. */
@@ -320,14 +463,15 @@ export function albPaths(m: HTTPRouteMatch): string[] {
 /**
  * A match's precedence on a hostname, higher first, as the Gateway API orders rules: the more
  * specific hostname (10 bits), an Exact path (1), the longer path (11), a method (1), more header
- * matches (5), more query matches (5). Pure.
+ * matches (5), more query matches (5); headers and query params counted as they are served (the
+ * first of each name). Pure.
  */
 export function matchRank(host: string | undefined, m: HTTPRouteMatch): number {
   const exact = m.path?.type === 'Exact' ? 1 : 0;
   const len = Math.min((m.path?.value ?? '/').replace(/\/+$/, '').length, 2047);
   const method = m.method !== undefined ? 1 : 0;
-  const headers = Math.min((m.headers ?? []).length, 31);
-  const queries = Math.min((m.queryParams ?? []).length, 31);
+  const headers = Math.min(uniqueHeaders(m).length, 31);
+  const queries = Math.min(uniqueQueryParams(m).length, 31);
   let rank = hostnameSpecificity(host);
   rank = rank * 2 + exact;
   rank = rank * 2048 + len;

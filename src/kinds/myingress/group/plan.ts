@@ -2,7 +2,13 @@
 // who holds which host and path (the engine's settleClaims), and one merged MyIngress spec whose
 // rules are the granted members' in order — the spec the MyIngress machinery then applies as it
 // would a MyIngress's own. Pure: no AWS, no Kubernetes.
-import type { ActionSpec, MyIngress, MyIngressSpec, RuleSpec } from '../api.ts';
+import {
+  forwardBackends,
+  type ActionSpec,
+  type MyIngress,
+  type MyIngressSpec,
+  type RuleSpec,
+} from '../api.ts';
 import { settleClaims, type SharedMember } from '../../../runtime/sharedResource.ts';
 import { selectorMatches } from '../../../tenancy/selection.ts';
 import { MemberState, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
@@ -29,17 +35,32 @@ export function parseGroupBackendName(
 /**
  * The claims of a member's rules: `<port> <host> <path>` for each host × path of each rule (a rule
  * without hosts claims host `*`, without paths path `*`); hosts in lower case (DNS names are not
- * case-sensitive). `firstPort`: the port of the group's first listener, a rule's default. Pure.
+ * case-sensitive). A rule with headers, queryStrings or methods claims its host and path only
+ * under those conditions: a fourth part, the conditions in a canonical form without spaces (so two
+ * members may route one path by different headers). `firstPort`: the port of the group's first
+ * listener, a rule's default. Pure.
  */
 export function claimKeys(rules: readonly RuleSpec[], firstPort: number): string[] {
   const out: string[] = [];
   for (const r of rules) {
     const port = r.listenerPort ?? firstPort;
+    const more = matchClaim(r);
     for (const host of r.hosts !== undefined && r.hosts.length > 0 ? r.hosts : ['*'])
       for (const path of r.paths !== undefined && r.paths.length > 0 ? r.paths : ['*'])
-        out.push(`${port} ${host.toLowerCase()} ${path}`);
+        out.push(`${port} ${host.toLowerCase()} ${path}${more}`);
   }
   return out;
+}
+
+/** A rule's header, query string and method conditions as a claim's fourth part (`''` without). Pure. */
+function matchClaim(r: RuleSpec): string {
+  const headers = (r.headers ?? [])
+    .map((h) => [h.name.toLowerCase(), [...h.values].map((v) => v.toLowerCase()).sort()] as const)
+    .sort((a, b) => cmp(a[0], b[0]));
+  const queries = (r.queryStrings ?? []).map((q) => `${q.key ?? ''}=${q.value}`.toLowerCase()).sort();
+  const methods = [...(r.methods ?? [])].sort();
+  if (headers.length === 0 && queries.length === 0 && methods.length === 0) return '';
+  return ` ${encodeURIComponent(JSON.stringify({ headers, queries, methods }))}`;
 }
 
 /** Whether the group admits a namespace with these labels (undefined: not known yet, refused). Pure. */
@@ -187,14 +208,16 @@ export function planGroup(
     const priority = (next.get(port) ?? 0) + 1;
     next.set(port, priority);
     const action = memberAction(r.action, ns, mr.metadata.name);
-    const fwd = action.forward?.service;
-    if (fwd !== undefined) attribution.set(`${fwd.name}:${fwd.port}`, uid);
+    for (const fwd of forwardBackends(action.forward)) attribution.set(`${fwd.name}:${fwd.port}`, uid);
     attribution.set(`${port}/${priority}`, uid);
     rules.push({
       priority,
       listenerPort: port,
       ...(r.hosts !== undefined ? { hosts: r.hosts } : {}),
       ...(r.paths !== undefined ? { paths: r.paths } : {}),
+      ...(r.headers !== undefined ? { headers: r.headers } : {}),
+      ...(r.queryStrings !== undefined ? { queryStrings: r.queryStrings } : {}),
+      ...(r.methods !== undefined ? { methods: r.methods } : {}),
       action,
     });
   }
@@ -217,11 +240,19 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** A member's action with its Service named as the merged spec names it. Pure. */
-function memberAction(a: ActionSpec, namespace: string, member: string): ActionSpec {
-  if (a.forward === undefined) return a;
-  const s = a.forward.service;
-  return { forward: { service: { ...s, name: groupBackendName(namespace, member, s.name) } } };
+/**
+ * A member's action with its Services named as the merged spec names them (`forward.service`, or
+ * each of a weighted forward's `forward.services`, weights kept). Pure.
+ */
+export function memberAction(a: ActionSpec, namespace: string, member: string): ActionSpec {
+  const f = a.forward;
+  if (f === undefined) return a;
+  const rename = <T extends { name: string }>(s: T): T => ({
+    ...s,
+    name: groupBackendName(namespace, member, s.name),
+  });
+  if (f.services !== undefined) return { forward: { services: f.services.map(rename) } };
+  return f.service !== undefined ? { forward: { service: rename(f.service) } } : a;
 }
 
 /**
@@ -242,6 +273,7 @@ export function notAdmittedMessage(group: MyIngressGroup, namespace: string): st
  * name, which may be another team's. Pure.
  */
 export function conflictMessage(group: MyIngressGroup, claim: string): string {
-  const [port = '', host = '', path = ''] = claim.split(' ');
-  return `listener port ${port}, host ${host}, path ${path} is claimed by another member of MyIngressGroup ${group.metadata.name}, which claimed it first; nothing of this object is on the load balancer until it claims other hosts or paths (or the other member gives it up)`;
+  const [port = '', host = '', path = '', more] = claim.split(' ');
+  const under = more !== undefined ? ` (with the same headers, queryStrings and methods)` : '';
+  return `listener port ${port}, host ${host}, path ${path}${under} is claimed by another member of MyIngressGroup ${group.metadata.name}, which claimed it first; nothing of this object is on the load balancer until it claims other hosts or paths (or the other member gives it up)`;
 }

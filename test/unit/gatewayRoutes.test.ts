@@ -1,0 +1,359 @@
+// An HTTPRoute as MyIngress rules (src/kinds/myingress/gateway/routes.ts): header, query and method
+// matches become ALB conditions, several backendRefs a weighted forward, and what an ALB cannot
+// express is refused with UnsupportedValue naming the field.
+import { describe, expect, it } from 'vitest';
+import type { HTTPBackendRef, HTTPRoute, HTTPRouteMatch } from '../../src/apis/gatewayApi.ts';
+import {
+  albMatch,
+  albQueryLiteral,
+  matchRank,
+  routeOnGateway,
+  type RouteService,
+  type RouteWorld,
+} from '../../src/kinds/myingress/gateway/routes.ts';
+import type { ListenerVerdict } from '../../src/kinds/myingress/gateway/listeners.ts';
+
+const ok = { status: 'True', reason: 'Accepted', message: '' } as const;
+const listener: ListenerVerdict = {
+  listener: { name: 'http', port: 80, protocol: 'HTTP' },
+  accepted: ok,
+  resolvedRefs: ok,
+  conflicted: { status: 'False', reason: 'NoConflicts', message: '' },
+  supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
+  usable: true,
+};
+
+const services = new Set(['a', 'b', 'c', 'd', 'e', 'f']);
+const world: RouteWorld = {
+  gateway: {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { namespace: 'ns', name: 'gw' },
+    spec: { gatewayClassName: 'skylift', listeners: [listener.listener] },
+  },
+  listeners: [listener],
+  groupName: 'gw-group',
+  namespaceLabels: () => ({}),
+  service: (_ns, name): RouteService | undefined =>
+    services.has(name)
+      ? { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }] } }
+      : undefined,
+  grants: () => [],
+};
+
+function route(
+  matches: HTTPRouteMatch[],
+  backendRefs: HTTPBackendRef[] = [{ name: 'a', port: 80 }],
+): HTTPRoute {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { namespace: 'ns', name: 'r', uid: 'u1' },
+    spec: {
+      parentRefs: [{ name: 'gw' }],
+      hostnames: ['shop.example.com'],
+      rules: [{ matches, backendRefs }],
+    },
+  };
+}
+
+describe('HTTPRoute matches as ALB conditions', () => {
+  it('maps headers, query params and the method of a match', () => {
+    const r = routeOnGateway(
+      route([
+        {
+          path: { type: 'Exact', value: '/api' },
+          headers: [{ name: 'X-Canary', value: 'on' }],
+          queryParams: [{ name: 'v', value: '2' }],
+          method: 'POST',
+        },
+      ]),
+      world,
+    );
+    expect(r.parents[0]?.accepted.status).toBe('True');
+    expect(r.member?.spec.rules).toEqual([
+      {
+        priority: 1,
+        listenerPort: 80,
+        hosts: ['shop.example.com'],
+        paths: ['/api'],
+        headers: [{ name: 'X-Canary', values: ['on'] }],
+        queryStrings: [{ key: 'v', value: '2' }],
+        methods: ['POST'],
+        action: { forward: { service: { name: 'a', port: 80 } } },
+      },
+    ]);
+  });
+
+  it.each([
+    {
+      reason: 'a PathPrefix’s two patterns fit beside a host, a method and a header',
+      m: { path: { type: 'PathPrefix', value: '/a' }, method: 'GET', headers: [{ name: 'x', value: '1' }] },
+      paths: [['/a', '/a/*']],
+    },
+    {
+      reason: 'over 5 values, a PathPrefix goes to two rules, one pattern each',
+      m: {
+        path: { type: 'PathPrefix', value: '/a' },
+        method: 'GET',
+        headers: [
+          { name: 'x', value: '1' },
+          { name: 'y', value: '2' },
+        ],
+      },
+      paths: [['/a'], ['/a/*']],
+    },
+  ] satisfies { reason: string; m: HTTPRouteMatch; paths: string[][] }[])('$reason', ({ m, paths }) => {
+    const r = routeOnGateway(route([m]), world);
+    const rules = r.member?.spec.rules ?? [];
+    expect(rules.map((x) => x.paths)).toEqual(paths);
+    // Both halves of a split keep the match's rank and conditions.
+    expect(new Set(rules.map((x) => r.ranks.get(x))).size).toBe(1);
+    expect(new Set(rules.map((x) => JSON.stringify([x.headers, x.methods]))).size).toBe(1);
+  });
+
+  it('takes the first of headers with one name (case-insensitive) and of query params (exact)', () => {
+    expect(
+      albMatch({
+        headers: [
+          { name: 'X-A', value: '1' },
+          { name: 'x-a', value: '2' },
+        ],
+        queryParams: [
+          { name: 'q', value: '1' },
+          { name: 'q', value: '2' },
+          { name: 'Q', value: '3' },
+        ],
+      }),
+    ).toEqual({
+      headers: [{ name: 'X-A', values: ['1'] }],
+      queryStrings: [
+        { key: 'q', value: '1' },
+        { key: 'Q', value: '3' },
+      ],
+    });
+  });
+
+  it('escapes * and ? of a query param, which an ALB would read as wildcards', () => {
+    expect(albQueryLiteral('a*b?')).toBe('a\\*b\\?');
+    expect(albMatch({ queryParams: [{ name: 'k*', value: '?' }] }).queryStrings).toEqual([
+      { key: 'k\\*', value: '\\?' },
+    ]);
+  });
+
+  it.each([
+    {
+      reason: 'a RegularExpression header match',
+      m: { headers: [{ type: 'RegularExpression', name: 'x', value: '.*' }] },
+      field: 'spec.rules[0].matches[0].headers[0]',
+    },
+    {
+      reason: 'a header value with a literal *',
+      m: { headers: [{ name: 'x', value: 'a*' }] },
+      field: 'spec.rules[0].matches[0].headers[0].value',
+    },
+    {
+      reason: 'a header value with a literal ?',
+      m: { headers: [{ name: 'x', value: 'a?' }] },
+      field: 'spec.rules[0].matches[0].headers[0].value',
+    },
+    {
+      reason: 'a header name over 40 characters',
+      m: { headers: [{ name: 'x'.repeat(41), value: '1' }] },
+      field: 'spec.rules[0].matches[0].headers[0].name',
+    },
+    {
+      reason: 'a RegularExpression query param',
+      m: { queryParams: [{ type: 'RegularExpression', name: 'q', value: '.*' }] },
+      field: 'spec.rules[0].matches[0].queryParams[0]',
+    },
+    {
+      reason: 'a query param with a backslash',
+      m: { queryParams: [{ name: 'q', value: 'a\\b' }] },
+      field: 'spec.rules[0].matches[0].queryParams[0]',
+    },
+    {
+      reason: 'more condition values than an ALB rule takes, even split',
+      m: {
+        method: 'GET',
+        headers: [
+          { name: 'x', value: '1' },
+          { name: 'y', value: '2' },
+          { name: 'z', value: '3' },
+        ],
+      },
+      field: 'spec.rules[0].matches[0]: a hostname, a path, the method, 3 headers and 0 queryParams make 6',
+    },
+  ] satisfies { reason: string; m: HTTPRouteMatch; field: string }[])('refuses $reason', ({ m, field }) => {
+    const r = routeOnGateway(route([m]), world);
+    expect(r.member).toBeUndefined();
+    expect(r.parents[0]?.accepted).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
+    expect(r.parents[0]?.accepted.message).toContain(field);
+  });
+});
+
+describe('HTTPRoute backendRefs as a forward', () => {
+  const actionOf = (refs: HTTPBackendRef[]): unknown =>
+    routeOnGateway(route([{}], refs), world).member?.spec.rules?.[0]?.action;
+
+  it.each([
+    {
+      reason: 'one backend: forward.service',
+      refs: [{ name: 'a', port: 80 }],
+      want: { forward: { service: { name: 'a', port: 80 } } },
+    },
+    {
+      reason: 'two backends, weights default 1',
+      refs: [
+        { name: 'a', port: 80 },
+        { name: 'b', port: 80 },
+      ],
+      want: {
+        forward: {
+          services: [
+            { name: 'a', port: 80, weight: 1 },
+            { name: 'b', port: 80, weight: 1 },
+          ],
+        },
+      },
+    },
+    {
+      reason: 'a weight 0 backend gets no target group',
+      refs: [
+        { name: 'a', port: 80, weight: 3 },
+        { name: 'b', port: 80, weight: 0 },
+      ],
+      want: { forward: { service: { name: 'a', port: 80 } } },
+    },
+    {
+      reason: 'every weight 0: 500',
+      refs: [
+        { name: 'a', port: 80, weight: 0 },
+        { name: 'b', port: 80, weight: 0 },
+      ],
+      want: { fixedResponse: { statusCode: 500 } },
+    },
+    {
+      reason: 'an unresolved backend among resolved ones is left out',
+      refs: [
+        { name: 'a', port: 80, weight: 3 },
+        { name: 'missing', port: 80, weight: 1 },
+        { name: 'b', port: 80, weight: 1 },
+      ],
+      want: {
+        forward: {
+          services: [
+            { name: 'a', port: 80, weight: 3 },
+            { name: 'b', port: 80, weight: 1 },
+          ],
+        },
+      },
+    },
+    {
+      reason: 'only unresolved backends: 500',
+      refs: [{ name: 'missing', port: 80 }],
+      want: { fixedResponse: { statusCode: 500 } },
+    },
+    {
+      reason: 'two refs to one Service port add up',
+      refs: [
+        { name: 'a', port: 80, weight: 1 },
+        { name: 'b', port: 80, weight: 1 },
+        { name: 'a', port: 80, weight: 2 },
+      ],
+      want: {
+        forward: {
+          services: [
+            { name: 'a', port: 80, weight: 3 },
+            { name: 'b', port: 80, weight: 1 },
+          ],
+        },
+      },
+    },
+    {
+      reason: 'weights above 999 scaled down, a positive weight kept at least 1',
+      refs: [
+        { name: 'a', port: 80, weight: 1_000_000 },
+        { name: 'b', port: 80, weight: 10 },
+      ],
+      want: {
+        forward: {
+          services: [
+            { name: 'a', port: 80, weight: 999 },
+            { name: 'b', port: 80, weight: 1 },
+          ],
+        },
+      },
+    },
+  ] satisfies { reason: string; refs: HTTPBackendRef[]; want: unknown }[])('$reason', ({ refs, want }) => {
+    expect(actionOf(refs)).toEqual(want);
+  });
+
+  it('says an unresolved backend among several in ResolvedRefs', () => {
+    const r = routeOnGateway(
+      route(
+        [{}],
+        [
+          { name: 'a', port: 80 },
+          { name: 'missing', port: 80 },
+        ],
+      ),
+      world,
+    );
+    expect(r.parents[0]?.resolvedRefs).toMatchObject({ status: 'False', reason: 'BackendNotFound' });
+  });
+
+  it('refuses more than 5 backends (an ALB forward’s target groups)', () => {
+    const r = routeOnGateway(
+      route(
+        [{}],
+        ['a', 'b', 'c', 'd', 'e', 'f'].map((name) => ({ name, port: 80 })),
+      ),
+      world,
+    );
+    expect(r.parents[0]?.accepted).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
+    expect(r.parents[0]?.accepted.message).toContain('spec.rules[0].backendRefs');
+  });
+});
+
+describe('matchRank', () => {
+  it.each([
+    {
+      reason: 'a method before none',
+      hi: { method: 'GET' },
+      lo: {},
+    },
+    {
+      reason: 'more headers before fewer',
+      hi: {
+        headers: [
+          { name: 'a', value: '1' },
+          { name: 'b', value: '1' },
+        ],
+      },
+      lo: { headers: [{ name: 'a', value: '1' }], queryParams: [{ name: 'q', value: '1' }] },
+    },
+    {
+      reason: 'headers counted as served: a repeated name counts once',
+      hi: { headers: [{ name: 'a', value: '1' }], queryParams: [{ name: 'q', value: '1' }] },
+      lo: {
+        headers: [
+          { name: 'a', value: '1' },
+          { name: 'A', value: '2' },
+        ],
+      },
+    },
+    {
+      reason: 'more query params before fewer',
+      hi: { queryParams: [{ name: 'q', value: '1' }] },
+      lo: {},
+    },
+    {
+      reason: 'the longer path before a method',
+      hi: { path: { value: '/longer' } },
+      lo: { path: { value: '/l' }, method: 'GET' },
+    },
+  ] satisfies { reason: string; hi: HTTPRouteMatch; lo: HTTPRouteMatch }[])('$reason', ({ hi, lo }) => {
+    expect(matchRank('shop.example.com', hi)).toBeGreaterThan(matchRank('shop.example.com', lo));
+  });
+});
