@@ -326,7 +326,7 @@ describe('precedence', () => {
 
 describe('statuses', () => {
   it('says Accepted ListenersNotValid while one listener is served, Programmed from the load balancer, the DNS name as the address', () => {
-    const gw = gateway([http('web'), { name: 'tls', port: 443, protocol: 'HTTPS' }]);
+    const gw = gateway([http('web'), { name: 'tls', port: 443, protocol: 'TLS' }]);
     const v = listenerVerdicts(gw);
     const s = gatewayStatus(
       gw,
@@ -445,6 +445,45 @@ describe('the Gateway flags', () => {
     );
     expect(() => parseGatewaySettings(new Map([['gateway-inbound-cidrs', 'anywhere']]))).toThrow(
       /--gateway-inbound-cidrs/,
+    );
+  });
+});
+
+describe('a listener whose certificates do not resolve', () => {
+  it('still takes routes (counted, Accepted) but brings no rule to the load balancer', () => {
+    const gw = gateway([
+      {
+        name: 'https',
+        port: 443,
+        protocol: 'HTTPS',
+        tls: { certificateRefs: [{ name: 'missing' }] },
+        allowedRoutes: { namespaces: { from: 'All' } },
+      },
+    ]);
+    const listeners = listenerVerdicts(gw, () => ({
+      ok: false,
+      reason: 'InvalidCertificateRef',
+      message: 'Secret infra/missing does not exist',
+    }));
+    expect(listeners.map((l) => [l.attachable, l.usable])).toEqual([[true, false]]);
+    const on = routeOnGateway(
+      route('team', { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [toWeb] }),
+      world(gw, { listeners }),
+    );
+    expect(on.parents[0]?.accepted.reason).toBe('Accepted');
+    expect(on.parents[0]?.listeners).toEqual(['https']);
+    expect(on.member).toBeUndefined();
+    const s = gatewayStatus(
+      gw,
+      listeners,
+      { programmed: false, message: '', dnsName: undefined },
+      new Map([['https', 1]]),
+      now,
+    );
+    expect(s.conditions[0]).toMatchObject({ type: 'Accepted', status: 'True', reason: 'Accepted' });
+    expect(s.listeners[0]?.attachedRoutes).toBe(1);
+    expect(s.listeners[0]?.conditions.find((c) => c.type === 'ResolvedRefs')?.reason).toBe(
+      'InvalidCertificateRef',
     );
   });
 });

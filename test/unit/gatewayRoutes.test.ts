@@ -20,6 +20,7 @@ const listener: ListenerVerdict = {
   resolvedRefs: ok,
   conflicted: { status: 'False', reason: 'NoConflicts', message: '' },
   supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
+  attachable: true,
   usable: true,
 };
 

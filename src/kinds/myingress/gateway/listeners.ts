@@ -30,7 +30,12 @@ export interface ListenerVerdict {
   readonly conflicted: Verdict;
   /** The route kinds it takes (status.listeners[].supportedKinds). */
   readonly supportedKinds: RouteGroupKind[];
-  /** True when routes may attach and it is on the load balancer. */
+  /**
+   * True when routes may attach (it is valid and takes HTTPRoutes): they count in its
+   * attachedRoutes and are Accepted even while its certificates do not resolve.
+   */
+  readonly attachable: boolean;
+  /** True when it is on the load balancer: attachable, and its certificateRefs resolve. */
   readonly usable: boolean;
 }
 
@@ -143,17 +148,16 @@ export function listenerVerdicts(
         reason: 'UnsupportedValue',
         message: 'tls.mode Passthrough: an Application Load Balancer terminates TLS (use Terminate)',
       };
-    const usable =
-      accepted.status === 'True' &&
-      conflicted.status === 'False' &&
-      kinds.supported.length > 0 &&
-      refsResolve;
+    const attachable =
+      accepted.status === 'True' && conflicted.status === 'False' && kinds.supported.length > 0;
+    const usable = attachable && refsResolve;
     return {
       listener: l,
       accepted,
       resolvedRefs: resolved,
       conflicted,
       supportedKinds: kinds.supported,
+      attachable,
       usable,
     };
   });

@@ -101,7 +101,9 @@ export function routeOnGateway(route: HTTPRoute, w: RouteWorld): RouteOnGateway 
       resolvedRefs: backends.verdict,
       listeners: backends.unsupported === undefined ? found.listeners.map((l) => l.listener.name) : [],
     });
-    if (backends.unsupported === undefined) for (const l of found.listeners) attached.set(l.listener.name, l);
+    // Rules go only to listeners on the load balancer (attached ones whose certificates resolve).
+    if (backends.unsupported === undefined)
+      for (const l of found.listeners) if (l.usable) attached.set(l.listener.name, l);
   }
   if (attached.size === 0) return { parents, member: undefined, ranks: new Map() };
   const ranks = new Map<RuleSpec, number>();
@@ -174,7 +176,7 @@ function attachTo(
         message: `Gateway ${gwNs}/${w.gateway.metadata.name} has no listener${p.sectionName !== undefined ? ` named ${p.sectionName}` : ''}${p.port !== undefined ? ` on port ${p.port}` : ''}`,
       },
     };
-  const usable = candidates.filter((l) => l.usable);
+  const usable = candidates.filter((l) => l.attachable);
   const admitting = usable.filter(
     (l) =>
       listenerAdmits(l.listener, gwNs, ns, w.namespaceLabels(ns)) &&

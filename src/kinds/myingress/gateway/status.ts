@@ -98,12 +98,13 @@ export function gatewayStatus(
   const gen = gw.metadata.generation;
   const prev = gw.status?.conditions;
   const usable = listeners.filter((l) => l.usable).length;
-  const invalid = listeners.length - usable;
+  // Invalid: not attachable (a listener whose certificates do not resolve yet is valid, not programmed).
+  const invalid = listeners.filter((l) => !l.attachable).length;
   const accepted: Verdict =
     invalid === 0
       ? { status: 'True', reason: 'Accepted', message: 'Gateway is accepted by Skylift' }
       : {
-          status: usable > 0 ? 'True' : 'False',
+          status: invalid < listeners.length ? 'True' : 'False',
           reason: 'ListenersNotValid',
           message: `${invalid} of ${listeners.length} listeners cannot be served (see status.listeners)`,
         };
