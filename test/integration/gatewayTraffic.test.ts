@@ -78,6 +78,7 @@ async function startBackend(name: string, loopback: string): Promise<Backend> {
 interface Answer {
   readonly status: number;
   readonly body: string;
+  readonly location?: string | undefined;
 }
 
 /** One GET `path` with Host `host` (and `headers`); a connection error is status 0. */
@@ -94,7 +95,11 @@ function send(
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>
-          resolveAnswer({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+          resolveAnswer({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString(),
+            location: res.headers.location,
+          }),
         );
         res.on('error', (err) => resolveAnswer({ status: 0, body: err.message }));
       },
@@ -465,8 +470,27 @@ describe('Gateway API on an ALB', () => {
       }),
     );
 
+    // A redirect (RequestRedirect): answered by the load balancer, no backend.
+    await admin.create(
+      routes,
+      route(nsA, 'moved', gw, {
+        hostnames: [`r-${HOST_A}`],
+        rules: [
+          {
+            filters: [
+              {
+                type: 'RequestRedirect',
+                requestRedirect: { hostname: 'moved.example.com', statusCode: 301 },
+              },
+            ],
+          },
+        ],
+      }),
+    );
+
     await routeWhere(nsA, 'a', 'Accepted', 'Accepted');
     await routeWhere(nsA, 'a', 'ResolvedRefs', 'ResolvedRefs');
+    await routeWhere(nsA, 'moved', 'Accepted', 'Accepted');
     await routeWhere(nsB, 'b', 'Accepted', 'Accepted');
     await routeWhere(nsC, 'c', 'Accepted', 'NotAllowedByListeners');
     const regex = await routeWhere(nsA, 'regex', 'Accepted', 'UnsupportedValue');
@@ -520,16 +544,28 @@ describe('Gateway API on an ALB', () => {
     expect((split['200 A'] ?? 0) + (split['200 B'] ?? 0)).toBe(200);
     expect(split['200 B'] ?? 0).toBeGreaterThan(0);
     expect(split['200 A'] ?? 0).toBeGreaterThan(split['200 B'] ?? 0);
-    // The Gateway counts the routes attached to its listener: a, b, missing, headers and split.
+    // The Gateway counts the routes attached to its listener: a, b, missing, headers, split and moved.
     const attached = await waitFor(
       async () => {
         const g = await admin.get<Gateway>(resourcePath(gatewayType, { namespace: gwNs, name: gw.name }));
         const n = g.status?.listeners?.find((l) => l.name === 'http')?.attachedRoutes;
-        return n === 5 ? n : undefined;
+        return n === 6 ? n : undefined;
       },
-      { timeoutMs: 20_000, intervalMs: 100, description: 'attachedRoutes 5' },
+      { timeoutMs: 20_000, intervalMs: 100, description: 'attachedRoutes 6' },
     );
-    expect(attached).toBe(5);
+    expect(attached).toBe(6);
+    // The redirect, counted: every request moved with its path and query, no backend reached.
+    await waitFor(async () => ((await send(ep, `r-${HOST_A}`, '/')).status === 301 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      description: 'the redirect served',
+    });
+    const [ra, rb] = [backendA.hits, backendB.hits];
+    for (let i = 0; i < ROUND; i++) {
+      const moved = await send(ep, `r-${HOST_A}`, '/x/y?z=1');
+      expect([moved.status, moved.location]).toEqual([301, 'http://moved.example.com:80/x/y?z=1']);
+    }
+    expect([backendA.hits - ra, backendB.hits - rb]).toEqual([0, 0]);
 
     // HTTPS: the Secret imported into ACM and served by the 443 listener; routes attach there too.
     const tlsEp = await waitFor(() => dp.endpointOf(lbArn, 443), {

@@ -487,3 +487,53 @@ describe('a listener whose certificates do not resolve', () => {
     );
   });
 });
+
+describe('RequestRedirect', () => {
+  const gw = gateway([http('web')]);
+  const redirecting = (requestRedirect: Record<string, unknown>): HTTPRoute =>
+    route('infra', {
+      parentRefs: [{ name: 'gw' }],
+      rules: [
+        { filters: [{ type: 'RequestRedirect', requestRedirect }], backendRefs: [{ name: 'web', port: 80 }] },
+      ],
+    });
+
+  it('becomes an ALB redirect: host and status kept as asked, the rest of the request kept', () => {
+    const on = routeOnGateway(redirecting({ hostname: 'example.org', statusCode: 301 }), world(gw));
+    expect(on.parents[0]?.accepted.reason).toBe('Accepted');
+    expect(on.member?.spec.rules?.[0]?.action).toEqual({
+      redirect: {
+        protocol: '#{protocol}',
+        host: 'example.org',
+        port: '#{port}',
+        path: '/#{path}',
+        query: '#{query}',
+        statusCode: 'HTTP_301',
+      },
+    });
+  });
+
+  it("takes the scheme's well-known port when the scheme changes, a full path, and 302 by default", () => {
+    const on = routeOnGateway(
+      redirecting({ scheme: 'https', path: { type: 'ReplaceFullPath', replaceFullPath: '/new' } }),
+      world(gw),
+    );
+    expect(on.member?.spec.rules?.[0]?.action.redirect).toMatchObject({
+      protocol: 'HTTPS',
+      port: '443',
+      path: '/new',
+      statusCode: 'HTTP_302',
+    });
+  });
+
+  it('refuses what an ALB redirect cannot do, naming the field', () => {
+    for (const [r, field] of [
+      [{ statusCode: 307 }, 'requestRedirect.statusCode'],
+      [{ path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/x' } }, 'requestRedirect.path'],
+    ] as const) {
+      const on = routeOnGateway(redirecting(r), world(gw));
+      expect(on.parents[0]?.accepted.reason).toBe('UnsupportedValue');
+      expect(on.parents[0]?.accepted.message).toContain(`spec.rules[0].filters[0].${field}`);
+    }
+  });
+});

@@ -10,6 +10,7 @@ import {
   type Gateway,
   type HTTPBackendRef,
   type HTTPRoute,
+  type HTTPRouteFilter,
   type HTTPRouteMatch,
   type ParentReference,
   type ReferenceGrant,
@@ -237,11 +238,17 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
   try {
     const actions = (route.spec.rules ?? []).map((r, i) => {
       const at = `spec.rules[${i}]`;
-      if ((r.filters ?? []).length > 0)
-        throw new Unsupported(
-          `${at}.filters: ${(r.filters ?? []).map((f) => f.type).join(', ')} not served yet on an Application Load Balancer by Skylift`,
-        );
       for (const [j, m] of (r.matches ?? []).entries()) checkMatch(m, `${at}.matches[${j}]`);
+      const filters = r.filters ?? [];
+      const redirect = filters.find((f) => f.type === 'RequestRedirect');
+      const others = filters.filter((f) => f.type !== 'RequestRedirect');
+      if (others.length > 0)
+        throw new Unsupported(
+          `${at}.filters: ${others.map((f) => f.type).join(', ')} ${others.length === 1 ? 'is' : 'are'} not served on an Application Load Balancer by Skylift (RequestRedirect is)`,
+        );
+      // A redirect answers the request: the rule's backends are not used (nor resolved).
+      if (redirect !== undefined)
+        return redirectAction(redirect, `${at}.filters[${filters.indexOf(redirect)}]`);
       const usable: { ref: HTTPBackendRef; port: number }[] = [];
       for (const [j, b] of (r.backendRefs ?? []).entries()) {
         const bAt = `${at}.backendRefs[${j}]`;
@@ -387,6 +394,38 @@ function conditionValues(
     (more.queryStrings ?? []).length +
     (more.methods ?? []).length
   );
+}
+
+/**
+ * The ALB redirect a RequestRedirect filter asks for: scheme → protocol, hostname → host, port
+ * (absent: the scheme's well-known port when the scheme changes, else the request's), a full path
+ * (ReplaceFullPath), the query kept, 301 or 302. Throws Unsupported for what an ALB redirect cannot
+ * do (ReplacePrefixMatch, other status codes). Pure.
+ */
+export function redirectAction(f: HTTPRouteFilter, at: string): ActionSpec {
+  const r = f.requestRedirect ?? {};
+  const status = r.statusCode ?? 302;
+  if (status !== 301 && status !== 302)
+    throw new Unsupported(`${at}.requestRedirect.statusCode: ${status}; an ALB redirects with 301 or 302`);
+  const scheme = r.scheme?.toLowerCase();
+  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https')
+    throw new Unsupported(`${at}.requestRedirect.scheme: ${r.scheme ?? ''} (http or https)`);
+  if (r.path !== undefined && r.path.type !== 'ReplaceFullPath')
+    throw new Unsupported(
+      `${at}.requestRedirect.path: ${r.path.type} is not served by an ALB redirect (ReplaceFullPath is)`,
+    );
+  const port =
+    r.port !== undefined ? String(r.port) : scheme === 'https' ? '443' : scheme === 'http' ? '80' : '#{port}';
+  return {
+    redirect: {
+      protocol: scheme !== undefined ? scheme.toUpperCase() : '#{protocol}',
+      host: r.hostname ?? '#{host}',
+      port,
+      path: r.path?.replaceFullPath ?? '/#{path}',
+      query: '#{query}',
+      statusCode: status === 301 ? 'HTTP_301' : 'HTTP_302',
+    },
+  };
 }
 
 /** Throws Unsupported for a match an ALB rule cannot express (or Skylift does not map yet). */
