@@ -389,6 +389,25 @@ describe('Gateway API on an ALB', () => {
       status: 'False',
       reason: 'UnsupportedProtocol',
     });
+    // A Gateway none of whose listeners can be served: not Accepted, and no load balancer.
+    await admin.create(resourcePath(gatewayType, { namespace: gwNs }), {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'only-tcp' },
+      spec: { gatewayClassName: className, listeners: [{ name: 'tcp', port: 9001, protocol: 'TCP' }] },
+    });
+    const onlyTcp = await waitFor(
+      async () => {
+        const g = await admin.get<Gateway>(resourcePath(gatewayType, { namespace: gwNs, name: 'only-tcp' }));
+        return cond(g.status?.conditions, 'Accepted')?.observedGeneration === 1 ? g : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, description: 'the TCP-only Gateway judged' },
+    );
+    expect(cond(onlyTcp.status?.conditions, 'Accepted')).toMatchObject({
+      status: 'False',
+      reason: 'ListenersNotValid',
+    });
+    expect(cond(onlyTcp.status?.listeners?.[0]?.conditions, 'Accepted')?.reason).toBe('UnsupportedProtocol');
     const group = await admin.get<MyIngressGroup>(
       resourcePath(myIngressGroupType, { name: gatewayGroupName(gwNs, gw.name) }),
     );

@@ -220,6 +220,9 @@ export class KubeClient {
     if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
+      // Framed by its length: Node sends a DELETE's body unframed (no chunking for DELETE), and the
+      // apiserver then reads that body as the next request on the kept-alive connection (400).
+      headers['content-length'] = Buffer.byteLength(body);
     }
     return [{ method, url, headers, body, agent: this.pool.agent(auth.clientCertificate), signal }, auth];
   }
