@@ -269,7 +269,7 @@ describe('a route on a Gateway', () => {
     }
   });
 
-  it('takes a ReferenceGrant as permission (a Service of another namespace is not served yet: UnsupportedValue)', () => {
+  it('takes a ReferenceGrant as permission: the other namespace’s Service is forwarded to as namespace/name', () => {
     const grant: ReferenceGrant = {
       metadata: { namespace: 'other', name: 'g' },
       spec: {
@@ -284,8 +284,11 @@ describe('a route on a Gateway', () => {
       }),
       world(gateway([http('web')]), { grants: (ns) => (ns === 'other' ? [grant] : []) }),
     );
-    expect(on.parents[0]?.accepted.reason).toBe('UnsupportedValue');
+    expect(on.parents[0]?.accepted.reason).toBe('Accepted');
     expect(on.parents[0]?.resolvedRefs.reason).toBe('ResolvedRefs');
+    expect(on.member?.spec.rules?.[0]?.action).toEqual({
+      forward: { service: { name: 'other/web', port: 80 } },
+    });
   });
 });
 

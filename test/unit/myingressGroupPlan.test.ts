@@ -82,6 +82,14 @@ describe('groupBackendName', () => {
     expect(parseGroupBackendName(groupBackendName('team-a', 'shop', 'web'))).toEqual({
       namespace: 'team-a',
       member: 'shop',
+      memberNamespace: 'team-a',
+      service: 'web',
+    });
+    // A route's Service of another namespace (allowed by a ReferenceGrant): that namespace's.
+    expect(parseGroupBackendName(groupBackendName('team-a', 'shop', 'shared/web'))).toEqual({
+      namespace: 'shared',
+      member: 'shop',
+      memberNamespace: 'team-a',
       service: 'web',
     });
     expect(parseGroupBackendName('web')).toBeUndefined();

@@ -129,7 +129,8 @@ export class GatewayController implements RunnableController {
           }
       });
     for (const i of this.namespaces) i.on(() => this.everything());
-    for (const i of this.grants) i.on(() => this.everyRoute());
+    // A grant changes what routes' backends and Gateways' certificates may name.
+    for (const i of this.grants) i.on(() => this.everything());
     for (const i of this.services)
       i.on((_t, s) => {
         for (const r of this.all(this.routes))

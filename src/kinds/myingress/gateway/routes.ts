@@ -269,9 +269,6 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
             );
             continue;
           }
-          throw new Unsupported(
-            `${bAt}: a Service of another namespace (${bNs}) is not served yet by Skylift`,
-          );
         }
         const svc = w.service(bNs, b.name);
         const port = b.port;
@@ -288,7 +285,8 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
           );
           continue;
         }
-        usable.push({ ref: b, port });
+        // Another namespace's Service (a ReferenceGrant allows it) goes by `namespace/name`.
+        usable.push({ ref: { ...b, name: bNs === ns ? b.name : `${bNs}/${b.name}` }, port });
       }
       return forwardAction(usable, at);
     });

@@ -22,14 +22,27 @@ export function groupBackendName(namespace: string, member: string, service: str
   return `${namespace}/${member}/${service}`;
 }
 
-/** The namespace, member and Service of a merged backend name; undefined for any other name. Pure. */
+/**
+ * The namespace, member and Service of a merged backend name; undefined for any other name. A
+ * member's Service of another namespace (a Gateway route's, which a ReferenceGrant allows) is named
+ * `otherNamespace/service` in the member, so `namespace/member/otherNamespace/service` here: the
+ * Service's namespace is the other one. Pure.
+ */
 export function parseGroupBackendName(
   name: string,
-): { namespace: string; member: string; service: string } | undefined {
+): { namespace: string; member: string; memberNamespace: string; service: string } | undefined {
   const parts = name.split('/');
+  if (parts.length === 4) {
+    const [memberNamespace = '', member = '', namespace = '', service = ''] = parts;
+    return namespace !== '' && member !== '' && service !== '' && memberNamespace !== ''
+      ? { namespace, member, memberNamespace, service }
+      : undefined;
+  }
   if (parts.length !== 3) return undefined;
   const [namespace = '', member = '', service = ''] = parts;
-  return namespace !== '' && member !== '' && service !== '' ? { namespace, member, service } : undefined;
+  return namespace !== '' && member !== '' && service !== ''
+    ? { namespace, member, memberNamespace: namespace, service }
+    : undefined;
 }
 
 /**

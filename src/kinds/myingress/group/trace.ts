@@ -35,7 +35,7 @@ export function groupAttribution(st: MyIngressGroupStatus): TraceAttribution {
   const byUid = new Map((st.members ?? []).map((m) => [m.uid, `${m.namespace}/${m.name}`]));
   const tgMember = (tg: TargetGroupTraceStatus | undefined): string | undefined => {
     const parsed = parseGroupBackendName(tg?.service ?? '');
-    return parsed !== undefined ? `${parsed.namespace}/${parsed.member}` : undefined;
+    return parsed !== undefined ? `${parsed.memberNamespace}/${parsed.member}` : undefined;
   };
   const byTargetGroup = new Map(
     (st.targetGroups ?? []).flatMap((tg) => {
