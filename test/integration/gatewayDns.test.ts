@@ -2,7 +2,8 @@
 // DNSRecords it owns (docs/gateway.md, "DNS"): two routes with hostnames in the zone become two
 // alias A records to the Gateway's ALB, a hostname outside the zone is reported on the Gateway; a
 // route deleted takes its record, a hostname changed moves it; a DNSRecord someone else made for a
-// hostname is left alone and the conflict reported; the Gateway deleted takes its records from
+// hostname is left alone and the conflict reported; a hostname the namespace's TeamPolicy does not
+// allow is refused on its DNSRecord and named on the Gateway; the Gateway deleted takes its records from
 // Route 53 and its DNSRecords (the garbage collector's and the controller's work; the DNSRecord
 // finalizer removes each record first). A control plane of its own (with kube-controller-manager,
 // for the garbage collector) with the Gateway API's CRDs; the Gateway controller, the Gateway
@@ -47,6 +48,8 @@ import { createZone, listRecords, route53At } from '../support/dns.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
+import { applyTeamPolicy, startTenants } from '../../dev/teamPolicies.ts';
+import type { TenantDirectory } from '../../src/tenancy/directory.ts';
 
 const suffix = randomBytes(3).toString('hex');
 const zone = `gwdns-${suffix}.example.com`;
@@ -59,6 +62,7 @@ let proxy: AwsFaultProxy;
 let ec2: EC2Client;
 let r53: Route53Client;
 let zoneId: string;
+let tenants: TenantDirectory;
 const running: RunningController[] = [];
 
 beforeAll(async () => {
@@ -72,10 +76,12 @@ beforeAll(async () => {
   await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [{ Key: subnetTag, Value: '1' }] }));
   zoneId = await createZone(r53, zone);
   proxy = await startFaultProxy();
+  tenants = await startTenants(admin, 'integration-gateway-dns');
 }, 180_000);
 
 afterAll(async () => {
   for (const r of running.splice(0)) await r.stop();
+  await tenants.stop();
   await proxy.stop();
   ec2.destroy();
   r53.destroy();
@@ -107,6 +113,21 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
   it('publishes hostnames in the zone as alias records to the ALB, reports the others and a foreign record, follows routes, and goes with the Gateway', async () => {
     const ns = `gwdns-${suffix}`;
     await admin.create('/api/v1/namespaces', { metadata: { name: ns } });
+    const hostA = `a.${zone}`;
+    const hostA2 = `a2.${zone}`;
+    const hostB = `b.${zone}`;
+    const hostD = `d.${zone}`;
+    const hostX = `x.${zone}`;
+    const outside = `c-${suffix}.example.org`;
+    // The namespace's TeamPolicy lets it write the zone's a, a2, b and d names only: x is refused.
+    await applyTeamPolicy(admin, 'integration-gateway-dns', `gwdns-${suffix}`, {
+      namespaces: { names: [ns] },
+      guardrails: { dnsRecords: { zones: [{ name: zone }], names: [hostA, hostA2, hostB, hostD] } },
+    });
+    await waitFor(async () => ((await tenants.tenancyOf(ns)).kind === 'policy' ? true : undefined), {
+      timeoutMs: 20_000,
+      description: 'the TeamPolicy serving the namespace',
+    });
     const opts = { namespace: ns, endpoint: proxy.endpoint, client: admin };
     running.push(
       await startController(
@@ -131,7 +152,7 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
     running.push(
       await startController(
         (s) => dnsRecordController(s, { ...defaultDNSRecordSettings, pollMs: 250, zoneCacheTtlMs: 500 }),
-        { ...opts, resyncPeriod: '2s' },
+        { ...opts, resyncPeriod: '2s', tenants },
       ),
     );
 
@@ -151,10 +172,6 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
     });
 
     // Someone else's DNSRecord for a hostname a route will ask for, made before the route.
-    const hostA = `a.${zone}`;
-    const hostB = `b.${zone}`;
-    const hostD = `d.${zone}`;
-    const outside = `c-${suffix}.example.org`;
     await admin.create(resourcePath(dnsRecordType, { namespace: ns }), {
       apiVersion: 'aws.skylift.dev/v1alpha1',
       kind: 'DNSRecord',
@@ -166,6 +183,7 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
     await admin.create(routes, route(ns, 'a', gwName, [hostA]));
     await admin.create(routes, route(ns, 'b', gwName, [hostB, outside]));
     await admin.create(routes, route(ns, 'd', gwName, [hostD]));
+    await admin.create(routes, route(ns, 'x', gwName, [hostX]));
 
     const group = await waitFor(
       async () => {
@@ -200,7 +218,11 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
       async () => {
         const g = await admin.get<Gateway>(resourcePath(gatewayType, { namespace: ns, name: gwName }));
         const c = cond(g.status?.conditions, dnsConditionType);
-        return c?.reason === DnsReason.RecordsNotSynced && c.message.includes(outside) ? g : undefined;
+        return c?.reason === DnsReason.RecordsNotSynced &&
+          c.message.includes(outside) &&
+          c.message.includes(`${hostX}: Forbidden`)
+          ? g
+          : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 200, description: 'the Gateway’s DNS condition' },
     );
@@ -214,7 +236,14 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
     const listRecordsOf = async (): Promise<DNSRecord[]> =>
       (await admin.get<{ items: DNSRecord[] }>(resourcePath(dnsRecordType, { namespace: ns }))).items;
     const ours = (await listRecordsOf()).filter((r) => r.metadata.labels?.[gatewayRecordLabel] === gwName);
-    expect(ours.map((r) => r.spec.name).sort()).toEqual([`${hostA}.`, `${hostB}.`]);
+    expect(ours.map((r) => r.spec.name).sort()).toEqual([`${hostA}.`, `${hostB}.`, `${hostX}.`]);
+    // The refused one says so on its DNSRecord, and nothing of it is in Route 53.
+    const refused = ours.find((r) => r.spec.name === `${hostX}.`);
+    expect(cond(refused?.status?.conditions, 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'Forbidden',
+    });
+    expect(aRecord(await listRecords(r53, zoneId), hostX)).toBeUndefined();
     for (const r of ours)
       expect(r.metadata.ownerReferences).toEqual([
         expect.objectContaining({ kind: 'Gateway', name: gwName, uid: gw.metadata.uid, controller: true }),
@@ -238,7 +267,6 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
     );
 
     // A hostname changed: the old record deleted, the new one made.
-    const hostA2 = `a2.${zone}`;
     await admin.patch(
       resourcePath(httpRouteType, { namespace: ns, name: 'a' }),
       { spec: { hostnames: [hostA2] } },
