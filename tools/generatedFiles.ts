@@ -46,6 +46,11 @@ export interface ChartKindGroup {
    * when the chart grants the others by Role in the watched namespaces. Absent when none.
    */
   readonly clusterResources?: readonly string[];
+  /**
+   * The resources of this group the kinds' Gateway API controllers create, patch and delete
+   * (`KindModule.gatewayApiMakes`): granted by the chart's Gateway API ClusterRole. Absent when none.
+   */
+  readonly gatewayResources?: readonly string[];
 }
 
 /** The kinds of `registry` by API group, in the registry's order (groups by their first kind). Pure. */
@@ -58,9 +63,16 @@ export function chartKindGroups(registry: readonly KindModule[] = kinds): ChartK
     groups.set(k.type.group, resources);
     if (!k.type.namespaced) cluster.set(k.type.group, [...(cluster.get(k.type.group) ?? []), k.type.plural]);
   }
+  const made = registry.flatMap((k) => k.gatewayApiMakes ?? []);
   return [...groups].map(([apiGroup, resources]) => {
     const clusterResources = cluster.get(apiGroup);
-    return { apiGroup, resources, ...(clusterResources !== undefined ? { clusterResources } : {}) };
+    const gatewayResources = [...new Set(made.filter((t) => t.group === apiGroup).map((t) => t.plural))];
+    return {
+      apiGroup,
+      resources,
+      ...(clusterResources !== undefined ? { clusterResources } : {}),
+      ...(gatewayResources.length > 0 ? { gatewayResources } : {}),
+    };
   });
 }
 

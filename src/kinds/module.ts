@@ -121,6 +121,13 @@ export interface KindModule {
    */
   readonly sharedFlags?: readonly KindFlag[];
   /**
+   * The namespaced kinds its Gateway API controllers (`ConfiguredKind.gatewayApi`) create, patch
+   * and delete (MyIngressGroup's Gateway controller: the DNSRecords of a Gateway's route
+   * hostnames). The chart grants those rights in its Gateway API ClusterRole (files/kinds.yaml's
+   * `gatewayResources`). Absent: none.
+   */
+  readonly gatewayApiMakes?: readonly ResourceType[];
+  /**
    * Parses the values of this kind's flags and shared flags (by flag name; absent ones take the
    * kind's defaults). Throws SettingsError naming the flag. Pure.
    */

@@ -264,7 +264,8 @@ describe('Helm chart', () => {
         .sort(),
     ).toEqual(['skylift-edit', 'skylift-gateway-api', 'skylift-tenancy', 'skylift-view']);
     // The Gateway API's objects read, the status of Skylift's written, and each Gateway's
-    // MyIngressGroup made and removed: nothing else (no write to a Gateway's or route's spec).
+    // MyIngressGroup made and removed, and its route hostnames' DNSRecords: nothing else (no write
+    // to a Gateway's or route's spec).
     expect(rulesOf(one(all, 'ClusterRole', 'skylift-gateway-api'))).toEqual([
       {
         apiGroups: ['gateway.networking.k8s.io'],
@@ -280,6 +281,12 @@ describe('Helm chart', () => {
         apiGroups: ['aws.skylift.dev'],
         resources: ['myingressgroups'],
         verbs: ['create', 'delete'],
+      },
+      // The DNSRecords of a Gateway's route hostnames (docs/gateway.md, "DNS"), server-side applied.
+      {
+        apiGroups: ['aws.skylift.dev'],
+        resources: ['dnsrecords'],
+        verbs: ['create', 'patch', 'delete'],
       },
     ]);
     const tenancy = all.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'skylift-tenancy');

@@ -148,6 +148,7 @@ describe('the Helm chart', () => {
         apiGroup: 'aws.skylift.dev',
         resources: kinds.map((k) => k.type.plural),
         clusterResources: kinds.filter((k) => !k.type.namespaced).map((k) => k.type.plural),
+        gatewayResources: ['dnsrecords'],
       },
       { apiGroup: 'test.skylift.dev', resources: ['queues'] },
     ]);

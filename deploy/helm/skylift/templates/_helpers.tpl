@@ -85,6 +85,17 @@ removes the cluster-scoped object that is each Gateway's load balancer.
 {{- end -}}
 {{- end -}}
 
+{{- /* What the Gateway API front end makes in a Gateway's namespace (the records of its route hostnames). */}}
+{{- define "skylift.gatewayKindMakeRules" -}}
+{{- range $group := .Files.Get "files/kinds.yaml" | fromYamlArray -}}
+{{- if $group.gatewayResources -}}
+- apiGroups: [{{ $group.apiGroup }}]
+  resources: [{{ join ", " $group.gatewayResources }}]
+  verbs: [create, patch, delete]
+{{ end -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "skylift.clusterKindRules" -}}
 {{- range $group := .Files.Get "files/kinds.yaml" | fromYamlArray -}}
 {{- if $group.clusterResources -}}

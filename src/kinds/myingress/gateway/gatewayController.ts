@@ -3,7 +3,8 @@
 // a Gateway's group once the Gateway is gone or no longer Skylift's, and writes the status the
 // Gateway API specifies on the Gateway and on every HTTPRoute naming it. Informers on the Gateway
 // API's objects and the groups, a deduplicating queue of `gateway/…` and `route/…` keys, one
-// worker; every write is made only when what is there says something else.
+// worker; every write is made only when what is there says something else. A Gateway annotated
+// `skylift.dev/dns-zone` also gets a DNSRecord per hostname of its routes in that zone (dns.ts).
 import type { Logger } from 'pino';
 import { namespaceType, secretType, serviceType } from '../../../apis/core.ts';
 import {
@@ -27,6 +28,24 @@ import { Informer } from '../../../runtime/kube/informer.ts';
 import type { Metrics } from '../../../runtime/metrics.ts';
 import { WorkQueue } from '../../../runtime/workqueue.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../group/api.ts';
+import {
+  dnsConditionType,
+  dnsRecordResource,
+  dnsVerdict,
+  gatewayDnsRecord,
+  gatewayDnsZone,
+  madeByGateway,
+  planGatewayDns,
+  recordGateway,
+  recordHostname,
+  recordState,
+  type AliasOf,
+  type GatewayDnsRecord,
+  type RecordState,
+  type ServedHostname,
+} from './dns.ts';
+import { routeHostnamesOn } from './hostnames.ts';
+import type { Verdict } from './listeners.ts';
 import {
   certificateRefAllowed,
   listenerVerdicts,
@@ -89,6 +108,7 @@ export class GatewayController implements RunnableController {
   private readonly namespaces: Informer<KubeObject>[];
   private readonly services: Informer<RouteService>[];
   private readonly grants: Informer<ReferenceGrant>[];
+  private readonly records: Informer<GatewayDnsRecord>[];
   private worker: Promise<void> | undefined;
   /** The last look at each Gateway's certificateRefs, by Gateway key (route reconciles read it). */
   private readonly certificates = new Map<string, Map<string, CertificateRefState>>();
@@ -104,6 +124,7 @@ export class GatewayController implements RunnableController {
     this.namespaces = this.watch<KubeObject>(namespaceType);
     this.services = this.watch<RouteService>(serviceType);
     this.grants = this.watch<ReferenceGrant>(referenceGrantType);
+    this.records = this.watch<GatewayDnsRecord>(dnsRecordResource);
     for (const i of this.classes)
       i.on((_t, gc) => {
         for (const gw of this.all(this.gateways))
@@ -131,6 +152,16 @@ export class GatewayController implements RunnableController {
     for (const i of this.namespaces) i.on(() => this.everything());
     // A grant changes what routes' backends and Gateways' certificates may name.
     for (const i of this.grants) i.on(() => this.everything());
+    // A Gateway's records (their status, or their deletion), and anyone's records in the namespace
+    // of a Gateway publishing hostnames (a conflict made or gone).
+    for (const i of this.records)
+      i.on((_t, r) => {
+        const made = recordGateway(r);
+        if (made !== undefined) this.queue.add(`gateway/${made.namespace}/${made.name}`);
+        for (const gw of this.all(this.gateways))
+          if (gw.metadata.namespace === r.metadata.namespace && gatewayDnsZone(gw) !== undefined)
+            this.queue.add(gatewayKey(gw));
+      });
     for (const i of this.services)
       i.on((_t, s) => {
         for (const r of this.all(this.routes))
@@ -153,6 +184,11 @@ export class GatewayController implements RunnableController {
     for (const g of this.all(this.groups)) {
       const at = g.metadata.annotations?.[gatewayAnnotation];
       if (at !== undefined) this.queue.add(`gateway/${at}`);
+    }
+    // And records whose Gateway is gone.
+    for (const r of this.all(this.records)) {
+      const made = recordGateway(r);
+      if (made !== undefined) this.queue.add(`gateway/${made.namespace}/${made.name}`);
     }
     this.worker ??= this.work();
   }
@@ -186,6 +222,7 @@ export class GatewayController implements RunnableController {
       ...this.namespaces,
       ...this.services,
       ...this.grants,
+      ...this.records,
     ];
   }
 
@@ -289,9 +326,16 @@ export class GatewayController implements RunnableController {
     const gw = this.get(this.gateways, key);
     const mine = this.all(this.groups).filter((g) => g.metadata.annotations?.[gatewayAnnotation] === key);
     if (gw === undefined || !this.ours(gw) || gw.metadata.deletionTimestamp !== undefined) {
-      for (const g of mine)
-        await this.deleteGroup(g, gw === undefined ? 'the Gateway is gone' : 'the Gateway is not Skylift’s');
-      return mine.length > 0 ? 'written' : 'ignored';
+      const why = gw === undefined ? 'the Gateway is gone' : 'the Gateway is not Skylift’s';
+      for (const g of mine) await this.deleteGroup(g, why);
+      // Kubernetes's garbage collector deletes a Gateway's records with it too; these are also
+      // the records of a Gateway no longer Skylift's, and of one gone while the collector lags.
+      const slash = key.indexOf('/');
+      const records = this.all(this.records).filter((r) =>
+        madeByGateway(r, key.slice(0, slash), key.slice(slash + 1), gw?.metadata.uid),
+      );
+      for (const r of records) await this.deleteRecord(r, why);
+      return mine.length > 0 || records.length > 0 ? 'written' : 'ignored';
     }
     let outcome: GatewayOutcome = 'unchanged';
     const certificates = await this.certificateStates(gw);
@@ -320,16 +364,29 @@ export class GatewayController implements RunnableController {
       outcome = 'written';
     }
     const attached = new Map<string, number>();
+    const served: ServedHostname[] = [];
     const world = this.world(gw, listeners, want?.metadata.name ?? '');
     for (const r of this.routesOf(key))
       for (const p of routeOnGateway(r, world).parents)
-        for (const l of p.listeners) attached.set(l, (attached.get(l) ?? 0) + 1);
+        for (const l of p.listeners) {
+          attached.set(l, (attached.get(l) ?? 0) + 1);
+          const on = routeHostnamesOn(
+            listeners.find((v) => v.listener.name === l)?.listener.hostname,
+            r.spec.hostnames,
+          );
+          if (!on.any)
+            for (const hostname of on.hosts)
+              served.push({ route: `${r.metadata.namespace ?? ''}/${r.metadata.name}`, hostname });
+        }
+    const dns = await this.syncRecords(gw, served, want !== undefined ? group : undefined);
+    if (dns.wrote) outcome = 'written';
     const status = gatewayStatus(
       gw,
       listeners,
       loadBalancerState(group),
       attached,
       new Date(this.o.clock.now()),
+      dns.verdict !== undefined ? { type: dnsConditionType, verdict: dns.verdict } : undefined,
     );
     if (!gatewayStatusHolds(gw, status)) {
       await this.applyGatewayStatus(gw, status);
@@ -450,6 +507,136 @@ export class GatewayController implements RunnableController {
     }
   }
 
+  /**
+   * Brings the DNSRecords of Gateway `gw` to its plan (dns.ts): with a `skylift.dev/dns-zone`
+   * annotation, one per hostname of `served` inside the zone, aliasing the load balancer of `group`
+   * (none before it has a DNS name), server-side applied (field manager `skylift`) when what is
+   * there differs; its records no longer wanted deleted (one whose zone or name changed too: those
+   * are fixed, so it is made again once gone). Never writes a DNSRecord the Gateway did not make
+   * (label and controller ownerReference uid): a name taken by one, or a hostname another
+   * DNSRecord of the namespace already asks for, is reported, not written. Returns the DNS
+   * condition's verdict (undefined without the annotation) and whether anything was written.
+   */
+  private async syncRecords(
+    gw: Gateway,
+    served: readonly ServedHostname[],
+    group: MyIngressGroup | undefined,
+  ): Promise<{ verdict: Verdict | undefined; wrote: boolean }> {
+    const ns = gw.metadata.namespace ?? '';
+    const name = gw.metadata.name;
+    const uid = gw.metadata.uid;
+    const zone = gatewayDnsZone(gw);
+    const inNamespace = this.all(this.records).filter((r) => r.metadata.namespace === ns);
+    const isMine = (r: GatewayDnsRecord): boolean => madeByGateway(r, ns, name, uid);
+    const plan = zone !== undefined ? planGatewayDns(name, zone, served) : undefined;
+    const keep = new Set(plan?.records.map((r) => r.objectName) ?? []);
+    let wrote = false;
+    for (const r of inNamespace)
+      if (isMine(r) && !keep.has(r.metadata.name)) {
+        await this.deleteRecord(
+          r,
+          zone === undefined ? 'the Gateway publishes no hostnames' : 'no attached route serves its hostname',
+        );
+        wrote = true;
+      }
+    if (plan === undefined) return { verdict: undefined, wrote };
+    const dnsName = group?.status?.dnsName;
+    const hostedZoneId = group?.status?.canonicalHostedZoneId;
+    const alias: AliasOf | undefined =
+      typeof dnsName === 'string' && dnsName !== '' && typeof hostedZoneId === 'string' && hostedZoneId !== ''
+        ? { dnsName, hostedZoneId }
+        : undefined;
+    const states = new Map<string, RecordState>();
+    for (const want of plan.records) {
+      const existing = inNamespace.find((r) => r.metadata.name === want.objectName);
+      if (existing !== undefined && !isMine(existing)) {
+        states.set(want.hostname, {
+          state: 'failed',
+          message: `DNSRecord ${ns}/${want.objectName} exists and was not made by this Gateway; left alone`,
+        });
+        continue;
+      }
+      const other = inNamespace.find(
+        (r) =>
+          !isMine(r) &&
+          r.spec.type === 'A' &&
+          r.metadata.deletionTimestamp === undefined &&
+          recordHostname(r) === want.hostname,
+      );
+      if (existing === undefined && other !== undefined) {
+        states.set(want.hostname, {
+          state: 'failed',
+          message: `DNSRecord ${ns}/${other.metadata.name}, not made by this Gateway, already asks for an A record of this name; left alone`,
+        });
+        continue;
+      }
+      if (existing?.metadata.deletionTimestamp !== undefined) {
+        states.set(want.hostname, { state: 'pending', message: 'its previous DNSRecord is being deleted' });
+        continue;
+      }
+      if (alias === undefined) {
+        states.set(want.hostname, { state: 'pending', message: 'the load balancer has no DNS name yet' });
+        continue;
+      }
+      const body = gatewayDnsRecord(gw, plan.zone, want, alias);
+      if (existing !== undefined && contains(existing, body)) {
+        states.set(want.hostname, recordState(existing));
+        continue;
+      }
+      if (
+        existing !== undefined &&
+        (existing.spec.zoneName !== body.spec.zoneName ||
+          existing.spec.zoneId !== undefined ||
+          existing.spec.name !== body.spec.name ||
+          existing.spec.type !== body.spec.type)
+      ) {
+        // Fixed fields: the record goes (its finalizer removes it from Route 53), then is made again.
+        await this.deleteRecord(existing, 'its zone or name changed');
+        states.set(want.hostname, { state: 'pending', message: 'its previous DNSRecord is being deleted' });
+        wrote = true;
+        continue;
+      }
+      try {
+        await this.o.client.patch(
+          resourcePath(dnsRecordResource, { namespace: ns, name: want.objectName }),
+          body,
+          'apply',
+          { fieldManager: gatewayFieldManager, force: true },
+        );
+        wrote = true;
+        states.set(want.hostname, { state: 'pending', message: 'applied' });
+        this.o.logger.info(
+          { gateway: `${ns}/${name}`, record: want.objectName, hostname: want.hostname },
+          'Gateway DNSRecord applied',
+        );
+      } catch (err) {
+        if (!isRefusal(err)) throw err;
+        // Admission (a TeamPolicy's zone guardrail, the schema) refused it: said on the Gateway.
+        states.set(want.hostname, {
+          state: 'failed',
+          message: `DNSRecord ${ns}/${want.objectName} refused: ${err instanceof Error ? err.message : String(err)}`,
+        });
+      }
+    }
+    return { verdict: dnsVerdict(plan, states), wrote };
+  }
+
+  private async deleteRecord(r: GatewayDnsRecord, why: string): Promise<void> {
+    if (r.metadata.deletionTimestamp !== undefined) return;
+    try {
+      await this.o.client.delete(
+        resourcePath(dnsRecordResource, { namespace: r.metadata.namespace, name: r.metadata.name }),
+        { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: r.metadata.uid } },
+      );
+      this.o.logger.info(
+        { record: `${r.metadata.namespace ?? ''}/${r.metadata.name}`, why },
+        'Gateway DNSRecord deleted',
+      );
+    } catch (err) {
+      if (!isKubeNotFound(err) && !isKubeConflict(err)) throw err;
+    }
+  }
+
   private async deleteGroup(g: MyIngressGroup, why: string): Promise<void> {
     if (g.metadata.deletionTimestamp !== undefined) return;
     try {
@@ -471,6 +658,12 @@ const certificateRecheckMs = 15_000;
 /** A certificateRef's Secret as `namespace/name` (the Gateway's namespace by default). Pure. */
 function secretKey(gw: Gateway, ref: SecretObjectReference): string {
   return `${ref.namespace ?? gw.metadata.namespace ?? ''}/${ref.name}`;
+}
+
+/** True for an apiserver answer refusing a write for what it holds (400, 403, 422), not a passing failure. */
+function isRefusal(err: unknown): boolean {
+  const code = (err as { statusCode?: unknown } | null)?.statusCode;
+  return code === 400 || code === 403 || code === 422;
 }
 
 function gatewayKey(gw: Gateway): string {

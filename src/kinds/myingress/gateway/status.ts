@@ -86,7 +86,9 @@ export interface GatewayStatusApply {
 /**
  * A Gateway's status: Accepted (True unless no listener is usable: ListenersNotValid, True or
  * False), Programmed (the load balancer Ready), addresses (its DNS name, type Hostname) and each
- * listener's supportedKinds, attachedRoutes (`attached`, by name) and conditions. Pure.
+ * listener's supportedKinds, attachedRoutes (`attached`, by name) and conditions; with `dns`
+ * (a Gateway publishing its routes' hostnames, dns.ts) also the `skylift.dev/DNSRecordsReady`
+ * condition, which is otherwise left out (so applying the status removes it). Pure.
  */
 export function gatewayStatus(
   gw: Gateway,
@@ -94,6 +96,7 @@ export function gatewayStatus(
   lb: LoadBalancerState,
   attached: ReadonlyMap<string, number>,
   now: Date,
+  dns?: { readonly type: string; readonly verdict: Verdict },
 ): GatewayStatusApply {
   const gen = gw.metadata.generation;
   const prev = gw.status?.conditions;
@@ -123,6 +126,7 @@ export function gatewayStatus(
     conditions: [
       conditionOf('Accepted', accepted, prev, gen, now),
       conditionOf('Programmed', programmed, prev, gen, now),
+      ...(dns !== undefined ? [conditionOf(dns.type, dns.verdict, prev, gen, now)] : []),
     ],
     listeners: listeners.map((l) => {
       const before = gw.status?.listeners?.find((s) => s.name === l.listener.name)?.conditions;

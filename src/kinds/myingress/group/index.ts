@@ -16,6 +16,7 @@ import { myIngressFlags, parseMyIngressSettings } from '../settings.ts';
 import { GatewayController } from '../gateway/gatewayController.ts';
 import { gatewayFlags, parseGatewaySettings } from '../gateway/settings.ts';
 import { gatewayGroupController } from '../gateway/groupController.ts';
+import { dnsRecordResource } from '../gateway/dns.ts';
 
 export const myIngressGroupKind: KindModule = {
   type: myIngressGroupType,
@@ -34,6 +35,8 @@ export const myIngressGroupKind: KindModule = {
   // A group's load balancer (and a Gateway's) is run by MyIngress's machinery: MyIngress's flags
   // (--elbv2-full-check-period, …) tune it too, with the same values.
   sharedFlags: myIngressFlags,
+  // The Gateway controller publishes routes' hostnames as DNSRecords (gateway/dns.ts).
+  gatewayApiMakes: [dnsRecordResource],
   configure(values) {
     const settings = parseMyIngressSettings(values);
     const gatewayDefaults = parseGatewaySettings(values);
