@@ -27,8 +27,8 @@ const env = (name: string): number | undefined =>
 /** The seed `make test` uses; runs with it passed on main (2 × 16 and 2 × 30 operations). */
 const defaultSeed = 14;
 /**
- * The seed of the shared load balancers' run (MyIngressGroups, Gateways): 1 × 18 operations, about
- * 45 s. It found a group rule keeping the tag of the member it was first made for (fixed).
+ * The seed of the shared load balancers' run (MyIngressGroups, Gateways): 1 × 18 operations, 20–45 s.
+ * It found a group rule keeping the tag of the member it was first made for (fixed).
  */
 const defaultSharedSeed = 4;
 
