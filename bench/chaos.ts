@@ -62,6 +62,7 @@ async function main(): Promise<number> {
       steps: args.lifecycleSteps,
       path: args.lifecyclePath,
       settleMs: args.lifecycleSettleMs,
+      commands: args.lifecycleCommands,
       log: (line) => {
         console.log(line);
       },

@@ -29,6 +29,8 @@ export interface ChaosArgs {
   readonly lifecycleSettleMs: number;
   /** Only the lifecycle model, no storm. */
   readonly lifecycleOnly: boolean;
+  /** Which lifecycle operations are drawn: every kind, or only shared load balancers (groups, Gateways). */
+  readonly lifecycleCommands: 'all' | 'shared';
 }
 
 /** Usage text for `--help`. */
@@ -65,6 +67,8 @@ The lifecycle model (the one \`make test\` runs short; see docs/benchmarks.md#li
   --lifecycle-path PATH    replay one failed run (fast-check path printed with the failure; use with --seed)
   --lifecycle-settle D     deadline for every step to settle (default 60s)
   --lifecycle-only         only the lifecycle model, no storm
+  --lifecycle-commands C   all (default), or shared: only MyIngressGroups, members, Gateways
+                           and HTTPRoutes, with operator restarts and deletions
 `;
 
 function whole(flag: string, text: string | undefined, fallback: number, min: number, max: number): number {
@@ -101,6 +105,7 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
       'lifecycle-path': { type: 'string' },
       'lifecycle-settle': { type: 'string' },
       'lifecycle-only': { type: 'boolean' },
+      'lifecycle-commands': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -112,6 +117,9 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
   const killDelayMs: [number, number] = [parseDuration(m[1] ?? ''), parseDuration(m[2] ?? '')];
   if (killDelayMs[0] > killDelayMs[1]) throw new Error('--kill-delay: MIN is above MAX');
   const accounts = whole('accounts', values.accounts, 2, 1, 2) as 1 | 2;
+  const lifecycleCommands = values['lifecycle-commands'] ?? 'all';
+  if (lifecycleCommands !== 'all' && lifecycleCommands !== 'shared')
+    throw new Error(`--lifecycle-commands: want all or shared, got ${JSON.stringify(lifecycleCommands)}`);
   return {
     accounts,
     resources: whole('resources', values.resources, 200, 3 * accounts, 10_000),
@@ -132,5 +140,6 @@ export function parseChaosArgs(argv: readonly string[], defaultOutDir: string): 
     lifecyclePath: values['lifecycle-path'],
     lifecycleSettleMs: parseDuration(values['lifecycle-settle'] ?? '60s'),
     lifecycleOnly: values['lifecycle-only'] === true,
+    lifecycleCommands,
   };
 }

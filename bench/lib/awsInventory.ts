@@ -19,6 +19,7 @@ import {
   type Route53Client,
 } from '@aws-sdk/client-route-53';
 import { ownershipTagKeys, type OwnershipTags } from '../../src/apis/managed.ts';
+import { sharedMemberTagKey } from '../../src/runtime/sharedResource.ts';
 import { markedRecord, normalizeName, parseOwnerValue } from '../../src/providers/route53/names.ts';
 import type {
   InventoryDbInstance,
@@ -123,27 +124,45 @@ export function inventoryRecords(
   return { owned, unowned };
 }
 
-async function tagsByArn(
+/** The `skylift.dev/member` tag of a tag list (a group member's or Gateway route's uid). Pure. */
+export function memberFromTags(
+  tags: readonly { Key?: string | undefined; Value?: string | undefined }[],
+): string | undefined {
+  const v = tags.find((t) => t.Key === sharedMemberTagKey)?.Value;
+  return v === undefined || v === '' ? undefined : v;
+}
+
+type AwsTags = readonly { Key?: string | undefined; Value?: string | undefined }[];
+
+async function rawTagsByArn(
   elbv2: ElasticLoadBalancingV2Client,
   arns: readonly string[],
-): Promise<Map<string, OwnershipTags | undefined>> {
-  const out = new Map<string, OwnershipTags | undefined>();
+): Promise<Map<string, AwsTags>> {
+  const out = new Map<string, AwsTags>();
   for (let i = 0; i < arns.length; i += 20) {
     const res = await elbv2.send(new DescribeTagsCommand({ ResourceArns: arns.slice(i, i + 20) }));
     for (const d of res.TagDescriptions ?? [])
-      if (d.ResourceArn !== undefined) out.set(d.ResourceArn, ownershipFromTags(d.Tags ?? []));
+      if (d.ResourceArn !== undefined) out.set(d.ResourceArn, d.Tags ?? []);
   }
   return out;
 }
 
+async function tagsByArn(
+  elbv2: ElasticLoadBalancingV2Client,
+  arns: readonly string[],
+): Promise<Map<string, OwnershipTags | undefined>> {
+  const raw = await rawTagsByArn(elbv2, arns);
+  return new Map([...raw].map(([arn, tags]) => [arn, ownershipFromTags(tags)]));
+}
+
 async function loadBalancers(elbv2: ElasticLoadBalancingV2Client): Promise<InventoryLoadBalancer[]> {
-  const all: { arn: string; name: string }[] = [];
+  const all: { arn: string; name: string; dnsName: string }[] = [];
   let marker: string | undefined;
   do {
     const page = await elbv2.send(new DescribeLoadBalancersCommand({ Marker: marker, PageSize: 400 }));
     for (const lb of page.LoadBalancers ?? [])
       if (lb.LoadBalancerArn !== undefined)
-        all.push({ arn: lb.LoadBalancerArn, name: lb.LoadBalancerName ?? '' });
+        all.push({ arn: lb.LoadBalancerArn, name: lb.LoadBalancerName ?? '', dnsName: lb.DNSName ?? '' });
     marker = page.NextMarker;
   } while (marker !== undefined && marker !== '');
   const tags = await tagsByArn(
@@ -159,13 +178,16 @@ async function loadBalancers(elbv2: ElasticLoadBalancingV2Client): Promise<Inven
     for (const l of ls.Listeners ?? []) {
       if (l.ListenerArn === undefined) continue;
       const rules = await elbv2.send(new DescribeRulesCommand({ ListenerArn: l.ListenerArn }));
+      const ruleArns = (rules.Rules ?? [])
+        .filter((r) => r.IsDefault !== true)
+        .map((r) => r.RuleArn ?? '')
+        .filter((a) => a !== '');
+      const ruleTags = await rawTagsByArn(elbv2, ruleArns);
       listeners.push({
         arn: l.ListenerArn,
         port: l.Port ?? 0,
-        ruleArns: (rules.Rules ?? [])
-          .filter((r) => r.IsDefault !== true)
-          .map((r) => r.RuleArn ?? '')
-          .filter((a) => a !== ''),
+        ruleArns,
+        ruleMembers: new Map(ruleArns.map((a) => [a, memberFromTags(ruleTags.get(a) ?? [])])),
       });
     }
     out.push({ ...lb, owner, listeners });
@@ -183,13 +205,15 @@ async function targetGroups(elbv2: ElasticLoadBalancingV2Client): Promise<Invent
         all.push({ arn: tg.TargetGroupArn, name: tg.TargetGroupName ?? '' });
     marker = page.NextMarker;
   } while (marker !== undefined && marker !== '');
-  const tags = await tagsByArn(
+  const tags = await rawTagsByArn(
     elbv2,
     all.map((tg) => tg.arn),
   );
   return all.flatMap((tg) => {
-    const owner = tags.get(tg.arn);
-    return owner === undefined ? [] : [{ ...tg, owner }];
+    const list = tags.get(tg.arn) ?? [];
+    const owner = ownershipFromTags(list);
+    const member = memberFromTags(list);
+    return owner === undefined ? [] : [{ ...tg, owner, ...(member !== undefined ? { member } : {}) }];
   });
 }
 

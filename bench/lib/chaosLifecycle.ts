@@ -12,6 +12,8 @@ export interface ChaosLifecycleOptions {
   readonly steps: number;
   readonly path: string | undefined;
   readonly settleMs: number;
+  /** Which operations are drawn (see LifecycleOptions.commands). */
+  readonly commands: 'all' | 'shared';
   readonly log: (line: string) => void;
 }
 
@@ -26,7 +28,7 @@ export type ChaosLifecycleResult =
  * result carrying fast-check's report (seed, replay path, steps, what broke).
  */
 export async function runChaosLifecycle(o: ChaosLifecycleOptions): Promise<ChaosLifecycleResult> {
-  o.log(`lifecycle model: ${o.runs} runs × ${o.steps} operations, seed ${o.seed}`);
+  o.log(`lifecycle model: ${o.runs} runs × ${o.steps} ${o.commands} operations, seed ${o.seed}`);
   const stack = await startLocalStack({ dir: join(o.dir, 'lifecycle-stack') });
   try {
     const report = await runLifecycle({
@@ -39,6 +41,7 @@ export async function runChaosLifecycle(o: ChaosLifecycleOptions): Promise<Chaos
       runs: o.runs,
       steps: o.steps,
       settleMs: o.settleMs,
+      commands: o.commands,
       ...(o.path !== undefined ? { path: o.path } : {}),
       log: o.log,
     });

@@ -11,11 +11,18 @@ export type SkyliftKind = 'DNSRecord' | 'MyIngress' | 'ManagedDB';
 export interface InventoryLoadBalancer {
   readonly arn: string;
   readonly name: string;
+  /** Its DNS name, when the inventory read it. */
+  readonly dnsName?: string;
   readonly owner: OwnershipTags;
   readonly listeners: readonly {
     readonly arn: string;
     readonly port: number;
     readonly ruleArns: readonly string[];
+    /**
+     * The non-default rules' `skylift.dev/member` tags (a group member's or a Gateway route's uid;
+     * undefined for a rule without one), by rule ARN, when the inventory read them.
+     */
+    readonly ruleMembers?: ReadonlyMap<string, string | undefined>;
   }[];
 }
 
@@ -30,6 +37,8 @@ export interface InventoryTargetGroup {
   readonly arn: string;
   readonly name: string;
   readonly owner: OwnershipTags;
+  /** Its `skylift.dev/member` tag: the group member (or Gateway route) it was made for. */
+  readonly member?: string;
 }
 
 /** A DB instance carrying a `skylift.dev/uid` tag. */

@@ -8,17 +8,24 @@ import { dbIdentifier } from '../../src/kinds/manageddb/identity.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
 import { normalizeName } from '../../src/providers/route53/names.ts';
 import {
+  groupMembers,
   hostClaimed,
   hosts,
   liveOf,
   pick,
+  standaloneIngresses,
+  standaloneObjects,
   secretClaimed,
   secretNames,
   type Host,
   type LifecycleKind,
   type LifecycleModel,
+  type ModelGateway,
+  type ModelGroup,
+  type ModelObject,
 } from './model.ts';
 import type { LifecycleRunner } from './runner.ts';
+import { skyliftGatewayClassName } from '../../src/apis/gatewayApi.ts';
 
 /** One lifecycle operation. */
 export type LifecycleCommand = fc.AsyncCommand<LifecycleModel, LifecycleRunner>;
@@ -92,10 +99,10 @@ class ChangeIdentity implements LifecycleCommand {
     this.field = field;
   }
   check(m: Readonly<LifecycleModel>): boolean {
-    return m.live.size > 0;
+    return standaloneObjects(m).length > 0;
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
-    const obj = pick([...m.live.values()], this.index);
+    const obj = pick(standaloneObjects(m), this.index);
     const named =
       (obj.kind === 'DNSRecord' && obj.adopt) || (obj.kind === 'ManagedDB' && obj.externalOf !== undefined);
     const spec: Record<string, unknown> =
@@ -162,10 +169,10 @@ class ObserveOnlyAndBack implements LifecycleCommand {
     this.index = index;
   }
   check(m: Readonly<LifecycleModel>): boolean {
-    return m.live.size > 0;
+    return standaloneObjects(m).length > 0;
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
-    const obj = pick([...m.live.values()], this.index);
+    const obj = pick(standaloneObjects(m), this.index);
     await r.patch(obj.kind, obj.name, { spec: { managementPolicy: 'ObserveOnly' } });
     await r.waitForObserveOnly(obj.kind, obj.name);
     await r.patch(obj.kind, obj.name, { spec: { managementPolicy: 'Manage' } });
@@ -586,10 +593,10 @@ class ForgeStatus implements LifecycleCommand {
     this.index = index;
   }
   check(m: Readonly<LifecycleModel>): boolean {
-    return m.live.size > 0;
+    return standaloneObjects(m).length > 0;
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
-    const obj = pick([...m.live.values()], this.index);
+    const obj = pick(standaloneObjects(m), this.index);
     const { generation } = await r.objectState(obj.kind, obj.name);
     const at = new Date().toISOString();
     const forged = (type: string) => ({
@@ -630,10 +637,10 @@ class ForgeCreatePending implements LifecycleCommand {
     this.index = index;
   }
   check(m: Readonly<LifecycleModel>): boolean {
-    return m.live.size > 0;
+    return standaloneObjects(m).length > 0;
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
-    const obj = pick([...m.live.values()], this.index);
+    const obj = pick(standaloneObjects(m), this.index);
     const future = new Date(Date.now() + 86_400_000).toISOString();
     await r.patch(obj.kind, obj.name, {
       metadata: { annotations: { 'aws.skylift.dev/create-pending': future } },
@@ -679,7 +686,7 @@ class CreateMyIngress implements LifecycleCommand {
     this.port = port;
   }
   check(m: Readonly<LifecycleModel>): boolean {
-    return liveOf(m, 'MyIngress').length < 2;
+    return standaloneIngresses(m).length < 2;
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
     const name = `in${++m.created}`;
@@ -694,7 +701,7 @@ class CreateMyIngress implements LifecycleCommand {
         },
       ],
     });
-    m.live.set(name, { kind: 'MyIngress', name, port: this.port });
+    m.live.set(name, { kind: 'MyIngress', name, port: this.port, group: undefined, host: '' });
     await r.settle(m, `${this.toString()} → ${name}`);
   }
   toString(): string {
@@ -712,10 +719,10 @@ class ChangeListenerPort implements LifecycleCommand {
     this.port = port;
   }
   check(m: Readonly<LifecycleModel>): boolean {
-    return liveOf(m, 'MyIngress').length > 0;
+    return standaloneIngresses(m).length > 0;
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
-    const ing = pick(liveOf(m, 'MyIngress'), this.index);
+    const ing = pick(standaloneIngresses(m), this.index);
     ing.port = ing.port === this.port ? this.port + 1 : this.port;
     await r.patch('MyIngress', ing.name, {
       spec: {
@@ -828,6 +835,225 @@ class RestartOperator implements LifecycleCommand {
   }
 }
 
+/** Creates a MyIngressGroup (one HTTP listener on 80, admitting every namespace) and settles. */
+async function createGroup(m: LifecycleModel, r: LifecycleRunner, why: string): Promise<ModelGroup> {
+  const name = `${r.world.ns}-g${++m.created}`;
+  await r.create(m, 'MyIngressGroup', name, {
+    scheme: 'internet-facing',
+    subnetSelector: { tags: { 'kubernetes.io/role/elb': '1' } },
+    listeners: [{ port: 80, protocol: 'HTTP' }],
+    allowedNamespaces: { from: 'All' },
+  });
+  const group: ModelGroup = { kind: 'MyIngressGroup', name };
+  m.live.set(name, group);
+  await r.settle(m, `create MyIngressGroup${why} → ${name}`);
+  return group;
+}
+
+/** Creates a Gateway of Skylift's class (one HTTP listener on 80, routes of every namespace) and settles. */
+async function createGateway(m: LifecycleModel, r: LifecycleRunner, why: string): Promise<ModelGateway> {
+  const name = `gw${++m.created}`;
+  await r.create(m, 'Gateway', name, {
+    gatewayClassName: skyliftGatewayClassName,
+    listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+  });
+  const gateway: ModelGateway = { kind: 'Gateway', name };
+  m.live.set(name, gateway);
+  await r.settle(m, `create Gateway${why} → ${name}`);
+  return gateway;
+}
+
+/** Creates a MyIngressGroup. */
+class CreateGroup implements LifecycleCommand {
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'MyIngressGroup').length < 2;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    await createGroup(m, r, '');
+  }
+  toString(): string {
+    return 'create MyIngressGroup';
+  }
+}
+
+/**
+ * Creates a MyIngress naming a live group in spec.group, with one rule for a host of its own
+ * forwarding to the Service `web` (hosts never overlap: no member is refused as a Conflict).
+ * With `kill`, the operator is killed (kill -9) right after, before anything settles.
+ */
+class CreateMember implements LifecycleCommand {
+  readonly groupIndex: number;
+  readonly kill: boolean;
+
+  constructor(groupIndex: number, kill: boolean) {
+    this.groupIndex = groupIndex;
+    this.kill = kill;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return groupMembers(m).length < 4;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const groups = liveOf(m, 'MyIngressGroup');
+    const group =
+      groups.length > 0
+        ? pick(groups, this.groupIndex)
+        : await createGroup(m, r, ' for a member (none left)');
+    const name = `in${++m.created}`;
+    const host = `${name}.members.example.com`;
+    await r.create(m, 'MyIngress', name, {
+      group: { name: group.name },
+      rules: [{ priority: 1, hosts: [host], action: { forward: { service: { name: 'web', port: 80 } } } }],
+    });
+    m.live.set(name, { kind: 'MyIngress', name, port: 80, group: group.name, host });
+    if (this.kill) await r.world.restartOperator(true);
+    await r.settle(m, `${this.toString()} → ${name} in ${group.name}`);
+  }
+  toString(): string {
+    return `create a MyIngress member of a group${this.kill ? ', kill -9 the operator at once' : ''}`;
+  }
+}
+
+/**
+ * Moves a member to another live group by changing spec.group.name (docs/myingress.md: whether
+ * spec.group is set is fixed at create, its name may change). A member whose group was deleted
+ * moves too. With `kill`, the operator is killed (kill -9) right after the change.
+ */
+class MoveMember implements LifecycleCommand {
+  readonly index: number;
+  readonly groupIndex: number;
+  readonly kill: boolean;
+
+  constructor(index: number, groupIndex: number, kill: boolean) {
+    this.index = index;
+    this.groupIndex = groupIndex;
+    this.kill = kill;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return groupMembers(m).length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const ing = pick(groupMembers(m), this.index);
+    const others = liveOf(m, 'MyIngressGroup').filter((g) => g.name !== ing.group);
+    const to =
+      others.length > 0 ? pick(others, this.groupIndex) : await createGroup(m, r, ' to move a member to');
+    const from = ing.group ?? '';
+    ing.group = to.name;
+    await r.patch('MyIngress', ing.name, { spec: { group: { name: to.name } } });
+    if (this.kill) await r.world.restartOperator(true);
+    await r.settle(m, `${this.toString()} (${ing.name}: ${from} → ${to.name})`);
+  }
+  toString(): string {
+    return `move a group member to another group${this.kill ? ', kill -9 the operator at once' : ''}`;
+  }
+}
+
+/**
+ * Deletes a MyIngressGroup, with or without members: its load balancer goes, and its members say
+ * GroupNotFound. With `kill`, the operator is killed (kill -9) right after.
+ */
+class DeleteGroup implements LifecycleCommand {
+  readonly index: number;
+  readonly kill: boolean;
+
+  constructor(index: number, kill: boolean) {
+    this.index = index;
+    this.kill = kill;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'MyIngressGroup').length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const group = pick(liveOf(m, 'MyIngressGroup'), this.index);
+    const members = groupMembers(m).filter((i) => i.group === group.name).length;
+    await r.deleteObject(m, group);
+    if (this.kill) await r.world.restartOperator(true);
+    await r.settle(
+      m,
+      `delete a MyIngressGroup with ${members} members${this.kill ? ', kill -9 the operator at once' : ''} (${group.name})`,
+    );
+  }
+  toString(): string {
+    return `delete a MyIngressGroup${this.kill ? ' and kill -9 the operator at once' : ''}`;
+  }
+}
+
+/** Deletes a group member, an HTTPRoute or a Gateway (with or without routes attached). */
+class DeleteSharedObject implements LifecycleCommand {
+  readonly index: number;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+  private candidates(m: Readonly<LifecycleModel>): ModelObject[] {
+    return [...groupMembers(m), ...liveOf(m, 'Gateway'), ...liveOf(m, 'HTTPRoute')];
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return this.candidates(m).length > 0;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const obj = pick(this.candidates(m), this.index);
+    const routes =
+      obj.kind === 'Gateway'
+        ? ` with ${liveOf(m, 'HTTPRoute').filter((x) => x.gateway === obj.name).length} routes`
+        : '';
+    await r.deleteObject(m, obj);
+    await r.settle(m, `delete ${obj.kind}${routes} (${obj.name})`);
+  }
+  toString(): string {
+    return 'delete a group member, an HTTPRoute or a Gateway';
+  }
+}
+
+/** Creates a Gateway. */
+class CreateGateway implements LifecycleCommand {
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'Gateway').length < 2;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    await createGateway(m, r, '');
+  }
+  toString(): string {
+    return 'create Gateway';
+  }
+}
+
+/**
+ * Creates an HTTPRoute attached to a live Gateway for a host of its own, one backendRef to the
+ * Service `web`. With `kill`, the operator is killed (kill -9) right after.
+ */
+class CreateRoute implements LifecycleCommand {
+  readonly gatewayIndex: number;
+  readonly kill: boolean;
+
+  constructor(gatewayIndex: number, kill: boolean) {
+    this.gatewayIndex = gatewayIndex;
+    this.kill = kill;
+  }
+  check(m: Readonly<LifecycleModel>): boolean {
+    return liveOf(m, 'HTTPRoute').length < 4;
+  }
+  async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
+    const gateways = liveOf(m, 'Gateway');
+    const gateway =
+      gateways.length > 0
+        ? pick(gateways, this.gatewayIndex)
+        : await createGateway(m, r, ' for a route (none left)');
+    const name = `rt${++m.created}`;
+    const host = `${name}.routes.example.com`;
+    await r.create(m, 'HTTPRoute', name, {
+      parentRefs: [{ name: gateway.name }],
+      hostnames: [host],
+      rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
+    });
+    m.live.set(name, { kind: 'HTTPRoute', name, gateway: gateway.name, host });
+    if (this.kill) await r.world.restartOperator(true);
+    await r.settle(m, `${this.toString()} → ${name} on ${gateway.name}`);
+  }
+  toString(): string {
+    return `create an HTTPRoute on a Gateway${this.kill ? ', kill -9 the operator at once' : ''}`;
+  }
+}
+
 /** Every command, weighted towards what real users do most. */
 export function lifecycleCommands(): fc.Arbitrary<LifecycleCommand>[] {
   const i = fc.nat({ max: 11 });
@@ -862,5 +1088,35 @@ export function lifecycleCommands(): fc.Arbitrary<LifecycleCommand>[] {
     fc.tuple(i, v).map(([k, x]) => new NarrowAndBack(k, x)),
     i.map((k) => new ForgeStatus(k)),
     i.map((k) => new ForgeCreatePending(k)),
+    ...groupAndGatewayCommands(),
+  ];
+}
+
+/**
+ * Shared load balancers only: the MyIngressGroup and Gateway API operations, with operator
+ * restarts and deletions of any object among them (a short run that still covers them all).
+ */
+export function sharedLoadBalancerCommands(): fc.Arbitrary<LifecycleCommand>[] {
+  return [
+    ...groupAndGatewayCommands(),
+    fc.boolean().map((k) => new RestartOperator(k)),
+    fc.nat({ max: 11 }).map((k) => new DeleteObject(k)),
+  ];
+}
+
+/** The MyIngressGroup and Gateway API operations (in {@link lifecycleCommands}). */
+export function groupAndGatewayCommands(): fc.Arbitrary<LifecycleCommand>[] {
+  const i = fc.nat({ max: 11 });
+  const kill = fc.boolean();
+  return [
+    fc.constant(new CreateGroup()),
+    fc.tuple(i, kill).map(([g, k]) => new CreateMember(g, k)),
+    fc.tuple(i, kill).map(([g, k]) => new CreateMember(g, k)),
+    fc.tuple(i, i, kill).map(([x, g, k]) => new MoveMember(x, g, k)),
+    fc.tuple(i, kill).map(([g, k]) => new DeleteGroup(g, k)),
+    i.map((k) => new DeleteSharedObject(k)),
+    fc.constant(new CreateGateway()),
+    fc.tuple(i, kill).map(([g, k]) => new CreateRoute(g, k)),
+    fc.tuple(i, kill).map(([g, k]) => new CreateRoute(g, k)),
   ];
 }

@@ -3,8 +3,12 @@
 // knows which objects exist, what their specs say, and which things in AWS and
 // in the namespace were made by hand (so Skylift must never touch them).
 
-/** The kinds a lifecycle run drives. */
-export type LifecycleKind = 'DNSRecord' | 'ManagedDB' | 'MyIngress';
+/** The Skylift kinds a lifecycle run drives (MyIngressGroup is cluster-scoped). */
+export type LifecycleKind = 'DNSRecord' | 'ManagedDB' | 'MyIngress' | 'MyIngressGroup';
+/** The Gateway API kinds a lifecycle run drives (not Skylift's: no Ready/Synced of their own). */
+export type GatewayKind = 'Gateway' | 'HTTPRoute';
+/** Every kind a lifecycle run creates. */
+export type ObjectKind = LifecycleKind | GatewayKind;
 
 /**
  * Host labels DNSRecords claim: few, so that two objects often claim one name; a wildcard and a
@@ -40,19 +44,48 @@ export interface ModelManagedDb {
   readonly deletionPolicy: 'Delete' | 'Orphan';
 }
 
-/** A MyIngress the run created and has not deleted (forwarding to the Service `web`). */
+/**
+ * A MyIngress the run created and has not deleted (forwarding to the Service `web`): one with a
+ * load balancer of its own listening on `port`, or a member of the MyIngressGroup `group` (whose
+ * name a step may change: a move) with one rule for `host`.
+ */
 export interface ModelMyIngress {
   readonly kind: 'MyIngress';
   readonly name: string;
   port: number;
+  /** spec.group.name of a member; undefined for a MyIngress with its own load balancer (fixed at create). */
+  group: string | undefined;
+  /** A member's one rule's host ('' for a MyIngress with its own load balancer). */
+  readonly host: string;
+}
+
+/** A MyIngressGroup the run created (cluster-scoped; its name starts with the world's namespace). */
+export interface ModelGroup {
+  readonly kind: 'MyIngressGroup';
+  readonly name: string;
+}
+
+/** A Gateway of Skylift's GatewayClass (one HTTP listener on 80 admitting routes of every namespace). */
+export interface ModelGateway {
+  readonly kind: 'Gateway';
+  readonly name: string;
+}
+
+/** An HTTPRoute attached to the Gateway `gateway` (which may have been deleted since), for `host`. */
+export interface ModelRoute {
+  readonly kind: 'HTTPRoute';
+  readonly name: string;
+  readonly gateway: string;
+  readonly host: string;
 }
 
 /** Any object of the model. */
-export type ModelObject = ModelDnsRecord | ModelManagedDb | ModelMyIngress;
+export type ModelObject =
+  ModelDnsRecord | ModelManagedDb | ModelMyIngress | ModelGroup | ModelGateway | ModelRoute;
 
 /** An object the run deleted. */
 export interface DeletedObject {
-  readonly kind: LifecycleKind;
+  readonly kind: ObjectKind;
   readonly name: string;
   readonly uid: string;
   readonly deletionPolicy: 'Delete' | 'Orphan';
@@ -78,6 +111,11 @@ export interface LifecycleModel {
    * name in the zone; once seen, the operator fails closed whenever none exists).
    */
   policy: 'never' | 'open';
+  /**
+   * The MyIngressGroups the operator made for this run's Gateways (uid → group name), as observed:
+   * what they own in AWS belongs to the run, though no step created them.
+   */
+  readonly gatewayGroupUids: Map<string, string>;
   /** How many objects the run created (names are `<prefix><n>`). */
   created: number;
   /** Step log, printed with a failure. */
@@ -95,17 +133,40 @@ export function newModel(): LifecycleModel {
     foreignSlices: new Map(),
     orphanedHosts: new Set(),
     policy: 'never',
+    gatewayGroupUids: new Map(),
     created: 0,
     steps: [],
   };
 }
 
 /** Live objects of one kind. */
-export function liveOf<K extends LifecycleKind>(
+export function liveOf<K extends ObjectKind>(
   m: LifecycleModel,
   kind: K,
 ): Extract<ModelObject, { kind: K }>[] {
   return [...m.live.values()].filter((o): o is Extract<ModelObject, { kind: K }> => o.kind === kind);
+}
+
+/**
+ * Live DNSRecords, ManagedDBs and MyIngresses with a load balancer of their own: what the
+ * generic steps (identity changes, ObserveOnly, forged status, create-pending) act on — a group
+ * member refuses ObserveOnly and Orphan by admission, and Gateway API objects have neither.
+ */
+export function standaloneObjects(m: LifecycleModel): (ModelDnsRecord | ModelManagedDb | ModelMyIngress)[] {
+  return [...m.live.values()].filter(
+    (o): o is ModelDnsRecord | ModelManagedDb | ModelMyIngress =>
+      o.kind === 'DNSRecord' || o.kind === 'ManagedDB' || (o.kind === 'MyIngress' && o.group === undefined),
+  );
+}
+
+/** Live MyIngresses with a load balancer of their own. */
+export function standaloneIngresses(m: LifecycleModel): ModelMyIngress[] {
+  return liveOf(m, 'MyIngress').filter((i) => i.group === undefined && i.host === '');
+}
+
+/** Live MyIngresses created as group members (spec.group set). */
+export function groupMembers(m: LifecycleModel): ModelMyIngress[] {
+  return liveOf(m, 'MyIngress').filter((i) => i.host !== '');
 }
 
 /** Whether any live DNSRecord claims a host. */

@@ -3,7 +3,7 @@
 // Shared by the e2e test (short) and `make chaos` (long).
 import fc from 'fast-check';
 import { waitFor } from '../../dev/wait.ts';
-import { lifecycleCommands } from './commands.ts';
+import { lifecycleCommands, sharedLoadBalancerCommands } from './commands.ts';
 import { newModel, type LifecycleModel } from './model.ts';
 import { LifecycleRunner } from './runner.ts';
 import { LifecycleWorld, type LifecycleEnv } from './world.ts';
@@ -16,6 +16,11 @@ export interface LifecycleOptions {
   readonly path?: string;
   readonly runs: number;
   readonly steps: number;
+  /**
+   * Which operations are drawn: `all` (default), or `shared` — only MyIngressGroups, their members,
+   * Gateways and HTTPRoutes, with operator restarts and deletions.
+   */
+  readonly commands?: 'all' | 'shared';
   /** How long each step may take to settle (default 60 s). */
   readonly settleMs?: number;
   readonly log?: (line: string) => void;
@@ -49,7 +54,10 @@ export async function runLifecycle(o: LifecycleOptions): Promise<LifecycleReport
   const settleTimes: number[] = [];
   let runNo = 0;
   const property = fc.asyncProperty(
-    fc.array(fc.oneof(...lifecycleCommands()), { minLength: o.steps, maxLength: o.steps }),
+    fc.array(fc.oneof(...(o.commands === 'shared' ? sharedLoadBalancerCommands() : lifecycleCommands())), {
+      minLength: o.steps,
+      maxLength: o.steps,
+    }),
     async (cmds) => {
       const label = `r${++runNo}`;
       o.log?.(`lifecycle run ${label}: ${o.steps} operations`);

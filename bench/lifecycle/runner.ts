@@ -7,7 +7,9 @@ import { AbortWait, waitFor } from '../../dev/wait.ts';
 import { KubeApiError } from '../../src/runtime/kube/client.ts';
 import { normalizeName } from '../../src/providers/route53/names.ts';
 import { describeState, judge, outageInvariant, outageProblem, type Verdict } from './invariants.ts';
-import type { Host, LifecycleKind, LifecycleModel, ModelObject } from './model.ts';
+import { gatewayApiGroup } from '../../src/apis/gatewayApi.ts';
+import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
+import type { Host, LifecycleKind, LifecycleModel, ModelObject, ObjectKind } from './model.ts';
 import type { LifecycleWorld, Observed } from './world.ts';
 
 /** How long a step may take to settle before the run fails. */
@@ -33,15 +35,17 @@ export class LifecycleRunner {
     this.settleMs = settleMs;
   }
 
-  /** Creates a Skylift object and records its uid in the model. */
+  /** Creates a Skylift or Gateway API object and records its uid in the model. */
   async create(
     m: LifecycleModel,
-    kind: LifecycleKind,
+    kind: ObjectKind,
     name: string,
     spec: Record<string, unknown>,
   ): Promise<void> {
+    const group =
+      kind === 'Gateway' || kind === 'HTTPRoute' ? `${gatewayApiGroup}/v1` : `${apiGroup}/${apiVersion}`;
     const created = await this.world.admin.create<{ metadata: { uid?: string } }>(this.world.path(kind), {
-      apiVersion: `${apiGroup}/${apiVersion}`,
+      apiVersion: group,
       kind,
       metadata: { name },
       spec,
@@ -83,7 +87,8 @@ export class LifecycleRunner {
     obj: ModelObject,
     policy?: 'Delete' | 'Orphan',
   ): Promise<'Delete' | 'Orphan'> {
-    const deletionPolicy = policy ?? (obj.kind === 'MyIngress' ? 'Delete' : obj.deletionPolicy);
+    const deletionPolicy =
+      policy ?? (obj.kind === 'DNSRecord' || obj.kind === 'ManagedDB' ? obj.deletionPolicy : 'Delete');
     await this.world.deleteQuietly(this.world.path(obj.kind, obj.name));
     m.live.delete(obj.name);
     m.deleted.push({ kind: obj.kind, name: obj.name, uid: m.uids.get(obj.name) ?? '', deletionPolicy });
@@ -91,8 +96,8 @@ export class LifecycleRunner {
     return deletionPolicy;
   }
 
-  /** Merge-patches a Skylift object. */
-  async patch(kind: LifecycleKind, name: string, body: Record<string, unknown>): Promise<void> {
+  /** Merge-patches an object. */
+  async patch(kind: ObjectKind, name: string, body: Record<string, unknown>): Promise<void> {
     await this.world.admin.patch(this.world.path(kind, name), body, 'merge');
   }
 
@@ -230,7 +235,11 @@ export class LifecycleRunner {
       await waitFor(
         async () => {
           seen = await this.world.observe();
-          const verdict = judge(m, seen, { zoneName: this.world.zoneName });
+          // The groups the operator made for this run's Gateways: what they own is the run's.
+          for (const c of seen.crs)
+            if (c.kind === 'MyIngressGroup' && c.name.startsWith(gatewayGroupName(this.world.ns, '')))
+              m.gatewayGroupUids.set(c.uid, c.name);
+          const verdict = judge(m, seen, { zoneName: this.world.zoneName, ns: this.world.ns });
           last = verdict;
           if (verdict.broken.length > 0) throw new AbortWait('broken');
           return verdict.waiting.length === 0 ? true : undefined;

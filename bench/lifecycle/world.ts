@@ -22,7 +22,16 @@ import type { SkyliftInventory } from '../lib/invariants.ts';
 import { startOperator, type OperatorProcess } from '../lib/operatorProcess.ts';
 import { resourcePath, type ResourceType } from '../../src/apis/meta.ts';
 import { emulatorEnv } from '../../dev/emulator.ts';
-import { installCrds } from '../../dev/installCrds.ts';
+import { installCrds, installGatewayApiCrds } from '../../dev/installCrds.ts';
+import {
+  gatewayClassType,
+  gatewayType,
+  httpRouteType,
+  skyliftGatewayClassName,
+  skyliftGatewayControllerName,
+} from '../../src/apis/gatewayApi.ts';
+import { myIngressGroupType } from '../../src/kinds/myingress/group/api.ts';
+import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
 import { dnsRecordType } from '../../src/kinds/dnsrecord/api.ts';
 import { managedDbType } from '../../src/kinds/manageddb/api.ts';
 import { myIngressType } from '../../src/kinds/myingress/api.ts';
@@ -31,7 +40,7 @@ import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { AwsFaultProxy, type InstalledRule } from '../../dev/awsFaultProxy.ts';
 import { applyTeamPolicy, deleteTeamPolicy, policySelector } from '../../dev/teamPolicies.ts';
 import { route53RefuseExistingCreate } from '../../dev/route53Fidelity.ts';
-import type { LifecycleKind } from './model.ts';
+import type { LifecycleKind, ObjectKind } from './model.ts';
 
 /** Where a lifecycle run finds its stack. */
 export interface LifecycleEnv {
@@ -82,9 +91,30 @@ export interface ObservedDb {
   readonly address: string;
 }
 
+/** A Gateway of the namespace, reduced to what the checks read. */
+export interface ObservedGateway {
+  readonly name: string;
+  readonly uid: string;
+  /** Programmed=True at its generation. */
+  readonly programmed: boolean;
+  /** status.addresses[0].value, or undefined. */
+  readonly address: string | undefined;
+}
+
+/** An HTTPRoute of the namespace and what Skylift said of each Gateway it names. */
+export interface ObservedRoute {
+  readonly name: string;
+  readonly uid: string;
+  /** Per Gateway name: Accepted and ResolvedRefs at the route's generation, as Skylift wrote them. */
+  readonly parents: ReadonlyMap<string, { readonly accepted: boolean; readonly resolvedRefs: boolean }>;
+}
+
 /** Everything a lifecycle step's checks compare, read at one moment. */
 export interface Observed {
+  /** The namespace's Skylift objects and this world's MyIngressGroups (its own and its Gateways'). */
   readonly crs: readonly ObservedCr[];
+  readonly gateways: readonly ObservedGateway[];
+  readonly routes: readonly ObservedRoute[];
   /** The current zone's record sets (straight from the emulator). */
   readonly records: readonly ResourceRecordSet[];
   /** Skylift-tagged AWS resources whose owner is in this world's namespace, and the zone's guarded records. */
@@ -99,11 +129,17 @@ export interface Observed {
   readonly passwords: ReadonlyMap<string, string>;
 }
 
-const kindTypes: Record<LifecycleKind, ResourceType> = {
+const kindTypes: Record<ObjectKind, ResourceType> = {
   DNSRecord: dnsRecordType,
   ManagedDB: managedDbType,
   MyIngress: myIngressType,
+  MyIngressGroup: myIngressGroupType,
+  Gateway: gatewayType,
+  HTTPRoute: httpRouteType,
 };
+
+/** The namespaced Skylift kinds, listed in the world's namespace. */
+const namespacedKinds = ['DNSRecord', 'ManagedDB', 'MyIngress'] as const;
 
 /** The operator's flags: short periods so a step settles in seconds. */
 const operatorFlags = [
@@ -119,6 +155,12 @@ const operatorFlags = [
   '2s',
   '--workers',
   '4',
+  // Gateways' load balancers in the subnets ensureSubnets tags (kubernetes.io/role/elb=1), as
+  // skylift dev places them; the default role tag (internal-elb) names none of the world's.
+  '--gateway-scheme',
+  'internet-facing',
+  '--gateway-subnet-tags',
+  'kubernetes.io/role/elb=1',
 ];
 
 /** The real side of a lifecycle run. Call {@link close} when done. */
@@ -187,6 +229,9 @@ export class LifecycleWorld {
     await mkdir(env.dir, { recursive: true });
     const admin = new KubeClient(loadKubeconfig(env.kubeconfig));
     await installCrds(admin);
+    // Before the operator starts: it serves Gateways when the cluster serves the Gateway API then.
+    await installGatewayApiCrds(admin);
+    await ensureGatewayClass(admin);
     const suffix = randomBytes(3).toString('hex');
     const ns = `lc-${label}-${suffix}`;
     await admin.create('/api/v1/namespaces', { metadata: { name: ns } });
@@ -212,8 +257,13 @@ export class LifecycleWorld {
   }
 
   /** The API path of one object of a kind (or of the collection without a name). */
-  path(kind: LifecycleKind, name?: string): string {
+  path(kind: ObjectKind, name?: string): string {
     return resourcePath(kindTypes[kind], { namespace: this.ns, ...(name !== undefined ? { name } : {}) });
+  }
+
+  /** Whether a MyIngressGroup is this world's: one a step made (`<ns>-…`) or one of its Gateways'. */
+  ownsGroup(name: string): boolean {
+    return name.startsWith(`${this.ns}-`) || name.startsWith(gatewayGroupName(this.ns, ''));
   }
 
   /** Stops the operator (SIGKILL when `kill`, else SIGTERM) and starts a new one. */
@@ -314,10 +364,17 @@ export class LifecycleWorld {
   /** Reads the custom resources, Secrets, EndpointSlices, the zone and the Skylift inventory. */
   async observe(): Promise<Observed> {
     const crs: ObservedCr[] = [];
-    for (const kind of Object.keys(kindTypes) as LifecycleKind[]) {
+    for (const kind of namespacedKinds) {
       const list = await this.admin.get<{ items: RawCr[] }>(this.path(kind));
       for (const o of list.items) crs.push(observedCr(kind, o));
     }
+    const groups = await this.admin.get<{ items: RawCr[] }>(this.path('MyIngressGroup'));
+    for (const o of groups.items)
+      if (this.ownsGroup(o.metadata.name)) crs.push(observedCr('MyIngressGroup', o));
+    const gatewayList = await this.admin.get<{ items: RawGatewayObject[] }>(this.path('Gateway'));
+    const gateways = gatewayList.items.map(observedGateway);
+    const routeList = await this.admin.get<{ items: RawGatewayObject[] }>(this.path('HTTPRoute'));
+    const routes = routeList.items.map(observedRoute);
     const secretList = await this.admin.get<{ items: RawSecret[] }>(`/api/v1/namespaces/${this.ns}/secrets`);
     const secrets = new Map(secretList.items.map((s) => [s.metadata.name, observedSecret(s)]));
     const slices = await this.admin.get<{ items: RawMeta[] }>(
@@ -328,10 +385,14 @@ export class LifecycleWorld {
     );
     const records = await this.zoneRecords();
     const all = await collectInventory(this.aws, { zones: [{ id: this.zoneId, exclusive: false }] });
-    const mine = (o: { owner: { owner: string } }): boolean => o.owner.owner.startsWith(`${this.ns}/`);
+    // A namespaced object's owner tag is `<ns>/<name>`, a cluster-scoped group's `/<name>`.
+    const mine = (o: { owner: { owner: string } }): boolean =>
+      o.owner.owner.startsWith(`${this.ns}/`) ||
+      (o.owner.owner.startsWith('/') && this.ownsGroup(o.owner.owner.slice(1)));
     const inventory: SkyliftInventory = {
       loadBalancers: all.loadBalancers.filter(mine),
       targetGroups: all.targetGroups.filter(mine),
+      securityGroups: (all.securityGroups ?? []).filter(mine),
       dbInstances: all.dbInstances.filter(mine),
       records: all.records,
       unownedRecords: all.unownedRecords,
@@ -360,6 +421,8 @@ export class LifecycleWorld {
     }
     return {
       crs,
+      gateways,
+      routes,
       records,
       inventory,
       secrets,
@@ -385,10 +448,14 @@ export class LifecycleWorld {
     const problems: string[] = [];
     this.resumeAws();
     try {
-      for (const kind of Object.keys(kindTypes) as LifecycleKind[]) {
+      for (const kind of ['HTTPRoute', 'Gateway', ...namespacedKinds] as const) {
         const list = await this.admin.get<{ items: RawCr[] }>(this.path(kind));
         for (const o of list.items) await this.deleteQuietly(this.path(kind, o.metadata.name));
       }
+      const groups = await this.admin.get<{ items: RawCr[] }>(this.path('MyIngressGroup'));
+      for (const o of groups.items)
+        if (this.ownsGroup(o.metadata.name))
+          await this.deleteQuietly(this.path('MyIngressGroup', o.metadata.name));
       await waitForCrs(async () => (await this.observe()).crs.length);
     } catch (err) {
       problems.push(`cleanup: ${err instanceof Error ? err.message : String(err)}`);
@@ -455,6 +522,20 @@ export class LifecycleWorld {
     } catch {
       return false;
     }
+  }
+}
+
+/** Creates Skylift's GatewayClass (`skylift`) unless it exists. */
+async function ensureGatewayClass(admin: KubeClient): Promise<void> {
+  try {
+    await admin.create(resourcePath(gatewayClassType), {
+      apiVersion: `${gatewayClassType.group}/${gatewayClassType.version}`,
+      kind: 'GatewayClass',
+      metadata: { name: skyliftGatewayClassName },
+      spec: { controllerName: skyliftGatewayControllerName },
+    });
+  } catch (err) {
+    if (!(err instanceof KubeApiError && err.statusCode === 409)) throw err;
   }
 }
 
@@ -570,6 +651,42 @@ function observedCr(kind: LifecycleKind, o: RawCr): ObservedCr {
     spec: o.spec ?? {},
     status: o.status ?? {},
   };
+}
+
+interface RawGatewayObject extends RawMeta {
+  status?: {
+    conditions?: RawCondition[];
+    addresses?: { value?: string }[];
+    parents?: {
+      parentRef?: { name?: string };
+      controllerName?: string;
+      conditions?: RawCondition[];
+    }[];
+  };
+}
+
+function observedGateway(g: RawGatewayObject): ObservedGateway {
+  const programmed = g.status?.conditions?.find((c) => c.type === 'Programmed');
+  return {
+    name: g.metadata.name,
+    uid: g.metadata.uid ?? '',
+    programmed: programmed?.status === 'True' && programmed.observedGeneration === g.metadata.generation,
+    address: g.status?.addresses?.[0]?.value,
+  };
+}
+
+function observedRoute(r: RawGatewayObject): ObservedRoute {
+  const gen = r.metadata.generation;
+  const isTrue = (list: RawCondition[] | undefined, type: string): boolean =>
+    list?.some((c) => c.type === type && c.status === 'True' && c.observedGeneration === gen) ?? false;
+  const parents = new Map<string, { accepted: boolean; resolvedRefs: boolean }>();
+  for (const p of r.status?.parents ?? [])
+    if (p.controllerName === skyliftGatewayControllerName && p.parentRef?.name !== undefined)
+      parents.set(p.parentRef.name, {
+        accepted: isTrue(p.conditions, 'Accepted'),
+        resolvedRefs: isTrue(p.conditions, 'ResolvedRefs'),
+      });
+  return { name: r.metadata.name, uid: r.metadata.uid ?? '', parents };
 }
 
 function observedSecret(s: RawSecret): ObservedSecret {

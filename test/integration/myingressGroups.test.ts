@@ -159,6 +159,17 @@ async function rulesOf(lbArn: string): Promise<Rule[]> {
   return rules.filter((r) => r.IsDefault !== true);
 }
 
+/** The `skylift.dev/member` tag of each rule, by rule ARN. */
+async function ruleMembers(rules: readonly Rule[]): Promise<Map<string, string | undefined>> {
+  const arns = rules.flatMap((r) => (r.RuleArn !== undefined ? [r.RuleArn] : []));
+  const out = new Map<string, string | undefined>();
+  if (arns.length === 0) return out;
+  const tags = await elb.send(new DescribeTagsCommand({ ResourceArns: arns }));
+  for (const d of tags.TagDescriptions ?? [])
+    out.set(d.ResourceArn ?? '', d.Tags?.find((t) => t.Key === 'skylift.dev/member')?.Value);
+  return out;
+}
+
 const hostsOf = (r: Rule): string[] =>
   (r.Conditions ?? []).flatMap((c) => c.HostHeaderConfig?.Values ?? c.Values ?? []);
 
@@ -434,7 +445,12 @@ describe('MyIngressGroup', () => {
       { timeoutMs: 30_000, description: 'the mover’s rule gone from the first group' },
     );
     expect(stayMissing).toEqual([]);
-    expect((await rulesOf(lb1)).map(hostsOf)).toEqual([['stay.example.com']]);
+    const left = await rulesOf(lb1);
+    expect(left.map(hostsOf)).toEqual([['stay.example.com']]);
+    // The rule that now routes the member that stayed is attributed to it, not to the mover whose
+    // priority it took (the lifecycle model found rules keeping their first member's tag, seed 4).
+    const stay = await memberWhere(a, 'stay', ready, 'Ready');
+    expect([...(await ruleMembers(left)).values()]).toEqual([stay.metadata.uid]);
     expect((await rulesOf(lb2)).map(hostsOf)).toEqual([['mover.example.com']]);
     await waitFor(async () => ((await groupTargetGroups(g1)).size === 0 ? true : undefined), {
       timeoutMs: 30_000,

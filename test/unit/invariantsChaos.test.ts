@@ -31,6 +31,7 @@ describe('parseChaosArgs', () => {
       lifecyclePath: undefined,
       lifecycleSettleMs: 60_000,
       lifecycleOnly: false,
+      lifecycleCommands: 'all',
     });
   });
 
@@ -47,6 +48,8 @@ describe('parseChaosArgs', () => {
           '--lifecycle-settle',
           '90s',
           '--lifecycle-only',
+          '--lifecycle-commands',
+          'shared',
         ],
         '/out',
       ),
@@ -56,7 +59,11 @@ describe('parseChaosArgs', () => {
       lifecyclePath: '3:1',
       lifecycleSettleMs: 90_000,
       lifecycleOnly: true,
+      lifecycleCommands: 'shared',
     });
+    expect(() => parseChaosArgs(['--lifecycle-commands', 'some'], '/out')).toThrow(
+      /--lifecycle-commands: want all or shared/,
+    );
     expect(() => parseChaosArgs(['--lifecycle-steps', '0'], '/out')).toThrow(
       /--lifecycle-steps: want a whole number from 1/,
     );

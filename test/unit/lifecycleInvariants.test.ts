@@ -10,7 +10,7 @@ import { newModel, type LifecycleModel } from '../../bench/lifecycle/model.ts';
 import { recordChanges, type Observed, type ObservedCr } from '../../bench/lifecycle/world.ts';
 
 const zoneName = 'z.example';
-const ctx = { zoneName };
+const ctx = { zoneName, ns: 'lc-t' };
 
 function cr(over: Partial<ObservedCr> & Pick<ObservedCr, 'kind' | 'name' | 'uid'>): ObservedCr {
   const ok = { status: 'True', reason: 'Available', message: '', observedGeneration: 1 };
@@ -30,6 +30,8 @@ function cr(over: Partial<ObservedCr> & Pick<ObservedCr, 'kind' | 'name' | 'uid'
 function observed(over: Partial<Observed> = {}): Observed {
   return {
     crs: [],
+    gateways: [],
+    routes: [],
     records: [],
     inventory: { loadBalancers: [], targetGroups: [], dbInstances: [], records: [], unownedRecords: [] },
     secrets: new Map(),

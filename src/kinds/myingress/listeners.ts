@@ -1,6 +1,7 @@
 // A live load balancer's listeners and their rules: describing them for
 // observe, and the update steps that create, modify and delete them.
 import {
+  AddTagsCommand,
   CreateListenerCommand,
   CreateRuleCommand,
   DeleteListenerCommand,
@@ -9,6 +10,7 @@ import {
   DescribeListenerCertificatesCommand,
   DescribeListenersCommand,
   DescribeRulesCommand,
+  DescribeTagsCommand,
   RemoveListenerCertificatesCommand,
   type Certificate,
   ModifyListenerCommand,
@@ -294,6 +296,11 @@ export class Listeners {
           u.applied.rule(larn, { ...r, Conditions: w.Conditions, Actions: w.Actions });
           u.done.push(`rule ${key} modified`);
         }
+        await this.retagRules(
+          u,
+          port,
+          b.children.map(({ key, from: r }) => ({ key, arn: r.RuleArn ?? '' })),
+        );
         return;
       case 'create':
         for (const { key, value: w } of b.children) {
@@ -315,6 +322,37 @@ export class Listeners {
           if (rarn !== undefined) u.applied.rule(larn, { ...w, RuleArn: rarn, IsDefault: false });
           u.done.push(`rule ${key} created`);
         }
+    }
+  }
+
+  /**
+   * A shared load balancer's rules are keyed by priority: a modified rule may now carry another
+   * member's conditions and actions (a member joined before it, or one before it left). Its child
+   * tags (skylift.dev/member) follow: read (DescribeTags, 20 a call) and rewritten (AddTags) only
+   * where they differ. A MyIngress's own rules have no child tags: nothing is asked.
+   */
+  private async retagRules(
+    u: IngressUpdate,
+    port: number,
+    rules: readonly { readonly key: number; readonly arn: string }[],
+  ): Promise<void> {
+    const wanted = rules
+      .map((r) => ({ arn: r.arn, tags: childTagList(u.ctx, `${port}/${r.key}`), key: r.key }))
+      .filter((r) => r.arn !== '' && r.tags.length > 0);
+    for (let i = 0; i < wanted.length; i += 20) {
+      const batch = wanted.slice(i, i + 20);
+      const out = await elbv2Call(`describe tags of rules on listener ${port}`, () =>
+        this.d.elbv2.send(new DescribeTagsCommand({ ResourceArns: batch.map((r) => r.arn) })),
+      );
+      const current = new Map((out.TagDescriptions ?? []).map((d) => [d.ResourceArn ?? '', d.Tags ?? []]));
+      for (const r of batch) {
+        const has = current.get(r.arn) ?? [];
+        if (r.tags.every((t) => has.some((h) => h.Key === t.Key && h.Value === t.Value))) continue;
+        await elbv2Call(`tag rule ${r.key}`, () =>
+          this.d.elbv2.send(new AddTagsCommand({ ResourceArns: [r.arn], Tags: r.tags })),
+        );
+        u.done.push(`rule ${r.key} attributed anew`);
+      }
     }
   }
 }
