@@ -156,6 +156,28 @@ describe('listeners', () => {
     });
   });
 
+  it('lists no supported kind on a listener of a protocol it does not serve', () => {
+    const [tcp, web] = listenerVerdicts(gateway([{ name: 'tcp', port: 9000, protocol: 'TCP' }, http('web')]));
+    expect(tcp?.supportedKinds).toEqual([]);
+    expect(web?.supportedKinds).toEqual([{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }]);
+  });
+
+  it('keeps a route’s entry as it was while the load balancer does not carry its rules yet', () => {
+    const r = route('infra', { parentRefs: [{ name: 'gw' }, { name: 'other' }] });
+    const ok = { status: 'True' as const, reason: 'Accepted', message: '' };
+    const old = routeParents(r, [{ parentRef: { name: 'gw' }, accepted: ok, resolvedRefs: ok }], now);
+    r.status = { parents: old };
+    const held = routeParents(
+      { ...r, metadata: { ...r.metadata, generation: 4 } },
+      [
+        { parentRef: { name: 'gw' }, accepted: ok, resolvedRefs: ok, hold: true },
+        { parentRef: { name: 'other' }, accepted: ok, resolvedRefs: ok, hold: true },
+      ],
+      now,
+    );
+    expect(held).toEqual(old);
+  });
+
   it('refuses route kinds other than HTTPRoute (ResolvedRefs InvalidRouteKinds)', () => {
     const [v] = listenerVerdicts(gateway([http('a', { allowedRoutes: { kinds: [{ kind: 'TCPRoute' }] } })]));
     expect(v?.resolvedRefs.reason).toBe('InvalidRouteKinds');

@@ -138,7 +138,10 @@ export class GatewayController implements RunnableController {
     for (const i of this.groups)
       i.on((_t, g) => {
         const at = g.metadata.annotations?.[gatewayAnnotation];
-        if (at !== undefined) this.queue.add(`gateway/${at}`);
+        if (at === undefined) return;
+        this.queue.add(`gateway/${at}`);
+        // Its members' statuses follow what it carries (reconcileRoute's `carried`).
+        for (const r of this.routesOf(at)) this.queue.add(routeKey(r));
       });
     for (const i of this.routes)
       i.on((_t, r, old) => {
@@ -408,11 +411,20 @@ export class GatewayController implements RunnableController {
       const certificates = this.certificates.get(gwKey ?? '');
       const listeners = listenerVerdicts(gw, (ref) => certificates?.get(secretKey(gw, ref)) ?? { ok: true });
       const name = gatewayGroup(gw, listeners, this.defaults)?.metadata.name ?? '';
-      const verdict = routeOnGateway(route, this.world(gw, listeners, name)).parents.find((v) =>
-        sameParent(v.parentRef, p, ns),
-      );
-      if (verdict !== undefined)
-        entries.push({ parentRef: p, accepted: verdict.accepted, resolvedRefs: verdict.resolvedRefs });
+      const on = routeOnGateway(route, this.world(gw, listeners, name));
+      const verdict = on.parents.find((v) => sameParent(v.parentRef, p, ns));
+      if (verdict === undefined) continue;
+      // A route bringing rules is said Accepted once the load balancer carries this generation of
+      // them (its group lists it Attached at this generation), so traffic follows the status; till
+      // then the entry stays as it was (or absent).
+      const applied =
+        on.member === undefined || verdict.accepted.status !== 'True' || this.carried(name, route);
+      entries.push({
+        parentRef: p,
+        accepted: verdict.accepted,
+        resolvedRefs: verdict.resolvedRefs,
+        ...(applied ? {} : { hold: true }),
+      });
     }
     const parents = routeParents(route, entries, new Date(this.o.clock.now()));
     if (routeParentsHold(route, parents)) return 'unchanged';
@@ -427,6 +439,12 @@ export class GatewayController implements RunnableController {
       throw err;
     }
     return 'written';
+  }
+
+  /** True when group `name` lists the route Attached at its current generation (its rules applied). */
+  private carried(name: string, route: HTTPRoute): boolean {
+    const m = this.get(this.groups, name)?.status?.members?.find((x) => x.uid === route.metadata.uid);
+    return m?.state === 'Attached' && m.observedGeneration === route.metadata.generation;
   }
 
   /**

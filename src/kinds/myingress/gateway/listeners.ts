@@ -156,7 +156,8 @@ export function listenerVerdicts(
       accepted,
       resolvedRefs: resolved,
       conflicted,
-      supportedKinds: kinds.supported,
+      // A listener of a protocol Skylift does not serve takes no route kind at all.
+      supportedKinds: servedProtocols.has(l.protocol) ? kinds.supported : [],
       attachable,
       usable,
     };

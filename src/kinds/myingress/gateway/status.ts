@@ -183,6 +183,8 @@ export interface ParentEntry {
   readonly parentRef: ParentReference;
   readonly accepted: Verdict;
   readonly resolvedRefs: Verdict;
+  /** Not written yet (the load balancer does not carry the route yet): the current entry stays, or none. */
+  readonly hold?: boolean;
 }
 
 /** Two parentRefs name the same parent (defaults filled). Pure. */
@@ -207,18 +209,22 @@ export function routeParents(route: HTTPRoute, ours: readonly ParentEntry[], now
   const gen = route.metadata.generation;
   const have = route.status?.parents ?? [];
   const foreign = have.filter((p) => p.controllerName !== skyliftGatewayControllerName);
-  const mine = ours.map((o) => {
-    const before = have.find(
+  const mine = ours.flatMap((o): RouteParentStatus[] => {
+    const current = have.find(
       (p) => p.controllerName === skyliftGatewayControllerName && sameParent(p.parentRef, o.parentRef, ns),
-    )?.conditions;
-    return {
-      parentRef: o.parentRef,
-      controllerName: skyliftGatewayControllerName,
-      conditions: [
-        conditionOf('Accepted', o.accepted, before, gen, now),
-        conditionOf('ResolvedRefs', o.resolvedRefs, before, gen, now),
-      ],
-    };
+    );
+    if (o.hold === true) return current !== undefined ? [current] : [];
+    const before = current?.conditions;
+    return [
+      {
+        parentRef: o.parentRef,
+        controllerName: skyliftGatewayControllerName,
+        conditions: [
+          conditionOf('Accepted', o.accepted, before, gen, now),
+          conditionOf('ResolvedRefs', o.resolvedRefs, before, gen, now),
+        ],
+      },
+    ];
   });
   return [...foreign, ...mine];
 }
