@@ -15,11 +15,10 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { randomBytes } from 'node:crypto';
-import { createServer, request, type Server } from 'node:http';
+import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { ACMClient, ListCertificatesCommand } from '@aws-sdk/client-acm';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
 import { acmDeleteInUseAsAws, acmReimportAsAws } from '../../dev/acmFidelity.ts';
@@ -45,35 +44,17 @@ import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { startAlbDataPlane } from '../support/albDataPlane.ts';
+import {
+  serviceTo,
+  startLoopbackBackend,
+  stopLoopbackBackend,
+  type LoopbackBackend,
+} from '../support/loopbackBackends.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
 import { selfSignedCertificate, type SelfSigned } from '../support/acmCertificates.ts';
-
-/** A loopback server standing for a Pod at 10.250.2.x: answers its name, counts requests. */
-interface Backend {
-  readonly name: string;
-  readonly ip: string;
-  port: number;
-  hits: number;
-  readonly server: Server;
-}
-
-async function startBackend(name: string, loopback: string): Promise<Backend> {
-  const server = createServer();
-  const b: Backend = { name, ip: loopback.replace(/^127\.0\.0\./, '10.250.2.'), port: 0, hits: 0, server };
-  server.on('request', (req, res) => {
-    if (req.headers['user-agent']?.startsWith('ELB-HealthChecker') !== true) b.hits++;
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(name);
-  });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(0, loopback, () => resolveListen());
-  });
-  b.port = (server.address() as AddressInfo).port;
-  return b;
-}
 
 interface Answer {
   readonly status: number;
@@ -189,8 +170,8 @@ let ec2: EC2Client;
 let acm: ACMClient;
 let elb: ElasticLoadBalancingV2Client;
 let dp: AlbDataPlane;
-let backendA: Backend;
-let backendB: Backend;
+let backendA: LoopbackBackend;
+let backendB: LoopbackBackend;
 const running: RunningController[] = [];
 
 beforeAll(async () => {
@@ -209,8 +190,8 @@ beforeAll(async () => {
   // certificate a listener serves cannot be deleted.
   proxy.inject(acmReimportAsAws());
   proxy.inject(acmDeleteInUseAsAws());
-  backendA = await startBackend('A', '127.0.0.81');
-  backendB = await startBackend('B', '127.0.0.82');
+  backendA = await startLoopbackBackend('A', '127.0.0.81', 2);
+  backendB = await startLoopbackBackend('B', '127.0.0.82', 2);
   // Through the operator's proxy: the keys it imports into ACM are what the data plane serves.
   dp = await startAlbDataPlane({
     proxy,
@@ -225,10 +206,7 @@ afterAll(async () => {
   for (const r of running.splice(0)) await r.stop();
   await dp.stop();
   await proxy.stop();
-  for (const b of [backendA, backendB])
-    await new Promise((r) => {
-      b.server.close(r);
-    });
+  for (const b of [backendA, backendB]) await stopLoopbackBackend(b);
   elb.destroy();
   ec2.destroy();
   acm.destroy();
@@ -239,28 +217,6 @@ async function namespace(prefix: string, labels: Record<string, string> = {}): P
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await admin.create('/api/v1/namespaces', { metadata: { name, labels } });
   return name;
-}
-
-/** Service `name` of `ns` (port 80) and its EndpointSlice listing `b`'s Pod IP as ready. */
-async function serviceTo(ns: string, name: string, b: Backend): Promise<void> {
-  await admin.create(`/api/v1/namespaces/${ns}/services`, {
-    metadata: { name },
-    spec: { ports: [{ port: 80, targetPort: b.port, protocol: 'TCP' }] },
-  });
-  await admin.create(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name: `${name}-1`,
-      labels: {
-        'kubernetes.io/service-name': name,
-        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
-      },
-    },
-    addressType: 'IPv4',
-    ports: [{ port: b.port, protocol: 'TCP', name: '' }],
-    endpoints: [{ addresses: [b.ip], conditions: { ready: true, serving: true, terminating: false } }],
-  });
 }
 
 function route(
@@ -415,10 +371,10 @@ describe('Gateway API on an ALB', () => {
     expect(lbArn).not.toBe('');
     expect(programmed.status?.addresses).toEqual([{ type: 'Hostname', value: group.status?.dnsName }]);
 
-    await serviceTo(nsA, 'web-a', backendA);
-    await serviceTo(nsB, 'web-b', backendB);
-    // Backend B as a second Service of namespace a, for its header and weighted routes.
-    await serviceTo(nsA, 'web-a2', backendB);
+    await serviceTo(admin, nsA, 'web-a', backendA);
+    await serviceTo(admin, nsB, 'web-b', backendB);
+    // LoopbackBackend B as a second Service of namespace a, for its header and weighted routes.
+    await serviceTo(admin, nsA, 'web-a2', backendB);
     const routes = resourcePath(httpRouteType, { namespace: nsA });
     await admin.create(
       routes,

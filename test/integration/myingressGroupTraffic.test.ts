@@ -13,8 +13,7 @@ import {
   ElasticLoadBalancingV2Client,
   type Rule,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
@@ -28,6 +27,12 @@ import { myIngressGroupType } from '../../src/kinds/myingress/group/api.ts';
 import { myIngressGroupController } from '../../src/kinds/myingress/group/controller.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { startAlbDataPlane } from '../support/albDataPlane.ts';
+import {
+  serviceTo,
+  startLoopbackBackend,
+  stopLoopbackBackend,
+  type LoopbackBackend,
+} from '../support/loopbackBackends.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
 import { kubeClient, newNamespace, readObject } from '../support/kube.ts';
 import {
@@ -39,34 +44,6 @@ import {
 import { submitMyIngress } from '../support/myingressObjects.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
-
-/**
- * A backend on its own loopback address 127.0.0.x, standing for a Pod at 10.250.1.x: answers its
- * name, counts the requests that reach it (health checks apart).
- */
-interface Backend {
-  readonly name: string;
-  /** The Pod IP it stands for. */
-  readonly ip: string;
-  port: number;
-  hits: number;
-  readonly server: Server;
-}
-
-async function startBackend(name: string, loopback: string): Promise<Backend> {
-  const server = createServer();
-  const b: Backend = { name, ip: loopback.replace(/^127\.0\.0\./, '10.250.1.'), port: 0, hits: 0, server };
-  server.on('request', (req, res) => {
-    if (req.url !== '/health') b.hits++;
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(name);
-  });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(0, loopback, () => resolveListen());
-  });
-  b.port = (server.address() as AddressInfo).port;
-  return b;
-}
 
 interface Answer {
   readonly status: number;
@@ -108,8 +85,8 @@ let ec2: EC2Client;
 let elb: ElasticLoadBalancingV2Client;
 let dp: AlbDataPlane;
 let subnets: string[];
-let backendA: Backend;
-let backendB: Backend;
+let backendA: LoopbackBackend;
+let backendB: LoopbackBackend;
 const running: RunningController[] = [];
 
 beforeAll(async () => {
@@ -120,8 +97,8 @@ beforeAll(async () => {
   elb = new ElasticLoadBalancingV2Client(direct);
   ({ subnets } = await vpcWithTwoSubnets(ec2, 32));
   proxy = await startFaultProxy();
-  backendA = await startBackend('A', '127.0.0.71');
-  backendB = await startBackend('B', '127.0.0.72');
+  backendA = await startLoopbackBackend('A', '127.0.0.71', 1);
+  backendB = await startLoopbackBackend('B', '127.0.0.72', 1);
   // Health checks 20 times faster than configured (an interval of 5 s probes every 250 ms).
   // Kubernetes refuses loopback addresses in EndpointSlices: the Pods get 10.250.1.x, which the data
   // plane dials as 127.0.0.x, where the backends listen.
@@ -137,10 +114,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dp.stop();
   await proxy.stop();
-  for (const b of [backendA, backendB])
-    await new Promise((r) => {
-      b.server.close(r);
-    });
+  for (const b of [backendA, backendB]) await stopLoopbackBackend(b);
   elb.destroy();
   ec2.destroy();
 });
@@ -148,28 +122,6 @@ afterAll(async () => {
 afterEach(async () => {
   for (const r of running.splice(0)) await r.stop();
 });
-
-/** Service `name` of `ns` without a selector, and its EndpointSlice listing `b`'s Pod IP as ready. */
-async function serviceTo(ns: string, name: string, b: Backend): Promise<void> {
-  await admin.create(`/api/v1/namespaces/${ns}/services`, {
-    metadata: { name },
-    spec: { ports: [{ port: 80, targetPort: b.port, protocol: 'TCP' }] },
-  });
-  await admin.create(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name: `${name}-1`,
-      labels: {
-        'kubernetes.io/service-name': name,
-        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
-      },
-    },
-    addressType: 'IPv4',
-    ports: [{ port: b.port, protocol: 'TCP', name: '' }],
-    endpoints: [{ addresses: [b.ip], conditions: { ready: true, serving: true, terminating: false } }],
-  });
-}
 
 /** A member routing `host` to Service `service` port 80, health-checked at `/health`. */
 const member = (group: string, host: string, service: string): MyIngressSpec => ({
@@ -220,8 +172,8 @@ describe('MyIngressGroup traffic', () => {
     const opts = { namespace: `${a},${b}`, endpoint: proxy.endpoint };
     running.push(await startController((s) => myIngressController(s, { pollMs: 300 }), opts));
     running.push(await startController((s) => myIngressGroupController(s, { pollMs: 300 }), opts));
-    await serviceTo(a, 'web-a', backendA);
-    await serviceTo(b, 'web-b', backendB);
+    await serviceTo(admin, a, 'web-a', backendA);
+    await serviceTo(admin, b, 'web-b', backendB);
     const g = await createMyIngressGroup(admin, {
       subnets,
       scheme: 'internal',

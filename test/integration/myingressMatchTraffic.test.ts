@@ -14,8 +14,7 @@ import {
   ElasticLoadBalancingV2Client,
   type Rule,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
@@ -26,6 +25,12 @@ import { resourcePath } from '../../src/apis/meta.ts';
 import { myIngressType, type BackendServiceSpec, type MyIngressSpec } from '../../src/kinds/myingress/api.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { startAlbDataPlane } from '../support/albDataPlane.ts';
+import {
+  serviceTo,
+  startLoopbackBackend,
+  stopLoopbackBackend,
+  type LoopbackBackend,
+} from '../support/loopbackBackends.ts';
 import type { RunningController } from '../support/controllers.ts';
 import { kubeClient, readObject } from '../support/kube.ts';
 import {
@@ -36,30 +41,6 @@ import {
 } from '../support/myingressObjects.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
 import { vpcWithTwoSubnets } from '../support/vpc.ts';
-
-/** A loopback server standing for a Pod at 10.250.4.x: answers its name, counts requests. */
-interface Backend {
-  readonly name: string;
-  readonly ip: string;
-  port: number;
-  hits: number;
-  readonly server: Server;
-}
-
-async function startBackend(name: string, loopback: string): Promise<Backend> {
-  const server = createServer();
-  const b: Backend = { name, ip: loopback.replace(/^127\.0\.0\./, '10.250.4.'), port: 0, hits: 0, server };
-  server.on('request', (req, res) => {
-    if (req.url !== '/health') b.hits++;
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(name);
-  });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(0, loopback, () => resolveListen());
-  });
-  b.port = (server.address() as AddressInfo).port;
-  return b;
-}
 
 /** What one request asks. */
 interface Ask {
@@ -126,7 +107,7 @@ let ec2: EC2Client;
 let elb: ElasticLoadBalancingV2Client;
 let dp: AlbDataPlane;
 let subnets: string[];
-let backends: Backend[];
+let backends: LoopbackBackend[];
 const running: RunningController[] = [];
 
 beforeAll(async () => {
@@ -138,9 +119,9 @@ beforeAll(async () => {
   ({ subnets } = await vpcWithTwoSubnets(ec2, 34));
   proxy = await startFaultProxy();
   backends = [
-    await startBackend('A', '127.0.0.91'),
-    await startBackend('B', '127.0.0.92'),
-    await startBackend('C', '127.0.0.93'),
+    await startLoopbackBackend('A', '127.0.0.91', 4),
+    await startLoopbackBackend('B', '127.0.0.92', 4),
+    await startLoopbackBackend('C', '127.0.0.93', 4),
   ];
   dp = await startAlbDataPlane({
     healthCheckTimeScale: 0.05,
@@ -154,10 +135,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dp.stop();
   await proxy.stop();
-  for (const b of backends)
-    await new Promise((r) => {
-      b.server.close(r);
-    });
+  for (const b of backends) await stopLoopbackBackend(b);
   elb.destroy();
   ec2.destroy();
 });
@@ -165,28 +143,6 @@ afterAll(async () => {
 afterEach(async () => {
   for (const r of running.splice(0)) await r.stop();
 });
-
-/** Service `name` of `ns` without a selector, and its EndpointSlice listing `b`'s Pod IP as ready. */
-async function serviceTo(ns: string, name: string, b: Backend): Promise<void> {
-  await admin.create(`/api/v1/namespaces/${ns}/services`, {
-    metadata: { name },
-    spec: { ports: [{ port: 80, targetPort: b.port, protocol: 'TCP' }] },
-  });
-  await admin.create(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name: `${name}-1`,
-      labels: {
-        'kubernetes.io/service-name': name,
-        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
-      },
-    },
-    addressType: 'IPv4',
-    ports: [{ port: b.port, protocol: 'TCP', name: '' }],
-    endpoints: [{ addresses: [b.ip], conditions: { ready: true, serving: true, terminating: false } }],
-  });
-}
 
 const healthCheck = { path: '/health', intervalSeconds: 5, timeoutSeconds: 2, healthyThresholdCount: 2 };
 const svc = (name: string): BackendServiceSpec => ({ name, port: 80, healthCheck });
@@ -244,10 +200,10 @@ describe('MyIngress header, query string and method conditions and weighted forw
       resyncPeriod: '1s',
     });
     running.push(controller);
-    const [a, b, c] = backends as [Backend, Backend, Backend];
-    await serviceTo(ns, 'web-a', a);
-    await serviceTo(ns, 'web-b', b);
-    await serviceTo(ns, 'web-c', c);
+    const [a, b, c] = backends as [LoopbackBackend, LoopbackBackend, LoopbackBackend];
+    await serviceTo(admin, ns, 'web-a', a);
+    await serviceTo(admin, ns, 'web-b', b);
+    await serviceTo(admin, ns, 'web-c', c);
     const mi = await createMyIngress(admin, ns, 'match', {
       subnets,
       scheme: 'internal',

@@ -194,8 +194,8 @@ describe('hostnames', () => {
     expect(intersectHostname('*.example.com', '*.b.example.com')).toBe('*.b.example.com');
     expect(intersectHostname('*.example.com', 'example.com')).toBeUndefined();
     expect(intersectHostname('a.example.com', 'b.example.com')).toBeUndefined();
-    expect(routeHostnamesOn(undefined, undefined)).toEqual({ any: true });
-    expect(routeHostnamesOn('L.example.com', [])).toEqual({ any: false, hosts: ['l.example.com'] });
+    expect(routeHostnamesOn(undefined, undefined)).toEqual({ anyHost: true });
+    expect(routeHostnamesOn('L.example.com', [])).toEqual({ anyHost: false, hosts: ['l.example.com'] });
   });
 });
 

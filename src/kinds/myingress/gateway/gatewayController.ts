@@ -377,7 +377,7 @@ export class GatewayController implements RunnableController {
             listeners.find((v) => v.listener.name === l)?.listener.hostname,
             r.spec.hostnames,
           );
-          if (!on.any)
+          if (!on.anyHost)
             for (const hostname of on.hosts)
               served.push({ route: `${r.metadata.namespace ?? ''}/${r.metadata.name}`, hostname });
         }

@@ -42,15 +42,15 @@ export function intersectHostname(listener: string | undefined, route: string): 
 export function routeHostnamesOn(
   listener: string | undefined,
   route: readonly string[] | undefined,
-): { readonly any: true } | { readonly any: false; readonly hosts: string[] } {
+): { readonly anyHost: true } | { readonly anyHost: false; readonly hosts: string[] } {
   if (route === undefined || route.length === 0)
-    return listener === undefined ? { any: true } : { any: false, hosts: [listener.toLowerCase()] };
+    return listener === undefined ? { anyHost: true } : { anyHost: false, hosts: [listener.toLowerCase()] };
   const hosts = new Set<string>();
   for (const r of route) {
     const h = intersectHostname(listener, r);
     if (h !== undefined) hosts.add(h);
   }
-  return { any: false, hosts: [...hosts] };
+  return { anyHost: false, hosts: [...hosts] };
 }
 
 /**

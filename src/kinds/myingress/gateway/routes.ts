@@ -111,7 +111,7 @@ export function routeOnGateway(route: HTTPRoute, w: RouteWorld): RouteOnGateway 
   const rules: RuleSpec[] = [];
   for (const l of [...attached.values()].sort((a, b) => a.listener.port - b.listener.port)) {
     const hosts = routeHostnamesOn(l.listener.hostname, route.spec.hostnames);
-    const hostList: (string | undefined)[] = hosts.any ? [undefined] : hosts.hosts;
+    const hostList: (string | undefined)[] = hosts.anyHost ? [undefined] : hosts.hosts;
     for (const [ri, r] of (route.spec.rules ?? []).entries()) {
       const matches = r.matches !== undefined && r.matches.length > 0 ? r.matches : [{}];
       for (const m of matches)
@@ -198,7 +198,7 @@ function attachTo(
     };
   const hostMatching = admitting.filter((l) => {
     const h = routeHostnamesOn(l.listener.hostname, route.spec.hostnames);
-    return h.any || h.hosts.length > 0;
+    return h.anyHost || h.hosts.length > 0;
   });
   if (hostMatching.length === 0)
     return {
