@@ -11,6 +11,9 @@ import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { skyliftGatewayClassName, skyliftGatewayControllerName } from '../src/apis/gatewayApi.ts';
 import { kinds } from '../src/kinds/registry.ts';
+import { resourcePath } from '../src/apis/meta.ts';
+import { myIngressGroupType } from '../src/kinds/myingress/group/api.ts';
+import { gatewayUidLabel } from '../src/kinds/myingress/gateway/names.ts';
 import { parseRunOptions } from '../src/operator/options.ts';
 import { startOperator, type RunningOperator } from '../src/operator/start.ts';
 import { createAwsClients } from '../src/providers/aws/clients.ts';
@@ -19,7 +22,8 @@ import { KubeClient } from '../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../src/runtime/kube/kubeconfigLoad.ts';
 import { Metrics } from '../src/runtime/metrics.ts';
 import { ensureElbSubnets } from './awsAccount.ts';
-import { dialMapEnv, dialMapOf, writeDialMap } from './conformanceDialMap.ts';
+import { dialMapEnv, dialMapFile, type DialMapFile } from './conformanceDialMap.ts';
+import type { AlbDataPlane } from './albDataPlane/dataPlane.ts';
 import { AwsFaultProxy } from './awsFaultProxy.ts';
 import { acmDeleteInUseAsAws, acmReimportAsAws } from './acmFidelity.ts';
 import { startDevStack, type DevStack } from './devStack.ts';
@@ -104,13 +108,6 @@ export interface SuiteInvocation {
 }
 
 /**
- * The conformance binary's command line: TestConformance, verbose, the timeout; the cluster;
- * GatewayClass {@link skyliftGatewayClassName}; the {@link conformanceProfile} profile (its core
- * features, plus the extended ones the GatewayClass lists in `status.supportedFeatures`); the
- * report with Skylift's implementation fields; then the user's flags. The suite's own timeouts
- * stay upstream's. Pure.
- */
-/**
  * The core tests Skylift skips, each with why (docs/gateway.md, "Conformance"): what an ALB cannot
  * do, or Skylift refuses on purpose. The report lists them as skipped (the profile `partial`).
  */
@@ -121,6 +118,13 @@ export const skippedConformanceTests: Readonly<Record<string, string>> = {
     'its hand-made EndpointSlices name no manager: Skylift registers only addresses from slices the EndpointSlice controller (or a manager a TeamPolicy trusts) made',
 };
 
+/**
+ * The conformance binary's command line: TestConformance, verbose, the timeout; the cluster;
+ * GatewayClass {@link skyliftGatewayClassName}; the {@link conformanceProfile} profile (its core
+ * features, plus the extended ones the GatewayClass lists in `status.supportedFeatures`); the
+ * report with Skylift's implementation fields; then the user's flags. The suite's own timeouts
+ * stay upstream's. Pure.
+ */
 export function suiteCommandLine(args: ConformanceArgs, run: SuiteInvocation): string[] {
   return [
     '-test.run=^TestConformance$',
@@ -230,14 +234,9 @@ export async function runConformance(argv: readonly string[]): Promise<number> {
   const say = (text: string): void => {
     process.stdout.write(`${text}\n`);
   };
-  const unavailable = await nodeClusterUnavailable();
+  const unavailable = (await nodeClusterUnavailable()) ?? suiteUnavailable();
   if (unavailable !== undefined) {
     say(`Cannot run the conformance suite: ${unavailable}`);
-    return 2;
-  }
-  const suiteBin = join(toolPaths().gatewayApiDir, 'conformance.test');
-  if (!existsSync(suiteBin)) {
-    say(`Cannot run the conformance suite: ${suiteBin} is missing; run make gateway-api`);
     return 2;
   }
   const interrupted = onceInterrupted();
@@ -245,12 +244,9 @@ export async function runConformance(argv: readonly string[]): Promise<number> {
   const reaped = await reapStaleProcesses(dir);
   if (reaped > 0) say(`Stopped ${reaped} processes left over from an earlier run.`);
   await mkdir(dir, { recursive: true });
-  const dialMapPath = join(dir, 'dial-map.json');
-  const reportOutput = join(dir, 'report.yaml');
-  await rm(reportOutput, { force: true });
-  await writeDialMap(dialMapPath, dialMapOf([]));
-  // Rewrites, one after the other, as the data plane's listeners change.
-  let dialMapWrites: Promise<void> = Promise.resolve();
+  const dialMap = await dialMapFile(join(dir, 'dial-map.json'), (err: unknown) => {
+    say(`Writing the dial map failed: ${err instanceof Error ? err.message : String(err)}`);
+  });
   const started = Date.now();
   say('Starting kube-apiserver, etcd, kube-controller-manager, kube-scheduler, a node and moto…');
   const stack: DevStack = await startDevStack({
@@ -260,29 +256,113 @@ export async function runConformance(argv: readonly string[]): Promise<number> {
       say(`  ${line}`);
     },
     onAlbListenersChanged: (listeners) => {
-      dialMapWrites = dialMapWrites
-        .then(() => writeDialMap(dialMapPath, dialMapOf(listeners)))
-        .catch((err: unknown) => {
-          say(`Writing the dial map failed: ${err instanceof Error ? err.message : String(err)}`);
-        });
+      dialMap.follow(listeners);
     },
   });
-  let operator: RunningOperator | undefined;
-  let proxy: AwsFaultProxy | undefined;
   try {
-    if (interrupted.happened()) return 1;
-    // The operator's AWS calls go through a proxy: ACM re-imports and in-use deletions answered as
-    // AWS does, and every certificate imported recorded for the data plane's HTTPS listeners.
-    proxy = await AwsFaultProxy.start({ target: stack.awsEndpoint });
+    if (interrupted.happened() || stack.albDataPlane === undefined) return 1;
+    say(`Node cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+    const run = await runConformanceProfile(
+      {
+        kubeconfig: stack.kubeconfig,
+        awsEndpoint: stack.awsEndpoint,
+        dataPlane: stack.albDataPlane,
+        dialMap,
+        dir,
+      },
+      args,
+      { say, interrupted },
+    );
+    if (run === 'interrupted') {
+      say('Interrupted.');
+      return 1;
+    }
+    let kept: string | undefined;
+    if (run.outcome.kind === 'passed' && existsSync(run.reportOutput)) {
+      kept = keptReportPath(pinnedVersions().GATEWAY_API_VERSION, skyliftPackageVersion());
+      await mkdir(join(kept, '..'), { recursive: true });
+      await copyFile(run.reportOutput, kept);
+      kept = relative(process.cwd(), kept) || kept;
+    }
+    say(describeSuiteOutcome(run.outcome, relative(process.cwd(), run.logPath) || run.logPath, kept));
+    return run.outcome.kind === 'passed' ? 0 : 1;
+  } finally {
+    await dialMap.flushed();
+    await stack.stop();
+    interrupted.dispose();
+    say('Stopped.');
+  }
+}
+
+/** Why the compiled suite cannot be run (it is not installed), or undefined. */
+export function suiteUnavailable(): string | undefined {
+  const suiteBin = join(toolPaths().gatewayApiDir, 'conformance.test');
+  return existsSync(suiteBin) ? undefined : `${suiteBin} is missing; run make gateway-api`;
+}
+
+/** A cluster to run the profile against: everything {@link runConformanceProfile} does not start. */
+export interface ConformanceTarget {
+  /** The cluster's admin kubeconfig (the suite and the operator use it). */
+  readonly kubeconfig: string;
+  /** moto itself; the run puts a fault proxy with ACM's fidelity rules in front of it for the operator. */
+  readonly awsEndpoint: string;
+  /** The ALB data plane following that moto, whose listeners {@link dialMap} follows. */
+  readonly dataPlane: AlbDataPlane;
+  readonly dialMap: DialMapFile;
+  /** Where the suite's log and report go. */
+  readonly dir: string;
+}
+
+/** A finished run of the profile: how it ended, and where its full output and report are. */
+export interface ConformanceProfileRun {
+  readonly outcome: SuiteOutcome;
+  /** The suite's report (written by the suite; present when it got that far). */
+  readonly reportOutput: string;
+  readonly logPath: string;
+  /** The GatewayClass's supported features when the suite started; undefined if it was not Accepted in time. */
+  readonly supportedFeatures: readonly string[] | undefined;
+}
+
+/** How {@link runConformanceProfile} talks and is stopped. */
+export interface ConformanceProfileIo {
+  readonly say: (text: string) => void;
+  /** Ctrl-C: the suite is stopped, the run answers 'interrupted'. */
+  readonly interrupted?: { readonly promise: Promise<void>; happened(): boolean };
+}
+
+/**
+ * Runs the {@link conformanceProfile} profile against a running cluster: installs Skylift's and the
+ * Gateway API's CRDs (idempotent), tags the default VPC's subnets for load balancers, starts the
+ * operator in this process with its AWS calls through a fault proxy (ACM re-imports and in-use
+ * deletions answered as AWS does; imported keys recorded for the data plane), applies GatewayClass
+ * {@link skyliftGatewayClassName}, waits for it to be Accepted, runs the suite, then waits (up to 3
+ * min) for the Gateways the suite deleted to be gone from ELBv2's side — their MyIngressGroups
+ * deleted — and stops the operator and the proxy. The GatewayClass stays. Sets the AWS endpoint
+ * variables of `process.env` to the proxy's (the operator's SDK reads them). May block for the
+ * suite's timeout; never throws for a failing suite (the outcome says it).
+ */
+export async function runConformanceProfile(
+  target: ConformanceTarget,
+  args: ConformanceArgs,
+  io: ConformanceProfileIo,
+): Promise<ConformanceProfileRun | 'interrupted'> {
+  const { say } = io;
+  const reportOutput = join(target.dir, 'report.yaml');
+  const logPath = join(target.dir, 'conformance.log');
+  await rm(reportOutput, { force: true });
+  const started = Date.now();
+  const proxy = await AwsFaultProxy.start({ target: target.awsEndpoint });
+  let operator: RunningOperator | undefined;
+  const client = new KubeClient(loadKubeconfig(target.kubeconfig));
+  try {
     proxy.inject(acmReimportAsAws());
     proxy.inject(acmDeleteInUseAsAws());
-    if (stack.albDataPlane !== undefined) proxy.tap(stack.albDataPlane.importCertificateTap());
+    proxy.tap(target.dataPlane.importCertificateTap());
     Object.assign(process.env, emulatorEnv(proxy.endpoint));
-    const client = new KubeClient(loadKubeconfig(stack.kubeconfig));
     await installCrds(client);
     await installGatewayApiCrds(client);
     const region = process.env.AWS_REGION ?? emulatorCredentials.region;
-    const subnets = await prepareSubnets(stack.awsEndpoint, region);
+    const subnets = await prepareSubnets(target.awsEndpoint, region);
     operator = startOperator(
       parseRunOptions(
         [
@@ -299,7 +379,7 @@ export async function runConformance(argv: readonly string[]): Promise<number> {
           'warn',
           ...kinds.flatMap((k) => k.devFlags),
           '--kubeconfig',
-          stack.kubeconfig,
+          target.kubeconfig,
         ],
         process.env,
       ),
@@ -318,24 +398,22 @@ export async function runConformance(argv: readonly string[]): Promise<number> {
     const rel = (p: string): string => relative(process.cwd(), p) || p;
     say(
       [
-        `Local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s: CRDs (Skylift's, Gateway API ${pinnedVersions().GATEWAY_API_VERSION}),`,
+        `Ready in ${((Date.now() - started) / 1000).toFixed(1)} s: CRDs (Skylift's, Gateway API ${pinnedVersions().GATEWAY_API_VERSION}),`,
         `  subnets ${subnets.join(', ')}, the operator in this process, GatewayClass ${skyliftGatewayClassName} (${skyliftGatewayControllerName}).`,
-        `  Dial map ${rel(dialMapPath)} (the ALB data plane's listeners by load balancer DNS name); logs in ${rel(dir)}/.`,
+        `  Dial map ${rel(target.dialMap.path)} (the ALB data plane's listeners by load balancer DNS name); logs in ${rel(target.dir)}/.`,
       ].join('\n'),
     );
-    const accepted = await waitForGatewayClass(client, say);
+    const supportedFeatures = await waitForGatewayClass(client, say);
     say(
-      accepted === undefined
+      supportedFeatures === undefined
         ? `GatewayClass ${skyliftGatewayClassName} not Accepted after ${gatewayClassAcceptTimeoutMs / 1000} s; running the suite anyway (it says why it cannot go on).`
-        : `GatewayClass ${skyliftGatewayClassName} Accepted; supported features: ${accepted.join(', ') || '(none listed)'}.`,
+        : `GatewayClass ${skyliftGatewayClassName} Accepted; supported features: ${supportedFeatures.join(', ') || '(none listed)'}.`,
     );
-    const skyliftVersion = skyliftPackageVersion();
     const suiteArgs = suiteCommandLine(args, {
-      kubeconfig: stack.kubeconfig,
+      kubeconfig: target.kubeconfig,
       reportOutput,
-      skyliftVersion,
+      skyliftVersion: skyliftPackageVersion(),
     });
-    const logPath = join(dir, 'conformance.log');
     say(
       `Running the ${conformanceProfile} profile (timeout ${args.timeout}; all output in ${rel(logPath)}), skipping:\n${Object.entries(
         skippedConformanceTests,
@@ -343,37 +421,43 @@ export async function runConformance(argv: readonly string[]): Promise<number> {
         .map(([test, why]) => `  ${test}: ${why}`)
         .join('\n')}`,
     );
-    const run = await runSuite(suiteBin, suiteArgs, {
-      env: { ...process.env, KUBECONFIG: stack.kubeconfig, [dialMapEnv]: dialMapPath },
+    const run = await runSuite(join(toolPaths().gatewayApiDir, 'conformance.test'), suiteArgs, {
+      env: { ...process.env, KUBECONFIG: target.kubeconfig, [dialMapEnv]: target.dialMap.path },
       logPath,
       deadlineMs: goDurationMs(args.timeout) + 60_000,
-      interrupted: interrupted.promise,
+      interrupted: io.interrupted?.promise ?? new Promise<void>(() => undefined),
       say,
     });
-    if (interrupted.happened()) {
-      say('Interrupted.');
-      return 1;
-    }
+    if (io.interrupted?.happened() === true) return 'interrupted';
     const outcome = classifySuiteRun(run.exitCode, run.output, run.killedAtDeadline);
-    let kept: string | undefined;
-    if (outcome.kind === 'passed' && existsSync(reportOutput)) {
-      kept = keptReportPath(pinnedVersions().GATEWAY_API_VERSION, skyliftVersion);
-      await mkdir(join(kept, '..'), { recursive: true });
-      await copyFile(reportOutput, kept);
-      kept = rel(kept);
-    }
-    say(describeSuiteOutcome(outcome, rel(logPath), kept));
-    return outcome.kind === 'passed' ? 0 : 1;
+    await gatewayGroupsGone(client, say);
+    return { outcome, reportOutput, logPath, supportedFeatures };
   } finally {
     if (operator !== undefined) {
       operator.manager.stop();
       await operator.done.catch(() => undefined);
     }
-    await dialMapWrites;
-    await proxy?.stop();
-    await stack.stop();
-    interrupted.dispose();
-    say('Stopped.');
+    await proxy.stop();
+  }
+}
+
+/**
+ * Waits up to 3 min for every MyIngressGroup a Gateway made (label skylift.dev/gateway-uid) to be
+ * gone — the suite deletes its Gateways when it ends, and the operator deletes their load
+ * balancers — saying what is left if some stay.
+ */
+async function gatewayGroupsGone(client: KubeClient, say: (text: string) => void): Promise<void> {
+  const list = (): Promise<{ items: { metadata: { name: string } }[] }> =>
+    client.get(resourcePath(myIngressGroupType), { labelSelector: gatewayUidLabel });
+  try {
+    await waitFor(async () => ((await list()).items.length === 0 ? true : undefined), {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+      description: "the Gateways' load balancers deleted",
+    });
+  } catch {
+    const left = (await list().catch(() => ({ items: [] }))).items.map((g) => g.metadata.name);
+    say(`Load balancers of Gateways still there after 3 min: ${left.join(', ')}`);
   }
 }
 

@@ -55,3 +55,29 @@ export async function writeDialMap(path: string, map: DialMap): Promise<void> {
   await writeFile(tmp, `${JSON.stringify(map, null, 2)}\n`);
   await rename(tmp, path);
 }
+
+/**
+ * A dial map file kept up to date with a data plane's listeners: pass {@link follow} as the data
+ * plane's `onListenersChanged`. Writes happen one after the other in call order (the last call's
+ * listeners win); a failed write is reported to `onError` and the next one is tried anyway.
+ */
+export interface DialMapFile {
+  readonly path: string;
+  /** Rewrites the file for these listeners (queued behind earlier writes). Never throws. */
+  follow(listeners: readonly ServedListener[]): void;
+  /** Resolves once every write asked for so far has been done (or has failed). */
+  flushed(): Promise<void>;
+}
+
+/** Starts a dial map at `path` with no listeners (resolves once written) and keeps it up to date. */
+export async function dialMapFile(path: string, onError: (err: unknown) => void): Promise<DialMapFile> {
+  await writeDialMap(path, dialMapOf([]));
+  let writes: Promise<void> = Promise.resolve();
+  return {
+    path,
+    follow(listeners) {
+      writes = writes.then(() => writeDialMap(path, dialMapOf(listeners))).catch(onError);
+    },
+    flushed: () => writes,
+  };
+}

@@ -1,11 +1,17 @@
 // The conformance dial map (dev/conformanceDialMap.ts): from the ALB data plane's listeners to
 // the file the conformance binary's round tripper reads, and that both sides agree on its shape.
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ServedListener } from '../../dev/albDataPlane/dataPlane.ts';
-import { dialMapEnv, dialMapOf, joinHostPort, writeDialMap } from '../../dev/conformanceDialMap.ts';
+import {
+  dialMapEnv,
+  dialMapFile,
+  dialMapOf,
+  joinHostPort,
+  writeDialMap,
+} from '../../dev/conformanceDialMap.ts';
 import { repoRoot } from '../../dev/paths.ts';
 
 const listener = (dnsName: string, port: number, host: string, at: number): ServedListener => ({
@@ -51,6 +57,35 @@ describe('dialMapOf', () => {
 
   it('is empty without listeners', () => {
     expect(dialMapOf([])).toEqual({ version: 1, addresses: {} });
+  });
+});
+
+describe('dialMapFile', () => {
+  it('starts empty, ends with the last listeners it was given, and goes on after a failed write', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'skylift-dialmap-'));
+    dirs.push(dir);
+    const errors: unknown[] = [];
+    const file = await dialMapFile(join(dir, 'dial-map.json'), (err) => errors.push(err));
+    const read = async (): Promise<unknown> => JSON.parse(await readFile(file.path, 'utf8'));
+    expect(await read()).toEqual({ version: 1, addresses: {} });
+
+    const a = listener('sky-a-1.us-east-1.elb.amazonaws.com', 80, '127.0.0.1', 41001);
+    const b = listener('sky-b-1.us-east-1.elb.amazonaws.com', 80, '127.0.0.1', 41002);
+    file.follow([a]);
+    file.follow([a, b]);
+    await file.flushed();
+    expect(await read()).toEqual(dialMapOf([a, b]));
+
+    // The directory gone: that write fails and is reported; once it is back, the next one lands.
+    await rm(dir, { recursive: true });
+    file.follow([a]);
+    await file.flushed();
+    expect(errors).toHaveLength(1);
+    await mkdir(dir);
+    file.follow([b]);
+    await file.flushed();
+    expect(await read()).toEqual(dialMapOf([b]));
+    expect(errors).toHaveLength(1);
   });
 });
 
