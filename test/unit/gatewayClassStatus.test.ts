@@ -24,13 +24,20 @@ function gatewayClass(
 }
 
 describe('supportedFeatures', () => {
-  it('lists the GATEWAY-HTTP core features Skylift claims, as {name} objects sorted by name', () => {
+  it('lists the GATEWAY-HTTP core features and the extended ones Skylift claims, as {name} objects sorted by name', () => {
     expect(supportedFeaturesStatus()).toEqual([
       { name: 'Gateway' },
+      { name: 'GatewayPort8080' },
       { name: 'HTTPRoute' },
+      { name: 'HTTPRouteMethodMatching' },
+      { name: 'HTTPRouteParentRefPort' },
+      { name: 'HTTPRoutePortRedirect' },
+      { name: 'HTTPRouteSchemeRedirect' },
       { name: 'ReferenceGrant' },
     ]);
-    expect(skyliftSupportedFeatures).toEqual(['Gateway', 'HTTPRoute', 'ReferenceGrant']);
+    // Not claimed: what an ALB cannot do as the specification asks.
+    expect(skyliftSupportedFeatures).not.toContain('HTTPRouteQueryParamMatching');
+    expect(skyliftSupportedFeatures).not.toContain('HTTPRoutePathRedirect');
   });
 
   it.each([
