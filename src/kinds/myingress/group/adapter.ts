@@ -24,6 +24,7 @@ import type { IngressContext } from '../deps.ts';
 import { MemberState, myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
 import { planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
 import { GroupCertificates } from './certificates.ts';
+import type { MemberTenancy } from './tenancy.ts';
 import { TerminalError } from '../../../runtime/errors.ts';
 
 /** A group's fields that differ: the load balancer's (MyIngress's), or `members` (one to let go). */
@@ -72,6 +73,11 @@ export interface GroupAdapterDeps {
   readonly keepWithoutMembers?: boolean;
   /** Serves listeners[].certificateRefs (absent: a group naming Secrets is refused). */
   readonly certificates?: GroupCertificates;
+  /**
+   * How a member namespace's tenancy stands with the group (group/tenancy.ts); absent: every
+   * namespace is served (no TeamPolicies). May look up AWS (reads); throws to retry.
+   */
+  readonly memberTenancy?: (group: MyIngressGroup, namespace: string) => Promise<MemberTenancy>;
 }
 
 /**
@@ -99,7 +105,7 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
         Reason.ReconcileError,
         'waiting for the MyIngress and Namespace caches to list',
       );
-    const plan = this.plan(group);
+    const plan = await this.plan(group);
     const wanted = plan.wanted || this.d.keepWithoutMembers === true;
     const deleting = group.metadata.deletionTimestamp !== undefined;
     const refs = GroupCertificates.refsOf(group.spec.listeners);
@@ -165,16 +171,31 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     };
   }
 
-  /** The group's plan from its members as the caches hold them now. Pure over the caches. */
-  private plan(group: MyIngressGroup): GroupPlan {
-    return planGroup(group, this.d.members(group), this.d.namespaceLabels, this.d.planOptions);
+  /**
+   * The group's plan from its members as the caches hold them now, each member namespace's
+   * tenancy judged once (memberTenancy). Reads the caches; the tenancy check may read AWS.
+   */
+  private async plan(group: MyIngressGroup): Promise<GroupPlan> {
+    const members = this.d.members(group);
+    const judge = this.d.memberTenancy;
+    if (judge === undefined) return planGroup(group, members, this.d.namespaceLabels, this.d.planOptions);
+    const refusals = new Map<string, string>();
+    const namespaces = new Set(members.map((m) => m.metadata.namespace ?? ''));
+    for (const ns of [...namespaces].sort()) {
+      const t = await judge(group, ns);
+      if (t.kind === 'refused') refusals.set(ns, t.message);
+    }
+    return planGroup(group, members, this.d.namespaceLabels, {
+      ...this.d.planOptions,
+      refusal: (ns) => refusals.get(ns),
+    });
   }
 
   async create(
     group: MyIngressGroup,
     ctx: ReconcileContext,
   ): Promise<{ status: KindStatusOf<MyIngressGroup>; description?: string }> {
-    const plan = this.plan(group);
+    const plan = await this.plan(group);
     const certs = await this.ensureCertificates(group, plan, ctx);
     const created = await this.ingress.create(
       mergedIngress(group, { ...plan, spec: certs.spec }, false),
