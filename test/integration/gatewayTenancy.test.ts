@@ -27,6 +27,7 @@ import {
   gatewayType,
   httpRouteType,
   skyliftGatewayControllerName,
+  type Gateway,
   type HTTPRoute,
 } from '../../src/apis/gatewayApi.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
@@ -241,8 +242,15 @@ describe('HTTPRoutes under TeamPolicies', () => {
         [nsB, 'pay', 'Forbidden'],
       ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
     );
-    // Only the served route's rule is on the load balancer.
+    // Only the served route's rule is on the load balancer, and only it counts as attached.
     expect(await ruleHosts(lb)).toEqual([hostA]);
+    await waitFor(
+      async () => {
+        const g = await admin.get<Gateway>(resourcePath(gatewayType, { namespace: gwNs, name: 'shared' }));
+        return g.status?.listeners?.find((l) => l.name === 'http')?.attachedRoutes === 1 ? true : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the listener counting the served route only' },
+    );
 
     // The served route's target group exists, without the hand-made slice's address: only
     // Kubernetes' EndpointSlice controller is trusted while the policy lists no other manager.

@@ -369,7 +369,9 @@ export class GatewayController implements RunnableController {
     const attached = new Map<string, number>();
     const served: ServedHostname[] = [];
     const world = this.world(gw, listeners, want?.metadata.name ?? '');
-    for (const r of this.routesOf(key))
+    for (const r of this.routesOf(key)) {
+      // A route its namespace's TeamPolicy refuses is not attached, and its hostnames not published.
+      if (tenancyVerdict(this.memberEntry(want?.metadata.name ?? '', r)) !== undefined) continue;
       for (const p of routeOnGateway(r, world).parents)
         for (const l of p.listeners) {
           attached.set(l, (attached.get(l) ?? 0) + 1);
@@ -381,6 +383,7 @@ export class GatewayController implements RunnableController {
             for (const hostname of on.hosts)
               served.push({ route: `${r.metadata.namespace ?? ''}/${r.metadata.name}`, hostname });
         }
+    }
     const dns = await this.syncRecords(gw, served, want !== undefined ? group : undefined);
     if (dns.wrote) outcome = 'written';
     const status = gatewayStatus(
