@@ -1,11 +1,12 @@
 // TeamPolicies and MyIngressGroup members, on the real apiserver and moto: the group is reconciled
 // with the operator's own identity, so a member is served only when its namespace's tenancy allows
 // that. A member of a namespace whose policy serves it as another role, or that no policy selects,
-// is listed Forbidden with the tenancy's message and has no rule or target group on the shared load
-// balancer, while a member of a namespace served with the operator's identity is; a policy changed
-// after a member attached (to another region) takes its rules and target groups off, and changed
-// back puts them on again. The controllers are served through a TenantDirectory of this test's
-// policies (dev/teamPolicies.ts).
+// is listed Forbidden with the tenancy's message, and one whose policy allows only internet-facing
+// load balancers, on an internal group, is refused in the policy's words; none of them has a rule
+// or target group on the shared load balancer, while a member of a namespace served with the
+// operator's identity is served; a policy changed after a member attached (to another region) takes
+// its rules and target groups off, and changed back puts them on again. The controllers are served
+// through a TenantDirectory of this test's policies (dev/teamPolicies.ts).
 import {
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
@@ -131,19 +132,26 @@ async function targetGroupMembers(name: string): Promise<string[]> {
 }
 
 describe('MyIngressGroup members under TeamPolicies', () => {
-  it('serves a member of a namespace served with the operator’s identity, refuses one its policy maps to another role and one no policy selects, and takes a member off when its policy changes after it attached', async () => {
+  it('serves a member of a namespace served with the operator’s identity, refuses one its policy maps to another role, one no policy selects and one whose guardrails the group does not meet, and takes a member off when its policy changes after it attached', async () => {
     const a = await newNamespace(admin, 'gten-a');
     const b = await newNamespace(admin, 'gten-b');
     const c = await newNamespace(admin, 'gten-c');
+    const d = await newNamespace(admin, 'gten-d');
     const policyA = `gten-a-${suffix}`;
     const policyB = `gten-b-${suffix}`;
     const role = 'arn:aws:iam::222233334444:role/skylift-team-b';
     await applyTeamPolicy(admin, policies, policyA, { namespaces: { names: [a] } });
     await applyTeamPolicy(admin, policies, policyB, { namespaces: { names: [b] }, aws: { roleArn: role } });
-    const opts = { namespace: `${a},${b},${c}`, endpoint: proxy.endpoint, tenants };
+    // Namespace d may only have internet-facing load balancers; the group's is internal.
+    const policyD = `gten-d-${suffix}`;
+    await applyTeamPolicy(admin, policies, policyD, {
+      namespaces: { names: [d] },
+      guardrails: { loadBalancers: { schemes: ['internet-facing'] } },
+    });
+    const opts = { namespace: `${a},${b},${c},${d}`, endpoint: proxy.endpoint, tenants };
     running.push(await startController((s) => myIngressController(s, { pollMs: 300 }), opts));
     running.push(await startController((s) => myIngressGroupController(s, { pollMs: 300 }), opts));
-    for (const ns of [a, b, c])
+    for (const ns of [a, b, c, d])
       await admin.create(`/api/v1/namespaces/${ns}/services`, {
         metadata: { name: 'web' },
         spec: { ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] },
@@ -158,6 +166,7 @@ describe('MyIngressGroup members under TeamPolicies', () => {
     await createMember(a, 'one', member(g, hostA));
     await createMember(b, 'two', member(g, `b-${suffix}.example.com`));
     await createMember(c, 'three', member(g, `c-${suffix}.example.com`));
+    await createMember(d, 'four', member(g, `d-${suffix}.example.com`));
 
     const one = await myIngressWhere(admin, a, 'one', readyAtGeneration, 'Ready');
     const two = await myIngressWhere(admin, b, 'two', forbidden, 'Forbidden');
@@ -176,11 +185,19 @@ describe('MyIngressGroup members under TeamPolicies', () => {
     );
     expect(synced(three)?.message).toContain(`namespace ${c} is not selected by any TeamPolicy`);
 
+    const four = await myIngressWhere(admin, d, 'four', forbidden, 'Forbidden');
+    expect(synced(four)?.message).toMatch(
+      new RegExp(
+        `^MyIngressGroup ${g}'s load balancer does not meet namespace ${d}'s TeamPolicy ${policyD} .*TeamPolicy ${policyD} forbids spec.scheme: internal load balancers are not allowed`,
+      ),
+    );
+
     const grp = await readObject<MyIngressGroup>(admin, myIngressGroupType, '', g);
     expect(grp?.status?.members?.map((m) => [m.namespace, m.name, m.state, m.rules])).toEqual([
       [a, 'one', 'Attached', 1],
       [b, 'two', 'Forbidden', 0],
       [c, 'three', 'Forbidden', 0],
+      [d, 'four', 'Forbidden', 0],
     ]);
     const lb = await groupLoadBalancer(g);
     expect(lb).toBeDefined();
@@ -223,6 +240,7 @@ describe('MyIngressGroup members under TeamPolicies', () => {
       [a, 'one'],
       [b, 'two'],
       [c, 'three'],
+      [d, 'four'],
     ] as const) {
       await admin.delete(resourcePath(myIngressType, { namespace: ns, name }));
       await myIngressGone(admin, ns, name);

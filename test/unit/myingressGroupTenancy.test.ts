@@ -10,9 +10,17 @@ import { planGroup } from '../../src/kinds/myingress/group/plan.ts';
 import {
   checkGroupGuardrails,
   groupLoadBalancerSpec,
+  groupTenancyChanges,
   memberIdentity,
   trustedManagers,
+  type MemberTenancy,
 } from '../../src/kinds/myingress/group/tenancy.ts';
+import { memberTenancyOf } from '../../src/kinds/myingress/group/controller.ts';
+import { defaultMyIngressSettings } from '../../src/kinds/myingress/settings.ts';
+import type { KindPlumbing } from '../../src/kinds/module.ts';
+import type { AwsClients } from '../../src/providers/aws/clients.ts';
+import { realClock } from '../../src/runtime/clock.ts';
+import type { TenantSource, TenancyChange } from '../../src/tenancy/directory.ts';
 import type { GuardLookups } from '../../src/kinds/myingress/guardrails.ts';
 import { tenancyVerdict } from '../../src/kinds/myingress/gateway/routes.ts';
 import type { Tenancy } from '../../src/tenancy/selection.ts';
@@ -250,5 +258,83 @@ describe('tenancyVerdict', () => {
   });
   it('a route not listed', () => {
     expect(tenancyVerdict(undefined)).toBeUndefined();
+  });
+});
+
+describe('memberTenancyOf', () => {
+  /** A tenant source serving `policies` by namespace name (every other namespace refused). */
+  const source = (policies: TeamPolicy[]): TenantSource => ({
+    tenancyOf: (ns) => Promise.resolve(source_(policies, ns)),
+    current: (ns) => source_(policies, ns),
+    onChange: () => undefined,
+    reportAssumeRole: () => undefined,
+    reportThrottling: () => undefined,
+  });
+  const source_ = (policies: TeamPolicy[], ns: string): Tenancy => {
+    const p = policies.find((x) => x.spec.namespaces.names?.includes(ns));
+    return p !== undefined
+      ? { kind: 'policy', policy: p }
+      : { kind: 'refused', message: `no policy for ${ns}` };
+  };
+
+  it('judges each namespace, and checks the group against one policy once, whatever its namespaces', async () => {
+    let describes = 0;
+    const ec2 = {
+      send: () => {
+        describes++;
+        return Promise.resolve({
+          Subnets: [
+            { SubnetId: 'subnet-1', Tags: [{ Key: 'tier', Value: 'private' }] },
+            { SubnetId: 'subnet-2', Tags: [{ Key: 'tier', Value: 'public' }] },
+          ],
+        });
+      },
+    };
+    const aws = { region: 'eu-west-1', ec2: () => Promise.resolve(ec2) } as unknown as AwsClients;
+    const plumbing = { tenants: source([]), clock: realClock } as unknown as KindPlumbing;
+    const shop = policy('shop', {
+      namespaces: { names: ['a', 'b'] },
+      guardrails: { loadBalancers: { subnets: { tags: { tier: 'private' } } } },
+    });
+    const role = policy('role', { namespaces: { names: ['c'] }, aws: { roleArn: 'arn:aws:iam::2:role/x' } });
+    const judge = memberTenancyOf(
+      { ...plumbing, tenants: source([shop, role]) },
+      aws,
+      defaultMyIngressSettings,
+    );
+    const got = await judge?.(group(), ['a', 'b', 'c', 'd']);
+    expect(describes).toBe(1);
+    expect([...(got ?? new Map<string, MemberTenancy>())].map(([ns, t]) => [ns, t.kind])).toEqual([
+      ['a', 'refused'],
+      ['b', 'refused'],
+      ['c', 'refused'],
+      ['d', 'refused'],
+    ]);
+    const a = got?.get('a');
+    expect(a?.kind === 'refused' ? a.message : '').toMatch(
+      /^MyIngressGroup shared's load balancer does not meet namespace a's TeamPolicy shop .*forbids spec\.subnets: subnet subnet-2 is not among/,
+    );
+    const b = got?.get('b');
+    expect(b?.kind === 'refused' ? b.message : '').toContain("does not meet namespace b's TeamPolicy shop");
+    expect(memberTenancyOf(plumbing, aws, defaultMyIngressSettings)).toBeDefined();
+    expect(
+      memberTenancyOf(
+        { ...plumbing, tenants: undefined } as unknown as KindPlumbing,
+        aws,
+        defaultMyIngressSettings,
+      ),
+    ).toBeUndefined();
+  });
+});
+
+describe('groupTenancyChanges', () => {
+  it('turns any tenancy change into every group', () => {
+    const cbs: ((c: TenancyChange) => void)[] = [];
+    const tenants = { onChange: (cb: (c: TenancyChange) => void) => cbs.push(cb) } as unknown as TenantSource;
+    const seen: TenancyChange[] = [];
+    groupTenancyChanges(tenants)?.onChange((c) => seen.push(c));
+    for (const cb of cbs) cb(new Set(['shop']));
+    expect(seen).toEqual(['all']);
+    expect(groupTenancyChanges(undefined)).toBeUndefined();
   });
 });

@@ -24,7 +24,7 @@ import type { IngressContext } from '../deps.ts';
 import { MemberState, myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
 import { planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
 import { GroupCertificates } from './certificates.ts';
-import type { MemberTenancy } from './tenancy.ts';
+import type { MemberTenancyJudge } from './tenancy.ts';
 import { TerminalError } from '../../../runtime/errors.ts';
 
 /** A group's fields that differ: the load balancer's (MyIngress's), or `members` (one to let go). */
@@ -77,7 +77,7 @@ export interface GroupAdapterDeps {
    * How a member namespace's tenancy stands with the group (group/tenancy.ts); absent: every
    * namespace is served (no TeamPolicies). May look up AWS (reads); throws to retry.
    */
-  readonly memberTenancy?: (group: MyIngressGroup, namespace: string) => Promise<MemberTenancy>;
+  readonly memberTenancy?: MemberTenancyJudge;
 }
 
 /**
@@ -179,15 +179,18 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     const members = this.d.members(group);
     const judge = this.d.memberTenancy;
     if (judge === undefined) return planGroup(group, members, this.d.namespaceLabels, this.d.planOptions);
-    const refusals = new Map<string, string>();
-    const namespaces = new Set(members.map((m) => m.metadata.namespace ?? ''));
-    for (const ns of [...namespaces].sort()) {
-      const t = await judge(group, ns);
-      if (t.kind === 'refused') refusals.set(ns, t.message);
-    }
+    const namespaces = [...new Set(members.map((m) => m.metadata.namespace ?? ''))].sort();
+    const tenancy = await judge(group, namespaces);
     return planGroup(group, members, this.d.namespaceLabels, {
       ...this.d.planOptions,
-      refusal: (ns) => refusals.get(ns),
+      refusal: (ns) => {
+        // A namespace the judge did not answer for is refused: fail closed.
+        const t = tenancy.get(ns) ?? {
+          kind: 'refused',
+          message: `the tenancy of namespace ${ns} is not known`,
+        };
+        return t.kind === 'refused' ? t.message : undefined;
+      },
     });
   }
 

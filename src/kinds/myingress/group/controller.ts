@@ -15,12 +15,14 @@ import { myIngressGroupType, type MyIngressGroup } from './api.ts';
 import { parseGroupBackendName } from './plan.ts';
 import { GroupCertificates } from './certificates.ts';
 import {
-  checkGroupGuardrails,
+  groupGuardrailProblem,
   groupLoadBalancerSpec,
   groupTenancyChanges,
+  guardrailRefusal,
   memberIdentity,
   trustedManagers,
   type MemberTenancy,
+  type MemberTenancyJudge,
 } from './tenancy.ts';
 import { currentPolicy, tenantConnector } from '../../../tenancy/connector.ts';
 import type { TenantSource, TenancyChange } from '../../../tenancy/directory.ts';
@@ -114,8 +116,9 @@ export function groupCertificatesFor(s: KindPlumbing, aws: AwsClients): GroupCer
 }
 
 /**
- * How a member namespace's tenancy stands with a group served with `aws` (the operator's own
- * clients): memberIdentity, then, under a policy, checkGroupGuardrails with `aws`'s lookups.
+ * How the tenancy of each member namespace stands with a group served with `aws` (the operator's
+ * own clients): memberIdentity, then, under a policy, the group's load balancer checked against its
+ * guardrails with `aws`'s lookups — once per policy, whatever number of namespaces it serves.
  * Undefined without a tenant source (every namespace served). Reads AWS only for guardrails that
  * need a lookup (tags); throws what tenancyOf and the lookups throw (the reconcile is retried).
  */
@@ -123,15 +126,31 @@ export function memberTenancyOf(
   s: KindPlumbing,
   aws: AwsClients,
   settings: MyIngressSettings,
-): ((group: MyIngressGroup, namespace: string) => Promise<MemberTenancy>) | undefined {
+): MemberTenancyJudge | undefined {
   const tenants = s.tenants;
   if (tenants === undefined) return undefined;
   const lookups = guardLookups(aws, hostCertificates(aws, s.clock, settings.certificateListMaxAgeMs));
-  return async (group, namespace) => {
-    const tenancy = await tenants.tenancyOf(namespace);
-    const identity = memberIdentity(tenancy, group, namespace, aws.region);
-    if (identity.kind === 'refused' || tenancy.kind !== 'policy') return identity;
-    return checkGroupGuardrails(tenancy.policy, group, groupLoadBalancerSpec(group), namespace, lookups);
+  return async (group, namespaces) => {
+    const out = new Map<string, MemberTenancy>();
+    const problems = new Map<string, Promise<string | undefined>>();
+    const lb = groupLoadBalancerSpec(group);
+    for (const ns of namespaces) {
+      const tenancy = await tenants.tenancyOf(ns);
+      const identity = memberIdentity(tenancy, group, ns, aws.region);
+      if (identity.kind === 'refused' || tenancy.kind !== 'policy') {
+        out.set(ns, identity);
+        continue;
+      }
+      const policy = tenancy.policy;
+      let problem = problems.get(policy.metadata.name);
+      if (problem === undefined) {
+        problem = groupGuardrailProblem(policy, group, lb, lookups);
+        problems.set(policy.metadata.name, problem);
+      }
+      const why = await problem;
+      out.set(ns, why === undefined ? { kind: 'served' } : guardrailRefusal(group, ns, policy, why));
+    }
+    return out;
   };
 }
 

@@ -21,6 +21,15 @@ export type MemberTenancy =
 const served: MemberTenancy = { kind: 'served' };
 
 /**
+ * How the tenancy of each of `namespaces` stands with `group` (every one of them in the answer).
+ * May read AWS; throws to have the reconcile retried.
+ */
+export type MemberTenancyJudge = (
+  group: MyIngressGroup,
+  namespaces: readonly string[],
+) => Promise<ReadonlyMap<string, MemberTenancy>>;
+
+/**
  * The identity verdict for a member of `group` in `namespace` under `tenancy` (undefined: not
  * known, refused): a refused tenancy is refused with its own message; a policy naming a role
  * (`spec.aws.roleArn`) or a region other than `ownRegion` is refused, with a message naming the
@@ -59,11 +68,49 @@ export function memberIdentity(
  * Checks the group's load balancer (`lb`: its load balancer fields and listeners, as a MyIngress
  * spec) against the load-balancer-level guardrails of `policy` (spec.guardrails.loadBalancers:
  * schemes, subnets, security groups, inboundCIDRs, certificates, web ACLs, access log buckets),
- * with the operator's own lookups. Resolves to served, or refused with the policy's words framed as
- * the group's; a group importing certificates from Secrets (listeners[].certificateRefs) is refused
- * under a policy limiting certificates (their ACM ARNs are the group's, not among a team's). Throws
- * anything else the lookups throw. Reads only.
+ * with the operator's own lookups. Resolves to undefined when it meets them, else to why not, in the
+ * policy's words; a group importing certificates from Secrets (listeners[].certificateRefs) does not
+ * meet a policy limiting certificates (their ACM ARNs are the group's, not among a team's). Throws
+ * anything else the lookups throw. Reads only; the same for every namespace of the policy.
  */
+export async function groupGuardrailProblem(
+  policy: TeamPolicy,
+  group: MyIngressGroup,
+  lb: MyIngressSpec,
+  lookups: GuardLookups,
+): Promise<string | undefined> {
+  const g = loadBalancerGuardrailsOf(policy);
+  if (g === undefined) return undefined;
+  const certs = g.certificates;
+  const refs = group.spec.listeners.flatMap((l) => l.certificateRefs ?? []);
+  if (certs !== undefined && (certs.arns !== undefined || certs.tags !== undefined) && refs.length > 0)
+    return 'its listeners serve certificates imported from Secrets (listeners[].certificateRefs), and the policy limits the certificates this namespace may be served with (spec.guardrails.loadBalancers.certificates)';
+  try {
+    await checkMyIngress(policy, lb, lookups);
+    return undefined;
+  } catch (err) {
+    if (err instanceof ForbiddenError) return err.message;
+    throw err;
+  }
+}
+
+/**
+ * A member of `namespace` refused because the group's load balancer does not meet its `policy`
+ * (`why`: {@link groupGuardrailProblem}'s), with who can fix it. Pure.
+ */
+export function guardrailRefusal(
+  group: MyIngressGroup,
+  namespace: string,
+  policy: TeamPolicy,
+  why: string,
+): MemberTenancy {
+  return {
+    kind: 'refused',
+    message: `${groupWords(group)}'s load balancer does not meet namespace ${namespace}'s TeamPolicy ${policy.metadata.name} (a member is served on a shared load balancer only when its policy allows what that load balancer uses): ${why}. Either the platform team changes the group or the policy's spec.guardrails.loadBalancers, or this namespace uses another group or Gateway (or a MyIngress of its own)`,
+  };
+}
+
+/** {@link groupGuardrailProblem} for one namespace: served, or {@link guardrailRefusal}. Reads only. */
 export async function checkGroupGuardrails(
   policy: TeamPolicy,
   group: MyIngressGroup,
@@ -71,25 +118,8 @@ export async function checkGroupGuardrails(
   namespace: string,
   lookups: GuardLookups,
 ): Promise<MemberTenancy> {
-  const g = loadBalancerGuardrailsOf(policy);
-  if (g === undefined) return served;
-  const refuse = (why: string): MemberTenancy => ({
-    kind: 'refused',
-    message: `${groupWords(group)}'s load balancer does not meet namespace ${namespace}'s TeamPolicy ${policy.metadata.name} (a member is served on a shared load balancer only when its policy allows what that load balancer uses): ${why}. Either the platform team changes the group or the policy's spec.guardrails.loadBalancers, or this namespace uses another group or Gateway (or a MyIngress of its own)`,
-  });
-  const certs = g.certificates;
-  const refs = group.spec.listeners.flatMap((l) => l.certificateRefs ?? []);
-  if (certs !== undefined && (certs.arns !== undefined || certs.tags !== undefined) && refs.length > 0)
-    return refuse(
-      'its listeners serve certificates imported from Secrets (listeners[].certificateRefs), and the policy limits the certificates this namespace may be served with (spec.guardrails.loadBalancers.certificates)',
-    );
-  try {
-    await checkMyIngress(policy, lb, lookups);
-    return served;
-  } catch (err) {
-    if (err instanceof ForbiddenError) return refuse(err.message);
-    throw err;
-  }
+  const why = await groupGuardrailProblem(policy, group, lb, lookups);
+  return why === undefined ? served : guardrailRefusal(group, namespace, policy, why);
 }
 
 /**
