@@ -20,6 +20,9 @@ import { defaultMyIngressSettings } from '../../src/kinds/myingress/settings.ts'
 import type { KindPlumbing } from '../../src/kinds/module.ts';
 import type { AwsClients } from '../../src/providers/aws/clients.ts';
 import { realClock } from '../../src/runtime/clock.ts';
+import type { ExternalClient, ReconcileContext } from '../../src/runtime/adapter.ts';
+import { MyIngressGroupAdapter } from '../../src/kinds/myingress/group/adapter.ts';
+import type { MyIngressDetails, MyIngressField } from '../../src/kinds/myingress/adapter.ts';
 import type { TenantSource, TenancyChange } from '../../src/tenancy/directory.ts';
 import type { GuardLookups } from '../../src/kinds/myingress/guardrails.ts';
 import { tenancyVerdict } from '../../src/kinds/myingress/gateway/routes.ts';
@@ -336,5 +339,56 @@ describe('groupTenancyChanges', () => {
     for (const cb of cbs) cb(new Set(['shop']));
     expect(seen).toEqual(['all']);
     expect(groupTenancyChanges(undefined)).toBeUndefined();
+  });
+});
+
+describe('MyIngressGroupAdapter and the tenancy judge', () => {
+  const ctx = { ownership: { cluster: 'c', owner: 'o', uid: 'g-uid' } } as unknown as ReconcileContext;
+  /** The MyIngress adapter underneath, reporting no load balancer. */
+  const ingress = {
+    observe: () => Promise.resolve({ exists: false as const }),
+    create: () => Promise.reject(new Error('unexpected create')),
+    update: () => Promise.reject(new Error('unexpected update')),
+    delete: () => Promise.reject(new Error('unexpected delete')),
+  } as unknown as ExternalClient<MyIngress, MyIngressDetails, MyIngressField>;
+  const m = (ns: string, groupName: string): MyIngress => ({
+    metadata: { namespace: ns, name: 'm', uid: `${ns}-m`, generation: 1 },
+    spec: { group: { name: groupName }, rules: [] },
+  });
+
+  it.each<{ reason: string; g: MyIngressGroup; members: MyIngress[]; judged: string[][] }>([
+    {
+      reason: 'a staying member’s namespace is judged',
+      g: group(),
+      members: [m('a', 'shared'), m('b', 'other')],
+      judged: [['a']],
+    },
+    {
+      reason: 'only leaving members (moved to another group): nothing is judged, their rules go',
+      g: group(),
+      members: [m('b', 'other')],
+      judged: [],
+    },
+    {
+      reason: 'a group being deleted: nothing is judged (a guardrail never blocks a deletion)',
+      g: { ...group(), metadata: { ...group().metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+      members: [m('a', 'shared')],
+      judged: [],
+    },
+  ])('$reason', async ({ g, members, judged }) => {
+    const asked: string[][] = [];
+    const adapter = new MyIngressGroupAdapter(ingress, {
+      members: () => members,
+      namespaceLabels: () => ({}),
+      synced: () => true,
+      memberTenancy: (_g, namespaces) => {
+        asked.push([...namespaces]);
+        return Promise.reject(new Error('the tenant source is down'));
+      },
+    });
+    const observed = adapter.observe(g, ctx);
+    if (judged.length > 0) await expect(observed).rejects.toThrow('the tenant source is down');
+    else await expect(observed).resolves.toBeDefined();
+    expect(asked).toEqual(judged);
   });
 });

@@ -22,7 +22,7 @@ import type { MyIngress } from '../api.ts';
 import type { MyIngressDetails, MyIngressField } from '../adapter.ts';
 import type { IngressContext } from '../deps.ts';
 import { MemberState, myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
-import { planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
+import { groupMember, planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
 import { GroupCertificates } from './certificates.ts';
 import type { MemberTenancyJudge } from './tenancy.ts';
 import { TerminalError } from '../../../runtime/errors.ts';
@@ -105,9 +105,12 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
         Reason.ReconcileError,
         'waiting for the MyIngress and Namespace caches to list',
       );
-    const plan = await this.plan(group);
-    const wanted = plan.wanted || this.d.keepWithoutMembers === true;
     const deleting = group.metadata.deletionTimestamp !== undefined;
+    // A guardrail never blocks a deletion: a group being deleted is planned without judging tenancy.
+    const plan = deleting
+      ? planGroup(group, this.d.members(group), this.d.namespaceLabels, this.d.planOptions)
+      : await this.plan(group);
+    const wanted = plan.wanted || this.d.keepWithoutMembers === true;
     const refs = GroupCertificates.refsOf(group.spec.listeners);
     if (deleting) {
       const merged = mergedIngress(group, plan, true);
@@ -172,14 +175,17 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
   }
 
   /**
-   * The group's plan from its members as the caches hold them now, each member namespace's
-   * tenancy judged once (memberTenancy). Reads the caches; the tenancy check may read AWS.
+   * The group's plan from its members as the caches hold them now, the tenancy of each staying
+   * member's namespace judged once (memberTenancy; leaving members are not judged: their rules go
+   * whatever their policy says). Reads the caches; the tenancy check may read AWS.
    */
   private async plan(group: MyIngressGroup): Promise<GroupPlan> {
     const members = this.d.members(group);
     const judge = this.d.memberTenancy;
-    if (judge === undefined) return planGroup(group, members, this.d.namespaceLabels, this.d.planOptions);
-    const namespaces = [...new Set(members.map((m) => m.metadata.namespace ?? ''))].sort();
+    const staying = members.filter((m) => !groupMember(m, group.metadata.name).leaving);
+    if (judge === undefined || staying.length === 0)
+      return planGroup(group, members, this.d.namespaceLabels, this.d.planOptions);
+    const namespaces = [...new Set(staying.map((m) => m.metadata.namespace ?? ''))].sort();
     const tenancy = await judge(group, namespaces);
     return planGroup(group, members, this.d.namespaceLabels, {
       ...this.d.planOptions,
