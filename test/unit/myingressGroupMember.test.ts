@@ -2,7 +2,7 @@
 // calling AWS. The group comes from a stubbed cache.
 import { describe, expect, it } from 'vitest';
 import type { MyIngress } from '../../src/kinds/myingress/api.ts';
-import type { MyIngressGroup } from '../../src/kinds/myingress/group/api.ts';
+import { MemberState, type MyIngressGroup } from '../../src/kinds/myingress/group/api.ts';
 import { GroupMemberClient, MemberReason, gatewayOf } from '../../src/kinds/myingress/group/member.ts';
 import type { ReconcileContext } from '../../src/runtime/adapter.ts';
 import { Reason } from '../../src/runtime/conditions.ts';
@@ -98,5 +98,31 @@ describe('gatewayOf', () => {
     },
   ])('$reason', ({ g, want }) => {
     expect(gatewayOf(g)).toBe(want);
+  });
+});
+
+describe('a member its namespace’s tenancy refuses', () => {
+  it('is Synced=False Forbidden with the group’s message (the group lists it Forbidden)', async () => {
+    const g: MyIngressGroup = {
+      ...group(),
+      status: {
+        members: [
+          {
+            namespace: 'storefront',
+            name: 'shop',
+            uid: 'm-1',
+            observedGeneration: 3,
+            state: MemberState.Forbidden,
+            message: 'TeamPolicy payments serves namespace storefront as role …',
+            rules: 0,
+          },
+        ],
+      },
+    };
+    const o = await client(g).observe(member, ctx);
+    expect(o.exists && o.failure).toEqual({
+      reason: Reason.Forbidden,
+      message: 'TeamPolicy payments serves namespace storefront as role …',
+    });
   });
 });

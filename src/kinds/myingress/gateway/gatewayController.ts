@@ -27,7 +27,7 @@ import type { KubeClient } from '../../../runtime/kube/client.ts';
 import { Informer } from '../../../runtime/kube/informer.ts';
 import type { Metrics } from '../../../runtime/metrics.ts';
 import { WorkQueue } from '../../../runtime/workqueue.ts';
-import { myIngressGroupType, type MyIngressGroup } from '../group/api.ts';
+import { myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from '../group/api.ts';
 import {
   dnsConditionType,
   dnsRecordResource,
@@ -54,7 +54,7 @@ import {
 } from './listeners.ts';
 import { tlsSecretOf, validateTlsSecret, type SecretObject } from '../../../providers/acm/tlsSecret.ts';
 import { gatewayAnnotation, gatewayUidLabel, parentGateway } from './names.ts';
-import { routeOnGateway, type RouteService, type RouteWorld } from './routes.ts';
+import { routeOnGateway, tenancyVerdict, type RouteService, type RouteWorld } from './routes.ts';
 import {
   defaultGatewayDefaults,
   gatewayGroup,
@@ -369,7 +369,9 @@ export class GatewayController implements RunnableController {
     const attached = new Map<string, number>();
     const served: ServedHostname[] = [];
     const world = this.world(gw, listeners, want?.metadata.name ?? '');
-    for (const r of this.routesOf(key))
+    for (const r of this.routesOf(key)) {
+      // A route its namespace's TeamPolicy refuses is not attached, and its hostnames not published.
+      if (tenancyVerdict(this.memberEntry(want?.metadata.name ?? '', r)) !== undefined) continue;
       for (const p of routeOnGateway(r, world).parents)
         for (const l of p.listeners) {
           attached.set(l, (attached.get(l) ?? 0) + 1);
@@ -381,6 +383,7 @@ export class GatewayController implements RunnableController {
             for (const hostname of on.hosts)
               served.push({ route: `${r.metadata.namespace ?? ''}/${r.metadata.name}`, hostname });
         }
+    }
     const dns = await this.syncRecords(gw, served, want !== undefined ? group : undefined);
     if (dns.wrote) outcome = 'written';
     const status = gatewayStatus(
@@ -419,11 +422,14 @@ export class GatewayController implements RunnableController {
       // then the entry stays as it was (or absent).
       const applied =
         on.member === undefined || verdict.accepted.status !== 'True' || this.carried(name, route);
+      // A route its namespace's TeamPolicy refuses is not Accepted, whatever its listeners say.
+      const refused =
+        verdict.accepted.status === 'True' ? tenancyVerdict(this.memberEntry(name, route)) : undefined;
       entries.push({
         parentRef: p,
-        accepted: verdict.accepted,
+        accepted: refused ?? verdict.accepted,
         resolvedRefs: verdict.resolvedRefs,
-        ...(applied ? {} : { hold: true }),
+        ...(applied || refused !== undefined ? {} : { hold: true }),
       });
     }
     const parents = routeParents(route, entries, new Date(this.o.clock.now()));
@@ -441,9 +447,14 @@ export class GatewayController implements RunnableController {
     return 'written';
   }
 
+  /** The route's entry in group `name`'s status.members, if listed. */
+  private memberEntry(name: string, route: HTTPRoute): GroupMemberStatus | undefined {
+    return this.get(this.groups, name)?.status?.members?.find((x) => x.uid === route.metadata.uid);
+  }
+
   /** True when group `name` lists the route Attached at its current generation (its rules applied). */
   private carried(name: string, route: HTTPRoute): boolean {
-    const m = this.get(this.groups, name)?.status?.members?.find((x) => x.uid === route.metadata.uid);
+    const m = this.memberEntry(name, route);
     return m?.state === 'Attached' && m.observedGeneration === route.metadata.generation;
   }
 

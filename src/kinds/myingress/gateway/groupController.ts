@@ -12,7 +12,12 @@ import type { KindPlumbing } from '../../module.ts';
 import { defaultMyIngressSettings, type MyIngressSettings } from '../settings.ts';
 import type { GroupDetails, GroupField } from '../group/adapter.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../group/api.ts';
-import { groupCertificatesFor, groupClusterDeps } from '../group/controller.ts';
+import {
+  groupCertificatesFor,
+  groupClusterDeps,
+  groupTenancyOption,
+  memberTenancyOf,
+} from '../group/controller.ts';
 import { groupKey } from '../group/references.ts';
 import type { MyIngress } from '../api.ts';
 import { listenerVerdicts } from './listeners.ts';
@@ -86,7 +91,8 @@ export function gatewayGroupController(
     type: myIngressGroupType,
     connector: (refs) =>
       tenantConnector({
-        // A Gateway's load balancer is the platform team's: the operator's own identity.
+        // A Gateway's load balancer is the platform team's: the operator's own identity; its routes'
+        // namespaces' tenancy is judged per route (memberTenancyOf).
         accounts: accountsOf(s),
         adapterFor: async (aws) => {
           const [{ myIngressAdapterFor }, { MyIngressGroupAdapter }] = await Promise.all([
@@ -98,8 +104,14 @@ export function gatewayGroupController(
             endpointSlices: (ns: string, service: string) => refs.list(routeEndpointSliceRef, ns, service),
             synced: () => refs.synced(routeServiceRef) && refs.synced(routeEndpointSliceRef),
           };
-          const ingress = await myIngressAdapterFor(aws, s.clock, groupClusterDeps(backends, settings));
+          const ingress = await myIngressAdapterFor(
+            aws,
+            s.clock,
+            groupClusterDeps(backends, settings, s.tenants),
+          );
+          const memberTenancy = memberTenancyOf(s, aws, settings);
           return new MyIngressGroupAdapter(ingress, {
+            ...(memberTenancy !== undefined ? { memberTenancy } : {}),
             members: (group) => gatewayMembers(group, refs, ranks),
             namespaceLabels: (ns) => refs.get(routeNamespaceRef, '', ns)?.metadata.labels,
             synced: () =>
@@ -114,6 +126,7 @@ export function gatewayGroupController(
         },
       }),
     ...controllerOptions(s),
+    ...groupTenancyOption(s),
     labelSelector: andSelector(s.settings.labelSelector, gatewayUidLabel),
     pollMs: settings.pollMs,
     references: gatewayGroupReferences,

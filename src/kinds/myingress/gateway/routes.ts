@@ -26,6 +26,7 @@ import {
 import { hostnameSpecificity, routeHostnamesOn } from './hostnames.ts';
 import { listenerAdmits, type ListenerVerdict, type Verdict } from './listeners.ts';
 import { parentGateway } from './names.ts';
+import { MemberState, type GroupMemberStatus } from '../group/api.ts';
 
 /** A Service as a route's backend reads it: its ports. */
 export interface RouteService extends KubeObject {
@@ -518,4 +519,20 @@ export function matchRank(host: string | undefined, m: HTTPRouteMatch): number {
   rank = rank * 32 + headers;
   rank = rank * 32 + queries;
   return rank;
+}
+
+/**
+ * The Accepted reason of a route its namespace's TeamPolicy refuses (an implementation-specific
+ * reason, which the Gateway API allows: none of its own says this; NotAllowedByListeners is the
+ * Gateway's allowedRoutes).
+ */
+export const notAllowedByTeamPolicy = 'NotAllowedByTeamPolicy';
+
+/**
+ * A route's Accepted verdict when the Gateway's group lists it Forbidden (its namespace's tenancy
+ * refuses it: group/tenancy.ts), with the group's message; undefined otherwise. Pure.
+ */
+export function tenancyVerdict(entry: GroupMemberStatus | undefined): Verdict | undefined {
+  if (entry?.state !== MemberState.Forbidden) return undefined;
+  return { status: 'False', reason: notAllowedByTeamPolicy, message: entry.message ?? '' };
 }

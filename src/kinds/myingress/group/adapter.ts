@@ -22,8 +22,9 @@ import type { MyIngress } from '../api.ts';
 import type { MyIngressDetails, MyIngressField } from '../adapter.ts';
 import type { IngressContext } from '../deps.ts';
 import { MemberState, myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
-import { planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
+import { groupMember, planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
 import { GroupCertificates } from './certificates.ts';
+import type { MemberTenancyJudge } from './tenancy.ts';
 import { TerminalError } from '../../../runtime/errors.ts';
 
 /** A group's fields that differ: the load balancer's (MyIngress's), or `members` (one to let go). */
@@ -72,6 +73,11 @@ export interface GroupAdapterDeps {
   readonly keepWithoutMembers?: boolean;
   /** Serves listeners[].certificateRefs (absent: a group naming Secrets is refused). */
   readonly certificates?: GroupCertificates;
+  /**
+   * How a member namespace's tenancy stands with the group (group/tenancy.ts); absent: every
+   * namespace is served (no TeamPolicies). May look up AWS (reads); throws to retry.
+   */
+  readonly memberTenancy?: MemberTenancyJudge;
 }
 
 /**
@@ -99,9 +105,12 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
         Reason.ReconcileError,
         'waiting for the MyIngress and Namespace caches to list',
       );
-    const plan = this.plan(group);
-    const wanted = plan.wanted || this.d.keepWithoutMembers === true;
     const deleting = group.metadata.deletionTimestamp !== undefined;
+    // A guardrail never blocks a deletion: a group being deleted is planned without judging tenancy.
+    const plan = deleting
+      ? planGroup(group, this.d.members(group), this.d.namespaceLabels, this.d.planOptions)
+      : await this.plan(group);
+    const wanted = plan.wanted || this.d.keepWithoutMembers === true;
     const refs = GroupCertificates.refsOf(group.spec.listeners);
     if (deleting) {
       const merged = mergedIngress(group, plan, true);
@@ -165,16 +174,37 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     };
   }
 
-  /** The group's plan from its members as the caches hold them now. Pure over the caches. */
-  private plan(group: MyIngressGroup): GroupPlan {
-    return planGroup(group, this.d.members(group), this.d.namespaceLabels, this.d.planOptions);
+  /**
+   * The group's plan from its members as the caches hold them now, the tenancy of each staying
+   * member's namespace judged once (memberTenancy; leaving members are not judged: their rules go
+   * whatever their policy says). Reads the caches; the tenancy check may read AWS.
+   */
+  private async plan(group: MyIngressGroup): Promise<GroupPlan> {
+    const members = this.d.members(group);
+    const judge = this.d.memberTenancy;
+    const staying = members.filter((m) => !groupMember(m, group.metadata.name).leaving);
+    if (judge === undefined || staying.length === 0)
+      return planGroup(group, members, this.d.namespaceLabels, this.d.planOptions);
+    const namespaces = [...new Set(staying.map((m) => m.metadata.namespace ?? ''))].sort();
+    const tenancy = await judge(group, namespaces);
+    return planGroup(group, members, this.d.namespaceLabels, {
+      ...this.d.planOptions,
+      refusal: (ns) => {
+        // A namespace the judge did not answer for is refused: fail closed.
+        const t = tenancy.get(ns) ?? {
+          kind: 'refused',
+          message: `the tenancy of namespace ${ns} is not known`,
+        };
+        return t.kind === 'refused' ? t.message : undefined;
+      },
+    });
   }
 
   async create(
     group: MyIngressGroup,
     ctx: ReconcileContext,
   ): Promise<{ status: KindStatusOf<MyIngressGroup>; description?: string }> {
-    const plan = this.plan(group);
+    const plan = await this.plan(group);
     const certs = await this.ensureCertificates(group, plan, ctx);
     const created = await this.ingress.create(
       mergedIngress(group, { ...plan, spec: certs.spec }, false),

@@ -83,6 +83,12 @@ export const MemberState = {
   NotAdmitted: 'NotAdmitted',
   /** Its rules name a port the group has no listener on. */
   Invalid: 'Invalid',
+  /**
+   * Its namespace's tenancy refuses it: no (or two) TeamPolicies select the namespace, its policy
+   * serves it with another identity or region than the group's, or the group's load balancer does
+   * not meet its policy's guardrails.
+   */
+  Forbidden: 'Forbidden',
   /** It left (deleted, or moved to another group) and its rules and target groups are being removed. */
   Leaving: 'Leaving',
 } as const;

@@ -3,7 +3,6 @@
 // AWS identity (a group is the platform team's: no TeamPolicy serves a cluster-scoped object).
 import { Controller, type RunnableController } from '../../../runtime/controller.ts';
 import type { ReferenceReader } from '../../../runtime/references.ts';
-import { tenantConnector } from '../../../tenancy/connector.ts';
 import { accountsOf, controllerOptions } from '../../controllerOptions.ts';
 import type { KindPlumbing } from '../../module.ts';
 import { isServiceEndpointSlice } from '../backends.ts';
@@ -15,6 +14,20 @@ import type { GroupDetails, GroupField } from './adapter.ts';
 import { myIngressGroupType, type MyIngressGroup } from './api.ts';
 import { parseGroupBackendName } from './plan.ts';
 import { GroupCertificates } from './certificates.ts';
+import {
+  groupGuardrailProblem,
+  groupLoadBalancerSpec,
+  groupTenancyChanges,
+  guardrailRefusal,
+  memberIdentity,
+  trustedManagers,
+  type MemberTenancy,
+  type MemberTenancyJudge,
+} from './tenancy.ts';
+import { currentPolicy, tenantConnector } from '../../../tenancy/connector.ts';
+import type { TenantSource, TenancyChange } from '../../../tenancy/directory.ts';
+import { guardLookups } from '../guardrails.ts';
+import { hostCertificates } from '../acm.ts';
 import { importedCertificatesOf } from '../../../providers/acm/imports.ts';
 import { tlsSecretOf, type SecretObject } from '../../../providers/acm/tlsSecret.ts';
 import type { AwsClients } from '../../../providers/aws/clients.ts';
@@ -49,6 +62,7 @@ export interface GroupBackendCaches {
 export function groupClusterDeps(
   caches: GroupBackendCaches,
   settings: MyIngressSettings,
+  tenants?: TenantSource,
 ): MyIngressClusterDeps {
   return {
     service: (_ns, name) => {
@@ -58,9 +72,16 @@ export function groupClusterDeps(
     endpointSlices: (_ns, name) => {
       const b = parseGroupBackendName(name);
       if (b === undefined) return [];
+      // Only the EndpointSlice controller's slices, and those of the managers the member's
+      // namespace's TeamPolicy trusts (and the Service's, when it is another namespace's).
+      const managers = trustedManagers(
+        currentPolicy(tenants, b.memberNamespace),
+        currentPolicy(tenants, b.namespace),
+        b.memberNamespace === b.namespace,
+      );
       return caches
         .endpointSlices(b.namespace, b.service)
-        .filter((e) => isServiceEndpointSlice(e, b.namespace, b.service));
+        .filter((e) => isServiceEndpointSlice(e, b.namespace, b.service, managers));
     },
     backendCachesSynced: () => caches.synced(),
     gatedPod: () => undefined,
@@ -94,6 +115,45 @@ export function groupCertificatesFor(s: KindPlumbing, aws: AwsClients): GroupCer
   });
 }
 
+/**
+ * How the tenancy of each member namespace stands with a group served with `aws` (the operator's
+ * own clients): memberIdentity, then, under a policy, the group's load balancer checked against its
+ * guardrails with `aws`'s lookups — once per policy, whatever number of namespaces it serves.
+ * Undefined without a tenant source (every namespace served). Reads AWS only for guardrails that
+ * need a lookup (tags); throws what tenancyOf and the lookups throw (the reconcile is retried).
+ */
+export function memberTenancyOf(
+  s: KindPlumbing,
+  aws: AwsClients,
+  settings: MyIngressSettings,
+): MemberTenancyJudge | undefined {
+  const tenants = s.tenants;
+  if (tenants === undefined) return undefined;
+  const lookups = guardLookups(aws, hostCertificates(aws, s.clock, settings.certificateListMaxAgeMs));
+  return async (group, namespaces) => {
+    const out = new Map<string, MemberTenancy>();
+    const problems = new Map<string, Promise<string | undefined>>();
+    const lb = groupLoadBalancerSpec(group);
+    for (const ns of namespaces) {
+      const tenancy = await tenants.tenancyOf(ns);
+      const identity = memberIdentity(tenancy, group, ns, aws.region);
+      if (identity.kind === 'refused' || tenancy.kind !== 'policy') {
+        out.set(ns, identity);
+        continue;
+      }
+      const policy = tenancy.policy;
+      let problem = problems.get(policy.metadata.name);
+      if (problem === undefined) {
+        problem = groupGuardrailProblem(policy, group, lb, lookups);
+        problems.set(policy.metadata.name, problem);
+      }
+      const why = await problem;
+      out.set(ns, why === undefined ? { kind: 'served' } : guardrailRefusal(group, ns, policy, why));
+    }
+    return out;
+  };
+}
+
 /** The backend caches of a MyIngressGroup controller. */
 function memberBackends(refs: ReferenceReader<MyIngressGroup>): GroupBackendCaches {
   return {
@@ -113,7 +173,8 @@ export function myIngressGroupController(
     type: myIngressGroupType,
     connector: (refs) =>
       tenantConnector({
-        // No tenants: a group is served with the operator's own identity.
+        // No tenants: a group is served with the operator's own identity; its members' namespaces'
+        // tenancy is judged per member (memberTenancyOf).
         accounts: accountsOf(s),
         adapterFor: async (aws) => {
           const [{ myIngressAdapterFor }, { MyIngressGroupAdapter }] = await Promise.all([
@@ -123,9 +184,11 @@ export function myIngressGroupController(
           const ingress = await myIngressAdapterFor(
             aws,
             s.clock,
-            groupClusterDeps(memberBackends(refs), settings),
+            groupClusterDeps(memberBackends(refs), settings, s.tenants),
           );
+          const memberTenancy = memberTenancyOf(s, aws, settings);
           return new MyIngressGroupAdapter(ingress, {
+            ...(memberTenancy !== undefined ? { memberTenancy } : {}),
             members: (g) => refs.filed(groupMemberRef, groupKey(g.metadata.name)),
             namespaceLabels: (ns) => refs.get(groupNamespaceRef, '', ns)?.metadata.labels,
             synced: () => refs.synced(groupMemberRef),
@@ -134,9 +197,18 @@ export function myIngressGroupController(
         },
       }),
     ...controllerOptions(s),
+    ...groupTenancyOption(s),
     // A Gateway's group is the Gateway API front end's (gateway/controller.ts), not this one's.
     labelSelector: andSelector(s.settings.labelSelector, `!${gatewayUidLabel}`),
     pollMs: settings.pollMs,
     references: myIngressGroupReferences,
   });
+}
+
+/** The group controllers' tenancyChanges option: every group on any change (groupTenancyChanges). */
+export function groupTenancyOption(s: KindPlumbing): {
+  tenancyChanges?: { onChange(cb: (change: TenancyChange) => void): void };
+} {
+  const changes = groupTenancyChanges(s.tenants);
+  return changes !== undefined ? { tenancyChanges: changes } : {};
 }

@@ -169,6 +169,7 @@ function refusal(e: GroupMemberStatus): { reason: string; message: string } | un
     case MemberState.Conflict:
       return { reason: Reason.Conflict, message };
     case MemberState.NotAdmitted:
+    case MemberState.Forbidden:
       return { reason: Reason.Forbidden, message };
     case MemberState.Invalid:
       return { reason: MemberReason.InvalidRules, message };

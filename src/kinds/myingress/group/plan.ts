@@ -125,6 +125,11 @@ export interface GroupPlanOptions {
   readonly claims?: (member: MyIngress, firstPort: number) => string[];
   readonly order?: (a: MyIngress, b: MyIngress) => number;
   readonly rank?: (member: MyIngress, rule: RuleSpec) => number;
+  /**
+   * Why the tenancy of a member's namespace refuses it (group/tenancy.ts), or undefined when it
+   * does not (default: none refused).
+   */
+  readonly refusal?: (namespace: string) => string | undefined;
 }
 
 /** The order members' rules go in: spec.group.order (default 0), then namespace, then name. Pure. */
@@ -141,7 +146,8 @@ export function memberOrder(a: MyIngress, b: MyIngress): number {
  * Plans a group's load balancer from the group and the MyIngresses filed under it (those naming
  * it now, and those that named it and may still have children on it). `namespaceLabels`: a
  * namespace's labels (undefined: unknown, which admits only under `from: All`). A member's rules
- * are checked in this order: its namespace admitted, its ports the group's listeners, its claims
+ * are checked in this order: its namespace admitted, its namespace's tenancy not refusing it
+ * (`options.refusal`: Forbidden), its ports the group's listeners, its claims
  * free (the older member keeps a claim: settleClaims). The granted members' rules get priorities
  * 1, 2, … per listener in member order (memberOrder), each member's by its own priority; their
  * forwards name `groupBackendName`s. Pure and deterministic (the order of `members` does not matter).
@@ -180,6 +186,11 @@ export function planGroup(
     const ns = mr.metadata.namespace ?? '';
     if (!admits(group, namespaceLabels(ns))) {
       states.set(m.uid, status(mr, MemberState.NotAdmitted, notAdmittedMessage(group, ns)));
+      continue;
+    }
+    const refused = options.refusal?.(ns);
+    if (refused !== undefined) {
+      states.set(m.uid, status(mr, MemberState.Forbidden, refused));
       continue;
     }
     const bad = (mr.spec.rules ?? []).find((r) => !ports.has(r.listenerPort ?? firstPort));
