@@ -12,6 +12,8 @@ import { join, relative } from 'node:path';
 import { skyliftGatewayClassName, skyliftGatewayControllerName } from '../src/apis/gatewayApi.ts';
 import { kinds } from '../src/kinds/registry.ts';
 import { resourcePath } from '../src/apis/meta.ts';
+import { teamPolicyType } from '../src/apis/teampolicy.ts';
+import { anyEndpointSliceManager } from '../src/kinds/myingress/backends.ts';
 import { myIngressGroupType } from '../src/kinds/myingress/group/api.ts';
 import { gatewayUidLabel } from '../src/kinds/myingress/gateway/names.ts';
 import { parseRunOptions } from '../src/operator/options.ts';
@@ -114,9 +116,17 @@ export interface SuiteInvocation {
 export const skippedConformanceTests: Readonly<Record<string, string>> = {
   HTTPRouteRequestHeaderModifier:
     'an Application Load Balancer cannot add, set or remove request headers; Skylift refuses the filter (UnsupportedValue)',
-  HTTPRouteServiceTypes:
-    'its hand-made EndpointSlices name no manager: Skylift registers only addresses from slices the EndpointSlice controller (or a manager a TeamPolicy trusts) made',
 };
+
+/**
+ * The TeamPolicy the run applies, labelled for the run's operator only ({@link conformancePolicySelector}):
+ * every namespace, served with the operator's identity, trusting every EndpointSlice (`*`) — the
+ * suite's HTTPRouteServiceTypes test makes EndpointSlices by hand, with no manager label, which
+ * Skylift registers only under a policy that trusts them (docs/gateway.md, "Conformance").
+ */
+export const conformancePolicyName = 'skylift-gateway-conformance';
+/** The label on {@link conformancePolicyName} and the run's operator's --team-policy-selector. */
+export const conformancePolicySelector = { key: 'skylift.dev/conformance', value: 'gateway-api' } as const;
 
 /**
  * The conformance binary's command line: TestConformance, verbose, the timeout; the cluster;
@@ -332,7 +342,8 @@ export interface ConformanceProfileIo {
 
 /**
  * Runs the {@link conformanceProfile} profile against a running cluster: installs Skylift's and the
- * Gateway API's CRDs (idempotent), tags the default VPC's subnets for load balancers, starts the
+ * Gateway API's CRDs (idempotent), tags the default VPC's subnets for load balancers, applies the
+ * TeamPolicy {@link conformancePolicyName} (deleted at the end), starts the
  * operator in this process with its AWS calls through a fault proxy (ACM re-imports and in-use
  * deletions answered as AWS does; imported keys recorded for the data plane), applies GatewayClass
  * {@link skyliftGatewayClassName}, waits for it to be Accepted, runs the suite, then waits (up to 3
@@ -363,6 +374,23 @@ export async function runConformanceProfile(
     await installGatewayApiCrds(client);
     const region = process.env.AWS_REGION ?? emulatorCredentials.region;
     const subnets = await prepareSubnets(target.awsEndpoint, region);
+    await client.patch(
+      resourcePath(teamPolicyType, { name: conformancePolicyName }),
+      {
+        apiVersion: `${teamPolicyType.group}/${teamPolicyType.version}`,
+        kind: teamPolicyType.kind,
+        metadata: {
+          name: conformancePolicyName,
+          labels: { [conformancePolicySelector.key]: conformancePolicySelector.value },
+        },
+        spec: {
+          namespaces: { selector: {} },
+          guardrails: { loadBalancers: { endpointSliceManagers: [anyEndpointSliceManager] } },
+        },
+      },
+      'apply',
+      { fieldManager: 'skylift-conformance', force: true },
+    );
     operator = startOperator(
       parseRunOptions(
         [
@@ -378,6 +406,12 @@ export async function runConformanceProfile(
           '--log-level',
           'warn',
           ...kinds.flatMap((k) => k.devFlags),
+          // Its own Lease and teams marker, and only the run's TeamPolicy: on a shared cluster (make
+          // test's) no other operator's policies or marker decide what it serves, nor it theirs.
+          '--leader-election-id',
+          'skylift-conformance',
+          '--team-policy-selector',
+          `${conformancePolicySelector.key}=${conformancePolicySelector.value}`,
           '--kubeconfig',
           target.kubeconfig,
         ],
@@ -438,6 +472,7 @@ export async function runConformanceProfile(
       await operator.done.catch(() => undefined);
     }
     await proxy.stop();
+    await client.delete(resourcePath(teamPolicyType, { name: conformancePolicyName })).catch(() => undefined);
   }
 }
 

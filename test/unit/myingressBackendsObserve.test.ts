@@ -256,6 +256,26 @@ describe('isServiceEndpointSlice', () => {
       isServiceEndpointSlice(slice('shop', { 'kubernetes.io/service-name': 'web' }), 'shop', 'web', ['mesh']),
     ).toBe(false);
   });
+  it('accepts any slice of the Service in its namespace, with any manager or none, when the TeamPolicy trusts *', () => {
+    const handMade = slice('shop', { 'kubernetes.io/service-name': 'web' });
+    expect(isServiceEndpointSlice(handMade, 'shop', 'web')).toBe(false);
+    expect(isServiceEndpointSlice(handMade, 'shop', 'web', ['*'])).toBe(true);
+    expect(
+      isServiceEndpointSlice(
+        slice('shop', { 'kubernetes.io/service-name': 'web', 'endpointslice.kubernetes.io/managed-by': 'x' }),
+        'shop',
+        'web',
+        ['*'],
+      ),
+    ).toBe(true);
+    // Still only the Service's own slices, in its own namespace.
+    expect(
+      isServiceEndpointSlice(slice('shop', { 'kubernetes.io/service-name': 'api' }), 'shop', 'web', ['*']),
+    ).toBe(false);
+    expect(
+      isServiceEndpointSlice(slice('other', { 'kubernetes.io/service-name': 'web' }), 'shop', 'web', ['*']),
+    ).toBe(false);
+  });
   it("accepts the EndpointSlice controller's slice of the Service in its namespace only", () => {
     expect(
       isServiceEndpointSlice(

@@ -184,6 +184,27 @@ describe('trustedManagers', () => {
       want: ['mesh'],
     },
     {
+      reason: 'another namespace’s Service: * on the member’s side leaves the Service’s policy’s list',
+      member: trusting('*'),
+      service: trusting('mesh'),
+      same: false,
+      want: ['mesh'],
+    },
+    {
+      reason: 'another namespace’s Service: * on both sides trusts any',
+      member: trusting('*'),
+      service: trusting('*', 'mesh'),
+      same: false,
+      want: ['*', 'mesh'],
+    },
+    {
+      reason: 'another namespace’s Service: * on the Service’s side leaves the member’s policy’s list',
+      member: trusting('lb'),
+      service: trusting('*'),
+      same: false,
+      want: ['lb'],
+    },
+    {
       reason: 'another namespace’s Service without a policy: none',
       member: trusting('mesh'),
       service: undefined,

@@ -176,11 +176,16 @@ export const endpointSliceManagedBy = {
   controller: 'endpointslice-controller.k8s.io',
 } as const;
 
+/** The entry of a TeamPolicy's endpointSliceManagers that trusts every slice of the namespace, with any manager or none. */
+export const anyEndpointSliceManager = '*';
+
 /**
  * Whether an EndpointSlice is one Kubernetes' EndpointSlice controller made for `service` in
  * `namespace`: only those carry Pod addresses the Service's selector chose. A slice anyone else
  * made (a hand-made one, another controller's) could put any address — another team's Pod —
- * behind the load balancer, so its addresses are never registered. Pure.
+ * behind the load balancer, so its addresses are registered only when its manager is one of
+ * `alsoManagedBy`; {@link anyEndpointSliceManager} there trusts every slice of the Service, also
+ * one naming no manager (a platform whose RBAC keeps others from writing EndpointSlices). Pure.
  */
 export function isServiceEndpointSlice(
   slice: { metadata: { namespace?: string; labels?: Readonly<Record<string, string>> } },
@@ -193,7 +198,8 @@ export function isServiceEndpointSlice(
   return (
     slice.metadata.namespace === namespace &&
     labels['kubernetes.io/service-name'] === service &&
-    manager !== undefined &&
-    (manager === endpointSliceManagedBy.controller || alsoManagedBy.includes(manager))
+    (alsoManagedBy.includes(anyEndpointSliceManager) ||
+      (manager !== undefined &&
+        (manager === endpointSliceManagedBy.controller || alsoManagedBy.includes(manager))))
   );
 }

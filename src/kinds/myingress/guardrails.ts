@@ -108,8 +108,8 @@ export const loadBalancerGuardrailSection: GuardrailSection = {
       { maxItems: 32 },
     ),
     endpointSliceManagers: arr(
-      'Other managers (the endpointslice.kubernetes.io/managed-by label) whose EndpointSlices may give a MyIngress its targets — and the backends a namespace’s MyIngressGroup members and HTTPRoutes bring to a shared load balancer — besides Kubernetes’ EndpointSlice controller (always trusted), e.g. a mesh’s controller. Whoever can create such a slice can put any address behind the load balancer.',
-      str('A managed-by value.', { minLength: 1, maxLength: 253 }),
+      'Other managers (the endpointslice.kubernetes.io/managed-by label) whose EndpointSlices may give a MyIngress its targets — and the backends a namespace’s MyIngressGroup members and HTTPRoutes bring to a shared load balancer — besides Kubernetes’ EndpointSlice controller (always trusted), e.g. a mesh’s controller. Whoever can create such a slice can put any address behind the load balancer. `*` trusts every EndpointSlice of the Service, also one that names no manager (hand-made): only for namespaces where RBAC keeps others from writing EndpointSlices (Kubernetes’ default admin and edit roles do not grant it).',
+      str('A managed-by value, or * for any.', { minLength: 1, maxLength: 253 }),
       { maxItems: 16 },
     ),
   }),

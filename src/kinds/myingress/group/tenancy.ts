@@ -10,6 +10,7 @@ import type { Tenancy } from '../../../tenancy/selection.ts';
 import type { TenantSource, TenancyChange } from '../../../tenancy/directory.ts';
 import { ForbiddenError } from '../../../runtime/errors.ts';
 import { gatewayAnnotation } from '../gateway/names.ts';
+import { anyEndpointSliceManager } from '../backends.ts';
 import { checkMyIngress, loadBalancerGuardrailsOf, type GuardLookups } from '../guardrails.ts';
 import type { MyIngressSpec } from '../api.ts';
 import type { MyIngressGroup } from './api.ts';
@@ -141,7 +142,8 @@ export function groupLoadBalancerSpec(group: MyIngressGroup): MyIngressSpec {
  * The EndpointSlice managers (besides Kubernetes' EndpointSlice controller) trusted to give a
  * member's backend its targets: those the member namespace's policy lists
  * (spec.guardrails.loadBalancers.endpointSliceManagers) and, for a Service of another namespace (a
- * route's, allowed by a ReferenceGrant), also that namespace's policy: a manager both trust. No
+ * route's, allowed by a ReferenceGrant), also that namespace's policy: a manager both trust (`*`
+ * trusts any, so the other side's list stands). No
  * policy (undefined: none, refused, or not listed): none. Pure.
  */
 export function trustedManagers(
@@ -154,6 +156,9 @@ export function trustedManagers(
   const mine = of(memberPolicy);
   if (sameNamespace) return mine;
   const theirs = of(servicePolicy);
+  // `*` trusts every manager: with it on one side, the other side's list is what both trust.
+  if (mine.includes(anyEndpointSliceManager)) return theirs;
+  if (theirs.includes(anyEndpointSliceManager)) return mine;
   return mine.filter((m) => theirs.includes(m));
 }
 
