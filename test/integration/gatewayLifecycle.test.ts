@@ -3,13 +3,17 @@
 // once the Gateway's MyIngressGroup is gone — so a deleted Gateway stays (with its
 // deletionTimestamp) until ELBv2 has no load balancer or target group of it (nor of its route) and
 // ACM no certificate it imported; another controller's finalizer is left alone; a Gateway moved to
-// another class loses its load balancer and the finalizer. A control plane of its own with the Gateway API's CRDs; the
+// another class loses its load balancer and the finalizer. And a route whose rule ELBv2 refuses for
+// good is not Accepted, with AWS's words, while the others are served (docs/gateway.md, "What
+// Skylift says on a route"). A control plane of its own with the Gateway API's CRDs; the
 // Gateway controller and the Gateway groups' controller run in the test process against moto,
-// through the fault proxy (which holds a deletion back on purpose).
+// through the fault proxy (which holds a deletion back and refuses a rule on purpose).
 import { ACMClient, ListCertificatesCommand } from '@aws-sdk/client-acm';
 import { CreateTagsCommand, EC2Client } from '@aws-sdk/client-ec2';
 import {
+  DescribeListenersCommand,
   DescribeLoadBalancersCommand,
+  DescribeRulesCommand,
   DescribeTargetGroupsCommand,
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
@@ -27,13 +31,16 @@ import {
   httpRouteType,
   skyliftGatewayControllerName,
   type Gateway,
+  type HTTPRoute,
 } from '../../src/apis/gatewayApi.ts';
+import type { Condition } from '../../src/apis/managed.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../../src/kinds/myingress/group/api.ts';
 import { gatewayFinalizer } from '../../src/kinds/myingress/gateway/finalizer.ts';
 import { GatewayController } from '../../src/kinds/myingress/gateway/gatewayController.ts';
 import { gatewayGroupController } from '../../src/kinds/myingress/gateway/groupController.ts';
 import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
+import { loadBalancerRefusedReason } from '../../src/kinds/myingress/gateway/status.ts';
 import { isKubeNotFound } from '../../src/runtime/errors.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
@@ -320,5 +327,133 @@ describe('a Gateway’s finalizer', () => {
       intervalMs: 100,
       description: 'the moved Gateway deleted',
     });
+  }, 180_000);
+});
+
+/** The Skylift parent entry's condition `type` of a route, when it is at the route's generation. */
+async function routeCondition(
+  name: string,
+  type: string,
+): Promise<{ route: HTTPRoute; c: Condition | undefined }> {
+  const route = await admin.get<HTTPRoute>(resourcePath(httpRouteType, { namespace: ns, name }));
+  const mine = route.status?.parents?.find((p) => p.controllerName === skyliftGatewayControllerName);
+  const c = mine?.conditions.find((x) => x.type === type);
+  return { route, c: c?.observedGeneration === route.metadata.generation ? c : undefined };
+}
+
+/** Polls until the route's Skylift Accepted condition has `reason` at the route's generation. */
+function acceptedWhere(name: string, reason: string): Promise<Condition> {
+  return waitFor(
+    async () => {
+      const { c } = await routeCondition(name, 'Accepted');
+      return c?.reason === reason ? c : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, description: `HTTPRoute ${name} Accepted ${reason}` },
+  );
+}
+
+/** The host-header values of the rules on port 80 of load balancer `arn`. */
+async function hostsServed(arn: string): Promise<string[]> {
+  const listeners = (await elb.send(new DescribeListenersCommand({ LoadBalancerArn: arn }))).Listeners ?? [];
+  const l = listeners.find((x) => x.Port === 80);
+  const rules = (await elb.send(new DescribeRulesCommand({ ListenerArn: l?.ListenerArn }))).Rules ?? [];
+  return rules.flatMap((r) =>
+    (r.Conditions ?? []).flatMap((c) => c.HostHeaderConfig?.Values ?? c.Values ?? []),
+  );
+}
+
+describe('a route its Gateway’s load balancer cannot carry', () => {
+  it('is not Accepted, with AWS’s words, when ELBv2 refuses its rule; the other routes are served; a passing failure changes nothing; fixed, it is Accepted', async () => {
+    const gwName = 'routes';
+    await admin.create(`/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: 'api' },
+      spec: { ports: [{ port: 80, targetPort: 8080 }] },
+    });
+    // Hostnames ordered by the Gateway API's precedence (the longer first): flaky, good, bad. So
+    // bad's rule is always the last, made by a CreateRule of its own.
+    const host = (h: string): string => `${h}-${suffix}.example.com`;
+    const refusal = 'The maximum number of rules per load balancer has been reached';
+    const refused = proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: 'CreateRule',
+      match: (call) => call.body.includes(host('b')),
+      fault: { kind: 'error', status: 400, code: 'TooManyRules', message: refusal },
+    });
+    await createGateway(gwName);
+    const routeOf = (name: string, h: string): HTTPRoute => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name },
+      spec: {
+        parentRefs: [{ name: gwName }],
+        hostnames: [host(h)],
+        rules: [{ backendRefs: [{ name: 'api', port: 80 }] }],
+      },
+    });
+    const routes = resourcePath(httpRouteType, { namespace: ns });
+    await admin.create(routes, routeOf('good', 'good'));
+    await admin.create(routes, routeOf('bad', 'b'));
+
+    const c = await acceptedWhere('bad', loadBalancerRefusedReason);
+    expect(c.status).toBe('False');
+    expect(c.message).toContain(`TooManyRules: ${refusal}`);
+    expect(c.message).toContain(`MyIngressGroup ${gatewayGroupName(ns, gwName)}`);
+    expect(refused.hits).toBeGreaterThan(0);
+    // The other route is served all the same.
+    expect((await acceptedWhere('good', 'Accepted')).status).toBe('True');
+    const lbArn = String((await loadBalancerOf(gwName)).status?.arn);
+    const served = await hostsServed(lbArn);
+    expect(served).toContain(host('good'));
+    expect(served).not.toContain(host('b'));
+    const group = await admin.get<MyIngressGroup>(
+      resourcePath(myIngressGroupType, { name: gatewayGroupName(ns, gwName) }),
+    );
+    const badUid = (await routeCondition('bad', 'Accepted')).route.metadata.uid;
+    expect(group.status?.members?.find((m) => m.uid === badUid)).toMatchObject({
+      state: 'Invalid',
+      rules: 0,
+    });
+
+    // A passing failure (ELBv2 unavailable for a new route's rule): retried, and no route's entry
+    // changes meanwhile — the new route has none yet, the others keep theirs.
+    const unavailable = proxy.inject({
+      service: 'elasticloadbalancing',
+      operation: /^(CreateRule|ModifyRule)$/,
+      match: (call) => call.body.includes(host('flaky')),
+      fault: { kind: 'error', status: 503, code: 'ServiceUnavailable', message: 'try again' },
+    });
+    await admin.create(routes, routeOf('flaky', 'flaky'));
+    await waitFor(() => (unavailable.hits >= 3 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      description: 'ELBv2 failing the new route’s rule a few times',
+    });
+    const flaky = await admin.get<HTTPRoute>(resourcePath(httpRouteType, { namespace: ns, name: 'flaky' }));
+    expect(
+      flaky.status?.parents?.filter((p) => p.controllerName === skyliftGatewayControllerName) ?? [],
+    ).toEqual([]);
+    expect((await routeCondition('good', 'Accepted')).c?.reason).toBe('Accepted');
+    expect((await routeCondition('bad', 'Accepted')).c?.reason).toBe(loadBalancerRefusedReason);
+    unavailable.remove();
+    expect((await acceptedWhere('flaky', 'Accepted')).status).toBe('True');
+
+    // ELBv2 takes the rule again (a quota raised) and the route is edited: tried again, Accepted.
+    refused.remove();
+    await admin.patch(
+      resourcePath(httpRouteType, { namespace: ns, name: 'bad' }),
+      {
+        spec: {
+          rules: [
+            {
+              matches: [{ path: { type: 'PathPrefix', value: '/v2' } }],
+              backendRefs: [{ name: 'api', port: 80 }],
+            },
+          ],
+        },
+      },
+      'merge',
+    );
+    expect((await acceptedWhere('bad', 'Accepted')).status).toBe('True');
+    expect(await hostsServed(lbArn)).toContain(host('b'));
   }, 180_000);
 });

@@ -63,13 +63,16 @@ import {
   gatewayGroup,
   gatewayStatus,
   gatewayStatusHolds,
+  loadBalancerRefusedReason,
   loadBalancerState,
+  routeCarriage,
   routeParents,
   routeParentsHold,
   sameParent,
   type GatewayDefaults,
   type GatewayStatusApply,
   type ParentEntry,
+  type RouteCarriage,
 } from './status.ts';
 
 /** The field manager of Skylift's writes to Gateways, routes and Gateways' groups. */
@@ -535,15 +538,22 @@ export class GatewayController implements RunnableController {
       const verdict = on.parents.find((v) => sameParent(v.parentRef, p, ns));
       if (verdict === undefined) continue;
       // A route bringing rules is said Accepted once the load balancer carries this generation of
-      // them (its group lists it Attached at this generation), so traffic follows the status; till
-      // then the entry stays as it was (or absent).
-      const applied =
-        on.member === undefined || verdict.accepted.status !== 'True' || this.carried(name, route);
+      // them (its group lists it Attached at this generation after a pass that succeeded), so
+      // traffic follows the status; not Accepted when the group cannot carry them (AWS refused
+      // them: its message); till either, the entry stays as it was (or absent) — a passing AWS
+      // failure is retried by the group, and says nothing of the route.
+      const carriage: RouteCarriage =
+        on.member === undefined || verdict.accepted.status !== 'True'
+          ? { kind: 'carried' }
+          : routeCarriage(this.get(this.groups, name), route);
       entries.push({
         parentRef: p,
-        accepted: verdict.accepted,
+        accepted:
+          carriage.kind === 'refused'
+            ? { status: 'False', reason: loadBalancerRefusedReason, message: carriage.message }
+            : verdict.accepted,
         resolvedRefs: verdict.resolvedRefs,
-        ...(applied ? {} : { hold: true }),
+        ...(carriage.kind === 'pending' ? { hold: true } : {}),
       });
     }
     const parents = routeParents(route, entries, new Date(this.o.clock.now()));
@@ -559,12 +569,6 @@ export class GatewayController implements RunnableController {
       throw err;
     }
     return 'written';
-  }
-
-  /** True when group `name` lists the route Attached at its current generation (its rules applied). */
-  private carried(name: string, route: HTTPRoute): boolean {
-    const m = this.get(this.groups, name)?.status?.members?.find((x) => x.uid === route.metadata.uid);
-    return m?.state === 'Attached' && m.observedGeneration === route.metadata.generation;
   }
 
   /**
