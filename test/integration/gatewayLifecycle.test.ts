@@ -3,7 +3,8 @@
 // once the Gateway's MyIngressGroup is gone — so a deleted Gateway stays (with its
 // deletionTimestamp) until ELBv2 has no load balancer or target group of it (nor of its route) and
 // ACM no certificate it imported; another controller's finalizer is left alone; a Gateway moved to
-// another class loses its load balancer and the finalizer. And a route whose rule ELBv2 refuses for
+// another class, or whose class is deleted, loses its load balancer and the finalizer; a Gateway
+// deleted while the operator is stopped stays until it is back. And a route whose rule ELBv2 refuses for
 // good is not Accepted, with AWS's words, while the others are served (docs/gateway.md, "What
 // Skylift says on a route"). A control plane of its own with the Gateway API's CRDs; the
 // Gateway controller and the Gateway groups' controller run in the test process against moto,
@@ -83,6 +84,30 @@ beforeAll(async () => {
   proxy.inject(acmDeleteInUseAsAws());
   ns = `gwlife-${suffix}`;
   await admin.create('/api/v1/namespaces', { metadata: { name: ns } });
+  await startOperator();
+  for (const [name, controllerName] of [
+    [className, skyliftGatewayControllerName],
+    [otherClass, 'example.com/other-controller'],
+  ] as const)
+    await admin.create(resourcePath(gatewayClassType), {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name },
+      spec: { controllerName },
+    });
+}, 180_000);
+
+afterAll(async () => {
+  await stopOperator();
+  await proxy.stop();
+  ec2.destroy();
+  elb.destroy();
+  acm.destroy();
+  await cp.stop();
+});
+
+/** The Gateway controller and the Gateway groups' controller, as the operator runs them. */
+async function startOperator(): Promise<void> {
   const opts = { namespace: ns, endpoint: proxy.endpoint, client: admin };
   running.push(
     await startController(
@@ -101,26 +126,11 @@ beforeAll(async () => {
   running.push(
     await startController((s) => gatewayGroupController(s, { pollMs: 300 }), { ...opts, resyncPeriod: '2s' }),
   );
-  for (const [name, controllerName] of [
-    [className, skyliftGatewayControllerName],
-    [otherClass, 'example.com/other-controller'],
-  ] as const)
-    await admin.create(resourcePath(gatewayClassType), {
-      apiVersion: 'gateway.networking.k8s.io/v1',
-      kind: 'GatewayClass',
-      metadata: { name },
-      spec: { controllerName },
-    });
-}, 180_000);
+}
 
-afterAll(async () => {
+async function stopOperator(): Promise<void> {
   for (const r of running.splice(0)) await r.stop();
-  await proxy.stop();
-  ec2.destroy();
-  elb.destroy();
-  acm.destroy();
-  await cp.stop();
-});
+}
 
 const gatewayPath = (name: string): string => resourcePath(gatewayType, { namespace: ns, name });
 
@@ -172,13 +182,14 @@ async function createGateway(
   name: string,
   extra: Partial<Gateway['metadata']> = {},
   https = false,
+  gatewayClassName = className,
 ): Promise<void> {
   await admin.create(resourcePath(gatewayType, { namespace: ns }), {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'Gateway',
     metadata: { name, ...extra },
     spec: {
-      gatewayClassName: className,
+      gatewayClassName,
       listeners: [
         { name: 'http', port: 80, protocol: 'HTTP' },
         ...(https
@@ -327,6 +338,58 @@ describe('a Gateway’s finalizer', () => {
       intervalMs: 100,
       description: 'the moved Gateway deleted',
     });
+  }, 180_000);
+});
+
+describe('a Gateway’s finalizer, when its class or the operator goes', () => {
+  it('a Gateway whose GatewayClass is deleted loses its load balancer and the finalizer', async () => {
+    const name = 'classless';
+    const ownClass = `skylift-gone-${suffix}`;
+    await admin.create(resourcePath(gatewayClassType), {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: ownClass },
+      spec: { controllerName: skyliftGatewayControllerName },
+    });
+    await createGateway(name, {}, false, ownClass);
+    const lbArn = String((await loadBalancerOf(name)).status?.arn);
+    expect((await gatewayNow(name))?.metadata.finalizers).toEqual([gatewayFinalizer]);
+    await admin.delete(resourcePath(gatewayClassType, { name: ownClass }));
+    const left = await waitFor(
+      async () => {
+        const gw = await gatewayNow(name);
+        return gw !== undefined && (gw.metadata.finalizers ?? []).length === 0 ? gw : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, description: 'the finalizer removed from the classless Gateway' },
+    );
+    expect(left.metadata.deletionTimestamp).toBeUndefined();
+    expect(await loadBalancerExists(lbArn)).toBe(false);
+    await admin.delete(gatewayPath(name));
+  }, 180_000);
+
+  it('a Gateway deleted while the operator is down stays until the operator is back and has deleted its load balancer', async () => {
+    const name = 'while-down';
+    await createGateway(name);
+    const lbArn = String((await loadBalancerOf(name)).status?.arn);
+    await waitFor(
+      async () =>
+        (await gatewayNow(name))?.metadata.finalizers?.includes(gatewayFinalizer) ? true : undefined,
+      { timeoutMs: 30_000, intervalMs: 100, description: 'the finalizer on the Gateway' },
+    );
+    await stopOperator();
+    await admin.delete(gatewayPath(name));
+    // Nothing serves it: Kubernetes keeps it for the finalizer, and the load balancer is there.
+    const held = await gatewayNow(name);
+    expect(held?.metadata.deletionTimestamp).toBeDefined();
+    expect(held?.metadata.finalizers).toEqual([gatewayFinalizer]);
+    expect(await loadBalancerExists(lbArn)).toBe(true);
+    await startOperator();
+    await waitFor(async () => ((await gatewayNow(name)) === undefined ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      description: 'the Gateway gone after the operator’s restart',
+    });
+    expect(await loadBalancerExists(lbArn)).toBe(false);
   }, 180_000);
 });
 
