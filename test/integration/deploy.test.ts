@@ -274,6 +274,11 @@ describe('Helm chart', () => {
       },
       {
         apiGroups: ['gateway.networking.k8s.io'],
+        resources: ['gateways'],
+        verbs: ['patch'],
+      },
+      {
+        apiGroups: ['gateway.networking.k8s.io'],
         resources: ['gatewayclasses/status', 'gateways/status', 'httproutes/status'],
         verbs: ['patch', 'update'],
       },

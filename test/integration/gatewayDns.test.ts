@@ -41,6 +41,7 @@ import { GatewayController } from '../../src/kinds/myingress/gateway/gatewayCont
 import { gatewayGroupController } from '../../src/kinds/myingress/gateway/groupController.ts';
 import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
 import { normalizeName } from '../../src/providers/route53/names.ts';
+import { isKubeNotFound } from '../../src/runtime/errors.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
@@ -282,19 +283,25 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
       { timeoutMs: 60_000, intervalMs: 200, description: 'route a’s record moved to its new hostname' },
     );
 
-    // The Gateway deleted: its records gone from Route 53 and its DNSRecords gone; theirs stays.
+    // The Gateway deleted: it stays (Skylift's finalizer) until its records are gone from Route 53
+    // and its DNSRecords are gone; theirs stays.
     await admin.delete(resourcePath(gatewayType, { namespace: ns, name: gwName }));
     await waitFor(
       async () => {
-        const rs = await listRecords(r53, zoneId);
-        const objs = await listRecordsOf();
-        return aRecord(rs, hostA2) === undefined &&
-          objs.every((r) => r.metadata.labels?.[gatewayRecordLabel] === undefined)
-          ? true
-          : undefined;
+        try {
+          await admin.get(resourcePath(gatewayType, { namespace: ns, name: gwName }));
+          return undefined;
+        } catch (err) {
+          if (isKubeNotFound(err)) return true;
+          throw err;
+        }
       },
-      { timeoutMs: 60_000, intervalMs: 200, description: 'the Gateway’s records gone' },
+      { timeoutMs: 60_000, intervalMs: 200, description: 'the Gateway gone' },
     );
+    expect(aRecord(await listRecords(r53, zoneId), hostA2)).toBeUndefined();
+    expect(
+      (await listRecordsOf()).filter((r) => r.metadata.labels?.[gatewayRecordLabel] !== undefined),
+    ).toEqual([]);
     expect(aRecord(await listRecords(r53, zoneId), hostD)?.ResourceRecords?.map((v) => v.Value)).toEqual([
       '192.0.2.7',
     ]);

@@ -34,6 +34,8 @@ import {
   dnsVerdict,
   gatewayDnsRecord,
   gatewayDnsZone,
+  gatewayLabelValue,
+  gatewayRecordLabel,
   madeByGateway,
   planGatewayDns,
   recordGateway,
@@ -53,20 +55,24 @@ import {
   type ListenerVerdict,
 } from './listeners.ts';
 import { tlsSecretOf, validateTlsSecret, type SecretObject } from '../../../providers/acm/tlsSecret.ts';
-import { gatewayAnnotation, gatewayUidLabel, parentGateway } from './names.ts';
+import { gatewayCleanupStep, hasGatewayFinalizer, withGatewayFinalizer } from './finalizer.ts';
+import { gatewayAnnotation, gatewayGroupName, gatewayUidLabel, parentGateway } from './names.ts';
 import { routeOnGateway, tenancyVerdict, type RouteService, type RouteWorld } from './routes.ts';
 import {
   defaultGatewayDefaults,
   gatewayGroup,
   gatewayStatus,
   gatewayStatusHolds,
+  loadBalancerRefusedReason,
   loadBalancerState,
+  routeCarriage,
   routeParents,
   routeParentsHold,
   sameParent,
   type GatewayDefaults,
   type GatewayStatusApply,
   type ParentEntry,
+  type RouteCarriage,
 } from './status.ts';
 
 /** The field manager of Skylift's writes to Gateways, routes and Gateways' groups. */
@@ -324,23 +330,30 @@ export class GatewayController implements RunnableController {
     }
   }
 
-  /** Brings a Gateway's group and status to what Skylift says of it. */
+  /**
+   * Brings a Gateway's finalizer, group, records and status to what Skylift says of it: a Gateway
+   * of a Skylift class gets the finalizer before its group is applied; one deleted or no longer
+   * Skylift's has its group and records deleted and loses the finalizer once the apiserver has
+   * neither (cleanUp). Idempotent; never blocks (a wait is a later look at the key).
+   */
   async reconcileGateway(key: string): Promise<GatewayOutcome> {
-    const gw = this.get(this.gateways, key);
+    let gw = this.get(this.gateways, key);
     const mine = this.all(this.groups).filter((g) => g.metadata.annotations?.[gatewayAnnotation] === key);
-    if (gw === undefined || !this.ours(gw) || gw.metadata.deletionTimestamp !== undefined) {
-      const why = gw === undefined ? 'the Gateway is gone' : 'the Gateway is not Skylift’s';
-      for (const g of mine) await this.deleteGroup(g, why);
-      // Kubernetes's garbage collector deletes a Gateway's records with it too; these are also
-      // the records of a Gateway no longer Skylift's, and of one gone while the collector lags.
-      const slash = key.indexOf('/');
-      const records = this.all(this.records).filter((r) =>
-        madeByGateway(r, key.slice(0, slash), key.slice(slash + 1), gw?.metadata.uid),
-      );
-      for (const r of records) await this.deleteRecord(r, why);
-      return mine.length > 0 || records.length > 0 ? 'written' : 'ignored';
-    }
+    if (gw === undefined || !this.ours(gw) || gw.metadata.deletionTimestamp !== undefined)
+      return this.cleanUp(key, gw, mine);
     let outcome: GatewayOutcome = 'unchanged';
+    const step = gatewayCleanupStep({
+      served: true,
+      finalizer: hasGatewayFinalizer(gw.metadata.finalizers),
+      leftovers: mine.length > 0,
+    });
+    if (step === 'addFinalizer') {
+      // Before anything is made for it: a Gateway deleted from now on waits for its load balancer.
+      const updated = await this.setFinalizer(gw, true);
+      if (updated === undefined) return 'ignored';
+      gw = updated;
+      outcome = 'written';
+    }
     const certificates = await this.certificateStates(gw);
     this.certificates.set(key, certificates);
     if ([...certificates.values()].some((c) => !c.ok))
@@ -401,6 +414,116 @@ export class GatewayController implements RunnableController {
     return outcome;
   }
 
+  /**
+   * A Gateway that is gone, being deleted or no longer Skylift's (`gw`, undefined when gone;
+   * `mine`, its groups in the cache): its groups and DNSRecords deleted; with Skylift's finalizer,
+   * that finalizer removed once the apiserver (not the cache, which may not have seen a group just
+   * applied) holds neither its group nor its records — looked at again until then. Only Skylift's
+   * finalizer is removed. Idempotent.
+   */
+  private async cleanUp(
+    key: string,
+    gw: Gateway | undefined,
+    mine: readonly MyIngressGroup[],
+  ): Promise<GatewayOutcome> {
+    const why =
+      gw === undefined
+        ? 'the Gateway is gone'
+        : gw.metadata.deletionTimestamp !== undefined
+          ? 'the Gateway is being deleted'
+          : 'the Gateway is not Skylift’s';
+    this.certificates.delete(key);
+    for (const g of mine) await this.deleteGroup(g, why);
+    // Kubernetes's garbage collector deletes a Gateway's records with it too; these are also
+    // the records of a Gateway no longer Skylift's, and of one gone while the collector lags.
+    const slash = key.indexOf('/');
+    const records = this.all(this.records).filter((r) =>
+      madeByGateway(r, key.slice(0, slash), key.slice(slash + 1), gw?.metadata.uid),
+    );
+    for (const r of records) await this.deleteRecord(r, why);
+    const wrote = mine.length > 0 || records.length > 0;
+    if (gw === undefined || !hasGatewayFinalizer(gw.metadata.finalizers))
+      return wrote ? 'written' : 'ignored';
+    const left = await this.leftovers(key, gw);
+    const step = gatewayCleanupStep({
+      served: false,
+      finalizer: true,
+      leftovers: left.group !== undefined || left.records.length > 0,
+    });
+    if (step === 'cleanUp') {
+      if (left.group !== undefined) await this.deleteGroup(left.group, why);
+      for (const r of left.records) await this.deleteRecord(r, why);
+      // Their deletions are watched; this look is the safety net should an event be missed.
+      this.queue.addAfter(`gateway/${key}`, cleanupRecheckMs);
+      return wrote ? 'written' : 'unchanged';
+    }
+    if ((await this.setFinalizer(gw, false)) !== undefined)
+      this.o.logger.info({ gateway: key, why }, 'Gateway load balancer and records gone; finalizer removed');
+    return 'written';
+  }
+
+  /**
+   * What is left of Gateway `gw` (`key`) as the apiserver has it now: its MyIngressGroup (named
+   * gatewayGroupName and annotated with `key`) and the DNSRecords it made (label and controller
+   * ownerReference with its uid). Read-only.
+   */
+  private async leftovers(
+    key: string,
+    gw: Gateway,
+  ): Promise<{ group: MyIngressGroup | undefined; records: GatewayDnsRecord[] }> {
+    const ns = gw.metadata.namespace ?? '';
+    const name = gw.metadata.name;
+    let group: MyIngressGroup | undefined;
+    try {
+      group = await this.o.client.get<MyIngressGroup>(
+        resourcePath(myIngressGroupType, { name: gatewayGroupName(ns, name) }),
+      );
+    } catch (err) {
+      if (!isKubeNotFound(err)) throw err;
+    }
+    if (group?.metadata.annotations?.[gatewayAnnotation] !== key) group = undefined;
+    let records: GatewayDnsRecord[] = [];
+    try {
+      const list = await this.o.client.get<{ items?: GatewayDnsRecord[] }>(
+        resourcePath(dnsRecordResource, { namespace: ns }),
+        { labelSelector: `${gatewayRecordLabel}=${gatewayLabelValue(name)}` },
+      );
+      records = (list.items ?? []).filter((r) => madeByGateway(r, ns, name, gw.metadata.uid));
+    } catch (err) {
+      if (!isKubeNotFound(err)) throw err;
+    }
+    return { group, records };
+  }
+
+  /**
+   * Adds (`present`) or removes Skylift's finalizer on `gw`, everyone else's kept: a merge patch on
+   * the resourceVersion read, so a concurrent change gives 409 (looked at again) rather than
+   * another's finalizer lost. Returns the Gateway as written; undefined when it is gone.
+   */
+  private async setFinalizer(gw: Gateway, present: boolean): Promise<Gateway | undefined> {
+    const finalizers = withGatewayFinalizer(gw.metadata.finalizers, present);
+    try {
+      const updated = await this.o.client.patch<Gateway>(
+        resourcePath(gatewayType, { namespace: gw.metadata.namespace, name: gw.metadata.name }),
+        { metadata: { finalizers, resourceVersion: gw.metadata.resourceVersion } },
+        'merge',
+      );
+      return {
+        ...gw,
+        metadata: {
+          ...gw.metadata,
+          finalizers,
+          ...(updated.metadata.resourceVersion !== undefined
+            ? { resourceVersion: updated.metadata.resourceVersion }
+            : {}),
+        },
+      };
+    } catch (err) {
+      if (isKubeNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
   /** Brings a route's parents entries for Skylift's Gateways to what Skylift says of them. */
   async reconcileRoute(key: string): Promise<GatewayOutcome> {
     const route = this.get(this.routes, key);
@@ -418,18 +541,26 @@ export class GatewayController implements RunnableController {
       const verdict = on.parents.find((v) => sameParent(v.parentRef, p, ns));
       if (verdict === undefined) continue;
       // A route bringing rules is said Accepted once the load balancer carries this generation of
-      // them (its group lists it Attached at this generation), so traffic follows the status; till
-      // then the entry stays as it was (or absent).
-      const applied =
-        on.member === undefined || verdict.accepted.status !== 'True' || this.carried(name, route);
+      // them (its group lists it Attached at this generation after a pass that succeeded), so
+      // traffic follows the status; not Accepted when the group cannot carry them (AWS refused
+      // them: its message); till either, the entry stays as it was (or absent) — a passing AWS
+      // failure is retried by the group, and says nothing of the route.
+      const carriage: RouteCarriage =
+        on.member === undefined || verdict.accepted.status !== 'True'
+          ? { kind: 'carried' }
+          : routeCarriage(this.get(this.groups, name), route);
       // A route its namespace's TeamPolicy refuses is not Accepted, whatever its listeners say.
       const refused =
         verdict.accepted.status === 'True' ? tenancyVerdict(this.memberEntry(name, route)) : undefined;
       entries.push({
         parentRef: p,
-        accepted: refused ?? verdict.accepted,
+        accepted:
+          refused ??
+          (carriage.kind === 'refused'
+            ? { status: 'False', reason: loadBalancerRefusedReason, message: carriage.message }
+            : verdict.accepted),
         resolvedRefs: verdict.resolvedRefs,
-        ...(applied || refused !== undefined ? {} : { hold: true }),
+        ...(carriage.kind === 'pending' && refused === undefined ? { hold: true } : {}),
       });
     }
     const parents = routeParents(route, entries, new Date(this.o.clock.now()));
@@ -450,12 +581,6 @@ export class GatewayController implements RunnableController {
   /** The route's entry in group `name`'s status.members, if listed. */
   private memberEntry(name: string, route: HTTPRoute): GroupMemberStatus | undefined {
     return this.get(this.groups, name)?.status?.members?.find((x) => x.uid === route.metadata.uid);
-  }
-
-  /** True when group `name` lists the route Attached at its current generation (its rules applied). */
-  private carried(name: string, route: HTTPRoute): boolean {
-    const m = this.memberEntry(name, route);
-    return m?.state === 'Attached' && m.observedGeneration === route.metadata.generation;
   }
 
   /**
@@ -680,6 +805,9 @@ export class GatewayController implements RunnableController {
     }
   }
 }
+
+/** How soon a Gateway being cleaned up is looked at again should no event of its group or records come. */
+const cleanupRecheckMs = 5_000;
 
 /** How soon a Gateway whose certificateRefs do not all resolve is looked at again (a Secret made later). */
 const certificateRecheckMs = 15_000;

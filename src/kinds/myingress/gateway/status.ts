@@ -15,6 +15,7 @@ import {
 import { ConditionType, getCondition } from '../../../runtime/conditions.ts';
 import { deepEqual } from '../../../runtime/mergePatch.ts';
 import {
+  MemberState,
   myIngressGroupType,
   type CertificateSecretRef,
   type MyIngressGroup,
@@ -185,6 +186,43 @@ export interface ParentEntry {
   readonly resolvedRefs: Verdict;
   /** Not written yet (the load balancer does not carry the route yet): the current entry stays, or none. */
   readonly hold?: boolean;
+}
+
+/**
+ * The route Accepted reason of a route whose rules the Gateway's load balancer cannot carry (AWS
+ * refused them): a reason of Skylift's own, as the Gateway API allows beside its listed ones.
+ */
+export const loadBalancerRefusedReason = 'LoadBalancerRefused';
+
+/** How a Gateway's load balancer stands towards a route's rules at the route's generation. */
+export type RouteCarriage =
+  /** Its group lists it Attached at that generation, and the group's last pass succeeded. */
+  | { readonly kind: 'carried' }
+  /** Its group lists it refused (Invalid, Conflict, NotAdmitted) at that generation: `message` says why. */
+  | { readonly kind: 'refused'; readonly message: string }
+  /** Not yet known: not listed at that generation, leaving, or the group's last pass failed (retrying). */
+  | { readonly kind: 'pending' };
+
+const refusedStates: readonly string[] = [MemberState.Invalid, MemberState.Conflict, MemberState.NotAdmitted];
+
+/**
+ * Whether `group` (the Gateway's MyIngressGroup, undefined before it exists) carries `route`'s
+ * rules at the route's generation, from the group's status. A member listed Attached by a pass
+ * that then failed (Synced not True: AWS refused or failed a call, retried) is pending, not
+ * carried: the status of a failed pass lists members as planned, not as applied. Pure.
+ */
+export function routeCarriage(group: MyIngressGroup | undefined, route: HTTPRoute): RouteCarriage {
+  const m = group?.status?.members?.find((x) => x.uid === route.metadata.uid);
+  if (group === undefined || m === undefined || m.observedGeneration !== route.metadata.generation)
+    return { kind: 'pending' };
+  if (refusedStates.includes(m.state))
+    return {
+      kind: 'refused',
+      message: `the load balancer cannot carry this route's rules: ${m.message ?? `listed ${m.state}`} (MyIngressGroup ${group.metadata.name})`,
+    };
+  if (m.state !== MemberState.Attached) return { kind: 'pending' };
+  const synced = getCondition(group.status?.conditions, ConditionType.Synced);
+  return synced?.status === 'True' ? { kind: 'carried' } : { kind: 'pending' };
 }
 
 /** Two parentRefs name the same parent (defaults filled). Pure. */

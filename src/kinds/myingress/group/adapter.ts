@@ -23,6 +23,7 @@ import type { MyIngressDetails, MyIngressField } from '../adapter.ts';
 import type { IngressContext } from '../deps.ts';
 import { MemberState, myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from './api.ts';
 import { groupMember, planGroup, type GroupPlan, type GroupPlanOptions } from './plan.ts';
+import { refusedMember, standingRefusals, withRefusedMembers, type MemberRefusal } from './refusedMembers.ts';
 import { GroupCertificates } from './certificates.ts';
 import type { MemberTenancyJudge } from './tenancy.ts';
 import { TerminalError } from '../../../runtime/errors.ts';
@@ -34,6 +35,8 @@ export type GroupField = MyIngressField | 'members';
 export const GroupReason = {
   /** No MyIngress names the group: it has no load balancer (the object stays). */
   NoMembers: 'NoMembers',
+  /** AWS refused a member's rules: it is left off the load balancer (refusedMembers.ts). */
+  MemberRefused: 'MemberRefused',
 } as const;
 
 /** What observe hands update and delete. */
@@ -93,6 +96,8 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
   /** Groups (uid) this adapter imported Secrets for since its start, and those whose imports it released. */
   private readonly imported = new Set<string>();
   private readonly released = new Set<string>();
+  /** Members whose rules AWS refused, by group uid then member uid (refusedMembers.ts). */
+  private readonly refusals = new Map<string, Map<string, MemberRefusal>>();
 
   constructor(ingress: ExternalClient<MyIngress, MyIngressDetails, MyIngressField>, deps: GroupAdapterDeps) {
     this.ingress = ingress;
@@ -109,7 +114,7 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
     // A guardrail never blocks a deletion: a group being deleted is planned without judging tenancy.
     const plan = deleting
       ? planGroup(group, this.d.members(group), this.d.namespaceLabels, this.d.planOptions)
-      : await this.plan(group);
+      : await this.plan(group, ctx.clock.now());
     const wanted = plan.wanted || this.d.keepWithoutMembers === true;
     const refs = GroupCertificates.refsOf(group.spec.listeners);
     if (deleting) {
@@ -175,36 +180,86 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
   }
 
   /**
-   * The group's plan from its members as the caches hold them now, the tenancy of each staying
+/**
+   * The group's plan from its members as the caches hold them now: the members whose rules AWS
+   * refused (still standing at `now`) left out and listed Invalid, and the tenancy of each staying
    * member's namespace judged once (memberTenancy; leaving members are not judged: their rules go
    * whatever their policy says). Reads the caches; the tenancy check may read AWS.
    */
-  private async plan(group: MyIngressGroup): Promise<GroupPlan> {
+  private async plan(group: MyIngressGroup, now: number): Promise<GroupPlan> {
     const members = this.d.members(group);
+    const uid = group.metadata.uid ?? '';
+    const standing = standingRefusals(this.refusals.get(uid)?.values() ?? [], members, now);
+    if (standing.size > 0) this.refusals.set(uid, standing);
+    else this.refusals.delete(uid);
+    const candidates = members.filter((m) => !standing.has(m.metadata.uid ?? ''));
     const judge = this.d.memberTenancy;
-    const staying = members.filter((m) => !groupMember(m, group.metadata.name).leaving);
-    if (judge === undefined || staying.length === 0)
-      return planGroup(group, members, this.d.namespaceLabels, this.d.planOptions);
-    const namespaces = [...new Set(staying.map((m) => m.metadata.namespace ?? ''))].sort();
-    const tenancy = await judge(group, namespaces);
-    return planGroup(group, members, this.d.namespaceLabels, {
-      ...this.d.planOptions,
-      refusal: (ns) => {
-        // A namespace the judge did not answer for is refused: fail closed.
-        const t = tenancy.get(ns) ?? {
-          kind: 'refused',
-          message: `the tenancy of namespace ${ns} is not known`,
-        };
-        return t.kind === 'refused' ? t.message : undefined;
-      },
+    const staying = candidates.filter((m) => !groupMember(m, group.metadata.name).leaving);
+    let options = this.d.planOptions;
+    if (judge !== undefined && staying.length > 0) {
+      const namespaces = [...new Set(staying.map((m) => m.metadata.namespace ?? ''))].sort();
+      const tenancy = await judge(group, namespaces);
+      options = {
+        ...this.d.planOptions,
+        refusal: (ns) => {
+          // A namespace the judge did not answer for is refused: fail closed.
+          const t = tenancy.get(ns) ?? {
+            kind: 'refused',
+            message: `the tenancy of namespace ${ns} is not known`,
+          };
+          return t.kind === 'refused' ? t.message : undefined;
+        },
+      };
+    }
+    const plan = planGroup(group, candidates, this.d.namespaceLabels, options);
+    return withRefusedMembers(
+      plan,
+      members.flatMap((member) => {
+        const refusal = standing.get(member.metadata.uid ?? '');
+        return refusal !== undefined ? [{ member, refusal }] : [];
+      }),
+    );
+  }
+
+  /**
+   * What a failed update of the load balancer becomes: AWS's terminal refusal of a child made for
+   * one member (`child`, the last whose member tags were asked for) is that member's — remembered,
+   * so the next pass (soon: a retryable error) leaves it off and applies the others; any other
+   * failure is the group's, unchanged.
+   */
+  private refusing(
+    group: MyIngressGroup,
+    plan: GroupPlan,
+    child: string | undefined,
+    err: unknown,
+    now: number,
+  ): unknown {
+    const refused = refusedMember(err, child, plan.attribution);
+    if (refused === undefined) return err;
+    const member = plan.granted.find((m) => m.metadata.uid === refused.uid);
+    const uid = group.metadata.uid ?? '';
+    const refusals = this.refusals.get(uid) ?? new Map<string, MemberRefusal>();
+    refusals.set(refused.uid, {
+      uid: refused.uid,
+      generation: member?.metadata.generation,
+      message: refused.message,
+      at: now,
     });
+    this.refusals.set(uid, refusals);
+    const who =
+      member !== undefined ? `member ${member.metadata.namespace ?? ''}/${member.metadata.name}` : 'a member';
+    return new RetryableError(
+      GroupReason.MemberRefused,
+      `${refused.message}: ${who} is left off the load balancer and the other members' rules are applied next`,
+      { cause: err },
+    );
   }
 
   async create(
     group: MyIngressGroup,
     ctx: ReconcileContext,
   ): Promise<{ status: KindStatusOf<MyIngressGroup>; description?: string }> {
-    const plan = await this.plan(group);
+    const plan = await this.plan(group, ctx.clock.now());
     const certs = await this.ensureCertificates(group, plan, ctx);
     const created = await this.ingress.create(
       mergedIngress(group, { ...plan, spec: certs.spec }, false),
@@ -233,17 +288,27 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
       };
     }
     const attribution = d.plan.attribution;
+    /** The child whose member tags were asked for last: the one a create refused was making. */
+    let last: string | undefined;
     const withTags: IngressContext = {
       ...ctx,
       childTags: (child) => {
+        last = child;
         const member = attribution.get(child);
         return member !== undefined
           ? { [sharedGroupTagKey]: groupTag(group.metadata.name), [sharedMemberTagKey]: member }
           : {};
       },
     };
+    const apply = async (merged: MyIngress, observed: typeof d.observed): Promise<Updated> => {
+      try {
+        return await this.ingress.update(merged, observed, withTags);
+      } catch (err) {
+        throw this.refusing(group, d.plan, last, err, ctx.clock.now());
+      }
+    };
     if (GroupCertificates.refsOf(group.spec.listeners).length === 0 && !this.imported.has(ctx.ownership.uid))
-      return this.ingress.update(d.merged, d.observed, withTags);
+      return apply(d.merged, d.observed);
     // Secrets to serve: imported (or found current) first, then the spec with their ARNs applied,
     // looked at again (the observation was made without the new ARNs), then imports no longer
     // served deleted.
@@ -255,7 +320,7 @@ export class MyIngressGroupAdapter implements ExternalClient<MyIngressGroup, Gro
         Reason.ReconcileError,
         'the load balancer went while its certificates were imported',
       );
-    const updated = await this.ingress.update(merged, fresh, withTags);
+    const updated = await apply(merged, fresh);
     await this.releaseCertificates(group, certs.arns, ctx);
     return updated;
   }

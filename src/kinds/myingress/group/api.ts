@@ -81,7 +81,7 @@ export const MemberState = {
   Conflict: 'Conflict',
   /** The group does not admit its namespace. */
   NotAdmitted: 'NotAdmitted',
-  /** Its rules name a port the group has no listener on. */
+  /** Its rules cannot be served: they name a port the group has no listener on, or AWS refused them. */
   Invalid: 'Invalid',
   /**
    * Its namespace's tenancy refuses it: no (or two) TeamPolicies select the namespace, its policy
@@ -245,7 +245,7 @@ function statusSchema(): Schema {
         uid: str('Its uid.'),
         observedGeneration: int('The generation of the member this entry judges.'),
         state: str(
-          'Attached (its rules are on the load balancer), Conflict (a host and path it claims is another member’s), NotAdmitted (allowedNamespaces does not admit its namespace), Invalid (a rule names a port the group has no listener on), Leaving (deleted or moved: its rules and target groups are being removed).',
+          'Attached (its rules are on the load balancer), Conflict (a host and path it claims is another member’s), NotAdmitted (allowedNamespaces does not admit its namespace), Invalid (a rule names a port the group has no listener on, or AWS refused its rules: they are left off the load balancer), Forbidden (its namespace’s TeamPolicy refuses it, or the shared load balancer does not meet its guardrails: the message says why), Leaving (deleted or moved: its rules and target groups are being removed).',
           { enum: Object.values(MemberState) },
         ),
         message: str('Why, when not Attached.'),
