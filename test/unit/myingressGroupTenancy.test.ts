@@ -364,7 +364,10 @@ describe('groupTenancyChanges', () => {
 });
 
 describe('MyIngressGroupAdapter and the tenancy judge', () => {
-  const ctx = { ownership: { cluster: 'c', owner: 'o', uid: 'g-uid' } } as unknown as ReconcileContext;
+  const ctx = {
+    ownership: { cluster: 'c', owner: 'o', uid: 'g-uid' },
+    clock: realClock,
+  } as unknown as ReconcileContext;
   /** The MyIngress adapter underneath, reporting no load balancer. */
   const ingress = {
     observe: () => Promise.resolve({ exists: false as const }),
