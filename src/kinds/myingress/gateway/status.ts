@@ -7,6 +7,7 @@ import type { Condition } from '../../../apis/managed.ts';
 import {
   skyliftGatewayControllerName,
   type Gateway,
+  type GRPCRoute,
   type HTTPRoute,
   type ListenerStatus,
   type ParentReference,
@@ -204,7 +205,11 @@ export function sameParent(a: ParentReference, b: ParentReference, routeNamespac
  * Skylift's per parentRef in `ours` (those naming Skylift's Gateways), in spec order; Skylift's
  * entries for parents no longer in `ours` are dropped. Pure.
  */
-export function routeParents(route: HTTPRoute, ours: readonly ParentEntry[], now: Date): RouteParentStatus[] {
+export function routeParents(
+  route: HTTPRoute | GRPCRoute,
+  ours: readonly ParentEntry[],
+  now: Date,
+): RouteParentStatus[] {
   const ns = route.metadata.namespace ?? '';
   const gen = route.metadata.generation;
   const have = route.status?.parents ?? [];
@@ -230,7 +235,7 @@ export function routeParents(route: HTTPRoute, ours: readonly ParentEntry[], now
 }
 
 /** True when the route's parents already say `want` (times aside). Pure. */
-export function routeParentsHold(route: HTTPRoute, want: readonly RouteParentStatus[]): boolean {
+export function routeParentsHold(route: HTTPRoute | GRPCRoute, want: readonly RouteParentStatus[]): boolean {
   const have = route.status?.parents ?? [];
   return (
     have.length === want.length &&
