@@ -8,7 +8,7 @@
 // GRPCRoute naming the HTTP listener is NotAllowedByListeners, and one with a RegularExpression
 // method match is refused (UnsupportedValue naming the field) with no rule on the ALB. A control
 // plane of its own with the Gateway API's CRDs; moto and the data plane are the shared stack's.
-import { CreateTagsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   DescribeListenersCommand,
   DescribeRulesCommand,
@@ -21,9 +21,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlbDataPlane } from '../../dev/albDataPlane/dataPlane.ts';
 import { acmDeleteInUseAsAws, acmReimportAsAws } from '../../dev/acmFidelity.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
-import { startControlPlane, type ControlPlane } from '../../dev/controlplane.ts';
+import type { ControlPlane } from '../../dev/controlplane.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
-import { installCrds, installGatewayApiCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
 import {
   gatewayClassType,
@@ -36,15 +35,17 @@ import {
 } from '../../src/apis/gatewayApi.ts';
 import type { Condition } from '../../src/apis/managed.ts';
 import { resourcePath } from '../../src/apis/meta.ts';
-import { GatewayController } from '../../src/kinds/myingress/gateway/gatewayController.ts';
-import { gatewayGroupController } from '../../src/kinds/myingress/gateway/groupController.ts';
 import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../../src/kinds/myingress/group/api.ts';
-import { KubeClient } from '../../src/runtime/kube/client.ts';
-import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { selfSignedCertificate } from '../support/acmCertificates.ts';
 import { startAlbDataPlane } from '../support/albDataPlane.ts';
-import { startController, type RunningController } from '../support/controllers.ts';
+import type { RunningController } from '../support/controllers.ts';
+import {
+  gatewaySubnets,
+  startGatewayControlPlane,
+  startGatewayControllers,
+} from '../support/gatewayControllers.ts';
 import {
   callsOf,
   grpcCall,
@@ -54,9 +55,7 @@ import {
   type GrpcBackend,
 } from '../support/grpcEcho.ts';
 import { serviceTo } from '../support/loopbackBackends.ts';
-import { scratchDir } from '../support/scratch.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
-import { vpcWithTwoSubnets } from '../support/vpc.ts';
 
 const suffix = randomBytes(3).toString('hex');
 const HOST = `grpc-${suffix}.gateway.example.com`;
@@ -75,15 +74,11 @@ let backends: GrpcBackend[] = [];
 const running: RunningController[] = [];
 
 beforeAll(async () => {
-  cp = await startControlPlane({ dir: await scratchDir('gateway-grpc') });
-  admin = new KubeClient(loadKubeconfig(cp.kubeconfigPath('admin')));
-  await installCrds(admin);
-  await installGatewayApiCrds(admin);
+  ({ cp, admin } = await startGatewayControlPlane('gateway-grpc'));
   const direct = awsClientConfig(stackInfo().awsEndpoint);
   ec2 = new EC2Client(direct);
   elb = new ElasticLoadBalancingV2Client(direct);
-  const { subnets } = await vpcWithTwoSubnets(ec2, 37);
-  await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [{ Key: subnetTag, Value: '1' }] }));
+  await gatewaySubnets(ec2, 37, subnetTag);
   proxy = await startFaultProxy();
   proxy.inject(acmReimportAsAws());
   proxy.inject(acmDeleteInUseAsAws());
@@ -160,22 +155,14 @@ describe('GRPCRoute on an ALB', () => {
     const gwNs = await namespace('gw');
     const routeNs = await namespace('grpc');
     const otherNs = await namespace('other');
-    const opts = { namespace: [gwNs, routeNs, otherNs].join(','), endpoint: proxy.endpoint, client: admin };
     running.push(
-      await startController(
-        (s) =>
-          new GatewayController({
-            client: s.client,
-            clock: s.clock,
-            logger: s.logger,
-            metrics: s.metrics,
-            namespaces: s.settings.namespaces,
-            defaults: { scheme: 'internal', subnetTags: { [subnetTag]: '1' }, inboundCIDRs: ['127.0.0.0/8'] },
-          }),
-        opts,
-      ),
+      ...(await startGatewayControllers({
+        namespace: [gwNs, routeNs, otherNs].join(','),
+        endpoint: proxy.endpoint,
+        client: admin,
+        subnetTag,
+      })),
     );
-    running.push(await startController((s) => gatewayGroupController(s, { pollMs: 300 }), opts));
     const cert = await selfSignedCertificate({ domain: '*.gateway.example.com' });
     await admin.create(`/api/v1/namespaces/${gwNs}/secrets`, {
       metadata: { name: 'cert' },
