@@ -5,10 +5,16 @@ import type { SupportedFeature } from '../apis/gatewayApi.ts';
 
 /**
  * The features (the conformance suite's `features.FeatureName`s) Skylift supports today: the core
- * features of the GATEWAY-HTTP profile. Extended ones (e.g. `HTTPRouteHostRewrite`) are added here
- * as the front end serves them, and only then: the suite tests what a class lists.
+ * features of the GATEWAY-HTTP profile, and GRPCRoute (the GATEWAY-GRPC profile's core feature:
+ * GRPCRoutes on HTTPS listeners, gRPC target groups). Extended ones (e.g. `HTTPRouteHostRewrite`)
+ * are added here as the front end serves them, and only then: the suite tests what a class lists.
  */
-export const skyliftSupportedFeatures: readonly string[] = ['Gateway', 'HTTPRoute', 'ReferenceGrant'];
+export const skyliftSupportedFeatures: readonly string[] = [
+  'Gateway',
+  'GRPCRoute',
+  'HTTPRoute',
+  'ReferenceGrant',
+];
 
 /**
  * `status.supportedFeatures` for `names`: one `{name}` entry per distinct name, in ascending order

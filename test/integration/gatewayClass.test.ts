@@ -150,6 +150,7 @@ describe('with the Gateway API CRDs', () => {
       observedGeneration: gc.metadata.generation,
     });
     expect(gc.status?.supportedFeatures).toEqual([
+      { name: 'GRPCRoute' },
       { name: 'Gateway' },
       { name: 'HTTPRoute' },
       { name: 'ReferenceGrant' },

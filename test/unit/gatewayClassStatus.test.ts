@@ -24,13 +24,14 @@ function gatewayClass(
 }
 
 describe('supportedFeatures', () => {
-  it('lists the GATEWAY-HTTP core features Skylift claims, as {name} objects sorted by name', () => {
+  it('lists the GATEWAY-HTTP core features and GRPCRoute, as {name} objects sorted by name', () => {
     expect(supportedFeaturesStatus()).toEqual([
+      { name: 'GRPCRoute' },
       { name: 'Gateway' },
       { name: 'HTTPRoute' },
       { name: 'ReferenceGrant' },
     ]);
-    expect(skyliftSupportedFeatures).toEqual(['Gateway', 'HTTPRoute', 'ReferenceGrant']);
+    expect(skyliftSupportedFeatures).toEqual(['Gateway', 'GRPCRoute', 'HTTPRoute', 'ReferenceGrant']);
   });
 
   it.each([
