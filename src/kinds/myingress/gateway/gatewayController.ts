@@ -413,7 +413,7 @@ export class GatewayController implements RunnableController {
           if (!on.anyHost)
             for (const hostname of on.hosts)
               served.push({
-                route: `${r.route.metadata.namespace ?? ''}/${r.route.metadata.name}`,
+                route: `${r.kind} ${r.route.metadata.namespace ?? ''}/${r.route.metadata.name}`,
                 hostname,
               });
         }
