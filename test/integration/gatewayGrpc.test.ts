@@ -4,10 +4,11 @@
 // protocol version GRPC, another method to one backend, a third to a Service of another namespace
 // a ReferenceGrant from GRPCRoutes allows — and unary gRPC calls over TLS and HTTP/2 through the
 // ALB data plane reach loopback gRPC servers (test/support/grpcEcho.ts), counted per backend and
-// method. The HTTPS listener lists GRPCRoute among its kinds and the HTTP one does not; a
-// GRPCRoute naming the HTTP listener is NotAllowedByListeners, and one with a RegularExpression
-// method match is refused (UnsupportedValue naming the field) with no rule on the ALB. A control
-// plane of its own with the Gateway API's CRDs; moto and the data plane are the shared stack's.
+// method (the same call over HTTP/1.1 answered 464, as an ALB does). The HTTPS listener lists
+// GRPCRoute among its kinds and the HTTP one does not; a GRPCRoute naming the HTTP listener is
+// NotAllowedByListeners, and one with a RegularExpression method match is refused
+// (UnsupportedValue naming the field) with no rule on the ALB. A control plane of its own with the
+// Gateway API's CRDs; moto and the data plane are the shared stack's.
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   DescribeListenersCommand,
@@ -17,6 +18,7 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { randomBytes } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlbDataPlane } from '../../dev/albDataPlane/dataPlane.ts';
 import { acmDeleteInUseAsAws, acmReimportAsAws } from '../../dev/acmFidelity.ts';
@@ -372,6 +374,29 @@ describe('GRPCRoute on an ALB', () => {
       [split['0 B'], ROUND, 0],
       [0, 0, ROUND],
     ]);
+    // A gRPC target group takes HTTP/2 only: the same call over HTTP/1.1 is answered 464, as an ALB does.
+    const overHttp1 = await new Promise<number>((resolveStatus) => {
+      const req = httpsRequest(
+        {
+          host: ep.host,
+          port: ep.port,
+          method: 'POST',
+          path: SAY,
+          servername: HOST,
+          headers: { host: HOST, 'content-type': 'application/grpc' },
+          rejectUnauthorized: false,
+          agent: false,
+          timeout: 5000,
+        },
+        (res) => {
+          res.resume();
+          resolveStatus(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', () => resolveStatus(0));
+      req.end();
+    });
+    expect(overHttp1).toBe(464);
     // The Gateway counts the GRPCRoute on its HTTPS listener only.
     await waitFor(
       async () => {
