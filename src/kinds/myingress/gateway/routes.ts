@@ -298,9 +298,12 @@ interface ResolvedBackends {
  * 500. An unresolved backend among resolved ones is left out and its share goes to the others:
  * the Gateway API wants its share answered 500, but an ALB forward cannot mix a fixed response with
  * target groups, and a 500 for every request would punish the resolved ones. ResolvedRefs is False
- * with the first problem (InvalidKind, RefNotPermitted, BackendNotFound). Refused (UnsupportedValue):
- * filters, more than 5 backends (an ALB forward's limit), another namespace's Service, and
- * matches an ALB cannot express (see checkMatch). Pure.
+ * with the first problem (InvalidKind, RefNotPermitted — another namespace's Service without a
+ * ReferenceGrant from the route's kind —, BackendNotFound). A filter the dialect maps (an HTTPRoute's
+ * RequestRedirect) answers instead of the backends. The backends' target groups are of the
+ * dialect's protocol version. Refused (UnsupportedValue): filters the dialect refuses, backend
+ * filters, more than 5 backends (an ALB forward's limit), and matches an ALB cannot express (the
+ * dialect's check, or more condition values than an ALB rule takes). Pure.
  */
 function resolveBackends<M>(route: RouteOf<M>, d: RouteDialect<M>, w: RouteWorld): ResolvedBackends {
   const ns = route.metadata.namespace ?? '';
