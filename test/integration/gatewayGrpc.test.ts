@@ -6,7 +6,8 @@
 // ALB data plane reach loopback gRPC servers (test/support/grpcEcho.ts), counted per backend and
 // method (the same call over HTTP/1.1 answered 464, as an ALB does). The HTTPS listener lists
 // GRPCRoute among its kinds and the HTTP one does not; a GRPCRoute naming the HTTP listener is
-// NotAllowedByListeners, and one with a RegularExpression method match is refused
+// NotAllowedByListeners, as is a younger HTTPRoute sharing the GRPCRoute's listener and hostname
+// (the Gateway API accepts one of the two), and one with a RegularExpression method match is refused
 // (UnsupportedValue naming the field) with no rule on the ALB. A control plane of its own with the
 // Gateway API's CRDs; moto and the data plane are the shared stack's.
 import { EC2Client } from '@aws-sdk/client-ec2';
@@ -30,13 +31,14 @@ import {
   gatewayClassType,
   gatewayType,
   grpcRouteType,
+  httpRouteType,
   referenceGrantType,
   skyliftGatewayControllerName,
   type Gateway,
   type GRPCRoute,
 } from '../../src/apis/gatewayApi.ts';
 import type { Condition } from '../../src/apis/managed.ts';
-import { resourcePath } from '../../src/apis/meta.ts';
+import { resourcePath, type ResourceType } from '../../src/apis/meta.ts';
 import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../../src/kinds/myingress/group/api.ts';
 import type { KubeClient } from '../../src/runtime/kube/client.ts';
@@ -117,16 +119,22 @@ async function namespace(prefix: string): Promise<string> {
 const cond = (cs: readonly Condition[] | undefined, type: string): Condition | undefined =>
   cs?.find((c) => c.type === type);
 
-/** Polls the GRPCRoute until its Skylift parent entry's condition `type` has `reason` at its generation. */
-function routeWhere(ns: string, name: string, type: string, reason: string): Promise<GRPCRoute> {
+/** Polls the route (a GRPCRoute unless `type` says) until its Skylift parent entry's condition `type` has `reason` at its generation. */
+function routeWhere(
+  ns: string,
+  name: string,
+  type: string,
+  reason: string,
+  kind: ResourceType = grpcRouteType,
+): Promise<GRPCRoute> {
   return waitFor(
     async () => {
-      const r = await admin.get<GRPCRoute>(resourcePath(grpcRouteType, { namespace: ns, name }));
+      const r = await admin.get<GRPCRoute>(resourcePath(kind, { namespace: ns, name }));
       const mine = r.status?.parents?.find((p) => p.controllerName === skyliftGatewayControllerName);
       const c = cond(mine?.conditions, type);
       return c?.reason === reason && c.observedGeneration === r.metadata.generation ? r : undefined;
     },
-    { timeoutMs: 30_000, intervalMs: 100, description: `GRPCRoute ${ns}/${name} ${type} ${reason}` },
+    { timeoutMs: 30_000, intervalMs: 100, description: `${kind.kind} ${ns}/${name} ${type} ${reason}` },
   );
 }
 
@@ -280,6 +288,20 @@ describe('GRPCRoute on an ALB', () => {
       }),
     );
 
+    // An HTTPRoute on the HTTPS listener with the GRPCRoute's hostname: the Gateway API accepts one
+    // of the two, the older (here the first by namespace/name, were both made in one second).
+    await admin.create(resourcePath(httpRouteType, { namespace: routeNs }), {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: 'web' },
+      spec: {
+        parentRefs: [{ ...parent, sectionName: 'https' }],
+        hostnames: [HOST],
+        rules: [{ backendRefs: [{ name: 'echo-a', port: 80 }] }],
+      },
+    });
+    const web = await routeWhere(routeNs, 'web', 'Accepted', 'NotAllowedByListeners', httpRouteType);
+    expect(cond(web.status?.parents?.[0]?.conditions, 'Accepted')?.message).toContain('an older GRPCRoute');
     await routeWhere(routeNs, 'echo', 'Accepted', 'Accepted');
     await routeWhere(routeNs, 'echo', 'ResolvedRefs', 'ResolvedRefs');
     await routeWhere(routeNs, 'plain', 'Accepted', 'NotAllowedByListeners');

@@ -518,6 +518,38 @@ describe('GRPCRoute as ALB rules', () => {
     });
   });
 
+  it('an HTTPRoute and a GRPCRoute sharing a listener and a hostname: the older is accepted there', () => {
+    const at = (t: string) => ({ creationTimestamp: t });
+    const grpc = grpcRoute([{}]);
+    grpc.metadata = { ...grpc.metadata, ...at('2026-01-02T00:00:00Z') };
+    const http = route([{}]);
+    http.metadata = { ...http.metadata, ...at('2026-01-01T00:00:00Z') };
+    http.spec.hostnames = ['*.example.com'];
+    const both = (g: GRPCRoute, h: HTTPRoute): RouteWorld => ({
+      ...grpcWorld,
+      routes: [
+        { kind: 'GRPCRoute', route: g },
+        { kind: 'HTTPRoute', route: h },
+      ],
+    });
+    // The older HTTPRoute wins the HTTPS listener: the GRPCRoute, attachable nowhere else, is refused.
+    const lost = grpcRouteOnGateway(grpc, both(grpc, http));
+    expect(lost.member).toBeUndefined();
+    expect(lost.parents[0]?.accepted).toMatchObject({ status: 'False', reason: 'NotAllowedByListeners' });
+    expect(lost.parents[0]?.accepted.message).toContain('an older HTTPRoute');
+    expect(routeOnGateway(http, both(grpc, http)).parents[0]?.listeners).toEqual(['http', 'https']);
+    // The older GRPCRoute wins it: the HTTPRoute keeps the HTTP listener only.
+    const younger = { ...http, metadata: { ...http.metadata, ...at('2026-01-03T00:00:00Z') } };
+    expect(routeOnGateway(younger, both(grpc, younger)).parents[0]).toMatchObject({
+      accepted: { status: 'True' },
+      listeners: ['http'],
+    });
+    expect(grpcRouteOnGateway(grpc, both(grpc, younger)).parents[0]?.listeners).toEqual(['https']);
+    // No hostname in common: both accepted on the HTTPS listener.
+    const apart = { ...younger, spec: { ...younger.spec, hostnames: ['shop.example.org'] } };
+    expect(routeOnGateway(apart, both(grpc, apart)).parents[0]?.listeners).toEqual(['http', 'https']);
+  });
+
   it.each([
     {
       reason: 'service and method before the service alone',

@@ -153,7 +153,10 @@ export class GatewayController implements RunnableController {
       for (const obj of old !== undefined ? [r.route, old] : [r.route])
         for (const p of obj.spec.parentRefs ?? []) {
           const gw = parentGateway(p, obj.metadata.namespace ?? '');
-          if (gw !== undefined) this.queue.add(`gateway/${gw}`);
+          if (gw === undefined) continue;
+          this.queue.add(`gateway/${gw}`);
+          // Routes of the other kind sharing a listener and hostname: one of the two is accepted.
+          for (const other of this.routesOf(gw)) if (other.kind !== r.kind) this.queue.add(routeKey(other));
         }
     };
     for (const i of this.routes)
@@ -320,6 +323,7 @@ export class GatewayController implements RunnableController {
       namespaceLabels: (ns) => this.get(this.namespaces, ns)?.metadata.labels,
       service: (ns, name) => this.get(this.services, `${ns}/${name}`),
       grants: (ns) => this.all(this.grants).filter((g) => g.metadata.namespace === ns),
+      routes: this.routesOf(objectKey(gw.metadata)),
     };
   }
 

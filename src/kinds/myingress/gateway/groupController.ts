@@ -57,6 +57,7 @@ export function gatewayMembers(
   for (const r of routes) {
     if (r.route.metadata.deletionTimestamp !== undefined) continue;
     const on = anyRouteOnGateway(r, {
+      routes,
       gateway,
       listeners,
       groupName: group.metadata.name,

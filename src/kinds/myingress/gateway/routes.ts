@@ -29,7 +29,7 @@ import {
   type MyIngress,
   type RuleSpec,
 } from '../api.ts';
-import { hostnameSpecificity, routeHostnamesOn } from './hostnames.ts';
+import { hostnameSpecificity, intersectHostname, routeHostnamesOn } from './hostnames.ts';
 import { listenerAdmits, listenerTakes, type ListenerVerdict, type Verdict } from './listeners.ts';
 import { parentGateway } from './names.ts';
 
@@ -51,6 +51,11 @@ export interface RouteWorld {
   readonly service: (namespace: string, name: string) => RouteService | undefined;
   /** The ReferenceGrants of a namespace. */
   readonly grants: (namespace: string) => readonly ReferenceGrant[];
+  /**
+   * The routes of both kinds naming the Gateway (for the rule between an HTTPRoute and a GRPCRoute
+   * sharing a listener and a hostname: otherKindWinner); absent, none.
+   */
+  readonly routes?: readonly GatewayRoute[];
 }
 
 /** What Skylift says of a route on one of its parentRefs naming the Gateway. */
@@ -167,7 +172,7 @@ function onGateway<M>(route: RouteOf<M>, d: RouteDialect<M>, w: RouteWorld): Rou
   const parents: ParentVerdict[] = [];
   const attached = new Map<string, ListenerVerdict>();
   for (const p of refs) {
-    const found = attachTo(route, d.kind, p, w);
+    const found = withoutOtherKindConflicts(route, d.kind, attachTo(route, d.kind, p, w), w);
     if ('refused' in found) {
       parents.push({ parentRef: p, accepted: found.refused, resolvedRefs: backends.verdict, listeners: [] });
       continue;
@@ -282,6 +287,73 @@ function attachTo<M>(
       },
     };
   return { listeners: hostMatching };
+}
+
+/**
+ * `found` without the listeners on which a route of the other kind (an HTTPRoute for a GRPCRoute,
+ * and the reverse) attached there too shares a hostname with the route and wins: the Gateway API
+ * accepts exactly one of the two, the older (by creationTimestamp, then `namespace/name`). The
+ * other route counts as attached where its parentRefs, the listener's allowedRoutes and hostnames
+ * let it (attachTo), whatever else is said of it. No listener left: refused, NotAllowedByListeners
+ * (the specification names no reason for it), without naming the other route (it may be another
+ * team's). Pure.
+ */
+function withoutOtherKindConflicts<M>(
+  route: RouteOf<M>,
+  kind: RouteKind,
+  found: { listeners: ListenerVerdict[] } | { refused: Verdict },
+  w: RouteWorld,
+): { listeners: ListenerVerdict[] } | { refused: Verdict } {
+  if ('refused' in found) return found;
+  const others = (w.routes ?? []).filter(
+    (o) => o.kind !== kind && o.route.metadata.deletionTimestamp === undefined && olderRoute(o.route, route),
+  );
+  if (others.length === 0) return found;
+  const gwKey = `${w.gateway.metadata.namespace ?? ''}/${w.gateway.metadata.name}`;
+  const lost = new Set<string>();
+  for (const o of others) {
+    const ns = o.route.metadata.namespace ?? '';
+    for (const p of o.route.spec.parentRefs ?? []) {
+      if (parentGateway(p, ns) !== gwKey) continue;
+      const theirs = attachTo<unknown>(o.route, o.kind, p, w);
+      if ('refused' in theirs) continue;
+      for (const l of theirs.listeners)
+        if (sharesHostname(l.listener.hostname, route.spec.hostnames, o.route.spec.hostnames))
+          lost.add(l.listener.name);
+    }
+  }
+  const listeners = found.listeners.filter((l) => !lost.has(l.listener.name));
+  if (listeners.length > 0) return { listeners };
+  const other = kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute';
+  return {
+    refused: {
+      status: 'False',
+      reason: 'NotAllowedByListeners',
+      message: `an older ${other} on the same listener shares a hostname with this ${kind}; the Gateway API accepts only one of the two (the older, then the first by namespace/name)`,
+    },
+  };
+}
+
+/** Whether route `a` goes before route `b` (the older, then the first by `namespace/name`). Pure. */
+function olderRoute(a: KubeObject, b: KubeObject): boolean {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb;
+  const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
+  const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
+  return ka < kb;
+}
+
+/** Whether two routes' hostnames on a listener of hostname `listener` intersect (any host meets all). Pure. */
+function sharesHostname(
+  listener: string | undefined,
+  a: readonly string[] | undefined,
+  b: readonly string[] | undefined,
+): boolean {
+  const ha = routeHostnamesOn(listener, a);
+  const hb = routeHostnamesOn(listener, b);
+  if (ha.anyHost || hb.anyHost) return true;
+  return ha.hosts.some((x) => hb.hosts.some((y) => intersectHostname(x, y) !== undefined));
 }
 
 /** What a route's backends resolve to: one action per rule, ResolvedRefs, and a refusal if any. */
