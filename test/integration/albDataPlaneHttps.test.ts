@@ -3,10 +3,10 @@
 // ACM-requested one for *.b.example.test by SNI, on the real apiserver and moto through the fault
 // proxy (which records the imported key for the data plane). Requests sent with each server name
 // reach the real backend (over HTTP/1.1, and over HTTP/2 by ALPN), counted there, and the
-// certificate served is checked: the imported one
-// verified against itself, the requested one's stand-in against the data plane's local CA. Then
-// the imported ARN is re-imported with a new certificate, and the default switched by a spec
-// change: both served on the same port without the listener restarting.
+// certificate served is checked: the imported one verified against itself, the requested one's
+// stand-in against the data plane's local CA. Then the imported ARN is re-imported with a new
+// certificate, and the default switched by a spec change: both served on the same port without the
+// listener restarting.
 import { ACMClient, RequestCertificateCommand } from '@aws-sdk/client-acm';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { X509Certificate } from 'node:crypto';
