@@ -20,12 +20,20 @@ import {
 import {
   createServer,
   request as httpRequest,
-  type ClientRequest,
   type IncomingMessage,
+  type OutgoingHttpHeaders,
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import {
+  connect as http2Connect,
+  createSecureServer,
+  Http2ServerRequest,
+  Http2ServerResponse,
+  type Http2SecureServer,
+  type IncomingHttpHeaders as Http2Headers,
+  type OutgoingHttpHeaders as Http2OutgoingHeaders,
+} from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { DescribeSecurityGroupsCommand, EC2Client, type SecurityGroup } from '@aws-sdk/client-ec2';
 import { admissionFor, admits, sameAdmission, type Admission } from './securityGroups.ts';
@@ -138,11 +146,14 @@ interface TargetEntry {
   /** Whether it was healthy when deregistered (only then does it keep getting requests a while). */
   wasHealthy?: boolean;
   drainTimer?: TimerHandle;
-  readonly inFlight: Set<ClientRequest>;
+  /** Requests to it under way (HTTP/1 requests, HTTP/2 streams): cut when it is forgotten. */
+  readonly inFlight: Set<{ destroy(): void }>;
 }
 
 interface GroupEntry {
   readonly arn: string;
+  /** ProtocolVersion: `GRPC` targets are reached and health checked over HTTP/2 (h2c), others over HTTP/1.1. */
+  protocolVersion: string;
   settings: HealthCheckSettings;
   deregistrationDelayS: number;
   attributesReadAtSync: number;
@@ -172,9 +183,16 @@ interface ListenerEntry {
   tls: ListenerTls | undefined;
   /** HTTPS only: the certificate clients that send no server name get (the server's own context). */
   servedDefault: ServedCertificate | undefined;
-  readonly server: Server | HttpsServer;
+  readonly server: Server | Http2SecureServer;
+  /** Its open client connections (closed with it: an HTTP/2 server cannot close them itself). */
+  readonly sockets: Set<Socket>;
   readonly endpoint: Endpoint;
 }
+
+/** A request to a listener: HTTP/1.1, or HTTP/2 on an HTTPS listener (ALPN h2). */
+type ListenerRequest = IncomingMessage | Http2ServerRequest;
+/** Its response. */
+type ListenerResponse = ServerResponse | Http2ServerResponse;
 
 const listenerKey = (lbArn: string, port: number): string => `${lbArn}|${port}`;
 const targetKey = (id: string, port: number): string => `${id}:${port}`;
@@ -183,8 +201,11 @@ const targetKey = (id: string, port: number): string => `${id}:${port}`;
  * Serves every application load balancer in the emulator: one loopback port per (load balancer,
  * HTTP or HTTPS listener), rules evaluated as an ALB does, requests proxied to registered targets
  * that the data plane's own health checks find healthy, deregistered targets drained. An HTTPS
- * listener terminates TLS with the certificate its SNI chooses (see dev/albDataPlane/tls.ts) and
- * then routes as an HTTP one; targets are always reached over plain HTTP. Follows the emulator by
+ * listener terminates TLS with the certificate its SNI chooses (see dev/albDataPlane/tls.ts),
+ * speaks HTTP/2 (ALPN h2) or HTTP/1.1 to clients, and then routes as an HTTP one. Targets are
+ * reached over plain HTTP/1.1, those of a target group of protocol version GRPC over cleartext
+ * HTTP/2 (h2c; an ALB speaks HTTP/2 over TLS to them — the local plane does not encrypt); a gRPC
+ * target group takes HTTP/2 requests only (others answer 464, as an ALB's). Follows the emulator by
  * polling (DescribeLoadBalancers, Listeners, ListenerCertificates, Rules, TargetGroups,
  * TargetHealth, and ACM's DescribeCertificate every `pollMs`). Not safe to share between tests
  * that reset the emulator under it; `stop()` is idempotent.
@@ -334,7 +355,7 @@ export class AlbDataPlane {
         t.drainTimer?.cancel();
         for (const r of t.inFlight) r.destroy();
       }
-    await Promise.all([...this.listeners.values()].map((l) => closeServer(l.server)));
+    await Promise.all([...this.listeners.values()].map((l) => closeServer(l)));
     this.listeners.clear();
     for (const c of this.clients) c.destroy();
     for (const c of this.ec2) c.destroy();
@@ -467,7 +488,7 @@ export class AlbDataPlane {
     for (const [key, l] of this.listeners)
       if (!seenListeners.has(key)) {
         this.listeners.delete(key);
-        await closeServer(l.server);
+        await closeServer(l);
         this.opts.log(`alb data plane: listener ${key} gone, closed ${l.endpoint.host}:${l.endpoint.port}`);
       }
     for (const [arn, g] of this.groups)
@@ -491,7 +512,7 @@ export class AlbDataPlane {
     if (existing !== undefined && existing.protocol !== protocol) {
       // A listener changed between HTTP and HTTPS: served anew, on a new port.
       this.listeners.delete(key);
-      await closeServer(existing.server);
+      await closeServer(existing);
       this.opts.log(
         `alb data plane: listener ${key} is ${protocol} now, closed ${existing.endpoint.host}:${existing.endpoint.port}`,
       );
@@ -509,7 +530,8 @@ export class AlbDataPlane {
         ? // A client's server name chooses the certificate (no server name: the server's own
           // context, the listener's default, set by serveDefaultCertificate); read at each handshake,
           // so certificate changes apply to the next connection without restarting the listener.
-          createHttpsServer({
+          createSecureServer({
+            allowHTTP1: true,
             SNICallback: (serverName, done) => {
               const served = certificateFor(this.listeners.get(key), serverName);
               if (served !== undefined) done(null, served.context);
@@ -524,6 +546,7 @@ export class AlbDataPlane {
       });
     });
     const endpoint = { host: this.opts.host, port: (server.address() as AddressInfo).port };
+    const sockets = new Set<Socket>();
     const served: ListenerEntry = {
       key,
       loadBalancerArn,
@@ -535,15 +558,21 @@ export class AlbDataPlane {
       tls,
       servedDefault: undefined,
       server,
+      sockets,
       endpoint,
     };
     this.serveDefaultCertificate(served);
     // A client the security groups do not let in never gets a connection: AWS drops its SYN; here
     // the accepted socket is closed at once, so the client sees the connection fail.
     server.on('connection', (socket: Socket) => {
-      if (!admits(served.admission, socket.remoteAddress ?? '')) socket.destroy();
+      if (!admits(served.admission, socket.remoteAddress ?? '')) {
+        socket.destroy();
+        return;
+      }
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
     });
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    server.on('request', (req: ListenerRequest, res: ListenerResponse) => {
       this.handle(served, req, res);
     });
     this.listeners.set(key, served);
@@ -611,6 +640,7 @@ export class AlbDataPlane {
     if (g === undefined) {
       g = {
         arn,
+        protocolVersion: tg.ProtocolVersion ?? 'HTTP1',
         settings,
         deregistrationDelayS: DEFAULT_DEREGISTRATION_DELAY_S,
         attributesReadAtSync: -Infinity,
@@ -657,7 +687,7 @@ export class AlbDataPlane {
       unhealthy: tg.UnhealthyThresholdCount ?? 2,
       path: tg.HealthCheckPath ?? '/',
       port: tg.HealthCheckPort ?? 'traffic-port',
-      matcher: tg.Matcher?.HttpCode ?? '200',
+      matcher: tg.Matcher?.GrpcCode ?? tg.Matcher?.HttpCode ?? '200',
       protocol: tg.HealthCheckProtocol ?? 'HTTP',
     };
   }
@@ -705,6 +735,16 @@ export class AlbDataPlane {
           ok: false,
           reason: 'Target.FailedHealthChecks',
           description: `${s.protocol} health checks are not modelled`,
+        });
+        return;
+      }
+      if (g.protocolVersion === 'GRPC') {
+        grpcHealthCheck(this.opts.dialAddress(id), port, s, signal).then(resolveProbe, (err: unknown) => {
+          resolveProbe({
+            ok: false,
+            reason: 'Target.FailedHealthChecks',
+            description: `Health checks failed: ${err instanceof Error ? err.message : String(err)}`,
+          });
         });
         return;
       }
@@ -759,12 +799,12 @@ export class AlbDataPlane {
     return [];
   }
 
-  private handle(l: ListenerEntry, req: IncomingMessage, res: ServerResponse): void {
+  private handle(l: ListenerEntry, req: ListenerRequest, res: ListenerResponse): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const facts: RequestFacts = {
       method: req.method ?? 'GET',
-      host: req.headers.host ?? '',
+      host: requestHost(req),
       path: q < 0 ? url : url.slice(0, q),
       query: q < 0 ? '' : url.slice(q + 1),
       headers: req.headers,
@@ -782,8 +822,8 @@ export class AlbDataPlane {
     l: ListenerEntry,
     action: Action,
     facts: RequestFacts,
-    req: IncomingMessage,
-    res: ServerResponse,
+    req: ListenerRequest,
+    res: ListenerResponse,
   ): void {
     switch (action.type) {
       case 'fixed-response':
@@ -797,7 +837,8 @@ export class AlbDataPlane {
           path: facts.path,
           query: facts.query,
         });
-        res.writeHead(action.statusCode, { location, 'content-length': '0' }).end();
+        writeHead(res, action.statusCode, { location, 'content-length': '0' });
+        res.end();
         req.resume();
         return;
       }
@@ -816,21 +857,22 @@ export class AlbDataPlane {
           return;
         }
         const t = targets[g.next++ % targets.length] as TargetEntry;
-        this.proxy(l, t, req, res);
+        if (g.protocolVersion !== 'GRPC') this.proxy(l, t, req, res);
+        else if (req instanceof Http2ServerRequest && res instanceof Http2ServerResponse)
+          this.proxyGrpc(l, t, req, res);
+        else {
+          // An ALB's answer to a request its target group's protocol version cannot take.
+          answer(res, 464, 'text/plain', 'a gRPC target group takes HTTP/2 requests only\n');
+          req.resume();
+        }
         return;
       }
     }
   }
 
-  private proxy(l: ListenerEntry, t: TargetEntry, req: IncomingMessage, res: ServerResponse): void {
-    const client = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-    const prior = req.headers['x-forwarded-for'];
-    const headers = {
-      ...req.headers,
-      'x-forwarded-for': prior !== undefined ? `${String(prior)}, ${client}` : client,
-      'x-forwarded-proto': l.protocol.toLowerCase(),
-      'x-forwarded-port': String(l.port),
-    };
+  private proxy(l: ListenerEntry, t: TargetEntry, req: ListenerRequest, res: ListenerResponse): void {
+    // An HTTP/2 request goes to the target as HTTP/1.1: its :authority as Host, no pseudo-headers.
+    const headers = { ...forwardedHeaders(l, req), host: requestHost(req) };
     const up = httpRequest(
       {
         host: this.opts.dialAddress(t.id),
@@ -841,7 +883,7 @@ export class AlbDataPlane {
         timeout: UPSTREAM_TIMEOUT_MS,
       },
       (upRes) => {
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        writeHead(res, upRes.statusCode ?? 502, upRes.headers);
         upRes.pipe(res);
       },
     );
@@ -862,6 +904,159 @@ export class AlbDataPlane {
     });
     req.pipe(up);
   }
+
+  /**
+   * A gRPC call (an HTTP/2 request) to a target of a GRPC target group, over cleartext HTTP/2 (h2c):
+   * its headers forwarded, the answer's headers, body and trailers (grpc-status) passed back. A
+   * target that cannot be reached answers 502, as an ALB's.
+   */
+  private proxyGrpc(
+    l: ListenerEntry,
+    t: TargetEntry,
+    req: Http2ServerRequest,
+    res: Http2ServerResponse,
+  ): void {
+    const session = http2Connect(`http://${this.opts.dialAddress(t.id)}:${t.port}`);
+    const fail = (): void => {
+      if (!res.headersSent)
+        answer(res, 502, 'text/html', '<html><body><h1>502 Bad Gateway</h1></body></html>\n');
+      else res.destroy();
+      session.destroy();
+    };
+    session.on('error', fail);
+    const up = session.request({
+      ...forwardedHeaders(l, req),
+      ':method': req.method,
+      ':path': req.url,
+      ':authority': requestHost(req),
+      ':scheme': 'http',
+    });
+    const entry = { destroy: () => session.destroy() };
+    t.inFlight.add(entry);
+    up.setTimeout(UPSTREAM_TIMEOUT_MS, () => {
+      up.close();
+      if (!res.headersSent)
+        answer(res, 504, 'text/html', '<html><body><h1>504 Gateway Time-out</h1></body></html>\n');
+    });
+    up.on('response', (h: Http2Headers) => {
+      writeHead(res, Number(h[':status'] ?? 502), withoutPseudoHeaders(h));
+    });
+    up.on('data', (c: Buffer) => res.write(c));
+    up.on('trailers', (h: Http2Headers) => {
+      res.addTrailers(withoutPseudoHeaders(h));
+    });
+    up.on('end', () => res.end());
+    up.on('close', () => {
+      t.inFlight.delete(entry);
+      session.close();
+    });
+    up.on('error', fail);
+    res.on('close', () => {
+      if (!res.writableFinished) up.close();
+    });
+    req.pipe(up);
+  }
+}
+
+/** The Host a request names: HTTP/2's :authority, else the Host header. Pure. */
+function requestHost(req: ListenerRequest): string {
+  return req instanceof Http2ServerRequest ? req.authority : (req.headers.host ?? '');
+}
+
+/**
+ * The headers a request goes to its target with: the client's, without HTTP/2 pseudo-headers and
+ * hop-by-hop ones, with an ALB's X-Forwarded-For (appended), -Proto and -Port. Pure.
+ */
+function forwardedHeaders(l: ListenerEntry, req: ListenerRequest): Record<string, string | string[]> {
+  const client = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+  const prior = req.headers['x-forwarded-for'];
+  return {
+    ...(withoutPseudoHeaders(req.headers) as Record<string, string | string[]>),
+    'x-forwarded-for': prior !== undefined ? `${String(prior)}, ${client}` : client,
+    'x-forwarded-proto': l.protocol.toLowerCase(),
+    'x-forwarded-port': String(l.port),
+  };
+}
+
+/** Headers that belong to one connection, which HTTP/2 forbids. */
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
+
+/** Headers without HTTP/2 pseudo-headers (`:path`, …) and hop-by-hop ones. Pure. */
+function withoutPseudoHeaders(h: Http2Headers | IncomingMessage['headers']): Http2OutgoingHeaders {
+  const out: Http2OutgoingHeaders = {};
+  for (const [k, v] of Object.entries(h))
+    if (!k.startsWith(':') && !hopByHop.has(k) && v !== undefined) out[k] = v;
+  return out;
+}
+
+/** Writes a response's status and headers, on HTTP/1.1 or (hop-by-hop headers left out) HTTP/2. */
+function writeHead(res: ListenerResponse, status: number, headers: OutgoingHttpHeaders | Http2Headers): void {
+  if (res instanceof Http2ServerResponse)
+    res.writeHead(status, withoutPseudoHeaders(headers as Http2Headers));
+  else res.writeHead(status, headers as OutgoingHttpHeaders);
+}
+
+/**
+ * A gRPC target's health check: the call `s.path` (AWS's default `/AWS.ALB/healthcheck`) over
+ * cleartext HTTP/2 with an empty message; healthy when its grpc-status (trailers, or the headers
+ * of a trailers-only answer) is one of `s.matcher` (Matcher.GrpcCode, AWS's default 12).
+ */
+function grpcHealthCheck(
+  host: string,
+  port: number,
+  s: HealthCheckSettings,
+  signal: AbortSignal,
+): Promise<CheckOutcome> {
+  return new Promise((resolveCheck, reject) => {
+    const session = http2Connect(`http://${host}:${port}`);
+    const done = (outcome: CheckOutcome | Error): void => {
+      session.destroy();
+      if (outcome instanceof Error) reject(outcome);
+      else resolveCheck(outcome);
+    };
+    signal.addEventListener('abort', () => done(new Error('timed out')));
+    session.on('error', done);
+    const call = session.request({
+      ':method': 'POST',
+      ':path': s.path,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      'user-agent': 'ELB-HealthChecker/2.0',
+    });
+    let status: string | undefined;
+    const read = (h: Http2Headers): void => {
+      const v = h['grpc-status'];
+      if (v !== undefined) status = String(v);
+    };
+    call.on('response', read);
+    call.on('trailers', read);
+    call.on('error', done);
+    call.resume();
+    call.on('close', () => {
+      if (status === undefined) {
+        done({ ok: false, reason: 'Target.FailedHealthChecks', description: 'no grpc-status in the answer' });
+        return;
+      }
+      done(
+        matcherAccepts(s.matcher, Number(status))
+          ? { ok: true }
+          : {
+              ok: false,
+              reason: 'Target.ResponseCodeMismatch',
+              description: `Health checks failed with these codes: [${status}]`,
+            },
+      );
+    });
+    // An empty message: not compressed, length 0.
+    call.end(Buffer.alloc(5));
+  });
 }
 
 /** The certificate an HTTPS listener serves to a client asking for `serverName`, if it has one to serve. */
@@ -890,9 +1085,10 @@ function describeAdmission(a: Admission): string {
   return a.all ? 'everyone' : a.cidrs.length > 0 ? a.cidrs.join(', ') : 'no one';
 }
 
-function answer(res: ServerResponse, status: number, contentType: string, body: string): void {
+function answer(res: ListenerResponse, status: number, contentType: string, body: string): void {
   if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }).end(body);
+  writeHead(res, status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 async function pages<T>(
@@ -909,9 +1105,10 @@ async function pages<T>(
   return out;
 }
 
-async function closeServer(server: Server | HttpsServer): Promise<void> {
+async function closeServer(l: ListenerEntry): Promise<void> {
+  const server = l.server;
   if (!server.listening) return;
-  server.closeAllConnections();
+  for (const socket of l.sockets) socket.destroy();
   await new Promise<void>((resolveClose) => {
     server.close(() => {
       resolveClose();

@@ -1,6 +1,6 @@
 // Skylift's names in the Kubernetes Gateway API (issue 30), and the Gateway API types Skylift
-// reads and writes. The front end (src/gatewayapi/: GatewayClass acceptance so far; Gateway and
-// HTTPRoute to come) answers to these names, and the conformance runner (dev/conformance.ts)
+// reads and writes. The front end (src/gatewayapi/ and src/kinds/myingress/gateway/: GatewayClass,
+// Gateway, HTTPRoute and GRPCRoute) answers to these names, and the conformance runner (dev/conformance.ts)
 // uses them, so both agree.
 import type { Condition } from './managed.ts';
 import type { KubeObject, ResourceType } from './meta.ts';
@@ -74,6 +74,18 @@ export const httpRouteType = {
   kind: 'HTTPRoute',
   namespaced: true,
 } as const satisfies ResourceType;
+
+/** GRPCRoute, namespaced: listener rules for gRPC methods on the Gateways it attaches to (HTTPS listeners). */
+export const grpcRouteType = {
+  group: gatewayApiGroup,
+  version: 'v1',
+  plural: 'grpcroutes',
+  kind: 'GRPCRoute',
+  namespaced: true,
+} as const satisfies ResourceType;
+
+/** The route kinds Skylift serves, by their `kind`. */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
 
 /** ReferenceGrant (v1beta1 in the standard channel): lets routes reach another namespace's Services. */
 export const referenceGrantType = {
@@ -204,6 +216,38 @@ export interface HTTPRoute extends KubeObject {
     parentRefs?: ParentReference[];
     hostnames?: string[];
     rules?: HTTPRouteRule[];
+  };
+  status?: { parents?: RouteParentStatus[] };
+}
+
+/** A gRPC method match: `service` and `method` (Exact by default), either may be absent. */
+export interface GRPCMethodMatch {
+  type?: 'Exact' | 'RegularExpression';
+  service?: string;
+  method?: string;
+}
+
+/** One match of a GRPCRoute rule. */
+export interface GRPCRouteMatch {
+  method?: GRPCMethodMatch;
+  headers?: { type?: 'Exact' | 'RegularExpression'; name: string; value: string }[];
+}
+
+/** One rule of a GRPCRoute (filters are read by type: none is an ALB's, so all are refused). */
+export interface GRPCRouteRule {
+  name?: string;
+  matches?: GRPCRouteMatch[];
+  filters?: HTTPRouteFilter[];
+  backendRefs?: HTTPBackendRef[];
+  [other: string]: unknown;
+}
+
+/** A GRPCRoute: the fields Skylift reads (spec) and writes (status). */
+export interface GRPCRoute extends KubeObject {
+  spec: {
+    parentRefs?: ParentReference[];
+    hostnames?: string[];
+    rules?: GRPCRouteRule[];
   };
   status?: { parents?: RouteParentStatus[] };
 }

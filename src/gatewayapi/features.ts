@@ -5,16 +5,18 @@ import type { SupportedFeature } from '../apis/gatewayApi.ts';
 
 /**
  * The features (the conformance suite's `features.FeatureName`s) Skylift supports today: the core
- * features of the GATEWAY-HTTP profile, and the extended ones whose conformance tests pass through
- * the ALB data plane (docs/gateway.md, "Conformance"): method matches, port and scheme redirects,
- * listeners on 8080, attachment by parentRef port. Others are added here as the front end serves
- * them, and only then: the suite tests what a class lists. Not claimed, because an ALB cannot:
- * query param matching (ALB compares query keys and values case-insensitively; the feature's test
- * sends `ANIMAL=Whale` to a route matching `animal=whale` and expects no match), path redirects
- * (ALB redirects cannot replace a prefix).
+ * features of the GATEWAY-HTTP profile; GRPCRoute (the GATEWAY-GRPC profile's core feature:
+ * GRPCRoutes on HTTPS listeners, gRPC target groups); and the extended ones whose conformance tests
+ * pass through the ALB data plane (docs/gateway.md, "Conformance"): method matches, port and scheme
+ * redirects, listeners on 8080, attachment by parentRef port. Others are added here as the front
+ * end serves them, and only then: the suite tests what a class lists. Not claimed, because an ALB
+ * cannot: query param matching (ALB compares query keys and values case-insensitively; the
+ * feature's test sends `ANIMAL=Whale` to a route matching `animal=whale` and expects no match), path
+ * redirects (ALB redirects cannot replace a prefix).
  */
 export const skyliftSupportedFeatures: readonly string[] = [
   'Gateway',
+  'GRPCRoute',
   'HTTPRoute',
   'ReferenceGrant',
   'HTTPRouteMethodMatching',

@@ -2,7 +2,7 @@
 // (`--gateway-api=auto`, the default, asks discovery once at start) and not turned off
 // (`--gateway-api=off`). Today it is the GatewayClass controller; Gateway and HTTPRoute join it.
 import type { Logger } from 'pino';
-import { gatewayApiGroup, gatewayClassType } from '../apis/gatewayApi.ts';
+import { gatewayApiGroup, gatewayClassType, grpcRouteType } from '../apis/gatewayApi.ts';
 import { resourcePath } from '../apis/meta.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
 import type { RunnableController } from '../runtime/controller.ts';
@@ -52,6 +52,13 @@ export async function discoverGatewayApi(client: KubeClient): Promise<GatewayApi
   const names = new Set((list.resources ?? []).map((r) => r.name));
   for (const want of [gatewayClassType.plural, `${gatewayClassType.plural}/status`])
     if (!names.has(want)) return { served: false, why: `${gv} has no ${want}` };
+  // The Gateway controller watches GRPCRoutes (standard channel since v1.1): without them its
+  // informer would never sync, and no Gateway would be served.
+  if (!names.has(grpcRouteType.plural))
+    return {
+      served: false,
+      why: `${gv} has no ${grpcRouteType.plural} (Gateway API CRDs older than v1.1: install v1.1 or later)`,
+    };
   // Served, but this identity may not read them (the chart grants it; another install may not):
   // off, rather than an informer refused forever holding the operator's start.
   try {

@@ -2,14 +2,16 @@
 // whose HTTPS listener has an imported certificate for a.example.test as its default and an
 // ACM-requested one for *.b.example.test by SNI, on the real apiserver and moto through the fault
 // proxy (which records the imported key for the data plane). Requests sent with each server name
-// reach the real backend, counted there, and the certificate served is checked: the imported one
-// verified against itself, the requested one's stand-in against the data plane's local CA. Then
-// the imported ARN is re-imported with a new certificate, and the default switched by a spec
-// change: both served on the same port without the listener restarting.
+// reach the real backend (over HTTP/1.1, and over HTTP/2 by ALPN), counted there, and the
+// certificate served is checked: the imported one verified against itself, the requested one's
+// stand-in against the data plane's local CA. Then the imported ARN is re-imported with a new
+// certificate, and the default switched by a spec change: both served on the same port without the
+// listener restarting.
 import { ACMClient, RequestCertificateCommand } from '@aws-sdk/client-acm';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { X509Certificate } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
@@ -105,6 +107,38 @@ function send(ep: Endpoint, sni: string, ca: string): Promise<Answer> {
     req.on('error', (err) => {
       resolveAnswer({ status: 0, body: err.message });
     });
+    req.end();
+  });
+}
+
+/** GET / over TLS and HTTP/2 with server name and :authority `sni`, trusting `ca`; status 0 on failure. */
+function sendH2(
+  ep: Endpoint,
+  sni: string,
+  ca: string,
+): Promise<{ status: number; body: string; alpn: string | undefined }> {
+  return new Promise((resolveAnswer) => {
+    const session = http2Connect(`https://${ep.host}:${ep.port}`, { servername: sni, ca });
+    const chunks: Buffer[] = [];
+    let status = 0;
+    const finish = (err?: Error): void => {
+      const alpn = session.alpnProtocol;
+      session.destroy();
+      resolveAnswer({
+        status: err !== undefined ? 0 : status,
+        body: err?.message ?? Buffer.concat(chunks).toString(),
+        alpn,
+      });
+    };
+    session.on('error', finish);
+    const req = session.request({ ':method': 'GET', ':path': '/', ':authority': sni });
+    req.setTimeout(5000, () => req.close());
+    req.on('response', (h) => {
+      status = h[':status'] ?? 0;
+    });
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('error', finish);
+    req.on('close', () => finish());
     req.end();
   });
 }
@@ -259,6 +293,16 @@ describe('ALB data plane HTTPS listeners', () => {
       'x-forwarded-proto': 'https',
       'x-forwarded-port': '443',
     });
+    // Over HTTP/2 (ALPN h2) too: the backend gets the request as HTTP/1.1, its :authority as Host.
+    hits = backend.hits.length;
+    for (let i = 0; i < 5; i++)
+      expect(await sendH2(ep, 'a.example.test', a.certificatePem)).toEqual({
+        status: 200,
+        body: 'web',
+        alpn: 'h2',
+      });
+    expect(backend.hits.length - hits).toBe(5);
+    expect(backend.hits.at(-1)).toMatchObject({ host: 'a.example.test', 'x-forwarded-proto': 'https' });
     const servedA = await send(ep, 'a.example.test', a.certificatePem);
     expect(servedA).toMatchObject({
       san: 'DNS:a.example.test',

@@ -269,7 +269,7 @@ describe('Helm chart', () => {
     expect(rulesOf(one(all, 'ClusterRole', 'skylift-gateway-api'))).toEqual([
       {
         apiGroups: ['gateway.networking.k8s.io'],
-        resources: ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants'],
+        resources: ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'referencegrants'],
         verbs: ['get', 'list', 'watch'],
       },
       {
@@ -279,7 +279,7 @@ describe('Helm chart', () => {
       },
       {
         apiGroups: ['gateway.networking.k8s.io'],
-        resources: ['gatewayclasses/status', 'gateways/status', 'httproutes/status'],
+        resources: ['gatewayclasses/status', 'gateways/status', 'httproutes/status', 'grpcroutes/status'],
         verbs: ['patch', 'update'],
       },
       {

@@ -8,14 +8,13 @@
 // finalizer removes each record first). A control plane of its own (with kube-controller-manager,
 // for the garbage collector) with the Gateway API's CRDs; the Gateway controller, the Gateway
 // groups' controller and the DNSRecord controller run in the test process against moto.
-import { CreateTagsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { EC2Client } from '@aws-sdk/client-ec2';
 import type { Route53Client, ResourceRecordSet } from '@aws-sdk/client-route-53';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
-import { startControlPlane, type ControlPlane } from '../../dev/controlplane.ts';
+import type { ControlPlane } from '../../dev/controlplane.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
-import { installCrds, installGatewayApiCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
 import {
   gatewayClassType,
@@ -37,18 +36,18 @@ import {
   dnsZoneAnnotation,
   gatewayRecordLabel,
 } from '../../src/kinds/myingress/gateway/dns.ts';
-import { GatewayController } from '../../src/kinds/myingress/gateway/gatewayController.ts';
-import { gatewayGroupController } from '../../src/kinds/myingress/gateway/groupController.ts';
 import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
 import { normalizeName } from '../../src/providers/route53/names.ts';
 import { isKubeNotFound } from '../../src/runtime/errors.ts';
-import { KubeClient } from '../../src/runtime/kube/client.ts';
-import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { startController, type RunningController } from '../support/controllers.ts';
+import {
+  gatewaySubnets,
+  startGatewayControlPlane,
+  startGatewayControllers,
+} from '../support/gatewayControllers.ts';
 import { createZone, listRecords, route53At } from '../support/dns.ts';
-import { scratchDir } from '../support/scratch.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
-import { vpcWithTwoSubnets } from '../support/vpc.ts';
 import { applyTeamPolicy, startTenants } from '../../dev/teamPolicies.ts';
 import type { TenantDirectory } from '../../src/tenancy/directory.ts';
 
@@ -67,14 +66,10 @@ let tenants: TenantDirectory;
 const running: RunningController[] = [];
 
 beforeAll(async () => {
-  cp = await startControlPlane({ dir: await scratchDir('gateway-dns'), controllerManager: true });
-  admin = new KubeClient(loadKubeconfig(cp.kubeconfigPath('admin')));
-  await installCrds(admin);
-  await installGatewayApiCrds(admin);
+  ({ cp, admin } = await startGatewayControlPlane('gateway-dns', { controllerManager: true }));
   ec2 = new EC2Client(awsClientConfig(stackInfo().awsEndpoint));
   r53 = route53At(stackInfo().awsEndpoint);
-  const { subnets } = await vpcWithTwoSubnets(ec2, 35);
-  await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [{ Key: subnetTag, Value: '1' }] }));
+  await gatewaySubnets(ec2, 35, subnetTag);
   zoneId = await createZone(r53, zone);
   proxy = await startFaultProxy();
   tenants = await startTenants(admin, 'integration-gateway-dns');
@@ -131,24 +126,13 @@ describe('Route 53 records for the hostnames of a Gateway’s routes', () => {
     });
     const opts = { namespace: ns, endpoint: proxy.endpoint, client: admin };
     running.push(
-      await startController(
-        (s) =>
-          new GatewayController({
-            client: s.client,
-            clock: s.clock,
-            logger: s.logger,
-            metrics: s.metrics,
-            namespaces: s.settings.namespaces,
-            defaults: { scheme: 'internal', subnetTags: { [subnetTag]: '1' }, inboundCIDRs: ['127.0.0.0/8'] },
-          }),
-        opts,
-      ),
-    );
-    running.push(
-      await startController((s) => gatewayGroupController(s, { pollMs: 300 }), {
-        ...opts,
+      ...(await startGatewayControllers({
+        namespace: ns,
+        endpoint: proxy.endpoint,
+        client: admin,
+        subnetTag,
         resyncPeriod: '2s',
-      }),
+      })),
     );
     running.push(
       await startController(

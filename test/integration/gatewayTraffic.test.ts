@@ -8,7 +8,7 @@
 // with it; the Gateway deleted takes the load balancer and its target groups. A control plane of
 // its own with the Gateway API's CRDs (no other test's operator serves these Gateways); moto and
 // the data plane are the shared stack's. The test lists each Service's endpoint itself.
-import { CreateTagsCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   DescribeLoadBalancersCommand,
   DescribeTargetGroupsCommand,
@@ -23,9 +23,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlbDataPlane, Endpoint } from '../../dev/albDataPlane/dataPlane.ts';
 import { acmDeleteInUseAsAws, acmReimportAsAws } from '../../dev/acmFidelity.ts';
 import type { AwsFaultProxy } from '../../dev/awsFaultProxy.ts';
-import { startControlPlane, type ControlPlane } from '../../dev/controlplane.ts';
+import type { ControlPlane } from '../../dev/controlplane.ts';
 import { awsClientConfig } from '../../dev/emulator.ts';
-import { installCrds, installGatewayApiCrds } from '../../dev/installCrds.ts';
 import { waitFor } from '../../dev/wait.ts';
 import {
   gatewayClassType,
@@ -38,11 +37,8 @@ import {
 import { resourcePath } from '../../src/apis/meta.ts';
 import type { Condition } from '../../src/apis/managed.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../../src/kinds/myingress/group/api.ts';
-import { GatewayController } from '../../src/kinds/myingress/gateway/gatewayController.ts';
-import { gatewayGroupController } from '../../src/kinds/myingress/gateway/groupController.ts';
 import { gatewayGroupName } from '../../src/kinds/myingress/gateway/names.ts';
-import { KubeClient } from '../../src/runtime/kube/client.ts';
-import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
+import type { KubeClient } from '../../src/runtime/kube/client.ts';
 import { startAlbDataPlane } from '../support/albDataPlane.ts';
 import {
   serviceTo,
@@ -50,10 +46,13 @@ import {
   stopLoopbackBackend,
   type LoopbackBackend,
 } from '../support/loopbackBackends.ts';
-import { startController, type RunningController } from '../support/controllers.ts';
-import { scratchDir } from '../support/scratch.ts';
+import type { RunningController } from '../support/controllers.ts';
+import {
+  gatewaySubnets,
+  startGatewayControlPlane,
+  startGatewayControllers,
+} from '../support/gatewayControllers.ts';
 import { stackInfo, startFaultProxy } from '../support/stack.ts';
-import { vpcWithTwoSubnets } from '../support/vpc.ts';
 import { selfSignedCertificate, type SelfSigned } from '../support/acmCertificates.ts';
 
 interface Answer {
@@ -175,16 +174,12 @@ let backendB: LoopbackBackend;
 const running: RunningController[] = [];
 
 beforeAll(async () => {
-  cp = await startControlPlane({ dir: await scratchDir('gateway-traffic') });
-  admin = new KubeClient(loadKubeconfig(cp.kubeconfigPath('admin')));
-  await installCrds(admin);
-  await installGatewayApiCrds(admin);
+  ({ cp, admin } = await startGatewayControlPlane('gateway-traffic'));
   const direct = awsClientConfig(stackInfo().awsEndpoint);
   ec2 = new EC2Client(direct);
   elb = new ElasticLoadBalancingV2Client(direct);
   acm = new ACMClient(direct);
-  const { subnets } = await vpcWithTwoSubnets(ec2, 33);
-  await ec2.send(new CreateTagsCommand({ Resources: subnets, Tags: [{ Key: subnetTag, Value: '1' }] }));
+  await gatewaySubnets(ec2, 33, subnetTag);
   proxy = await startFaultProxy();
   // ACM as AWS behaves where moto does not: a re-import keeps the certificate's tags, and a
   // certificate a listener serves cannot be deleted.
@@ -256,27 +251,14 @@ describe('Gateway API on an ALB', () => {
     const nsB = await namespace('route-b', { 'gateway-access': 'yes' });
     const nsC = await namespace('route-c');
     const namespaces = [gwNs, nsA, nsB, nsC].join(',');
-    const opts = { namespace: namespaces, endpoint: proxy.endpoint, client: admin };
     running.push(
-      await startController(
-        (s) =>
-          new GatewayController({
-            client: s.client,
-            clock: s.clock,
-            logger: s.logger,
-            metrics: s.metrics,
-            namespaces: s.settings.namespaces,
-            defaults: { scheme: 'internal', subnetTags: { [subnetTag]: '1' }, inboundCIDRs: ['127.0.0.0/8'] },
-          }),
-        opts,
-      ),
-    );
-    // Secrets are read at every look (the operator watches none): a short resync picks up rotation.
-    running.push(
-      await startController((s) => gatewayGroupController(s, { pollMs: 300 }), {
-        ...opts,
+      ...(await startGatewayControllers({
+        namespace: namespaces,
+        endpoint: proxy.endpoint,
+        client: admin,
+        subnetTag,
         resyncPeriod: '2s',
-      }),
+      })),
     );
     const wildcard = `*.gateway.example.com`;
     const first = await selfSignedCertificate({ domain: wildcard });

@@ -63,7 +63,7 @@ export async function serviceTo(
   client: KubeClient,
   ns: string,
   name: string,
-  b: LoopbackBackend,
+  b: Pick<LoopbackBackend, 'ip' | 'port'>,
 ): Promise<void> {
   await client.create(`/api/v1/namespaces/${ns}/services`, {
     metadata: { name },

@@ -178,6 +178,33 @@ describe('listeners', () => {
     expect(held).toEqual(old);
   });
 
+  it('lists GRPCRoute on HTTPS listeners only (an ALB serves gRPC over TLS); GRPCRoute named on HTTP is InvalidRouteKinds', () => {
+    const tls = { certificateRefs: [{ name: 'cert' }] };
+    const [plain, secure, named] = listenerVerdicts(
+      gateway([
+        http('plain', { allowedRoutes: { kinds: [{ kind: 'HTTPRoute' }, { kind: 'GRPCRoute' }] } }),
+        { name: 'secure', port: 443, protocol: 'HTTPS', tls },
+        {
+          name: 'named',
+          port: 8443,
+          protocol: 'HTTPS',
+          tls,
+          allowedRoutes: { kinds: [{ kind: 'GRPCRoute' }] },
+        },
+      ]),
+    );
+    const g = 'gateway.networking.k8s.io';
+    expect(plain?.supportedKinds).toEqual([{ group: g, kind: 'HTTPRoute' }]);
+    expect(plain?.resolvedRefs).toMatchObject({ status: 'False', reason: 'InvalidRouteKinds' });
+    expect(plain?.resolvedRefs.message).toContain('gateway.networking.k8s.io/GRPCRoute');
+    expect(secure?.supportedKinds).toEqual([
+      { group: g, kind: 'HTTPRoute' },
+      { group: g, kind: 'GRPCRoute' },
+    ]);
+    expect(named?.supportedKinds).toEqual([{ group: g, kind: 'GRPCRoute' }]);
+    expect(named?.resolvedRefs.status).toBe('True');
+  });
+
   it('refuses route kinds other than HTTPRoute (ResolvedRefs InvalidRouteKinds)', () => {
     const [v] = listenerVerdicts(gateway([http('a', { allowedRoutes: { kinds: [{ kind: 'TCPRoute' }] } })]));
     expect(v?.resolvedRefs.reason).toBe('InvalidRouteKinds');

@@ -24,8 +24,9 @@ function gatewayClass(
 }
 
 describe('supportedFeatures', () => {
-  it('lists the GATEWAY-HTTP core features and the extended ones Skylift claims, as {name} objects sorted by name', () => {
+  it('lists the GATEWAY-HTTP core features, GRPCRoute and the extended ones Skylift claims, as {name} objects sorted by name', () => {
     expect(supportedFeaturesStatus()).toEqual([
+      { name: 'GRPCRoute' },
       { name: 'Gateway' },
       { name: 'GatewayPort8080' },
       { name: 'HTTPRoute' },

@@ -344,9 +344,10 @@ describe('recordState', () => {
 
 describe('dnsVerdict', () => {
   const plan = planGatewayDns('shared', 'example.com', [
-    { route: 'a/a', hostname: 'a.example.com' },
-    { route: 'b/b', hostname: 'b.example.com' },
-    { route: 'c/c', hostname: 'c.example.org' },
+    { route: 'HTTPRoute a/a', hostname: 'a.example.com' },
+    { route: 'HTTPRoute b/b', hostname: 'b.example.com' },
+    { route: 'HTTPRoute c/c', hostname: 'c.example.org' },
+    { route: 'GRPCRoute c/g', hostname: 'c.example.org' },
   ]);
   const inZone = planGatewayDns('shared', 'example.com', [
     { route: 'a/a', hostname: 'a.example.com' },
@@ -372,7 +373,7 @@ describe('dnsVerdict', () => {
         ['b.example.com', ready],
       ] as [string, RecordState][],
       want: { status: 'False', reason: DnsReason.HostnamesOutsideZone },
-      mentions: ['c.example.org (HTTPRoute c/c)'],
+      mentions: ['c.example.org (GRPCRoute c/g, HTTPRoute c/c)'],
     },
     {
       reason: 'a refused or conflicting record comes first, and the rest is still said',

@@ -1,12 +1,24 @@
-// An HTTPRoute as MyIngress rules (src/kinds/myingress/gateway/routes.ts): header, query and method
-// matches become ALB conditions, several backendRefs a weighted forward, and what an ALB cannot
-// express is refused with UnsupportedValue naming the field.
+// An HTTPRoute or GRPCRoute as MyIngress rules (src/kinds/myingress/gateway/routes.ts): header,
+// query and method matches (gRPC: service and method as a path) become ALB conditions, several
+// backendRefs a weighted forward (gRPC: to GRPC target groups), and what an ALB cannot express is
+// refused with UnsupportedValue naming the field.
 import { describe, expect, it } from 'vitest';
-import type { HTTPBackendRef, HTTPRoute, HTTPRouteMatch } from '../../src/apis/gatewayApi.ts';
+import type {
+  GRPCRoute,
+  GRPCRouteMatch,
+  HTTPBackendRef,
+  HTTPRoute,
+  HTTPRouteMatch,
+  ReferenceGrant,
+} from '../../src/apis/gatewayApi.ts';
 import {
   albMatch,
   albQueryLiteral,
+  grpcMatchRank,
+  grpcPaths,
+  grpcRouteOnGateway,
   matchRank,
+  memberName,
   routeOnGateway,
   type RouteService,
   type RouteWorld,
@@ -357,4 +369,212 @@ describe('matchRank', () => {
   ] satisfies { reason: string; hi: HTTPRouteMatch; lo: HTTPRouteMatch }[])('$reason', ({ hi, lo }) => {
     expect(matchRank('shop.example.com', hi)).toBeGreaterThan(matchRank('shop.example.com', lo));
   });
+});
+
+describe('GRPCRoute as ALB rules', () => {
+  const https: ListenerVerdict = {
+    ...listener,
+    listener: { name: 'https', port: 443, protocol: 'HTTPS' },
+    supportedKinds: [
+      { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' },
+      { group: 'gateway.networking.k8s.io', kind: 'GRPCRoute' },
+    ],
+  };
+  const grpcWorld: RouteWorld = {
+    ...world,
+    gateway: {
+      ...world.gateway,
+      spec: { gatewayClassName: 'skylift', listeners: [listener.listener, https.listener] },
+    },
+    listeners: [listener, https],
+  };
+  function grpcRoute(
+    matches: GRPCRouteMatch[],
+    backendRefs: HTTPBackendRef[] = [{ name: 'a', port: 80 }],
+    more: Partial<GRPCRoute['spec']> = {},
+  ): GRPCRoute {
+    return {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GRPCRoute',
+      metadata: { namespace: 'ns', name: 'r', uid: 'g1' },
+      spec: {
+        parentRefs: [{ name: 'gw' }],
+        hostnames: ['grpc.example.com'],
+        rules: [{ matches, backendRefs }],
+        ...more,
+      },
+    };
+  }
+
+  it('attaches to the HTTPS listener only, its member named apart from an HTTPRoute of the same name', () => {
+    const r = grpcRouteOnGateway(grpcRoute([{ method: { service: 'echo.Echo', method: 'Say' } }]), grpcWorld);
+    expect(r.parents[0]?.accepted.status).toBe('True');
+    expect(r.parents[0]?.listeners).toEqual(['https']);
+    expect(r.member?.metadata.name).toBe(memberName('GRPCRoute', 'r'));
+    expect(r.member?.metadata.name).not.toBe('r');
+    expect(r.member?.spec.rules).toEqual([
+      {
+        priority: 1,
+        listenerPort: 443,
+        hosts: ['grpc.example.com'],
+        paths: ['/echo.Echo/Say'],
+        action: { forward: { service: { name: 'a', port: 80, protocolVersion: 'GRPC' } } },
+      },
+    ]);
+  });
+
+  it('a weighted split: every backend a GRPC target group', () => {
+    const r = grpcRouteOnGateway(
+      grpcRoute(
+        [{ method: { service: 'echo.Echo' }, headers: [{ name: 'x-team', value: 'blue' }] }],
+        [
+          { name: 'a', port: 80, weight: 3 },
+          { name: 'b', port: 80, weight: 1 },
+        ],
+      ),
+      grpcWorld,
+    );
+    expect(r.member?.spec.rules?.[0]).toMatchObject({
+      paths: ['/echo.Echo/*'],
+      headers: [{ name: 'x-team', values: ['blue'] }],
+      action: {
+        forward: {
+          services: [
+            { name: 'a', port: 80, weight: 3, protocolVersion: 'GRPC' },
+            { name: 'b', port: 80, weight: 1, protocolVersion: 'GRPC' },
+          ],
+        },
+      },
+    });
+  });
+
+  it.each([
+    { reason: 'service and method', m: { method: { service: 's.S', method: 'M' } }, want: ['/s.S/M'] },
+    { reason: 'a service alone', m: { method: { service: 's.S' } }, want: ['/s.S/*'] },
+    { reason: 'a method alone', m: { method: { method: 'M' } }, want: ['/*/M'] },
+    { reason: 'no method match', m: {}, want: ['/*'] },
+  ] satisfies { reason: string; m: GRPCRouteMatch; want: string[] }[])('path of $reason', ({ m, want }) => {
+    expect(grpcPaths(m)).toEqual(want);
+  });
+
+  it.each([
+    {
+      reason: 'a RegularExpression method match',
+      m: { method: { type: 'RegularExpression', service: 'echo\\..*' } },
+      field: 'spec.rules[0].matches[0].method.type: RegularExpression',
+    },
+    {
+      reason: 'a RegularExpression header match',
+      m: { headers: [{ type: 'RegularExpression', name: 'x', value: 'a.*' }] },
+      field: 'spec.rules[0].matches[0].headers[0]',
+    },
+    {
+      reason: 'more condition values than an ALB rule takes',
+      m: {
+        headers: ['a', 'b', 'c', 'd'].map((name) => ({ name, value: '1' })),
+      },
+      field: 'spec.rules[0].matches[0]: a hostname, a path, 4 headers make 6',
+    },
+  ] satisfies { reason: string; m: GRPCRouteMatch; field: string }[])('refuses $reason', ({ m, field }) => {
+    const r = grpcRouteOnGateway(grpcRoute([m]), grpcWorld);
+    expect(r.member).toBeUndefined();
+    expect(r.parents[0]?.accepted).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
+    expect(r.parents[0]?.accepted.message).toContain(field);
+  });
+
+  it('refuses any filter, naming the field', () => {
+    const route = grpcRoute([{}]);
+    const rule = route.spec.rules?.[0];
+    if (rule !== undefined) rule.filters = [{ type: 'RequestHeaderModifier' }];
+    const r = grpcRouteOnGateway(route, grpcWorld);
+    expect(r.parents[0]?.accepted).toMatchObject({ status: 'False', reason: 'UnsupportedValue' });
+    expect(r.parents[0]?.accepted.message).toContain('spec.rules[0].filters: RequestHeaderModifier');
+  });
+
+  it('naming an HTTP listener is NotAllowedByListeners', () => {
+    const route = grpcRoute([{}], undefined, { parentRefs: [{ name: 'gw', sectionName: 'http' }] });
+    const r = grpcRouteOnGateway(route, grpcWorld);
+    expect(r.member).toBeUndefined();
+    expect(r.parents[0]?.accepted).toMatchObject({ status: 'False', reason: 'NotAllowedByListeners' });
+  });
+
+  it('another namespace’s Service needs a ReferenceGrant from GRPCRoutes', () => {
+    const grant = (kind: string): ReferenceGrant => ({
+      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      kind: 'ReferenceGrant',
+      metadata: { namespace: 'other', name: 'g' },
+      spec: {
+        from: [{ group: 'gateway.networking.k8s.io', kind, namespace: 'ns' }],
+        to: [{ group: '', kind: 'Service' }],
+      },
+    });
+    const route = grpcRoute([{}], [{ name: 'a', namespace: 'other', port: 80 }]);
+    const byHttp = grpcRouteOnGateway(route, { ...grpcWorld, grants: () => [grant('HTTPRoute')] });
+    expect(byHttp.parents[0]?.resolvedRefs).toMatchObject({ status: 'False', reason: 'RefNotPermitted' });
+    const byGrpc = grpcRouteOnGateway(route, { ...grpcWorld, grants: () => [grant('GRPCRoute')] });
+    expect(byGrpc.parents[0]?.resolvedRefs.status).toBe('True');
+    expect(byGrpc.member?.spec.rules?.[0]?.action).toEqual({
+      forward: { service: { name: 'other/a', port: 80, protocolVersion: 'GRPC' } },
+    });
+  });
+
+  it('an HTTPRoute and a GRPCRoute sharing a listener and a hostname: the older is accepted there', () => {
+    const at = (t: string) => ({ creationTimestamp: t });
+    const grpc = grpcRoute([{}]);
+    grpc.metadata = { ...grpc.metadata, ...at('2026-01-02T00:00:00Z') };
+    const http = route([{}]);
+    http.metadata = { ...http.metadata, ...at('2026-01-01T00:00:00Z') };
+    http.spec.hostnames = ['*.example.com'];
+    const both = (g: GRPCRoute, h: HTTPRoute): RouteWorld => ({
+      ...grpcWorld,
+      routes: [
+        { kind: 'GRPCRoute', route: g },
+        { kind: 'HTTPRoute', route: h },
+      ],
+    });
+    // The older HTTPRoute wins the HTTPS listener: the GRPCRoute, attachable nowhere else, is refused.
+    const lost = grpcRouteOnGateway(grpc, both(grpc, http));
+    expect(lost.member).toBeUndefined();
+    expect(lost.parents[0]?.accepted).toMatchObject({ status: 'False', reason: 'NotAllowedByListeners' });
+    expect(lost.parents[0]?.accepted.message).toContain('an older HTTPRoute');
+    expect(routeOnGateway(http, both(grpc, http)).parents[0]?.listeners).toEqual(['http', 'https']);
+    // The older GRPCRoute wins it: the HTTPRoute keeps the HTTP listener only.
+    const younger = { ...http, metadata: { ...http.metadata, ...at('2026-01-03T00:00:00Z') } };
+    expect(routeOnGateway(younger, both(grpc, younger)).parents[0]).toMatchObject({
+      accepted: { status: 'True' },
+      listeners: ['http'],
+    });
+    expect(grpcRouteOnGateway(grpc, both(grpc, younger)).parents[0]?.listeners).toEqual(['https']);
+    // No hostname in common: both accepted on the HTTPS listener.
+    const apart = { ...younger, spec: { ...younger.spec, hostnames: ['shop.example.org'] } };
+    expect(routeOnGateway(apart, both(grpc, apart)).parents[0]?.listeners).toEqual(['http', 'https']);
+  });
+
+  it.each([
+    {
+      reason: 'service and method before the service alone',
+      hi: { method: { service: 's.S', method: 'M' } },
+      lo: { method: { service: 's.S' } },
+    },
+    {
+      reason: 'a service alone before a method alone',
+      hi: { method: { service: 's.S' } },
+      lo: { method: { method: 'M' } },
+    },
+    {
+      reason: 'a method alone before no match',
+      hi: { method: { method: 'M' }, headers: [{ name: 'x', value: '1' }] },
+      lo: {},
+    },
+    {
+      reason: 'more headers before fewer',
+      hi: { method: { service: 's.S' }, headers: [{ name: 'x', value: '1' }] },
+      lo: { method: { service: 's.S' } },
+    },
+  ] satisfies { reason: string; hi: GRPCRouteMatch; lo: GRPCRouteMatch }[])(
+    'grpcMatchRank: $reason',
+    ({ hi, lo }) => {
+      expect(grpcMatchRank('grpc.example.com', hi)).toBeGreaterThan(grpcMatchRank('grpc.example.com', lo));
+    },
+  );
 });

@@ -75,6 +75,27 @@ describe('desired state', () => {
     });
   });
 
+  it('a GRPC backend (a GRPCRoute’s) needs a GRPC target group, health checked with AWS’s gRPC defaults', () => {
+    const tg = desiredTargetGroups(
+      {
+        ...spec,
+        rules: [
+          {
+            priority: 1,
+            action: { forward: { service: { name: 'echo', port: 50051, protocolVersion: 'GRPC' } } },
+          },
+        ],
+      },
+      'uid',
+    ).find((t) => t.service === 'echo');
+    expect(tg).toMatchObject({
+      key: 'echo:50051',
+      protocolVersion: 'GRPC',
+      healthCheck: { path: '/AWS.ALB/healthcheck', matcher: '12' },
+    });
+    expect(desiredTargetGroups(spec, 'uid')[0]?.protocolVersion).toBe('HTTP1');
+  });
+
   it('compares rules regardless of condition order and host case', () => {
     const arns = new Map([['api:8080', 'arn:tg/api']]);
     const want = {

@@ -67,6 +67,13 @@ export interface BackendServiceSpec {
    * `slow_start.duration_seconds`): 0 (AWS's default) is off, else 30 to 900.
    */
   slowStartSeconds?: number;
+  /**
+   * The target group's protocol version (ELBv2 `ProtocolVersion`, fixed at create): `HTTP1` by
+   * default, `GRPC` for a GRPCRoute's backends (health checked with a gRPC call, matcher a gRPC
+   * status code). Not in the CRD: only the Gateway API front end sets it, on the members it makes
+   * of routes (gateway/routes.ts), so a stored MyIngress never carries it.
+   */
+  protocolVersion?: 'GRPC';
 }
 
 /**

@@ -249,7 +249,7 @@ export function healthCheckMatches(tg: TargetGroup, want: DesiredTargetGroup): b
     (tg.HealthCheckTimeoutSeconds ?? 5) === h.timeoutSeconds &&
     (tg.HealthyThresholdCount ?? 5) === h.healthyThresholdCount &&
     (tg.UnhealthyThresholdCount ?? 2) === h.unhealthyThresholdCount &&
-    (tg.Matcher?.HttpCode ?? '200') === h.matcher
+    (want.protocolVersion === 'GRPC' ? tg.Matcher?.GrpcCode : (tg.Matcher?.HttpCode ?? '200')) === h.matcher
   );
 }
 

@@ -18,6 +18,9 @@ export interface DesiredTargetGroup {
   readonly name: string;
   readonly service: string;
   readonly port: number;
+  /** ELBv2's ProtocolVersion: `GRPC` for a GRPCRoute's backends, else `HTTP1` (AWS's default). */
+  readonly protocolVersion: 'HTTP1' | 'GRPC';
+  /** Its health check; `matcher` is Matcher.GrpcCode for GRPC, Matcher.HttpCode otherwise. */
   readonly healthCheck: Required<NonNullable<BackendServiceSpec['healthCheck']>>;
   /** Its attributes (ModifyTargetGroupAttributes), with AWS's defaults where the spec says nothing. */
   readonly attributes: TargetGroupAttributes;
@@ -80,6 +83,7 @@ export function desiredTargetGroups(spec: MyIngressSpec, uid: string): DesiredTa
         name: targetGroupName(uid, s.name, s.port),
         service: s.name,
         port: s.port,
+        protocolVersion: s.protocolVersion ?? 'HTTP1',
         healthCheck: wantedHealthCheck(s),
         attributes: wantedTargetGroupAttributes(s),
       });
@@ -90,15 +94,22 @@ export function desiredTargetGroups(spec: MyIngressSpec, uid: string): DesiredTa
   return [...out.values()];
 }
 
-/** A backend's health check, AWS's defaults where the spec says nothing. Pure. */
+/**
+ * A gRPC target group's health check defaults, as AWS's: the call `/AWS.ALB/healthcheck`, healthy
+ * when it answers gRPC status 12 (UNIMPLEMENTED: the server is up and speaks gRPC).
+ */
+export const grpcHealthCheckDefaults = { path: '/AWS.ALB/healthcheck', matcher: '12' } as const;
+
+/** A backend's health check, AWS's defaults (a gRPC one's for GRPC) where the spec says nothing. Pure. */
 function wantedHealthCheck(s: BackendServiceSpec): DesiredTargetGroup['healthCheck'] {
+  const grpc = s.protocolVersion === 'GRPC';
   return {
-    path: s.healthCheck?.path ?? '/',
+    path: s.healthCheck?.path ?? (grpc ? grpcHealthCheckDefaults.path : '/'),
     intervalSeconds: s.healthCheck?.intervalSeconds ?? 15,
     timeoutSeconds: s.healthCheck?.timeoutSeconds ?? 5,
     healthyThresholdCount: s.healthCheck?.healthyThresholdCount ?? 2,
     unhealthyThresholdCount: s.healthCheck?.unhealthyThresholdCount ?? 2,
-    matcher: s.healthCheck?.matcher ?? '200',
+    matcher: s.healthCheck?.matcher ?? (grpc ? grpcHealthCheckDefaults.matcher : '200'),
   };
 }
 
@@ -121,7 +132,11 @@ export function backendSettingsRefusal(spec: MyIngressSpec): string | undefined 
           : [];
     for (const { s, field } of each) {
       const key = `${s.name}:${s.port}`;
-      const settings = JSON.stringify([wantedHealthCheck(s), wantedTargetGroupAttributes(s)]);
+      const settings = JSON.stringify([
+        wantedHealthCheck(s),
+        wantedTargetGroupAttributes(s),
+        s.protocolVersion ?? 'HTTP1',
+      ]);
       const before = seen.get(key);
       if (before === undefined) seen.set(key, { field, settings });
       else if (before.settings !== settings)

@@ -437,6 +437,7 @@ export class TargetGroups {
             Port: port,
             VpcId: vpcId,
             TargetType: 'ip',
+            ...(want.protocolVersion === 'GRPC' ? { ProtocolVersion: 'GRPC' } : {}),
             ...healthCheckInput(want),
             Tags: [...ownedTagList(mr.spec.tags, ctx.ownership), ...childTagList(ctx, want.key)],
           }),
@@ -547,7 +548,7 @@ function healthCheckInput(want: DesiredTargetGroup) {
     HealthCheckTimeoutSeconds: h.timeoutSeconds,
     HealthyThresholdCount: h.healthyThresholdCount,
     UnhealthyThresholdCount: h.unhealthyThresholdCount,
-    Matcher: { HttpCode: h.matcher },
+    Matcher: want.protocolVersion === 'GRPC' ? { GrpcCode: h.matcher } : { HttpCode: h.matcher },
   };
 }
 

@@ -124,7 +124,7 @@ export function gatewayRecordName(gateway: string, hostname: string, taken = fal
 
 /** A hostname one route serves on the Gateway (an intersection of the route's and a listener's). */
 export interface ServedHostname {
-  /** The route, `namespace/name`. */
+  /** The route, `<kind> namespace/name` (e.g. `HTTPRoute team-a/shop`). */
   readonly route: string;
   readonly hostname: string;
 }
@@ -335,7 +335,7 @@ export function dnsVerdict(plan: DnsPlan, states: ReadonlyMap<string, RecordStat
     if (s.state === 'failed') failed.push(`${r.hostname}: ${s.message}`);
     else if (s.state === 'pending') pending.push(`${r.hostname} (${s.message})`);
   }
-  const outside = plan.outside.map((o) => `${o.hostname} (HTTPRoute ${o.routes.join(', ')})`);
+  const outside = plan.outside.map((o) => `${o.hostname} (${o.routes.join(', ')})`);
   const parts: string[] = [];
   if (failed.length > 0) parts.push(`not synced: ${listed(failed)}`);
   if (outside.length > 0) parts.push(`outside zone ${plan.zone}, not published: ${listed(outside)}`);

@@ -1,8 +1,9 @@
 // The Gateway controller: for each Gateway of a Skylift GatewayClass, applies the MyIngressGroup
 // that is its load balancer (status.ts's gatewayGroup; the group machinery makes the ALB), deletes
 // a Gateway's group once the Gateway is gone or no longer Skylift's, and writes the status the
-// Gateway API specifies on the Gateway and on every HTTPRoute naming it. Informers on the Gateway
-// API's objects and the groups, a deduplicating queue of `gateway/…` and `route/…` keys, one
+// Gateway API specifies on the Gateway and on every HTTPRoute and GRPCRoute naming it. Informers on
+// the Gateway API's objects and the groups, a deduplicating queue of `gateway/…`, `route/…` (an
+// HTTPRoute) and `grpcroute/…` keys, one
 // worker; every write is made only when what is there says something else. A Gateway annotated
 // `skylift.dev/dns-zone` also gets a DNSRecord per hostname of its routes in that zone (dns.ts).
 import type { Logger } from 'pino';
@@ -10,11 +11,13 @@ import { namespaceType, secretType, serviceType } from '../../../apis/core.ts';
 import {
   gatewayClassType,
   gatewayType,
+  grpcRouteType,
   httpRouteType,
   referenceGrantType,
   skyliftGatewayControllerName,
   type Gateway,
   type GatewayClass,
+  type GRPCRoute,
   type HTTPRoute,
   type ReferenceGrant,
   type SecretObjectReference,
@@ -57,7 +60,13 @@ import {
 import { tlsSecretOf, validateTlsSecret, type SecretObject } from '../../../providers/acm/tlsSecret.ts';
 import { gatewayCleanupStep, hasGatewayFinalizer, withGatewayFinalizer } from './finalizer.ts';
 import { gatewayAnnotation, gatewayGroupName, gatewayUidLabel, parentGateway } from './names.ts';
-import { routeOnGateway, tenancyVerdict, type RouteService, type RouteWorld } from './routes.ts';
+import {
+  anyRouteOnGateway,
+  tenancyVerdict,
+  type GatewayRoute,
+  type RouteService,
+  type RouteWorld,
+} from './routes.ts';
 import {
   defaultGatewayDefaults,
   gatewayGroup,
@@ -111,6 +120,7 @@ export class GatewayController implements RunnableController {
   private readonly gateways: Informer<Gateway>[];
   private readonly groups: Informer<MyIngressGroup>[];
   private readonly routes: Informer<HTTPRoute>[];
+  private readonly grpcRoutes: Informer<GRPCRoute>[];
   private readonly namespaces: Informer<KubeObject>[];
   private readonly services: Informer<RouteService>[];
   private readonly grants: Informer<ReferenceGrant>[];
@@ -127,6 +137,7 @@ export class GatewayController implements RunnableController {
     this.gateways = this.watch<Gateway>(gatewayType);
     this.groups = this.watch<MyIngressGroup>(myIngressGroupType, gatewayUidLabel);
     this.routes = this.watch<HTTPRoute>(httpRouteType);
+    this.grpcRoutes = this.watch<GRPCRoute>(grpcRouteType);
     this.namespaces = this.watch<KubeObject>(namespaceType);
     this.services = this.watch<RouteService>(serviceType);
     this.grants = this.watch<ReferenceGrant>(referenceGrantType);
@@ -146,17 +157,27 @@ export class GatewayController implements RunnableController {
         const at = g.metadata.annotations?.[gatewayAnnotation];
         if (at === undefined) return;
         this.queue.add(`gateway/${at}`);
-        // Its members' statuses follow what it carries (reconcileRoute's `carried`).
+        // Its members' statuses follow what it carries (reconcileRoute's routeCarriage).
         for (const r of this.routesOf(at)) this.queue.add(routeKey(r));
       });
+    const onRoute = (r: GatewayRoute, old: GatewayRoute['route'] | undefined): void => {
+      this.queue.add(routeKey(r));
+      for (const obj of old !== undefined ? [r.route, old] : [r.route])
+        for (const p of obj.spec.parentRefs ?? []) {
+          const gw = parentGateway(p, obj.metadata.namespace ?? '');
+          if (gw === undefined) continue;
+          this.queue.add(`gateway/${gw}`);
+          // Routes of the other kind sharing a listener and hostname: one of the two is accepted.
+          for (const other of this.routesOf(gw)) if (other.kind !== r.kind) this.queue.add(routeKey(other));
+        }
+    };
     for (const i of this.routes)
-      i.on((_t, r, old) => {
-        this.queue.add(routeKey(r));
-        for (const obj of old !== undefined ? [r, old] : [r])
-          for (const p of obj.spec.parentRefs ?? []) {
-            const gw = parentGateway(p, obj.metadata.namespace ?? '');
-            if (gw !== undefined) this.queue.add(`gateway/${gw}`);
-          }
+      i.on((_t, route, old) => {
+        onRoute({ kind: 'HTTPRoute', route }, old);
+      });
+    for (const i of this.grpcRoutes)
+      i.on((_t, route, old) => {
+        onRoute({ kind: 'GRPCRoute', route }, old);
       });
     for (const i of this.namespaces) i.on(() => this.everything());
     // A grant changes what routes' backends and Gateways' certificates may name.
@@ -173,8 +194,8 @@ export class GatewayController implements RunnableController {
       });
     for (const i of this.services)
       i.on((_t, s) => {
-        for (const r of this.all(this.routes))
-          if (r.metadata.namespace === s.metadata.namespace || namesService(r, s))
+        for (const r of this.allRoutes())
+          if (r.route.metadata.namespace === s.metadata.namespace || namesService(r.route, s))
             this.queue.add(routeKey(r));
       });
   }
@@ -228,6 +249,7 @@ export class GatewayController implements RunnableController {
       ...this.gateways,
       ...this.groups,
       ...this.routes,
+      ...this.grpcRoutes,
       ...this.namespaces,
       ...this.services,
       ...this.grants,
@@ -270,13 +292,31 @@ export class GatewayController implements RunnableController {
   }
 
   private everyRoute(): void {
-    for (const r of this.all(this.routes)) this.queue.add(routeKey(r));
+    for (const r of this.allRoutes()) this.queue.add(routeKey(r));
+  }
+
+  /** Every HTTPRoute and GRPCRoute, with its kind. */
+  private allRoutes(): GatewayRoute[] {
+    return [
+      ...this.all(this.routes).map((route) => ({ kind: 'HTTPRoute' as const, route })),
+      ...this.all(this.grpcRoutes).map((route) => ({ kind: 'GRPCRoute' as const, route })),
+    ];
+  }
+
+  /** The route of `kind` and key `namespace/name` in the cache. */
+  private routeOf(kind: GatewayRoute['kind'], key: string): GatewayRoute | undefined {
+    if (kind === 'HTTPRoute') {
+      const route = this.get(this.routes, key);
+      return route !== undefined ? { kind, route } : undefined;
+    }
+    const route = this.get(this.grpcRoutes, key);
+    return route !== undefined ? { kind, route } : undefined;
   }
 
   /** The routes naming Gateway `key` (`namespace/name`) in a parentRef. */
-  private routesOf(key: string): HTTPRoute[] {
-    return this.all(this.routes).filter((r) =>
-      (r.spec.parentRefs ?? []).some((p) => parentGateway(p, r.metadata.namespace ?? '') === key),
+  private routesOf(key: string): GatewayRoute[] {
+    return this.allRoutes().filter((r) =>
+      (r.route.spec.parentRefs ?? []).some((p) => parentGateway(p, r.route.metadata.namespace ?? '') === key),
     );
   }
 
@@ -295,6 +335,7 @@ export class GatewayController implements RunnableController {
       namespaceLabels: (ns) => this.get(this.namespaces, ns)?.metadata.labels,
       service: (ns, name) => this.get(this.services, `${ns}/${name}`),
       grants: (ns) => this.all(this.grants).filter((g) => g.metadata.namespace === ns),
+      routes: this.routesOf(objectKey(gw.metadata)),
     };
   }
 
@@ -305,7 +346,9 @@ export class GatewayController implements RunnableController {
       const started = this.o.clock.now();
       try {
         if (key.startsWith('gateway/')) await this.reconcileGateway(key.slice('gateway/'.length));
-        else if (key.startsWith('route/')) await this.reconcileRoute(key.slice('route/'.length));
+        else if (key.startsWith('route/')) await this.reconcileRoute('HTTPRoute', key.slice('route/'.length));
+        else if (key.startsWith('grpcroute/'))
+          await this.reconcileRoute('GRPCRoute', key.slice('grpcroute/'.length));
         this.queue.forget(key);
         this.o.metrics.reconcileTotal.inc({ controller: 'gateway', result: 'success' });
       } catch (err) {
@@ -384,17 +427,20 @@ export class GatewayController implements RunnableController {
     const world = this.world(gw, listeners, want?.metadata.name ?? '');
     for (const r of this.routesOf(key)) {
       // A route its namespace's TeamPolicy refuses is not attached, and its hostnames not published.
-      if (tenancyVerdict(this.memberEntry(want?.metadata.name ?? '', r)) !== undefined) continue;
-      for (const p of routeOnGateway(r, world).parents)
+      if (tenancyVerdict(this.memberEntry(want?.metadata.name ?? '', r.route)) !== undefined) continue;
+      for (const p of anyRouteOnGateway(r, world).parents)
         for (const l of p.listeners) {
           attached.set(l, (attached.get(l) ?? 0) + 1);
           const on = routeHostnamesOn(
             listeners.find((v) => v.listener.name === l)?.listener.hostname,
-            r.spec.hostnames,
+            r.route.spec.hostnames,
           );
           if (!on.anyHost)
             for (const hostname of on.hosts)
-              served.push({ route: `${r.metadata.namespace ?? ''}/${r.metadata.name}`, hostname });
+              served.push({
+                route: `${r.kind} ${r.route.metadata.namespace ?? ''}/${r.route.metadata.name}`,
+                hostname,
+              });
         }
     }
     const dns = await this.syncRecords(gw, served, want !== undefined ? group : undefined);
@@ -525,9 +571,10 @@ export class GatewayController implements RunnableController {
   }
 
   /** Brings a route's parents entries for Skylift's Gateways to what Skylift says of them. */
-  async reconcileRoute(key: string): Promise<GatewayOutcome> {
-    const route = this.get(this.routes, key);
-    if (route === undefined) return 'ignored';
+  async reconcileRoute(kind: GatewayRoute['kind'], key: string): Promise<GatewayOutcome> {
+    const found = this.routeOf(kind, key);
+    if (found === undefined) return 'ignored';
+    const route = found.route;
     const ns = route.metadata.namespace ?? '';
     const entries: ParentEntry[] = [];
     for (const p of route.spec.parentRefs ?? []) {
@@ -537,7 +584,7 @@ export class GatewayController implements RunnableController {
       const certificates = this.certificates.get(gwKey ?? '');
       const listeners = listenerVerdicts(gw, (ref) => certificates?.get(secretKey(gw, ref)) ?? { ok: true });
       const name = gatewayGroup(gw, listeners, this.defaults)?.metadata.name ?? '';
-      const on = routeOnGateway(route, this.world(gw, listeners, name));
+      const on = anyRouteOnGateway(found, this.world(gw, listeners, name));
       const verdict = on.parents.find((v) => sameParent(v.parentRef, p, ns));
       if (verdict === undefined) continue;
       // A route bringing rules is said Accepted once the load balancer carries this generation of
@@ -567,7 +614,11 @@ export class GatewayController implements RunnableController {
     if (routeParentsHold(route, parents)) return 'unchanged';
     try {
       await this.o.client.patch(
-        resourcePath(httpRouteType, { namespace: ns, name: route.metadata.name, subresource: 'status' }),
+        resourcePath(kind === 'HTTPRoute' ? httpRouteType : grpcRouteType, {
+          namespace: ns,
+          name: route.metadata.name,
+          subresource: 'status',
+        }),
         { metadata: { resourceVersion: route.metadata.resourceVersion }, status: { parents } },
         'merge',
       );
@@ -579,7 +630,7 @@ export class GatewayController implements RunnableController {
   }
 
   /** The route's entry in group `name`'s status.members, if listed. */
-  private memberEntry(name: string, route: HTTPRoute): GroupMemberStatus | undefined {
+  private memberEntry(name: string, route: GatewayRoute['route']): GroupMemberStatus | undefined {
     return this.get(this.groups, name)?.status?.members?.find((x) => x.uid === route.metadata.uid);
   }
 
@@ -827,12 +878,14 @@ function gatewayKey(gw: Gateway): string {
   return `gateway/${gw.metadata.namespace ?? ''}/${gw.metadata.name}`;
 }
 
-function routeKey(r: HTTPRoute): string {
-  return `route/${r.metadata.namespace ?? ''}/${r.metadata.name}`;
+/** A route's queue key: `route/…` for an HTTPRoute, `grpcroute/…` for a GRPCRoute. */
+function routeKey(r: GatewayRoute): string {
+  const prefix = r.kind === 'HTTPRoute' ? 'route' : 'grpcroute';
+  return `${prefix}/${r.route.metadata.namespace ?? ''}/${r.route.metadata.name}`;
 }
 
 /** True when a route's backendRefs name Service `s`. */
-function namesService(r: HTTPRoute, s: KubeObject): boolean {
+function namesService(r: GatewayRoute['route'], s: KubeObject): boolean {
   return (r.spec.rules ?? []).some((rule) =>
     (rule.backendRefs ?? []).some(
       (b) => b.name === s.metadata.name && (b.namespace ?? r.metadata.namespace) === s.metadata.namespace,

@@ -1,8 +1,8 @@
 // The controller of Gateways' load balancers: the MyIngressGroups the Gateway controller makes for
 // Gateways of a Skylift class (label skylift.dev/gateway-uid), reconciled by the group machinery
-// with the Gateway's HTTPRoutes as members (routes.ts) instead of MyIngresses. Its load balancer
-// stays while no route attaches (a Gateway is Programmed, with an address, before any route).
-// Started only when the cluster serves the Gateway API (its informers watch HTTPRoutes).
+// with the Gateway's HTTPRoutes and GRPCRoutes as members (routes.ts) instead of MyIngresses. Its
+// load balancer stays while no route attaches (a Gateway is Programmed, with an address, before any
+// route). Started only when the cluster serves the Gateway API (its informers watch the routes).
 import type { RuleSpec } from '../api.ts';
 import { Controller, type RunnableController } from '../../../runtime/controller.ts';
 import type { ReferenceReader } from '../../../runtime/references.ts';
@@ -26,16 +26,17 @@ import {
   gatewayGroupReferences,
   gatewayRef,
   groupGateway,
+  grpcRouteRef,
   referenceGrantRef,
   routeEndpointSliceRef,
   routeNamespaceRef,
   routeRef,
   routeServiceRef,
 } from './references.ts';
-import { routeOnGateway } from './routes.ts';
+import { anyRouteOnGateway, type GatewayRoute } from './routes.ts';
 
 /**
- * The members of a Gateway's group: each HTTPRoute naming the Gateway that attaches to one of its
+ * The members of a Gateway's group: each HTTPRoute and GRPCRoute naming the Gateway that attaches to one of its
  * listeners, as routes.ts makes it a member; each rule's rank recorded in `ranks` (read by the
  * plan's `rank`). Reads the caches only; pure otherwise.
  */
@@ -53,9 +54,15 @@ export function gatewayMembers(
     v.usable && !ports.has(v.listener.port) ? { ...v, usable: false } : v,
   );
   const members: MyIngress[] = [];
-  for (const route of refs.filed(routeRef, groupKey(group.metadata.name))) {
-    if (route.metadata.deletionTimestamp !== undefined) continue;
-    const on = routeOnGateway(route, {
+  const filed = groupKey(group.metadata.name);
+  const routes: GatewayRoute[] = [
+    ...refs.filed(routeRef, filed).map((route) => ({ kind: 'HTTPRoute' as const, route })),
+    ...refs.filed(grpcRouteRef, filed).map((route) => ({ kind: 'GRPCRoute' as const, route })),
+  ];
+  for (const r of routes) {
+    if (r.route.metadata.deletionTimestamp !== undefined) continue;
+    const on = anyRouteOnGateway(r, {
+      routes,
       gateway,
       listeners,
       groupName: group.metadata.name,
@@ -117,6 +124,7 @@ export function gatewayGroupController(
             synced: () =>
               refs.synced(gatewayRef) &&
               refs.synced(routeRef) &&
+              refs.synced(grpcRouteRef) &&
               refs.synced(routeNamespaceRef) &&
               refs.synced(referenceGrantRef),
             planOptions: { claims: () => [], order: routeOrder, rank: (_m, r) => ranks.get(r) ?? 0 },

@@ -7,12 +7,19 @@ import {
   type GatewayListener,
   type ReferenceGrant,
   type RouteGroupKind,
+  type RouteKind,
   type SecretObjectReference,
 } from '../../../apis/gatewayApi.ts';
 import { selectorMatches } from '../../../tenancy/selection.ts';
 
-/** The route kinds Skylift attaches to an HTTP listener. */
-export const supportedRouteKinds: readonly RouteGroupKind[] = [{ group: gatewayApiGroup, kind: 'HTTPRoute' }];
+/**
+ * The route kinds Skylift attaches to a listener of `protocol`: HTTPRoute to HTTP and HTTPS, and
+ * GRPCRoute to HTTPS only (an ALB serves gRPC on HTTPS listeners alone: gRPC needs HTTP/2, which an
+ * ALB speaks to clients only over TLS); none to other protocols. Pure.
+ */
+export function routeKindsFor(protocol: string): RouteKind[] {
+  return protocol === 'HTTPS' ? ['HTTPRoute', 'GRPCRoute'] : protocol === 'HTTP' ? ['HTTPRoute'] : [];
+}
 
 /** A condition as a verdict: its status, reason and message (the writer adds times and generation). */
 export interface Verdict {
@@ -31,7 +38,7 @@ export interface ListenerVerdict {
   /** The route kinds it takes (status.listeners[].supportedKinds). */
   readonly supportedKinds: RouteGroupKind[];
   /**
-   * True when routes may attach (it is valid and takes HTTPRoutes): they count in its
+   * True when routes may attach (it is valid and takes a route kind): they count in its
    * attachedRoutes and are Accepted even while its certificates do not resolve.
    */
   readonly attachable: boolean;
@@ -114,7 +121,7 @@ export function listenerVerdicts(
             : {
                 status: 'False',
                 reason: 'InvalidRouteKinds',
-                message: `allowedRoutes.kinds names ${kinds.invalid.join(', ')}; Skylift attaches HTTPRoute only`,
+                message: `allowedRoutes.kinds names ${kinds.invalid.join(', ')}; Skylift attaches HTTPRoute to HTTP and HTTPS listeners and GRPCRoute to HTTPS ones`,
               };
     const same = listeners.filter((o) => o !== l && o.port === l.port);
     const protocolClash = same.find((o) => o.protocol !== l.protocol);
@@ -164,18 +171,28 @@ export function listenerVerdicts(
   });
 }
 
-/** The route kinds a listener names (default: HTTPRoute), split into supported and not. Pure. */
+/**
+ * The route kinds a listener names (default: every kind its protocol takes, routeKindsFor), split
+ * into supported and not (a GRPCRoute on an HTTP listener is not). Pure.
+ */
 function routeKindsOf(l: GatewayListener): { supported: RouteGroupKind[]; invalid: string[] } {
+  const served: readonly string[] = routeKindsFor(l.protocol);
   const named = l.allowedRoutes?.kinds;
-  if (named === undefined || named.length === 0) return { supported: [...supportedRouteKinds], invalid: [] };
+  if (named === undefined || named.length === 0)
+    return { supported: served.map((kind) => ({ group: gatewayApiGroup, kind })), invalid: [] };
   const supported: RouteGroupKind[] = [];
   const invalid: string[] = [];
   for (const k of named) {
     const group = k.group ?? gatewayApiGroup;
-    if (group === gatewayApiGroup && k.kind === 'HTTPRoute') supported.push({ group, kind: k.kind });
+    if (group === gatewayApiGroup && served.includes(k.kind)) supported.push({ group, kind: k.kind });
     else invalid.push(`${group === '' ? 'core' : group}/${k.kind}`);
   }
   return { supported, invalid };
+}
+
+/** Whether a listener's supportedKinds take routes of `kind`. Pure. */
+export function listenerTakes(l: ListenerVerdict, kind: RouteKind): boolean {
+  return l.supportedKinds.some((k) => k.kind === kind && (k.group ?? gatewayApiGroup) === gatewayApiGroup);
 }
 
 /**

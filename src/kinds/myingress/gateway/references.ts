@@ -1,13 +1,15 @@
 // What a Gateway's MyIngressGroup refers to: its Gateway (listeners, hostnames, allowedRoutes), the
-// HTTPRoutes naming the Gateway in a parentRef (filed under the group of each Gateway they name),
+// HTTPRoutes and GRPCRoutes naming the Gateway in a parentRef (filed under the group of each Gateway they name),
 // the Services their backendRefs name and those Services' EndpointSlices, every namespace (for
 // allowedRoutes selectors) and the ReferenceGrants of the namespaces backends live in.
 import { endpointSliceType, namespaceType, serviceType } from '../../../apis/core.ts';
 import {
   gatewayType,
+  grpcRouteType,
   httpRouteType,
   referenceGrantType,
   type Gateway,
+  type GRPCRoute,
   type HTTPRoute,
   type ReferenceGrant,
 } from '../../../apis/gatewayApi.ts';
@@ -34,7 +36,7 @@ export const gatewayRef = reference<MyIngressGroup, Gateway>({
 });
 
 /** The keys of the groups of the Gateways a route names (one per Gateway). Pure. */
-export function routeGroupKeys(route: HTTPRoute): string[] {
+export function routeGroupKeys(route: HTTPRoute | GRPCRoute): string[] {
   const ns = route.metadata.namespace ?? '';
   const keys = new Set<string>();
   for (const p of route.spec.parentRefs ?? []) {
@@ -53,10 +55,20 @@ export const routeRef = reference<MyIngressGroup, HTTPRoute>({
   refiles: true,
 });
 
+/** The GRPCRoutes naming the group's Gateway. */
+export const grpcRouteRef = reference<MyIngressGroup, GRPCRoute>({
+  name: 'GRPCRoute spec.parentRefs',
+  type: grpcRouteType,
+  targets: (g) => [groupKey(g.metadata.name)],
+  filedUnder: routeGroupKeys,
+  refiles: true,
+});
+
 /** The Services (`namespace/name`) the routes' backendRefs name. Pure over the caches. */
 function backendKeys(g: MyIngressGroup, refs: ReferenceReader<MyIngressGroup>): string[] {
   const keys = new Set<string>();
-  for (const r of refs.filed(routeRef, groupKey(g.metadata.name)))
+  const filed = groupKey(g.metadata.name);
+  for (const r of [...refs.filed(routeRef, filed), ...refs.filed(grpcRouteRef, filed)])
     for (const rule of r.spec.rules ?? [])
       for (const b of rule.backendRefs ?? [])
         if ((b.group ?? '') === '' && (b.kind ?? 'Service') === 'Service')
@@ -66,14 +78,14 @@ function backendKeys(g: MyIngressGroup, refs: ReferenceReader<MyIngressGroup>): 
 
 /** The Services the routes' backendRefs name. */
 export const routeServiceRef = reference<MyIngressGroup, BackendService>({
-  name: 'HTTPRoute backendRefs',
+  name: 'HTTPRoute and GRPCRoute backendRefs',
   type: serviceType,
   targets: backendKeys,
 });
 
 /** Their EndpointSlices, filed under their Service. */
 export const routeEndpointSliceRef = reference<MyIngressGroup, BackendEndpointSlice>({
-  name: 'HTTPRoute backendRefs EndpointSlices',
+  name: 'HTTPRoute and GRPCRoute backendRefs EndpointSlices',
   type: endpointSliceType,
   targets: backendKeys,
   filedUnder: sliceService,
@@ -97,6 +109,7 @@ export const referenceGrantRef = reference<MyIngressGroup, ReferenceGrant>({
 export const gatewayGroupReferences = [
   gatewayRef,
   routeRef,
+  grpcRouteRef,
   routeServiceRef,
   routeEndpointSliceRef,
   routeNamespaceRef,

@@ -1,19 +1,25 @@
-// An HTTPRoute on one Gateway, as an ALB serves it: for each of the route's parentRefs naming the
-// Gateway, whether it attaches (Accepted) and whether its backends resolve (ResolvedRefs), with the
-// Gateway API's reasons; and the rules it brings to the Gateway's shared load balancer, as the
-// rules of a MyIngress member of the Gateway's group (never stored: the group plan takes it as
-// one). What an ALB cannot do — or Skylift does not map yet — refuses the route on that parent
-// with `UnsupportedValue`, naming the field; nothing is silently dropped. Pure.
+// A route (HTTPRoute or GRPCRoute) on one Gateway, as an ALB serves it: for each of the route's
+// parentRefs naming the Gateway, whether it attaches (Accepted) and whether its backends resolve
+// (ResolvedRefs), with the Gateway API's reasons; and the rules it brings to the Gateway's shared
+// load balancer, as the rules of a MyIngress member of the Gateway's group (never stored: the group
+// plan takes it as one). The two kinds share everything but their matches and filters (a
+// RouteDialect each); a GRPCRoute's backends are target groups of protocol version GRPC. What an
+// ALB cannot do — or Skylift does not map yet — refuses the route on that parent with
+// `UnsupportedValue`, naming the field; nothing is silently dropped. Pure.
 import type { KubeObject } from '../../../apis/meta.ts';
 import {
   gatewayApiGroup,
   type Gateway,
+  type GRPCRoute,
+  type GRPCRouteMatch,
   type HTTPBackendRef,
   type HTTPRoute,
   type HTTPRouteFilter,
   type HTTPRouteMatch,
   type ParentReference,
   type ReferenceGrant,
+  type RouteKind,
+  type RouteParentStatus,
 } from '../../../apis/gatewayApi.ts';
 import {
   maxForwardWeight,
@@ -23,8 +29,8 @@ import {
   type MyIngress,
   type RuleSpec,
 } from '../api.ts';
-import { hostnameSpecificity, routeHostnamesOn } from './hostnames.ts';
-import { listenerAdmits, type ListenerVerdict, type Verdict } from './listeners.ts';
+import { hostnameSpecificity, intersectHostname, routeHostnamesOn } from './hostnames.ts';
+import { listenerAdmits, listenerTakes, type ListenerVerdict, type Verdict } from './listeners.ts';
 import { parentGateway } from './names.ts';
 import { MemberState, type GroupMemberStatus } from '../group/api.ts';
 
@@ -46,6 +52,11 @@ export interface RouteWorld {
   readonly service: (namespace: string, name: string) => RouteService | undefined;
   /** The ReferenceGrants of a namespace. */
   readonly grants: (namespace: string) => readonly ReferenceGrant[];
+  /**
+   * The routes of both kinds naming the Gateway (for the rule between an HTTPRoute and a GRPCRoute
+   * sharing a listener and a hostname: otherKindWinner); absent, none.
+   */
+  readonly routes?: readonly GatewayRoute[];
 }
 
 /** What Skylift says of a route on one of its parentRefs naming the Gateway. */
@@ -67,6 +78,48 @@ export interface RouteOnGateway {
   readonly ranks: ReadonlyMap<RuleSpec, number>;
 }
 
+/** A route as the translation reads it, whatever its kind: parents, hostnames, rules of matches `M`. */
+export interface RouteOf<M> extends KubeObject {
+  spec: {
+    parentRefs?: ParentReference[];
+    hostnames?: string[];
+    rules?: {
+      matches?: M[];
+      filters?: HTTPRouteFilter[];
+      backendRefs?: HTTPBackendRef[];
+    }[];
+  };
+  status?: { parents?: RouteParentStatus[] };
+}
+
+/** A route of a kind Skylift serves, with its kind (list items may lack `kind`). */
+export type GatewayRoute =
+  | { readonly kind: 'HTTPRoute'; readonly route: HTTPRoute }
+  | { readonly kind: 'GRPCRoute'; readonly route: GRPCRoute };
+
+/** The conditions of a rule beside hosts and paths. */
+type RuleMatch = Pick<RuleSpec, 'headers' | 'queryStrings' | 'methods'>;
+
+/**
+ * What differs between route kinds: how a match is checked (throwing Unsupported for what an ALB
+ * cannot express) and becomes path patterns, other conditions and a rank; what a rule's filters
+ * become (an action that answers the request, or undefined to forward to the backends; throwing
+ * Unsupported for filters an ALB cannot apply); the backends' target group protocol version.
+ */
+interface RouteDialect<M> {
+  readonly kind: RouteKind;
+  /** The match of a rule that names none: every request. */
+  readonly catchAll: M;
+  check(m: M, at: string): void;
+  paths(m: M): string[];
+  conditions(m: M): RuleMatch;
+  rank(host: string | undefined, m: M): number;
+  /** The match's conditions beside host and path, in words (e.g. `the method, 2 headers and 0 queryParams`). */
+  describe(m: M): string;
+  filterAction(filters: readonly HTTPRouteFilter[], at: string): ActionSpec | undefined;
+  readonly protocolVersion?: 'GRPC';
+}
+
 const accepted: Verdict = { status: 'True', reason: 'Accepted', message: 'Route is accepted' };
 const resolved: Verdict = { status: 'True', reason: 'ResolvedRefs', message: 'All references are resolved' };
 
@@ -74,7 +127,7 @@ const resolved: Verdict = { status: 'True', reason: 'ResolvedRefs', message: 'Al
 class Unsupported extends Error {}
 
 /**
- * The route on the Gateway `w.gateway`: a verdict for each parentRef naming it (sectionName and
+ * The HTTPRoute on the Gateway `w.gateway`: a verdict for each parentRef naming it (sectionName and
  * port select listeners; a listener must be usable, admit the route's namespace and kind, and
  * share a hostname with the route) and, when any attached, the member rules: one rule per match,
  * listener port and hostname (two, one path pattern each, when a PathPrefix's two patterns would
@@ -85,14 +138,42 @@ class Unsupported extends Error {}
  * rule's position). Deterministic and pure.
  */
 export function routeOnGateway(route: HTTPRoute, w: RouteWorld): RouteOnGateway {
+  return onGateway(route, httpDialect, w);
+}
+
+/**
+ * The GRPCRoute on the Gateway `w.gateway`, as routeOnGateway an HTTPRoute, on the listeners that
+ * take GRPCRoutes (HTTPS ones): each method match an ALB path pattern (grpcPaths) with its header
+ * conditions, ranked by the GRPCRoute's precedence (grpcMatchRank); its backends target groups of
+ * protocol version GRPC. Refused (UnsupportedValue, naming the field): a RegularExpression method
+ * or header match, and any filter (none of GRPCRoute's is one an ALB applies). The member is named
+ * `GRPCRoute:<name>` (no Kubernetes name holds a `:`), so an HTTPRoute of the same name is another
+ * member with target groups of its own. Deterministic and pure.
+ */
+export function grpcRouteOnGateway(route: GRPCRoute, w: RouteWorld): RouteOnGateway {
+  return onGateway(route, grpcDialect, w);
+}
+
+/** A route of either kind on the Gateway `w.gateway` (routeOnGateway, grpcRouteOnGateway). Pure. */
+export function anyRouteOnGateway(r: GatewayRoute, w: RouteWorld): RouteOnGateway {
+  return r.kind === 'GRPCRoute' ? grpcRouteOnGateway(r.route, w) : routeOnGateway(r.route, w);
+}
+
+/** The name of a route's member in its Gateway's group: its own, kind-prefixed for a GRPCRoute. Pure. */
+export function memberName(kind: RouteKind, name: string): string {
+  return kind === 'HTTPRoute' ? name : `${kind}:${name}`;
+}
+
+/** The translation of a route of any kind (see routeOnGateway), its kind's parts from `d`. Pure. */
+function onGateway<M>(route: RouteOf<M>, d: RouteDialect<M>, w: RouteWorld): RouteOnGateway {
   const ns = route.metadata.namespace ?? '';
   const gwKey = `${w.gateway.metadata.namespace ?? ''}/${w.gateway.metadata.name}`;
   const refs = (route.spec.parentRefs ?? []).filter((p) => parentGateway(p, ns) === gwKey);
-  const backends = resolveBackends(route, w);
+  const backends = resolveBackends(route, d, w);
   const parents: ParentVerdict[] = [];
   const attached = new Map<string, ListenerVerdict>();
   for (const p of refs) {
-    const found = attachTo(route, p, w);
+    const found = withoutOtherKindConflicts(route, d.kind, attachTo(route, d.kind, p, w), w);
     if ('refused' in found) {
       parents.push({ parentRef: p, accepted: found.refused, resolvedRefs: backends.verdict, listeners: [] });
       continue;
@@ -114,11 +195,11 @@ export function routeOnGateway(route: HTTPRoute, w: RouteWorld): RouteOnGateway 
     const hosts = routeHostnamesOn(l.listener.hostname, route.spec.hostnames);
     const hostList: (string | undefined)[] = hosts.anyHost ? [undefined] : hosts.hosts;
     for (const [ri, r] of (route.spec.rules ?? []).entries()) {
-      const matches = r.matches !== undefined && r.matches.length > 0 ? r.matches : [{}];
+      const matches = r.matches !== undefined && r.matches.length > 0 ? r.matches : [d.catchAll];
       for (const m of matches)
         for (const host of hostList) {
-          const more = albMatch(m);
-          const paths = albPaths(m);
+          const more = d.conditions(m);
+          const paths = d.paths(m);
           // Over AWS's values per rule, a PathPrefix's two patterns go to two rules (they are ORed);
           // resolveBackends refused a match that does not fit even so.
           const split =
@@ -134,7 +215,7 @@ export function routeOnGateway(route: HTTPRoute, w: RouteWorld): RouteOnGateway 
               action: backends.actions[ri] ?? internalError,
             };
             rules.push(rule);
-            ranks.set(rule, matchRank(host, m));
+            ranks.set(rule, d.rank(host, m));
           }
         }
     }
@@ -144,7 +225,7 @@ export function routeOnGateway(route: HTTPRoute, w: RouteWorld): RouteOnGateway 
     kind: 'MyIngress',
     metadata: {
       namespace: ns,
-      name: route.metadata.name,
+      name: memberName(d.kind, route.metadata.name),
       ...(route.metadata.uid !== undefined ? { uid: route.metadata.uid } : {}),
       ...(route.metadata.generation !== undefined ? { generation: route.metadata.generation } : {}),
       ...(route.metadata.creationTimestamp !== undefined
@@ -160,8 +241,9 @@ export function routeOnGateway(route: HTTPRoute, w: RouteWorld): RouteOnGateway 
 const internalError: ActionSpec = { fixedResponse: { statusCode: 500 } };
 
 /** The listeners a parentRef attaches the route to, or why none. */
-function attachTo(
-  route: HTTPRoute,
+function attachTo<M>(
+  route: RouteOf<M>,
+  kind: RouteKind,
   p: ParentReference,
   w: RouteWorld,
 ): { listeners: ListenerVerdict[] } | { refused: Verdict } {
@@ -180,11 +262,7 @@ function attachTo(
     };
   const usable = candidates.filter((l) => l.attachable);
   const admitting = usable.filter(
-    (l) =>
-      listenerAdmits(l.listener, gwNs, ns, w.namespaceLabels(ns)) &&
-      l.supportedKinds.some(
-        (k) => k.kind === 'HTTPRoute' && (k.group ?? gatewayApiGroup) === gatewayApiGroup,
-      ),
+    (l) => listenerAdmits(l.listener, gwNs, ns, w.namespaceLabels(ns)) && listenerTakes(l, kind),
   );
   if (admitting.length === 0)
     return {
@@ -194,7 +272,7 @@ function attachTo(
         message:
           usable.length === 0
             ? 'no listener it names is usable (see the Gateway’s listener conditions)'
-            : `no listener it names admits HTTPRoutes of namespace ${ns} (the Gateway’s listeners[].allowedRoutes)`,
+            : `no listener it names admits ${kind}s of namespace ${ns} (the Gateway’s listeners[].allowedRoutes${kind === 'GRPCRoute' ? '; an ALB serves gRPC on HTTPS listeners only' : ''})`,
       },
     };
   const hostMatching = admitting.filter((l) => {
@@ -212,6 +290,73 @@ function attachTo(
   return { listeners: hostMatching };
 }
 
+/**
+ * `found` without the listeners on which a route of the other kind (an HTTPRoute for a GRPCRoute,
+ * and the reverse) attached there too shares a hostname with the route and wins: the Gateway API
+ * accepts exactly one of the two, the older (by creationTimestamp, then `namespace/name`). The
+ * other route counts as attached where its parentRefs, the listener's allowedRoutes and hostnames
+ * let it (attachTo), whatever else is said of it. No listener left: refused, NotAllowedByListeners
+ * (the specification names no reason for it), without naming the other route (it may be another
+ * team's). Pure.
+ */
+function withoutOtherKindConflicts<M>(
+  route: RouteOf<M>,
+  kind: RouteKind,
+  found: { listeners: ListenerVerdict[] } | { refused: Verdict },
+  w: RouteWorld,
+): { listeners: ListenerVerdict[] } | { refused: Verdict } {
+  if ('refused' in found) return found;
+  const others = (w.routes ?? []).filter(
+    (o) => o.kind !== kind && o.route.metadata.deletionTimestamp === undefined && olderRoute(o.route, route),
+  );
+  if (others.length === 0) return found;
+  const gwKey = `${w.gateway.metadata.namespace ?? ''}/${w.gateway.metadata.name}`;
+  const lost = new Set<string>();
+  for (const o of others) {
+    const ns = o.route.metadata.namespace ?? '';
+    for (const p of o.route.spec.parentRefs ?? []) {
+      if (parentGateway(p, ns) !== gwKey) continue;
+      const theirs = attachTo<unknown>(o.route, o.kind, p, w);
+      if ('refused' in theirs) continue;
+      for (const l of theirs.listeners)
+        if (sharesHostname(l.listener.hostname, route.spec.hostnames, o.route.spec.hostnames))
+          lost.add(l.listener.name);
+    }
+  }
+  const listeners = found.listeners.filter((l) => !lost.has(l.listener.name));
+  if (listeners.length > 0) return { listeners };
+  const other = kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute';
+  return {
+    refused: {
+      status: 'False',
+      reason: 'NotAllowedByListeners',
+      message: `an older ${other} on the same listener shares a hostname with this ${kind}; the Gateway API accepts only one of the two (the older, then the first by namespace/name)`,
+    },
+  };
+}
+
+/** Whether route `a` goes before route `b` (the older, then the first by `namespace/name`). Pure. */
+function olderRoute(a: KubeObject, b: KubeObject): boolean {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb;
+  const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
+  const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
+  return ka < kb;
+}
+
+/** Whether two routes' hostnames on a listener of hostname `listener` intersect (any host meets all). Pure. */
+function sharesHostname(
+  listener: string | undefined,
+  a: readonly string[] | undefined,
+  b: readonly string[] | undefined,
+): boolean {
+  const ha = routeHostnamesOn(listener, a);
+  const hb = routeHostnamesOn(listener, b);
+  if (ha.anyHost || hb.anyHost) return true;
+  return ha.hosts.some((x) => hb.hosts.some((y) => intersectHostname(x, y) !== undefined));
+}
+
 /** What a route's backends resolve to: one action per rule, ResolvedRefs, and a refusal if any. */
 interface ResolvedBackends {
   readonly actions: ActionSpec[];
@@ -226,11 +371,14 @@ interface ResolvedBackends {
  * 500. An unresolved backend among resolved ones is left out and its share goes to the others:
  * the Gateway API wants its share answered 500, but an ALB forward cannot mix a fixed response with
  * target groups, and a 500 for every request would punish the resolved ones. ResolvedRefs is False
- * with the first problem (InvalidKind, RefNotPermitted, BackendNotFound). Refused (UnsupportedValue):
- * filters, more than 5 backends (an ALB forward's limit), another namespace's Service, and
- * matches an ALB cannot express (see checkMatch). Pure.
+ * with the first problem (InvalidKind, RefNotPermitted — another namespace's Service without a
+ * ReferenceGrant from the route's kind —, BackendNotFound). A filter the dialect maps (an HTTPRoute's
+ * RequestRedirect) answers instead of the backends. The backends' target groups are of the
+ * dialect's protocol version. Refused (UnsupportedValue): filters the dialect refuses, backend
+ * filters, more than 5 backends (an ALB forward's limit), and matches an ALB cannot express (the
+ * dialect's check, or more condition values than an ALB rule takes). Pure.
  */
-function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
+function resolveBackends<M>(route: RouteOf<M>, d: RouteDialect<M>, w: RouteWorld): ResolvedBackends {
   const ns = route.metadata.namespace ?? '';
   let verdict = resolved;
   const problem = (reason: string, message: string): void => {
@@ -239,17 +387,19 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
   try {
     const actions = (route.spec.rules ?? []).map((r, i) => {
       const at = `spec.rules[${i}]`;
-      for (const [j, m] of (r.matches ?? []).entries()) checkMatch(m, `${at}.matches[${j}]`);
-      const filters = r.filters ?? [];
-      const redirect = filters.find((f) => f.type === 'RequestRedirect');
-      const others = filters.filter((f) => f.type !== 'RequestRedirect');
-      if (others.length > 0)
-        throw new Unsupported(
-          `${at}.filters: ${others.map((f) => f.type).join(', ')} ${others.length === 1 ? 'is' : 'are'} not served on an Application Load Balancer by Skylift (RequestRedirect is)`,
-        );
-      // A redirect answers the request: the rule's backends are not used (nor resolved).
-      if (redirect !== undefined)
-        return redirectAction(redirect, `${at}.filters[${filters.indexOf(redirect)}]`);
+      for (const [j, m] of (r.matches ?? []).entries()) {
+        const mAt = `${at}.matches[${j}]`;
+        d.check(m, mAt);
+        // With a host and one path pattern (a PathPrefix's two go to two rules when needed).
+        const values = conditionValues(1, 1, d.conditions(m));
+        if (values > ruleConditionLimits.valuesPerRule)
+          throw new Unsupported(
+            `${mAt}: a hostname, a path, ${d.describe(m)} make ${values} condition values, more than the ${ruleConditionLimits.valuesPerRule} an ALB rule takes`,
+          );
+      }
+      // A filter answering the request (a redirect): the rule's backends are not used (nor resolved).
+      const answered = d.filterAction(r.filters ?? [], at);
+      if (answered !== undefined) return answered;
       const usable: { ref: HTTPBackendRef; port: number }[] = [];
       for (const [j, b] of (r.backendRefs ?? []).entries()) {
         const bAt = `${at}.backendRefs[${j}]`;
@@ -263,10 +413,10 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
         }
         const bNs = b.namespace ?? ns;
         if (bNs !== ns) {
-          if (!granted(w.grants(bNs), ns, b.name)) {
+          if (!granted(w.grants(bNs), d.kind, ns, b.name)) {
             problem(
               'RefNotPermitted',
-              `${bAt} names Service ${bNs}/${b.name}, and no ReferenceGrant in ${bNs} lets HTTPRoutes of ${ns} refer to it`,
+              `${bAt} names Service ${bNs}/${b.name}, and no ReferenceGrant in ${bNs} lets ${d.kind}s of ${ns} refer to it`,
             );
             continue;
           }
@@ -289,7 +439,7 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
         // Another namespace's Service (a ReferenceGrant allows it) goes by `namespace/name`.
         usable.push({ ref: { ...b, name: bNs === ns ? b.name : `${bNs}/${b.name}` }, port });
       }
-      return forwardAction(usable, at);
+      return forwardAction(usable, at, d.protocolVersion);
     });
     return { actions, verdict, unsupported: undefined };
   } catch (err) {
@@ -308,7 +458,12 @@ function resolveBackends(route: HTTPRoute, w: RouteWorld): ResolvedBackends {
  * `forward.services`, two refs to one Service port adding up, weights above AWS's 999 scaled
  * down (a positive weight stays at least 1). Throws Unsupported for more than 5 Service ports. Pure.
  */
-function forwardAction(usable: readonly { ref: HTTPBackendRef; port: number }[], at: string): ActionSpec {
+function forwardAction(
+  usable: readonly { ref: HTTPBackendRef; port: number }[],
+  at: string,
+  protocolVersion: 'GRPC' | undefined,
+): ActionSpec {
+  const pv = protocolVersion !== undefined ? { protocolVersion } : {};
   const byPort = new Map<string, { name: string; port: number; weight: number }>();
   for (const { ref, port } of usable) {
     const key = `${ref.name}:${port}`;
@@ -324,13 +479,15 @@ function forwardAction(usable: readonly { ref: HTTPBackendRef; port: number }[],
     );
   if (backends.length === 1) {
     const [only] = backends;
-    if (only !== undefined) return { forward: { service: { name: only.name, port: only.port } } };
+    if (only !== undefined) return { forward: { service: { name: only.name, port: only.port, ...pv } } };
   }
   const max = Math.max(...backends.map((b) => b.weight));
   const scale = (w: number): number =>
     max <= maxForwardWeight ? w : Math.max(1, Math.round((w * maxForwardWeight) / max));
   return {
-    forward: { services: backends.map((b) => ({ name: b.name, port: b.port, weight: scale(b.weight) })) },
+    forward: {
+      services: backends.map((b) => ({ name: b.name, port: b.port, weight: scale(b.weight), ...pv })),
+    },
   };
 }
 
@@ -435,8 +592,29 @@ function checkMatch(m: HTTPRouteMatch, at: string): void {
   if (/[*?]/.test(v))
     throw new Unsupported(`${at}.path: "${v}" has * or ?, which an ALB path pattern reads as wildcards`);
   if (v.length > 126) throw new Unsupported(`${at}.path: longer than an ALB path pattern (128 characters)`);
+  checkHeaders(m.headers ?? [], at);
   const limit = ruleConditionLimits;
-  for (const [k, h] of (m.headers ?? []).entries()) {
+  for (const [k, q] of (m.queryParams ?? []).entries()) {
+    const qAt = `${at}.queryParams[${k}]`;
+    if ((q.type ?? 'Exact') !== 'Exact')
+      throw new Unsupported(`${qAt}: ${q.type ?? ''} is not served by an ALB (use Exact)`);
+    // ALB escapes * and ? with a backslash; what it makes of a backslash itself AWS does not say.
+    if (q.name.includes('\\') || q.value.includes('\\'))
+      throw new Unsupported(`${qAt}: a backslash, which an ALB query string condition reads as an escape`);
+    if (
+      albQueryLiteral(q.name).length > limit.valueLength ||
+      albQueryLiteral(q.value).length > limit.valueLength
+    )
+      throw new Unsupported(
+        `${qAt}: name or value longer than an ALB query string key or value (${limit.valueLength} characters, * and ? escaped)`,
+      );
+  }
+}
+
+/** Throws Unsupported for a header match an ALB http-header condition cannot express. */
+function checkHeaders(headers: NonNullable<HTTPRouteMatch['headers']>, at: string): void {
+  const limit = ruleConditionLimits;
+  for (const [k, h] of headers.entries()) {
     const hAt = `${at}.headers[${k}]`;
     if ((h.type ?? 'Exact') !== 'Exact')
       throw new Unsupported(`${hAt}: ${h.type ?? ''} is not served by an ALB (use Exact)`);
@@ -453,36 +631,13 @@ function checkMatch(m: HTTPRouteMatch, at: string): void {
         `${hAt}.value: longer than an ALB header value (${limit.valueLength} characters)`,
       );
   }
-  for (const [k, q] of (m.queryParams ?? []).entries()) {
-    const qAt = `${at}.queryParams[${k}]`;
-    if ((q.type ?? 'Exact') !== 'Exact')
-      throw new Unsupported(`${qAt}: ${q.type ?? ''} is not served by an ALB (use Exact)`);
-    // ALB escapes * and ? with a backslash; what it makes of a backslash itself AWS does not say.
-    if (q.name.includes('\\') || q.value.includes('\\'))
-      throw new Unsupported(`${qAt}: a backslash, which an ALB query string condition reads as an escape`);
-    if (
-      albQueryLiteral(q.name).length > limit.valueLength ||
-      albQueryLiteral(q.value).length > limit.valueLength
-    )
-      throw new Unsupported(
-        `${qAt}: name or value longer than an ALB query string key or value (${limit.valueLength} characters, * and ? escaped)`,
-      );
-  }
-  // With a host and one path pattern (a PathPrefix's two go to two rules when needed).
-  const values = conditionValues(1, 1, albMatch(m));
-  if (values > limit.valuesPerRule)
-    throw new Unsupported(
-      `${at}: a hostname, a path, the method, ${uniqueHeaders(m).length} headers and ${uniqueQueryParams(m).length} queryParams make ${values} condition values, more than the ${limit.valuesPerRule} an ALB rule takes`,
-    );
 }
 
-/** Whether a ReferenceGrant of the target namespace lets HTTPRoutes of `from` refer to Service `name`. */
-function granted(grants: readonly ReferenceGrant[], from: string, name: string): boolean {
+/** Whether a ReferenceGrant of the target namespace lets routes of `kind` in `from` refer to Service `name`. */
+function granted(grants: readonly ReferenceGrant[], kind: RouteKind, from: string, name: string): boolean {
   return grants.some(
     (g) =>
-      g.spec.from.some(
-        (f) => f.group === gatewayApiGroup && f.kind === 'HTTPRoute' && f.namespace === from,
-      ) &&
+      g.spec.from.some((f) => f.group === gatewayApiGroup && f.kind === kind && f.namespace === from) &&
       g.spec.to.some(
         (t) => t.group === '' && t.kind === 'Service' && (t.name === undefined || t.name === name),
       ),
@@ -536,3 +691,107 @@ export function tenancyVerdict(entry: GroupMemberStatus | undefined): Verdict | 
   if (entry?.state !== MemberState.Forbidden) return undefined;
   return { status: 'False', reason: notAllowedByTeamPolicy, message: entry.message ?? '' };
 }
+
+/**
+ * The ALB path pattern of a gRPC method match (a request's path is `/<service>/<method>`):
+ * service and method → `/<service>/<method>`; a service alone → `/<service>/` then `*`; a method
+ * alone → `/`, `*`, `/<method>` (any service); neither → every path. Exact only (checkGrpcMatch
+ * refuses RegularExpression). Pure.
+ */
+export function grpcPaths(m: GRPCRouteMatch): string[] {
+  const service = m.method?.service;
+  const method = m.method?.method;
+  if (service === undefined && method === undefined) return ['/*'];
+  return [`/${service ?? '*'}/${method ?? '*'}`];
+}
+
+/**
+ * A gRPC match's precedence, on the scale of matchRank so HTTPRoutes and GRPCRoutes on one listener
+ * order together: the more specific hostname, then a service and method (an exact path), the
+ * longer service (then method) — the GRPCRoute's order — and more header matches. Two matches whose
+ * order the GRPCRoute specification fixes can both match one request only when they name the same
+ * service or none, so the path's length orders them as it says. Pure.
+ */
+export function grpcMatchRank(host: string | undefined, m: GRPCRouteMatch): number {
+  const service = m.method?.service;
+  const method = m.method?.method;
+  const prefix = service !== undefined ? `/${service}${method !== undefined ? `/${method}` : ''}` : '/';
+  return matchRank(host, {
+    path: { type: service !== undefined && method !== undefined ? 'Exact' : 'PathPrefix', value: prefix },
+    ...(m.headers !== undefined ? { headers: m.headers } : {}),
+  });
+}
+
+/** Throws Unsupported for a gRPC match an ALB rule cannot express. */
+function checkGrpcMatch(m: GRPCRouteMatch, at: string): void {
+  const mm = m.method;
+  if (mm !== undefined) {
+    if ((mm.type ?? 'Exact') !== 'Exact')
+      throw new Unsupported(
+        `${at}.method.type: ${mm.type ?? ''} is not served by an ALB (use Exact: the ALB matches the path /service/method)`,
+      );
+    for (const [f, v] of [
+      ['service', mm.service],
+      ['method', mm.method],
+    ] as const)
+      if (v !== undefined && /[*?/]/.test(v))
+        throw new Unsupported(
+          `${at}.method.${f}: "${v}" has *, ? or /, which an ALB path pattern cannot match literally`,
+        );
+    const path = grpcPaths(m)[0] ?? '';
+    if (path.length > 128)
+      throw new Unsupported(`${at}.method: /service/method longer than an ALB path pattern (128 characters)`);
+  }
+  checkHeaders(m.headers ?? [], at);
+}
+
+/** The header conditions of a gRPC match: one per header name (the first of each). Pure. */
+function grpcConditions(m: GRPCRouteMatch): RuleMatch {
+  const headers = firstOfEach(m.headers ?? [], (h) => h.name.toLowerCase()).map((h) => ({
+    name: h.name,
+    values: [h.value],
+  }));
+  return headers.length > 0 ? { headers } : {};
+}
+
+/** HTTPRoute: path, header, query param and method matches; RequestRedirect filters. */
+const httpDialect: RouteDialect<HTTPRouteMatch> = {
+  kind: 'HTTPRoute',
+  catchAll: {},
+  check: checkMatch,
+  paths: albPaths,
+  conditions: albMatch,
+  rank: matchRank,
+  describe: (m) =>
+    `the method, ${uniqueHeaders(m).length} headers and ${uniqueQueryParams(m).length} queryParams`,
+  filterAction: (filters, at) => {
+    const redirect = filters.find((f) => f.type === 'RequestRedirect');
+    const others = filters.filter((f) => f.type !== 'RequestRedirect');
+    if (others.length > 0)
+      throw new Unsupported(
+        `${at}.filters: ${others.map((f) => f.type).join(', ')} ${others.length === 1 ? 'is' : 'are'} not served on an Application Load Balancer by Skylift (RequestRedirect is)`,
+      );
+    return redirect !== undefined
+      ? redirectAction(redirect, `${at}.filters[${filters.indexOf(redirect)}]`)
+      : undefined;
+  },
+};
+
+/** GRPCRoute: method and header matches; no filter (none of its is one an ALB applies); GRPC target groups. */
+const grpcDialect: RouteDialect<GRPCRouteMatch> = {
+  kind: 'GRPCRoute',
+  catchAll: {},
+  check: checkGrpcMatch,
+  paths: grpcPaths,
+  conditions: grpcConditions,
+  rank: grpcMatchRank,
+  describe: (m) => `${grpcConditions(m).headers?.length ?? 0} headers`,
+  filterAction: (filters, at) => {
+    if (filters.length > 0)
+      throw new Unsupported(
+        `${at}.filters: ${filters.map((f) => f.type).join(', ')} ${filters.length === 1 ? 'is' : 'are'} not served on an Application Load Balancer (an ALB cannot modify gRPC requests or mirror them)`,
+      );
+    return undefined;
+  },
+  protocolVersion: 'GRPC',
+};

@@ -7,6 +7,7 @@ import type { Condition } from '../../../apis/managed.ts';
 import {
   skyliftGatewayControllerName,
   type Gateway,
+  type GRPCRoute,
   type HTTPRoute,
   type ListenerStatus,
   type ParentReference,
@@ -211,7 +212,10 @@ const refusedStates: readonly string[] = [MemberState.Invalid, MemberState.Confl
  * that then failed (Synced not True: AWS refused or failed a call, retried) is pending, not
  * carried: the status of a failed pass lists members as planned, not as applied. Pure.
  */
-export function routeCarriage(group: MyIngressGroup | undefined, route: HTTPRoute): RouteCarriage {
+export function routeCarriage(
+  group: MyIngressGroup | undefined,
+  route: Pick<HTTPRoute, 'metadata'>,
+): RouteCarriage {
   const m = group?.status?.members?.find((x) => x.uid === route.metadata.uid);
   if (group === undefined || m === undefined || m.observedGeneration !== route.metadata.generation)
     return { kind: 'pending' };
@@ -242,7 +246,11 @@ export function sameParent(a: ParentReference, b: ParentReference, routeNamespac
  * Skylift's per parentRef in `ours` (those naming Skylift's Gateways), in spec order; Skylift's
  * entries for parents no longer in `ours` are dropped. Pure.
  */
-export function routeParents(route: HTTPRoute, ours: readonly ParentEntry[], now: Date): RouteParentStatus[] {
+export function routeParents(
+  route: HTTPRoute | GRPCRoute,
+  ours: readonly ParentEntry[],
+  now: Date,
+): RouteParentStatus[] {
   const ns = route.metadata.namespace ?? '';
   const gen = route.metadata.generation;
   const have = route.status?.parents ?? [];
@@ -268,7 +276,7 @@ export function routeParents(route: HTTPRoute, ours: readonly ParentEntry[], now
 }
 
 /** True when the route's parents already say `want` (times aside). Pure. */
-export function routeParentsHold(route: HTTPRoute, want: readonly RouteParentStatus[]): boolean {
+export function routeParentsHold(route: HTTPRoute | GRPCRoute, want: readonly RouteParentStatus[]): boolean {
   const have = route.status?.parents ?? [];
   return (
     have.length === want.length &&

@@ -2,7 +2,7 @@
 // controller reconciles. The member's own reconcile touches no AWS: it reports what the group's
 // status says of it, and on deletion keeps its finalizer until the group no longer lists it
 // (its rules and target groups are gone: releasableMembers) or the group is gone. A group the
-// Gateway API front end made for a Gateway takes HTTPRoutes only: naming one is Terminal.
+// Gateway API front end made for a Gateway takes HTTPRoutes and GRPCRoutes only: naming one is Terminal.
 import type { KindStatusOf } from '../../../apis/managed.ts';
 import type {
   Created,
