@@ -40,13 +40,18 @@ export interface SharedLbPlan {
 /** The Gateway's name in a `gateway` scenario (in namespace `<prefix>-gw`). */
 export const benchGatewayName = 'shared';
 
-/** Service `svc-<i>` in `namespace` (port 80 → 8080) and its stand-in EndpointSlice. */
+/**
+ * Service `svc-<i>` in `namespace` (port 80 → 8080) and its stand-in EndpointSlice. Headless: the
+ * local stack's Service range is a /24, which 200 Services and the previous scenario's, still being
+ * deleted with their namespace, overflow ("range is full"); Skylift reads only a Service's ports and
+ * its EndpointSlices.
+ */
 function serviceWithSlice(i: number, namespace: string): KubeObject[] {
   const service = {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: `svc-${i}`, namespace },
-    spec: { selector: { app: `svc-${i}` }, ports: [{ port: 80, targetPort: 8080 }] },
+    spec: { clusterIP: 'None', selector: { app: `svc-${i}` }, ports: [{ port: 80, targetPort: 8080 }] },
   } as KubeObject;
   return [service, ...standInEndpointSlices([service], namespace)];
 }

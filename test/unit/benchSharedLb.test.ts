@@ -84,6 +84,8 @@ describe('shared load balancer scenarios', () => {
     const services = plan.supporting.filter((o) => o.kind === 'Service');
     expect(services).toHaveLength(100);
     expect(services[7]?.metadata).toEqual({ name: 'svc-7', namespace: 'p-n2' });
+    // Headless: 200 ClusterIPs and the previous scenario's would overflow the local stack's /24.
+    expect(services.every((o) => specOf(o).clusterIP === 'None')).toBe(true);
     expect(plan.supporting.filter((o) => o.kind === 'EndpointSlice')).toHaveLength(100);
     expect(specOf(plan.parents[0])).toMatchObject({
       allowedNamespaces: { from: 'All' },
