@@ -11,10 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  DescribeRulesCommand,
-  type ElasticLoadBalancingV2Client,
-} from '@aws-sdk/client-elastic-load-balancing-v2';
+import type { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { emulatorEnv } from '../../dev/emulator.ts';
 import { installGatewayApiCrds } from '../../dev/installCrds.ts';
 import { typeOf } from '../../dev/samples.ts';
@@ -37,7 +34,7 @@ import type {
 import { operatorFlags, operatorUse, phase, snapshot, type BenchContext } from '../runner.ts';
 import type { Scenario } from '../scenarios.ts';
 import { countAwsResources, ensureSubnets } from './awsAccount.ts';
-import { childArns, collectInventory, findLingeringChildren } from './awsInventory.ts';
+import { childArns, collectInventory, findLingeringChildren, listenerRules } from './awsInventory.ts';
 import { forEachLimit } from './concurrency.ts';
 import { requestTiming } from './costPerObject.ts';
 import type { SkyliftInventory } from './invariants.ts';
@@ -112,8 +109,7 @@ async function pathPatterns(
 ): Promise<string[]> {
   const out: string[] = [];
   for (const arn of listenerArns) {
-    const res = await elbv2.send(new DescribeRulesCommand({ ListenerArn: arn }));
-    for (const r of res.Rules ?? [])
+    for (const r of await listenerRules(elbv2, arn))
       for (const c of r.Conditions ?? [])
         if (c.Field === 'path-pattern') out.push(...(c.PathPatternConfig?.Values ?? c.Values ?? []));
   }
