@@ -44,7 +44,9 @@ and prints a table.
   --only GROUP[,GROUP]     scenario groups (default all of these): dns, dns-10zones,
                            myingress, manageddb, dns-propagating, dns-throttled,
                            dns-10zones-throttled, dns-teams, dns-teams-flood,
-                           dns-teams-bigtxt, myingress-rollout (last, on a node
+                           dns-teams-bigtxt, myingress-group (MyIngresses in
+                           MyIngressGroups of 10), gateway (HTTPRoutes on one
+                           Gateway), myingress-rollout (last, on a node
                            cluster of its own: needs root and make node-runtime,
                            else skipped with the reason); run only when named:
                            dns-namespaces (the spread without TeamPolicies),

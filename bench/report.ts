@@ -104,6 +104,76 @@ export interface ScenarioResult {
   readonly quiet?: QuietResult;
   /** `myingress-rollout`: failed requests and Pod timings per change, gate on and off. */
   readonly rollout?: RolloutResult;
+  /** `myingress-group`, `gateway`: the shared load balancers, one member's change, what deletion left. */
+  readonly shared?: SharedLbResult;
+}
+
+/** Skylift-tagged AWS resources of the shared load balancer scenarios, read straight from the emulator. */
+export interface SharedLbInventory {
+  readonly loadBalancers: number;
+  readonly listeners: number;
+  /** Non-default listener rules. */
+  readonly rules: number;
+  readonly targetGroups: number;
+  /** Managed security groups (tagged `skylift.dev/uid`). */
+  readonly securityGroups: number;
+}
+
+/** ELBv2 calls of one phase: the total, per member (route), and by operation. */
+export interface Elbv2Calls {
+  readonly total: number;
+  readonly perMember: number;
+  /** `Operation` → calls (ELBv2 only; the phase's `aws.byOperation` has every service). */
+  readonly byOperation: Readonly<Record<string, number>>;
+}
+
+/** `myingress-group` and `gateway`: MyIngressGroups with members, or one Gateway with HTTPRoutes. */
+export interface SharedLbResult {
+  readonly front: 'myingress-group' | 'gateway';
+  /** MyIngressGroups (or 1: the Gateway), members (routes) and the namespaces they are spread over. */
+  readonly groups: number;
+  readonly members: number;
+  readonly namespaces: number;
+  /** `gateway`: from the Gateway's create (before any route) to Programmed=True; its AWS calls. */
+  readonly gatewayProgrammed?: PhaseResult;
+  /** From the first member create to every member Ready (route Accepted) at its generation, ms. */
+  readonly allMembersDoneMs: number;
+  /**
+   * From the first member create to every group Ready listing all its members Attached (the Gateway
+   * Programmed with every route attached), ms.
+   */
+  readonly allParentsDoneMs: number;
+  /** What ELBv2 held once everything was done (must be one load balancer per group, 1 for the Gateway). */
+  readonly afterCreate: SharedLbInventory;
+  /** CreateLoadBalancer calls the operator made in the whole scenario. */
+  readonly createLoadBalancerCalls: number;
+  /** ELBv2 calls creating the members (routes), after the Gateway was Programmed for `gateway`. */
+  readonly createElbv2: Elbv2Calls;
+  /** One member's rule path changed, until it was Ready (Accepted) at its new generation. */
+  readonly change: {
+    /** `namespace/name` of the member changed, and its path before and after. */
+    readonly member: string;
+    readonly fromPath: string;
+    readonly toPath: string;
+    readonly phase: PhaseResult;
+    readonly elbv2: Elbv2Calls;
+    /** ELBv2 has a rule matching the new path on the member's load balancer, and none the old one. */
+    readonly appliedInAws: boolean;
+  };
+  /** Deleting: members (routes), then the groups (the Gateway), ms from the first member delete. */
+  readonly deletion: {
+    /** Every member gone from the apiserver (a MyIngress keeps its finalizer until its rules are removed). */
+    readonly membersGoneMs: number;
+    /** No target group left in ELBv2 (every member's rules and target groups removed). */
+    readonly memberResourcesGoneMs: number;
+    /** The groups (the Gateway and its MyIngressGroup) gone from the apiserver and no load balancer left. */
+    readonly allGoneMs: number;
+    readonly elbv2: Elbv2Calls;
+  };
+  /** What is left after deletion (all must be 0), and listener or rule ARNs ELBv2 still describes. */
+  readonly leftovers: SharedLbInventory & { readonly lingeringChildren: number };
+  /** Broken invariants (ALBs created ≠ groups, something left, the change not applied); empty: none. */
+  readonly violations: readonly string[];
 }
 
 /** A list of measurements (ms) and its median (nearest rank; null when empty). */
@@ -437,6 +507,30 @@ function quietLine(id: string, q: QuietResult): string {
   );
 }
 
+/** A shared load balancer scenario: readiness, load balancers, ELBv2 calls per member and per change, deletion. */
+function sharedLines(id: string, s: SharedLbResult): string[] {
+  const parents = s.front === 'gateway' ? '1 Gateway' : `${s.groups} MyIngressGroups`;
+  const members = s.front === 'gateway' ? 'routes' : 'members';
+  const a = s.afterCreate;
+  const l = s.leftovers;
+  const left =
+    l.loadBalancers + l.listeners + l.rules + l.targetGroups + l.securityGroups + l.lingeringChildren;
+  return [
+    `${id}: ${parents}, ${s.members} ${members} in ${s.namespaces} namespaces` +
+      (s.gatewayProgrammed !== undefined
+        ? `; Gateway Programmed ${seconds(s.gatewayProgrammed.durationMs)} after its create (${callsText(s.gatewayProgrammed.aws.byOperation ?? {})})`
+        : '') +
+      `; all ${members} ${s.front === 'gateway' ? 'Accepted' : 'Ready'} at their generation ${seconds(s.allMembersDoneMs)}, ` +
+      `${s.front === 'gateway' ? 'the Gateway Programmed with all attached' : 'every group Ready with all Attached'} ${seconds(s.allParentsDoneMs)}`,
+    `${id}: ELBv2 held ${a.loadBalancers} load balancers (${s.createLoadBalancerCalls} CreateLoadBalancer), ${a.listeners} listeners, ${a.rules} rules, ${a.targetGroups} target groups, ${a.securityGroups} security groups; ` +
+      `ELBv2 calls creating: ${s.createElbv2.total}, ${num(s.createElbv2.perMember, 2)} per ${members === 'routes' ? 'route' : 'member'}`,
+    `${id}: one ${members === 'routes' ? 'route' : 'member'}'s path changed (${s.change.member} ${s.change.fromPath} → ${s.change.toPath}): ${seconds(s.change.phase.durationMs)}, ` +
+      `${s.change.elbv2.total} ELBv2 calls (${callsText(s.change.elbv2.byOperation)})${s.change.appliedInAws ? '' : '; NOT in ELBv2'}`,
+    `${id}: deleting: ${members} gone ${seconds(s.deletion.membersGoneMs)}, their target groups ${seconds(s.deletion.memberResourcesGoneMs)}, everything ${seconds(s.deletion.allGoneMs)}; ` +
+      `${s.deletion.elbv2.total} ELBv2 calls; left: ${left === 0 ? 'nothing' : JSON.stringify(l)}`,
+  ];
+}
+
 /** `[v1, v2] median m` in seconds, or `-`. */
 function msListText(l: MsList | undefined): string {
   if (l === undefined || l.median === null) return '-';
@@ -635,6 +729,7 @@ export function renderTable(report: BenchReport): string {
     if (r.propagation !== undefined) lines.push(propagationLine(r.id, r.propagation));
     if (r.teams !== undefined) lines.push(teamsLine(r.id, r.teams));
     if (r.quiet !== undefined) lines.push(quietLine(r.id, r.quiet));
+    if (r.shared !== undefined) lines.push(...sharedLines(r.id, r.shared));
     const resync = resyncLine(r);
     if (resync !== undefined) lines.push(resync);
   }

@@ -17,6 +17,7 @@ import { memoryByGroup } from './lib/costPerObject.ts';
 import { machineInfo } from './lib/machine.ts';
 import { costCurves, renderTable, reportFileName, type BenchReport, type ScenarioResult } from './report.ts';
 import { runRolloutScenario } from './lib/rolloutScenario.ts';
+import { runSharedLbScenario } from './lib/sharedLbScenario.ts';
 import { operatorFlags, runScenario } from './runner.ts';
 import { selectScenarios, type Scenario } from './scenarios.ts';
 
@@ -144,7 +145,11 @@ async function main(argv: readonly string[]): Promise<number> {
         operatorEntry,
       };
       for (const scenario of objectScenarios) {
-        results.push(await runScenario(ctx, scenario));
+        results.push(
+          scenario.group.shared !== undefined
+            ? await runSharedLbScenario(ctx, scenario)
+            : await runScenario(ctx, scenario),
+        );
         await writeReport(false);
       }
     } finally {

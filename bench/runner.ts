@@ -94,7 +94,7 @@ export function phaseTimeoutMs(scenario: Scenario): number {
 }
 
 /** Counters at one moment, to diff phases. */
-interface Snapshot {
+export interface Snapshot {
   readonly at: number;
   readonly aws: Record<string, number>;
   readonly throttled: number;
@@ -105,7 +105,8 @@ interface Snapshot {
   readonly proc: ProcSample;
 }
 
-async function snapshot(proxy: AwsFaultProxy, operator: OperatorProcess): Promise<Snapshot> {
+/** The proxy's, the operator's metrics' and /proc's counters now. */
+export async function snapshot(proxy: AwsFaultProxy, operator: OperatorProcess): Promise<Snapshot> {
   const [metrics, proc] = await Promise.all([operator.metrics(), operator.sample()]);
   return {
     at: performance.now(),
@@ -118,7 +119,8 @@ async function snapshot(proxy: AwsFaultProxy, operator: OperatorProcess): Promis
   };
 }
 
-function phase(
+/** One phase from the counters at its start and end, `n` objects (per-resource figures). */
+export function phase(
   before: Snapshot,
   after: Snapshot,
   n: number,
@@ -155,7 +157,7 @@ function phase(
 }
 
 /** The operator's CPU and memory from its last sample, with the RSS readings taken along the way. */
-function operatorUse(
+export function operatorUse(
   last: ProcSample,
   n: number,
   rss: { afterCreate?: ProcSample; afterResync?: ProcSample } = {},

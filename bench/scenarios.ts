@@ -8,6 +8,7 @@ import { myIngressType } from '../src/kinds/myingress/api.ts';
 import { standInEndpointSlices } from '../dev/samples.ts';
 import type { KubeObject, ResourceType } from '../src/apis/meta.ts';
 import type { TeamPolicySpec } from '../src/apis/teampolicy.ts';
+import { httpRouteType } from '../src/apis/gatewayApi.ts';
 
 /** A family of scenarios that differ only in size (what `--only` names). */
 export interface ScenarioGroup {
@@ -39,6 +40,23 @@ export interface ScenarioGroup {
    * the number of runs (changes × gate on/off); skipped with a reason where no node cluster can run.
    */
   readonly nodeRollout?: boolean;
+  /**
+   * Not one object per unit but members of shared load balancers (bench/lib/sharedLbScenario.ts):
+   * MyIngresses in MyIngressGroups, or HTTPRoutes on one Gateway; the size is the number of members
+   * or routes.
+   */
+  readonly shared?: SharedLbShape;
+}
+
+/** How a shared load balancer group lays its members out. */
+export interface SharedLbShape {
+  /** `myingress-group`: MyIngressGroups and their member MyIngresses; `gateway`: one Gateway and its HTTPRoutes. */
+  readonly front: 'myingress-group' | 'gateway';
+  /** MyIngressGroups: members per group (the groups: size ÷ this, rounded up); absent for the one Gateway. */
+  readonly membersPerGroup?: number;
+  /** Members (routes) per namespace: the namespaces are size ÷ this, rounded up, at most {@link maxNamespaces}. */
+  readonly membersPerNamespace: number;
+  readonly maxNamespaces: number;
 }
 
 /** How a teams group spreads its objects over namespaces, TeamPolicies and AWS accounts. */
@@ -223,6 +241,24 @@ export const scenarioGroups: readonly ScenarioGroup[] = [
     defaultSizes: [50, 500],
     teams: { namespaces: 'per-object', namespacesPerPolicy: 10, accounts: 1 },
     optIn: true,
+  },
+  {
+    name: 'myingress-group',
+    description:
+      'MyIngresses in MyIngressGroups of 10 (100: 10 groups), over 5 namespaces, each one rule to its own Service and stand-in EndpointSlice; then one member’s rule changed',
+    type: myIngressType,
+    zones: 0,
+    defaultSizes: [100],
+    shared: { front: 'myingress-group', membersPerGroup: 10, membersPerNamespace: 20, maxNamespaces: 5 },
+  },
+  {
+    name: 'gateway',
+    description:
+      'one Gateway (HTTP, routes from All namespaces) and HTTPRoutes, 10 per namespace (200: 20 namespaces), each to its own Service and stand-in EndpointSlice; then one route’s rule changed',
+    type: httpRouteType,
+    zones: 0,
+    defaultSizes: [200],
+    shared: { front: 'gateway', membersPerNamespace: 10, maxNamespaces: 1000 },
   },
   {
     name: 'myingress-rollout',

@@ -11,6 +11,7 @@ import {
   DescribeTagsCommand,
   DescribeTargetGroupsCommand,
   type ElasticLoadBalancingV2Client,
+  type Rule,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { DescribeDBInstancesCommand, type RDSClient } from '@aws-sdk/client-rds';
 import {
@@ -155,6 +156,23 @@ async function tagsByArn(
   return new Map([...raw].map(([arn, tags]) => [arn, ownershipFromTags(tags)]));
 }
 
+/** Every rule of a listener, page by page (moto answers 50 at a time without a PageSize). */
+export async function listenerRules(
+  elbv2: ElasticLoadBalancingV2Client,
+  listenerArn: string,
+): Promise<Rule[]> {
+  const out: Rule[] = [];
+  let marker: string | undefined;
+  do {
+    const page = await elbv2.send(
+      new DescribeRulesCommand({ ListenerArn: listenerArn, PageSize: 400, Marker: marker }),
+    );
+    out.push(...(page.Rules ?? []));
+    marker = page.NextMarker;
+  } while (marker !== undefined && marker !== '');
+  return out;
+}
+
 async function loadBalancers(elbv2: ElasticLoadBalancingV2Client): Promise<InventoryLoadBalancer[]> {
   const all: { arn: string; name: string; dnsName: string }[] = [];
   let marker: string | undefined;
@@ -177,8 +195,8 @@ async function loadBalancers(elbv2: ElasticLoadBalancingV2Client): Promise<Inven
     const ls = await elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lb.arn }));
     for (const l of ls.Listeners ?? []) {
       if (l.ListenerArn === undefined) continue;
-      const rules = await elbv2.send(new DescribeRulesCommand({ ListenerArn: l.ListenerArn }));
-      const ruleArns = (rules.Rules ?? [])
+      const rules = await listenerRules(elbv2, l.ListenerArn);
+      const ruleArns = rules
         .filter((r) => r.IsDefault !== true)
         .map((r) => r.RuleArn ?? '')
         .filter((a) => a !== '');

@@ -526,7 +526,7 @@ export class LifecycleWorld {
 }
 
 /** Creates Skylift's GatewayClass (`skylift`) unless it exists. */
-async function ensureGatewayClass(admin: KubeClient): Promise<void> {
+export async function ensureGatewayClass(admin: KubeClient): Promise<void> {
   try {
     await admin.create(resourcePath(gatewayClassType), {
       apiVersion: `${gatewayClassType.group}/${gatewayClassType.version}`,

@@ -185,4 +185,72 @@ describe('make bench (smoke)', () => {
     expect(create['route53:ChangeResourceRecordSets']).toBeLessThan(8);
     expect(s.leftovers).toEqual({ route53Records: 0, loadBalancers: 0, targetGroups: 0, dbInstances: 0 });
   });
+
+  // Issue 30: routes from several namespaces share one Gateway's load balancer. The tiny version of
+  // `--only gateway` (make bench's is 200 routes in 20 namespaces). Its myingress-group sibling is
+  // left out here: another local stack and operator would add about 20 s to this file.
+  it('measures HTTPRoutes on one Gateway: one load balancer, the calls of a route change by operation, nothing left', async () => {
+    const out = await scratchDir('bench-gateway');
+    const size = 3;
+    const run = await runBench([
+      '--only',
+      'gateway',
+      '--sizes',
+      String(size),
+      '--resync-period',
+      '8s',
+      '--idle-window',
+      '1s',
+      // From the sources: compiling the operator would cost this test about 10 s.
+      '--operator-build',
+      'source',
+      '--out',
+      out,
+    ]);
+    expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
+    const files = (await readdir(out)).filter((f) => f.endsWith('.json'));
+    expect(files).toHaveLength(1);
+    const report = JSON.parse(await readFile(join(out, files[0] ?? ''), 'utf8')) as BenchReport;
+    const s = report.scenarios[0];
+    if (s === undefined) throw new Error('no scenario in the report');
+    expect(s, s.error).toMatchObject({
+      id: `gateway-${size}`,
+      kind: 'HTTPRoute',
+      status: 'ok',
+      readyCount: size,
+    });
+    const shared = s.shared;
+    if (shared === undefined) throw new Error('no shared section');
+    // One load balancer for the Gateway, one rule and target group per route, made once.
+    expect(shared).toMatchObject({
+      front: 'gateway',
+      groups: 1,
+      members: size,
+      createLoadBalancerCalls: 1,
+      afterCreate: { loadBalancers: 1, listeners: 1, rules: size, targetGroups: size, securityGroups: 1 },
+      violations: [],
+    });
+    expect(shared.gatewayProgrammed?.aws.byOperation?.['elasticloadbalancing:CreateLoadBalancer']).toBe(1);
+    // Every phase's ELBv2 calls are counted by operation and add up; a route's create makes its rule.
+    for (const c of [shared.createElbv2, shared.change.elbv2, shared.deletion.elbv2]) {
+      expect(Number.isInteger(c.total)).toBe(true);
+      expect(Object.values(c.byOperation).reduce((a, b) => a + b, 0)).toBe(c.total);
+    }
+    expect(shared.createElbv2.byOperation.CreateRule).toBeGreaterThanOrEqual(size);
+    expect(shared.createElbv2.byOperation.CreateTargetGroup).toBe(size);
+    // The changed path is in ELBv2 (the old one gone), through a rule write.
+    expect(shared.change.appliedInAws).toBe(true);
+    expect(shared.change.elbv2.byOperation.ModifyRule ?? 0).toBeGreaterThanOrEqual(1);
+    // Routes, then the Gateway, deleted: nothing Skylift tagged is left, no listener or rule answers.
+    expect(shared.leftovers).toEqual({
+      loadBalancers: 0,
+      listeners: 0,
+      rules: 0,
+      targetGroups: 0,
+      securityGroups: 0,
+      lingeringChildren: 0,
+    });
+    expect(s.leftovers).toEqual({ route53Records: 0, loadBalancers: 0, targetGroups: 0, dbInstances: 0 });
+    expect(run.stdout).toContain(`gateway-${size}: one route's path changed`);
+  });
 });

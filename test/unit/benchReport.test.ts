@@ -294,6 +294,8 @@ describe('scenarios', () => {
       'dns-teams-1000',
       'dns-teams-flood-5000',
       'dns-teams-bigtxt-150',
+      'myingress-group-100',
+      'gateway-200',
       'myingress-rollout',
     ]);
   });

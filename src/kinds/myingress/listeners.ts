@@ -70,15 +70,38 @@ export class Listeners {
     const rules = new Map<string, Rule[]>();
     for (const l of listeners) {
       if (l.ListenerArn === undefined) continue;
-      const out = await elbv2Call('describe rules', () =>
-        this.d.elbv2.send(new DescribeRulesCommand({ ListenerArn: l.ListenerArn })),
-      );
       rules.set(
         l.ListenerArn,
-        (out.Rules ?? []).filter((r) => r.IsDefault !== true),
+        (await this.rulesOf(l.ListenerArn)).filter((r) => r.IsDefault !== true),
       );
     }
     return { listeners, rules };
+  }
+
+  /**
+   * A listener's rules, every page: DescribeRules answers a page (moto 50 without a PageSize) and a
+   * NextMarker; a shared load balancer's listener holds a rule per route or member rule. Pages of
+   * 400 (AWS's largest), so one call reads the rules of a listener within the default quota.
+   */
+  private async rulesOf(listenerArn: string): Promise<Rule[]> {
+    const all: Rule[] = [];
+    let marker: string | undefined;
+    // Bounded: AWS's quota of rules per load balancer can be raised to a few thousand at most.
+    for (let page = 0; page < 100; page++) {
+      const out = await elbv2Call('describe rules', () =>
+        this.d.elbv2.send(
+          new DescribeRulesCommand({
+            ListenerArn: listenerArn,
+            PageSize: 400,
+            ...(marker !== undefined ? { Marker: marker } : {}),
+          }),
+        ),
+      );
+      all.push(...(out.Rules ?? []));
+      marker = out.NextMarker;
+      if (marker === undefined || marker === '') break;
+    }
+    return all;
   }
 
   /**
