@@ -17,6 +17,8 @@ vi.mock('../../src/kinds/myingress/group/controller.ts', () => ({
     built.group.push(settings);
     return {};
   },
+  // The Gateway controller's TeamPolicy judge (none: the plumbing has no tenant source).
+  gatewayTenancyOptions: () => ({}),
 }));
 vi.mock('../../src/kinds/myingress/gateway/groupController.ts', () => ({
   gatewayGroupController: (_s: unknown, settings: unknown) => {

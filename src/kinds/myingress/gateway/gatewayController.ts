@@ -31,6 +31,7 @@ import { Informer } from '../../../runtime/kube/informer.ts';
 import type { Metrics } from '../../../runtime/metrics.ts';
 import { WorkQueue } from '../../../runtime/workqueue.ts';
 import { myIngressGroupType, type GroupMemberStatus, type MyIngressGroup } from '../group/api.ts';
+import type { GatewayTenancyJudge } from '../group/tenancy.ts';
 import {
   dnsConditionType,
   dnsRecordResource,
@@ -62,6 +63,7 @@ import { gatewayCleanupStep, hasGatewayFinalizer, withGatewayFinalizer } from '.
 import { gatewayAnnotation, gatewayGroupName, gatewayUidLabel, parentGateway } from './names.ts';
 import {
   anyRouteOnGateway,
+  notAllowedByTeamPolicy,
   tenancyVerdict,
   type GatewayRoute,
   type RouteService,
@@ -70,6 +72,7 @@ import {
 import {
   defaultGatewayDefaults,
   gatewayGroup,
+  gatewayRefused,
   gatewayStatus,
   gatewayStatusHolds,
   loadBalancerRefusedReason,
@@ -98,6 +101,13 @@ export interface GatewayControllerOptions {
   readonly namespaces: readonly string[];
   /** Where a Gateway's load balancer goes (default: internal, role-tagged subnets). */
   readonly defaults?: GatewayDefaults;
+  /**
+   * How a Gateway's own namespace's TeamPolicy stands with the load balancer it would get
+   * (group/controller.ts's gatewayTenancyOf); absent (no tenant source): every Gateway programmed.
+   */
+  readonly tenancy?: GatewayTenancyJudge;
+  /** Told of every TeamPolicy or namespace change (the tenant source): every Gateway is judged again. */
+  readonly tenancyChanges?: { onChange(cb: () => void): void };
 }
 
 /** How one key's reconcile ended (metrics and tests). */
@@ -180,6 +190,8 @@ export class GatewayController implements RunnableController {
         onRoute({ kind: 'GRPCRoute', route }, old);
       });
     for (const i of this.namespaces) i.on(() => this.everything());
+    // A policy made, changed or deleted may allow or refuse any Gateway's load balancer.
+    o.tenancyChanges?.onChange(() => this.everything());
     // A grant changes what routes' backends and Gateways' certificates may name.
     for (const i of this.grants) i.on(() => this.everything());
     // A Gateway's records (their status, or their deletion), and anyone's records in the namespace
@@ -375,9 +387,13 @@ export class GatewayController implements RunnableController {
 
   /**
    * Brings a Gateway's finalizer, group, records and status to what Skylift says of it: a Gateway
-   * of a Skylift class gets the finalizer before its group is applied; one deleted or no longer
-   * Skylift's has its group and records deleted and loses the finalizer once the apiserver has
-   * neither (cleanUp). Idempotent; never blocks (a wait is a later look at the key).
+   * of a Skylift class gets the finalizer before its group is applied; its group is applied only
+   * when its own namespace's TeamPolicy allows it (options.tenancy) — refused, no group is made,
+   * one already there is neither changed nor deleted, its DNSRecords are left as they are, and the
+   * Gateway is Accepted=False and Programmed=False, reason NotAllowedByTeamPolicy; one deleted or no
+   * longer Skylift's has its group and records deleted whatever its policy says and loses the
+   * finalizer once the apiserver has neither (cleanUp). Idempotent; never blocks (a wait is a later
+   * look at the key).
    */
   async reconcileGateway(key: string): Promise<GatewayOutcome> {
     let gw = this.get(this.gateways, key);
@@ -409,7 +425,20 @@ export class GatewayController implements RunnableController {
         outcome = 'written';
       }
     const group = want !== undefined ? this.get(this.groups, want.metadata.name) : undefined;
-    if (want !== undefined && (group === undefined || !contains(group, want))) {
+    // Its own namespace's TeamPolicy judges the load balancer it would get: one refused is neither
+    // made nor changed, and one already there is kept as it is (a policy missing for a moment, as
+    // in a GitOps re-sync, must not take a serving load balancer away). Deletion is never judged.
+    const judged =
+      want !== undefined && this.o.tenancy !== undefined
+        ? await this.o.tenancy(gw.metadata.namespace ?? '', want)
+        : undefined;
+    const refusal = judged?.kind === 'refused' ? judged.message : undefined;
+    if (refusal !== undefined && (group === undefined || !contains(group, want)))
+      this.o.logger.info(
+        { gateway: key, group: want?.metadata.name, why: refusal },
+        'Gateway load balancer (MyIngressGroup) not applied: its namespace’s TeamPolicy refuses it',
+      );
+    if (want !== undefined && refusal === undefined && (group === undefined || !contains(group, want))) {
       await this.o.client.patch(
         resourcePath(myIngressGroupType, { name: want.metadata.name }),
         want,
@@ -443,12 +472,28 @@ export class GatewayController implements RunnableController {
               });
         }
     }
-    const dns = await this.syncRecords(gw, served, want !== undefined ? group : undefined);
+    // A refused Gateway's records are left as they are, like its load balancer.
+    const dns =
+      refusal === undefined
+        ? await this.syncRecords(gw, served, want !== undefined ? group : undefined)
+        : {
+            wrote: false,
+            verdict:
+              gatewayDnsZone(gw) !== undefined
+                ? {
+                    status: 'False' as const,
+                    reason: notAllowedByTeamPolicy,
+                    message:
+                      'its DNSRecords are left as they are: its namespace’s TeamPolicy refuses its load balancer (see Accepted)',
+                  }
+                : undefined,
+          };
     if (dns.wrote) outcome = 'written';
+    const lb = loadBalancerState(group);
     const status = gatewayStatus(
       gw,
       listeners,
-      loadBalancerState(group),
+      refusal !== undefined ? gatewayRefused(lb, group?.metadata.name, refusal) : lb,
       attached,
       new Date(this.o.clock.now()),
       dns.verdict !== undefined ? { type: dnsConditionType, verdict: dns.verdict } : undefined,

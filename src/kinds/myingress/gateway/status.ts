@@ -24,6 +24,7 @@ import {
 } from '../group/api.ts';
 import type { ListenerVerdict, Verdict } from './listeners.ts';
 import { gatewayAnnotation, gatewayGroupName, gatewayUidLabel } from './names.ts';
+import { notAllowedByTeamPolicy } from './routes.ts';
 
 /** metav1.Time of `now`: seconds, UTC. Pure. */
 function timeOf(now: Date): string {
@@ -60,6 +61,33 @@ export interface LoadBalancerState {
   readonly message: string;
   /** The ALB's DNS name, once known. */
   readonly dnsName: string | undefined;
+  /**
+   * Why the Gateway's own namespace's TeamPolicy refuses its load balancer (gatewayRefused): its
+   * group is neither made nor changed, and the Gateway is neither Accepted nor Programmed.
+   */
+  readonly refused?: string;
+}
+
+/**
+ * `lb` (the state of the group already there, if any) of a Gateway whose namespace's TeamPolicy
+ * refuses its load balancer (`message`: the tenancy's): not programmed, saying why and what is
+ * left as it was; the existing load balancer's DNS name kept (it still answers). Pure.
+ */
+export function gatewayRefused(
+  lb: LoadBalancerState,
+  group: string | undefined,
+  message: string,
+): LoadBalancerState {
+  const kept =
+    group !== undefined
+      ? `; its load balancer (MyIngressGroup ${group}) is kept as it is and not changed until the policy allows it`
+      : '; no load balancer is made for it';
+  return {
+    programmed: false,
+    message: `${message}${kept}`,
+    dnsName: lb.dnsName,
+    refused: `${message}${kept}`,
+  };
 }
 
 /** The load balancer state of a Gateway's group (undefined: no group yet). Pure. */
@@ -90,7 +118,9 @@ export interface GatewayStatusApply {
  * False), Programmed (the load balancer Ready), addresses (its DNS name, type Hostname) and each
  * listener's supportedKinds, attachedRoutes (`attached`, by name) and conditions; with `dns`
  * (a Gateway publishing its routes' hostnames, dns.ts) also the `skylift.dev/DNSRecordsReady`
- * condition, which is otherwise left out (so applying the status removes it). Pure.
+ * condition, which is otherwise left out (so applying the status removes it). A load balancer its
+ * namespace's TeamPolicy refuses (`lb.refused`) makes Accepted and Programmed (the Gateway's and
+ * its listeners') False, reason NotAllowedByTeamPolicy, with the refusal. Pure.
  */
 export function gatewayStatus(
   gw: Gateway,
@@ -105,24 +135,32 @@ export function gatewayStatus(
   const usable = listeners.filter((l) => l.usable).length;
   // Invalid: not attachable (a listener whose certificates do not resolve yet is valid, not programmed).
   const invalid = listeners.filter((l) => !l.attachable).length;
+  const refused: Verdict | undefined =
+    lb.refused !== undefined
+      ? { status: 'False', reason: notAllowedByTeamPolicy, message: lb.refused }
+      : undefined;
   const accepted: Verdict =
-    invalid === 0
-      ? { status: 'True', reason: 'Accepted', message: 'Gateway is accepted by Skylift' }
-      : {
-          status: invalid < listeners.length ? 'True' : 'False',
-          reason: 'ListenersNotValid',
-          message: `${invalid} of ${listeners.length} listeners cannot be served (see status.listeners)`,
-        };
+    refused !== undefined
+      ? refused
+      : invalid === 0
+        ? { status: 'True', reason: 'Accepted', message: 'Gateway is accepted by Skylift' }
+        : {
+            status: invalid < listeners.length ? 'True' : 'False',
+            reason: 'ListenersNotValid',
+            message: `${invalid} of ${listeners.length} listeners cannot be served (see status.listeners)`,
+          };
   const programmed: Verdict =
-    usable === 0
-      ? {
-          status: 'False',
-          reason: 'Invalid',
-          message: 'no listener can be served, so there is no load balancer',
-        }
-      : lb.programmed
-        ? { status: 'True', reason: 'Programmed', message: `Application Load Balancer ${lb.dnsName ?? ''}` }
-        : { status: 'False', reason: 'Pending', message: lb.message };
+    refused !== undefined
+      ? refused
+      : usable === 0
+        ? {
+            status: 'False',
+            reason: 'Invalid',
+            message: 'no listener can be served, so there is no load balancer',
+          }
+        : lb.programmed
+          ? { status: 'True', reason: 'Programmed', message: `Application Load Balancer ${lb.dnsName ?? ''}` }
+          : { status: 'False', reason: 'Pending', message: lb.message };
   return {
     addresses: lb.dnsName !== undefined && usable > 0 ? [{ type: 'Hostname', value: lb.dnsName }] : [],
     conditions: [
@@ -134,9 +172,15 @@ export function gatewayStatus(
       const before = gw.status?.listeners?.find((s) => s.name === l.listener.name)?.conditions;
       const lp: Verdict = !l.usable
         ? { status: 'False', reason: 'Invalid', message: 'the listener cannot be served' }
-        : lb.programmed
-          ? { status: 'True', reason: 'Programmed', message: `port ${l.listener.port} of the load balancer` }
-          : { status: 'False', reason: 'Pending', message: lb.message };
+        : refused !== undefined
+          ? refused
+          : lb.programmed
+            ? {
+                status: 'True',
+                reason: 'Programmed',
+                message: `port ${l.listener.port} of the load balancer`,
+              }
+            : { status: 'False', reason: 'Pending', message: lb.message };
       return {
         name: l.listener.name,
         supportedKinds: l.supportedKinds,

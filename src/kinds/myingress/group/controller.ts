@@ -19,8 +19,10 @@ import {
   groupLoadBalancerSpec,
   groupTenancyChanges,
   guardrailRefusal,
+  judgeGatewayTenancy,
   memberIdentity,
   trustedManagers,
+  type GatewayTenancyJudge,
   type MemberTenancy,
   type MemberTenancyJudge,
 } from './tenancy.ts';
@@ -152,6 +154,40 @@ export function memberTenancyOf(
     }
     return out;
   };
+}
+
+/**
+ * How a Gateway's own namespace stands with the group the Gateway would get: judgeGatewayTenancy
+ * with the operator's own clients (a Gateway's load balancer is always made with them) and their
+ * guardrail lookups. Undefined without a tenant source (every Gateway programmed). Throws what
+ * tenancyOf and the lookups throw (the reconcile is retried).
+ */
+export function gatewayTenancyOf(
+  s: KindPlumbing,
+  settings: MyIngressSettings,
+): GatewayTenancyJudge | undefined {
+  const tenants = s.tenants;
+  if (tenants === undefined) return undefined;
+  const aws = accountsOf(s).own;
+  const lookups = guardLookups(aws, hostCertificates(aws, s.clock, settings.certificateListMaxAgeMs));
+  return async (namespace, group) =>
+    judgeGatewayTenancy(await tenants.tenancyOf(namespace), group, namespace, aws.region, lookups);
+}
+
+/**
+ * The Gateway controller's TeamPolicy options: each Gateway's own namespace judged
+ * (gatewayTenancyOf) and judged again on every policy or namespace change. None without a tenant
+ * source (every Gateway programmed). Calls nothing.
+ */
+export function gatewayTenancyOptions(
+  plumbing: KindPlumbing,
+  settings: MyIngressSettings,
+): { tenancy?: GatewayTenancyJudge; tenancyChanges?: { onChange(cb: () => void): void } } {
+  const tenancy = gatewayTenancyOf(plumbing, settings);
+  const tenants = plumbing.tenants;
+  return tenancy !== undefined && tenants !== undefined
+    ? { tenancy, tenancyChanges: { onChange: (cb) => tenants.onChange(() => cb()) } }
+    : {};
 }
 
 /** The backend caches of a MyIngressGroup controller. */

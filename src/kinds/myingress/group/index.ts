@@ -11,7 +11,7 @@ import {
   type MyIngressGroup,
 } from './api.ts';
 import { GroupReason } from './adapter.ts';
-import { myIngressGroupController } from './controller.ts';
+import { gatewayTenancyOptions, myIngressGroupController } from './controller.ts';
 import { myIngressFlags, parseMyIngressSettings } from '../settings.ts';
 import { GatewayController } from '../gateway/gatewayController.ts';
 import { gatewayFlags, parseGatewaySettings } from '../gateway/settings.ts';
@@ -51,6 +51,7 @@ export const myIngressGroupKind: KindModule = {
           metrics: plumbing.metrics,
           namespaces: plumbing.settings.namespaces,
           defaults: gatewayDefaults,
+          ...gatewayTenancyOptions(plumbing, settings),
         }),
         gatewayGroupController(plumbing, settings),
       ],

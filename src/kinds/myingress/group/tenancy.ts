@@ -22,6 +22,12 @@ export type MemberTenancy =
 const served: MemberTenancy = { kind: 'served' };
 
 /**
+ * Who is judged against a namespace's tenancy: a member of a group (a MyIngress naming it, a
+ * Gateway's route), or a Gateway itself (its load balancer, made in its own namespace's name).
+ */
+export type Judged = 'member' | 'gateway';
+
+/**
  * How the tenancy of each of `namespaces` stands with `group` (every one of them in the answer).
  * May read AWS; throws to have the reconcile retried.
  */
@@ -36,18 +42,20 @@ export type MemberTenancyJudge = (
  * (`spec.aws.roleArn`) or a region other than `ownRegion` is refused, with a message naming the
  * policy, the identity and the fix; a policy of the operator's identity and region, or no policy
  * at all (unrestricted), is served as far as identity goes — its guardrails are checked next
- * ({@link checkGroupGuardrails}). Pure.
+ * ({@link checkGroupGuardrails}). `judged` (default a member) says whose refusal it is: a
+ * Gateway's own load balancer is judged by the same rule (judgeGatewayTenancy). Pure.
  */
 export function memberIdentity(
   tenancy: Tenancy | undefined,
   group: MyIngressGroup,
   namespace: string,
   ownRegion: string,
+  judged: Judged = 'member',
 ): MemberTenancy {
   if (tenancy === undefined)
     return {
       kind: 'refused',
-      message: `the TeamPolicies of namespace ${namespace} are not listed yet; its members are served once they are`,
+      message: `the TeamPolicies of namespace ${namespace} are not listed yet; its ${judged === 'member' ? 'members are served' : 'Gateways are programmed'} once they are`,
     };
   if (tenancy.kind === 'refused') return { kind: 'refused', message: tenancy.message };
   if (tenancy.kind === 'unrestricted') return served;
@@ -61,7 +69,7 @@ export function memberIdentity(
   ].join(' in ');
   return {
     kind: 'refused',
-    message: `TeamPolicy ${p.metadata.name} serves namespace ${namespace} as ${identity}, but ${groupWords(group)}'s load balancer is the operator's own, in the operator's identity and region ${ownRegion}: a member is never served with another identity than its namespace's. Either the platform team serves namespace ${namespace} with the operator's identity (a TeamPolicy without spec.aws.roleArn${region !== undefined && region !== ownRegion ? ` and with region ${ownRegion}` : ''}), or the team uses a load balancer in its own account (a MyIngress without spec.group, or its own Gateway)`,
+    message: `TeamPolicy ${p.metadata.name} serves namespace ${namespace} as ${identity}, but ${groupWords(group)}'s load balancer is the operator's own, in the operator's identity and region ${ownRegion}: ${judged === 'member' ? 'a member is never served' : "a Gateway's load balancer is never made"} with another identity than its namespace's. Either the platform team serves namespace ${namespace} with the operator's identity (a TeamPolicy without spec.aws.roleArn${region !== undefined && region !== ownRegion ? ` and with region ${ownRegion}` : ''}), or the team uses a load balancer in its own account (a MyIngress without spec.group${judged === 'member' ? ', or its own Gateway' : ''})`,
   };
 }
 
@@ -96,18 +104,23 @@ export async function groupGuardrailProblem(
 }
 
 /**
- * A member of `namespace` refused because the group's load balancer does not meet its `policy`
- * (`why`: {@link groupGuardrailProblem}'s), with who can fix it. Pure.
+ * A member of `namespace` (or, `judged` a Gateway, the Gateway of that namespace) refused because
+ * the group's load balancer does not meet its `policy` (`why`: {@link groupGuardrailProblem}'s),
+ * with who can fix it. Pure.
  */
 export function guardrailRefusal(
   group: MyIngressGroup,
   namespace: string,
   policy: TeamPolicy,
   why: string,
+  judged: Judged = 'member',
 ): MemberTenancy {
   return {
     kind: 'refused',
-    message: `${groupWords(group)}'s load balancer does not meet namespace ${namespace}'s TeamPolicy ${policy.metadata.name} (a member is served on a shared load balancer only when its policy allows what that load balancer uses): ${why}. Either the platform team changes the group or the policy's spec.guardrails.loadBalancers, or this namespace uses another group or Gateway (or a MyIngress of its own)`,
+    message:
+      judged === 'member'
+        ? `${groupWords(group)}'s load balancer does not meet namespace ${namespace}'s TeamPolicy ${policy.metadata.name} (a member is served on a shared load balancer only when its policy allows what that load balancer uses): ${why}. Either the platform team changes the group or the policy's spec.guardrails.loadBalancers, or this namespace uses another group or Gateway (or a MyIngress of its own)`
+        : `${groupWords(group)}'s load balancer does not meet namespace ${namespace}'s TeamPolicy ${policy.metadata.name} (a Gateway's load balancer is made only when its namespace's policy allows what it uses): ${why}. Either the platform team changes the operator's Gateway settings (--gateway-scheme, --gateway-subnet-tags, --gateway-inbound-cidrs) or the policy's spec.guardrails.loadBalancers, or the Gateway is made in another namespace (or the team uses a MyIngress of its own)`,
   };
 }
 
@@ -121,6 +134,35 @@ export async function checkGroupGuardrails(
 ): Promise<MemberTenancy> {
   const why = await groupGuardrailProblem(policy, group, lb, lookups);
   return why === undefined ? served : guardrailRefusal(group, namespace, policy, why);
+}
+
+/**
+ * How the tenancy of Gateway namespace `namespace` stands with `group`, the MyIngressGroup a
+ * Gateway there would get ({@link judgeGatewayTenancy} with the operator's identity). May read AWS;
+ * throws to have the reconcile retried.
+ */
+export type GatewayTenancyJudge = (namespace: string, group: MyIngressGroup) => Promise<MemberTenancy>;
+
+/**
+ * How Gateway `namespace`'s own tenancy stands with `group`, the MyIngressGroup the Gateway would
+ * get (its load balancer, made with the operator's identity in region `ownRegion`): the member's
+ * rules applied to the Gateway itself — a refused tenancy is refused; a policy naming another
+ * identity or region is refused (memberIdentity); under a policy, the group's load balancer must
+ * meet its spec.guardrails.loadBalancers (groupGuardrailProblem, with `lookups`: the operator's
+ * own). No TeamPolicy at all (unrestricted): served. Reads AWS only for guardrails needing a lookup;
+ * throws what the lookups throw (the reconcile is retried).
+ */
+export async function judgeGatewayTenancy(
+  tenancy: Tenancy,
+  group: MyIngressGroup,
+  namespace: string,
+  ownRegion: string,
+  lookups: GuardLookups,
+): Promise<MemberTenancy> {
+  const identity = memberIdentity(tenancy, group, namespace, ownRegion, 'gateway');
+  if (identity.kind === 'refused' || tenancy.kind !== 'policy') return identity;
+  const why = await groupGuardrailProblem(tenancy.policy, group, groupLoadBalancerSpec(group), lookups);
+  return why === undefined ? served : guardrailRefusal(group, namespace, tenancy.policy, why, 'gateway');
 }
 
 /**
