@@ -35,6 +35,8 @@ import type { Condition } from '../../src/apis/managed.ts';
 import { myIngressGroupType, type MyIngressGroup } from '../../src/kinds/myingress/group/api.ts';
 import { GatewayController } from '../../src/kinds/myingress/gateway/gatewayController.ts';
 import { gatewayGroupController } from '../../src/kinds/myingress/gateway/groupController.ts';
+import { gatewayTenancyOptions } from '../../src/kinds/myingress/group/controller.ts';
+import { defaultMyIngressSettings } from '../../src/kinds/myingress/settings.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import type { TenantDirectory } from '../../src/tenancy/directory.ts';
@@ -177,6 +179,8 @@ describe('HTTPRoutes under TeamPolicies', () => {
     const policyA = `gwt-a-${suffix}`;
     const policyB = `gwt-b-${suffix}`;
     const role = 'arn:aws:iam::222233334444:role/skylift-team-b';
+    // The Gateway's own namespace is judged too: served with the operator's identity.
+    await applyTeamPolicy(admin, policies, `gwt-gw-${suffix}`, { namespaces: { names: [gwNs] } });
     await applyTeamPolicy(admin, policies, policyA, { namespaces: { names: [nsA] } });
     await applyTeamPolicy(admin, policies, policyB, { namespaces: { names: [nsB] }, aws: { roleArn: role } });
     const opts = { namespace: [gwNs, nsA, nsB].join(','), endpoint: proxy.endpoint, client: admin, tenants };
@@ -190,6 +194,7 @@ describe('HTTPRoutes under TeamPolicies', () => {
             metrics: s.metrics,
             namespaces: s.settings.namespaces,
             defaults: { scheme: 'internal', subnetTags: { [subnetTag]: '1' }, inboundCIDRs: ['127.0.0.0/8'] },
+            ...gatewayTenancyOptions(s, defaultMyIngressSettings),
           }),
         opts,
       ),

@@ -9,7 +9,10 @@ import { installCrds, installGatewayApiCrds } from '../../dev/installCrds.ts';
 import { loadKubeconfig } from '../../src/runtime/kube/kubeconfigLoad.ts';
 import { GatewayController } from '../../src/kinds/myingress/gateway/gatewayController.ts';
 import { gatewayGroupController } from '../../src/kinds/myingress/gateway/groupController.ts';
+import { gatewayTenancyOptions } from '../../src/kinds/myingress/group/controller.ts';
+import { defaultMyIngressSettings } from '../../src/kinds/myingress/settings.ts';
 import { KubeClient } from '../../src/runtime/kube/client.ts';
+import type { TenantSource } from '../../src/tenancy/directory.ts';
 import { startController, type RunningController } from './controllers.ts';
 import { scratchDir } from './scratch.ts';
 import { vpcWithTwoSubnets } from './vpc.ts';
@@ -41,8 +44,10 @@ export async function gatewaySubnets(ec2: EC2Client, index: number, subnetTag: s
 /**
  * Starts the Gateway controller and the Gateways' group controller, watching `namespaces` (comma
  * separated), with AWS at `endpoint` and the apiserver `client`; the groups resynced every
- * `resyncPeriod` (default 10m; a test that rotates Secrets wants it short). Stop each returned
- * controller (the caller's `running` list).
+ * `resyncPeriod` (default 10m; a test that rotates Secrets wants it short); with `tenants`, routes
+ * and Gateways are judged by their namespaces' TeamPolicies as the operator judges them; Gateways'
+ * load balancers `scheme` (default internal). Stop each returned controller (the caller's
+ * `running` list).
  */
 export async function startGatewayControllers(opts: {
   readonly namespace: string;
@@ -50,8 +55,15 @@ export async function startGatewayControllers(opts: {
   readonly client: KubeClient;
   readonly subnetTag: string;
   readonly resyncPeriod?: string;
+  readonly tenants?: TenantSource;
+  readonly scheme?: 'internal' | 'internet-facing';
 }): Promise<RunningController[]> {
-  const common = { namespace: opts.namespace, endpoint: opts.endpoint, client: opts.client };
+  const common = {
+    namespace: opts.namespace,
+    endpoint: opts.endpoint,
+    client: opts.client,
+    ...(opts.tenants !== undefined ? { tenants: opts.tenants } : {}),
+  };
   const gateways = await startController(
     (s) =>
       new GatewayController({
@@ -61,10 +73,11 @@ export async function startGatewayControllers(opts: {
         metrics: s.metrics,
         namespaces: s.settings.namespaces,
         defaults: {
-          scheme: 'internal',
+          scheme: opts.scheme ?? 'internal',
           subnetTags: { [opts.subnetTag]: '1' },
           inboundCIDRs: ['127.0.0.0/8'],
         },
+        ...gatewayTenancyOptions(s, defaultMyIngressSettings),
       }),
     common,
   );
