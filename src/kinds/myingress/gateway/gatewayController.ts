@@ -1,5 +1,6 @@
 // The Gateway controller: for each Gateway of a Skylift GatewayClass, applies the MyIngressGroup
-// that is its load balancer (status.ts's gatewayGroup; the group machinery makes the ALB), deletes
+// that is its load balancer (status.ts's gatewayGroup; the group machinery makes the ALB) when its
+// namespace's TeamPolicy allows that load balancer (group/tenancy.ts's judgeGatewayTenancy), deletes
 // a Gateway's group once the Gateway is gone or no longer Skylift's, and writes the status the
 // Gateway API specifies on the Gateway and on every HTTPRoute and GRPCRoute naming it. Informers on
 // the Gateway API's objects and the groups, a deduplicating queue of `gateway/…`, `route/…` (an
@@ -433,8 +434,9 @@ export class GatewayController implements RunnableController {
         ? await this.o.tenancy(gw.metadata.namespace ?? '', want)
         : undefined;
     const refusal = judged?.kind === 'refused' ? judged.message : undefined;
+    // Debug: every look at a refused Gateway comes here; its status says it once.
     if (refusal !== undefined && (group === undefined || !contains(group, want)))
-      this.o.logger.info(
+      this.o.logger.debug(
         { gateway: key, group: want?.metadata.name, why: refusal },
         'Gateway load balancer (MyIngressGroup) not applied: its namespace’s TeamPolicy refuses it',
       );
