@@ -492,7 +492,11 @@ class PolicyGap implements LifecycleCommand {
       m.policy === 'open' &&
       !hostClaimed(m, host) &&
       !m.foreignRecords.has(host) &&
-      liveOf(m, 'DNSRecord').length < 4
+      liveOf(m, 'DNSRecord').length < 4 &&
+      // In the gap a live Gateway is refused by design (not Programmed, its load balancer kept:
+      // docs/gateway.md, "TeamPolicies"), which the settled invariants do not model; that is
+      // proven by test/integration/gatewayOwnTenancy.test.ts instead.
+      liveOf(m, 'Gateway').length === 0
     );
   }
   async run(m: LifecycleModel, r: LifecycleRunner): Promise<void> {
